@@ -1,0 +1,384 @@
+"""Read manifests as the API server and Kueue read them.
+
+For every document: dispatch on ``apiVersion``/``kind``; decode strictly with
+msgspec straight into that version's struct (the fast path: defaults applied,
+types and schema constraints checked in C); if that fails, walk the raw
+document against the version's schema to collect every error and to turn
+unknown fields into warnings (pruned, as the API server prunes them); then
+metadata and the version's CEL rules; then, only if all of that passed,
+convert to the internal model and run Kueue's webhook rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import yaml
+
+from kuota.api import errors as e
+from kuota.api.base import Meta, dec_hook, enc_hook
+from kuota.api.core import CORE_KINDS
+from kuota.api.core_validation import validate_object_meta
+from kuota.api import core_validation
+from kuota.api.errors import FieldError
+from kuota.api.kueue import types as kt
+from kuota.api.kueue import v1beta1
+from kuota.api.kueue.webhooks import WEBHOOKS
+from kuota.api.names import is_dns1123_label, is_dns1123_subdomain
+from kuota.api.schema import MAX_NODES, check_rules, validate_raw
+
+
+@dataclass(frozen=True, slots=True)
+class KindInfo:
+    api_version: str
+    kind: str
+    wire: type
+    namespaced: bool
+    to_internal: Callable[[Any], Any]
+    from_internal: Callable[[Any], Any]
+    validate: Callable[[Any, Mapping[str, bool]], list[FieldError]]
+    root_rules: Meta | None = None
+    name_fn: Callable[[str], list[str]] = is_dns1123_subdomain
+
+
+def _identity(o: Any) -> Any:
+    return o
+
+
+def _build_registry() -> dict[tuple[str, str], KindInfo]:
+    reg: dict[tuple[str, str], KindInfo] = {}
+    for kind, typ in kt.KINDS.items():
+        ns = kind in kt.NAMESPACED_KINDS
+        reg[(kt.V1BETA2, kind)] = KindInfo(
+            kt.V1BETA2, kind, typ, ns, _identity, _identity, WEBHOOKS[kind], kt.ROOT_RULES.get(kind)
+        )
+        wire, to_i, from_i = v1beta1.KINDS[kind]
+        reg[(kt.V1BETA1, kind)] = KindInfo(
+            kt.V1BETA1, kind, wire, ns, to_i, from_i, WEBHOOKS[kind], kt.ROOT_RULES.get(kind)
+        )
+    # Cohorts were served as v1alpha1 before v1beta1; old manifests still say so.
+    reg[(f"{kt.GROUP}/v1alpha1", "Cohort")] = KindInfo(
+        f"{kt.GROUP}/v1alpha1", "Cohort", v1alpha1_cohort(), False, _cohort_from_alpha,
+        _identity, WEBHOOKS["Cohort"],
+    )
+    for (api_version, kind), typ in CORE_KINDS.items():
+        validator = getattr(core_validation, f"validate_{_snake(kind)}", None)
+        reg[(api_version, kind)] = KindInfo(
+            api_version,
+            kind,
+            typ,
+            kind in core_validation.NAMESPACED,
+            _identity,
+            _identity,
+            (lambda fn: lambda o, g: fn(o))(validator) if validator else (lambda o, g: []),
+            name_fn=is_dns1123_label if kind == "Namespace" else is_dns1123_subdomain,
+        )
+    return reg
+
+
+def _snake(kind: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
+
+
+def v1alpha1_cohort() -> type:
+    class CohortSpecAlpha(kt.Object, kw_only=True):
+        parent: kt.CohortReference | None = None
+        resource_groups: kt.ResourceGroups | None = None
+        fair_sharing: kt.FairSharing | None = None
+
+    class CohortAlpha(kt.Object, kw_only=True):
+        api_version: str = f"{kt.GROUP}/v1alpha1"
+        kind: str = "Cohort"
+        metadata: kt.ObjectMeta = msgspec.field(default_factory=kt.ObjectMeta)
+        spec: CohortSpecAlpha = msgspec.field(default_factory=CohortSpecAlpha)
+
+    CohortAlpha.__name__ = "Cohort"
+    CohortSpecAlpha.__name__ = "CohortSpec"
+    return CohortAlpha
+
+
+def _cohort_from_alpha(o: Any) -> kt.Cohort:
+    s = o.spec
+    return kt.Cohort(
+        api_version=kt.V1BETA2,
+        metadata=o.metadata,
+        spec=kt.CohortSpec(
+            parent_name=s.parent, resource_groups=s.resource_groups, fair_sharing=s.fair_sharing
+        ),
+    )
+
+
+REGISTRY = _build_registry()
+KINDS_BY_NAME: dict[str, list[str]] = {}
+for (_av, _k) in REGISTRY:
+    KINDS_BY_NAME.setdefault(_k, []).append(_av)
+
+
+@dataclass(slots=True)
+class Document:
+    """One object read from a file, with everything found wrong with it."""
+
+    source: str
+    index: int  # the document's position in its file (0-based)
+    prefix: str = ""  # where in a containing document it sits, e.g. ``objects[3]``
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+    namespace: str = ""
+    obj: Any = None  # the internal object, when valid
+    errors: list[FieldError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def ref(self) -> str:
+        kind = self.kind or "<unknown kind>"
+        name = self.name or "<no name>"
+        return f"{kind}/{self.namespace}/{name}" if self.namespace else f"{kind}/{name}"
+
+    @property
+    def where(self) -> str:
+        loc = f"{self.source} (document {self.index + 1})"
+        return f"{loc} {self.prefix}" if self.prefix else loc
+
+    def full_path(self, err: FieldError) -> str:
+        return f"{self.prefix}.{err.path}" if self.prefix and err.path else (self.prefix or err.path)
+
+
+DEFAULT_GATES: Mapping[str, bool] = {}
+
+
+def _gates(gates: Mapping[str, bool] | None) -> Mapping[str, bool]:
+    if gates is not None:
+        return gates
+    from kuota.api.config import FEATURE_GATE_DEFAULTS
+
+    return FEATURE_GATE_DEFAULTS
+
+
+def _msgspec_error(err: msgspec.ValidationError) -> FieldError:
+    text = str(err)
+    m = re.match(r"^(.*) - at `\$(.*)`$", text, re.S)
+    if not m:
+        return e.invalid("", "object", text)
+    detail, p = m.group(1), m.group(2).lstrip(".")
+    return e.invalid(p, "value", detail)
+
+
+def decode_object(
+    raw: Any,
+    *,
+    source: str = "<input>",
+    index: int = 0,
+    prefix: str = "",
+    gates: Mapping[str, bool] | None = None,
+) -> Document:
+    """Decode and validate one raw document (a mapping from YAML or JSON)."""
+    doc = Document(source=source, index=index, prefix=prefix)
+    if not isinstance(raw, dict):
+        doc.errors.append(
+            e.invalid("", type(raw).__name__, "a Kubernetes object must be a mapping (apiVersion, kind, metadata, ...)")
+        )
+        return doc
+    api_version, kind = raw.get("apiVersion"), raw.get("kind")
+    meta = raw.get("metadata")
+    if isinstance(meta, dict):
+        doc.name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+        doc.namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    if not isinstance(kind, str) or not kind:
+        doc.errors.append(e.required("kind", "every object must say its kind"))
+    if not isinstance(api_version, str) or not api_version:
+        doc.errors.append(e.required("apiVersion", "every object must say its apiVersion"))
+    if doc.errors:
+        return doc
+    doc.api_version, doc.kind = api_version, kind
+    info = REGISTRY.get((api_version, kind))
+    if info is None:
+        known = KINDS_BY_NAME.get(kind)
+        hint = (
+            f"; {kind} is read in {', '.join(sorted(known))}"
+            if known
+            else "; kuota reads Kueue's kinds (kueue.x-k8s.io v1beta1/v1beta2) and "
+            + ", ".join(sorted({k for (_, k) in REGISTRY if (_, k) in REGISTRY}))
+        )
+        doc.errors.append(e.FieldError("kind", e.NOT_SUPPORTED, f'no matches for kind "{kind}" in version "{api_version}"{hint}', kind))
+        return doc
+    return _decode_known(raw, info, doc, _gates(gates))
+
+
+def _decode_known(raw: dict[str, Any], info: KindInfo, doc: Document, gates: Mapping[str, bool]) -> Document:
+    try:
+        obj = msgspec.convert(raw, info.wire, dec_hook=dec_hook)
+    except (msgspec.ValidationError, RecursionError):
+        obj = None
+    if obj is None:
+        try:
+            pruned, errs, warns = validate_raw(raw, info.wire)
+        except RecursionError:
+            pruned, errs, warns = None, [e.invalid("", "object", "document is nested too deeply")], []
+        doc.warnings.extend(warns)
+        if errs:
+            doc.errors.extend(errs)
+            return doc
+        try:
+            obj = msgspec.convert(pruned, info.wire, dec_hook=dec_hook)
+        except msgspec.ValidationError as err:
+            doc.errors.append(_msgspec_error(err))
+            return doc
+    return _validate_decoded(obj, info, doc, gates)
+
+
+def _validate_decoded(obj: Any, info: KindInfo, doc: Document, gates: Mapping[str, bool]) -> Document:
+    errs = validate_object_meta(obj.metadata, info.namespaced, info.name_fn, "metadata")
+    errs += check_rules(obj, info.wire, info.root_rules)
+    if errs:
+        doc.errors.extend(errs)
+        return doc
+    internal = info.to_internal(obj)
+    doc.errors.extend(info.validate(internal, gates))
+    if not doc.errors:
+        doc.obj = internal
+    return doc
+
+
+# ----------------------------------------------------------------------------- YAML
+class _Loader(yaml.CSafeLoader):
+    """libyaml's loader with YAML 1.1 timestamps left as strings, as Kubernetes
+    reads them (the typed fields parse RFC 3339 themselves)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
+    for k, v in yaml.CSafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+class YamlError(Exception):
+    """The bytes are not YAML (or not text); nothing in them can be read."""
+
+
+def load_yaml_documents(data: bytes | str) -> list[Any]:
+    try:
+        docs = list(yaml.load_all(data, Loader=_Loader))
+    except yaml.YAMLError as err:
+        raise YamlError(_yaml_message(err)) from None
+    except RecursionError:
+        raise YamlError("document is nested too deeply") from None
+    except (UnicodeDecodeError, ValueError) as err:
+        raise YamlError(f"not UTF-8 text: {err}") from None
+    if (b"&" if isinstance(data, bytes) else "&") in data:
+        for i, d in enumerate(docs):
+            if _too_many_nodes(d):
+                docs[i] = _TooLarge()
+    return [d for d in docs if d is not None]
+
+
+class _TooLarge:
+    """Stands for a document whose aliases expand beyond MAX_NODES."""
+
+
+def _too_many_nodes(d: Any) -> bool:
+    count = 0
+    stack = [d]
+    while stack:
+        x = stack.pop()
+        count += 1
+        if count > MAX_NODES:
+            return True
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return False
+
+
+def _yaml_message(err: yaml.YAMLError) -> str:
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err)
+    if mark is not None:
+        return f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    return f"invalid YAML: {problem}"
+
+
+def iter_objects(raw: Any) -> Iterator[tuple[str, Any]]:
+    """The objects in one document: itself, or the items of a ``kind: List``."""
+    if isinstance(raw, dict) and raw.get("kind") == "List" and isinstance(raw.get("items"), list):
+        for i, item in enumerate(raw["items"]):
+            yield f"items[{i}]", item
+    else:
+        yield "", raw
+
+
+def decode_yaml(data: bytes | str, source: str = "<input>", gates: Mapping[str, bool] | None = None) -> list[Document]:
+    """Every object of a multi-document YAML stream. Raises ``YamlError``."""
+    out = []
+    for i, raw in enumerate(load_yaml_documents(data)):
+        if isinstance(raw, _TooLarge):
+            d = Document(source=source, index=i)
+            d.errors.append(e.FieldError("", e.TOO_MANY, f"document expands to more than {MAX_NODES} nodes (YAML aliases)"))
+            out.append(d)
+            continue
+        for prefix, obj in iter_objects(raw):
+            out.append(decode_object(obj, source=source, index=i, prefix=prefix, gates=gates))
+    return out
+
+
+# ----------------------------------------------------------------------------- JSON
+class _Head(msgspec.Struct):
+    apiVersion: str = ""  # noqa: N815 - wire names
+    kind: str = ""
+
+
+_HEAD = msgspec.json.Decoder(_Head)
+_JSON_DECODERS: dict[type, msgspec.json.Decoder[Any]] = {}
+
+
+def decode_json(data: bytes, source: str = "<input>", gates: Mapping[str, bool] | None = None) -> list[Document]:
+    """One JSON object (or a ``kind: List``), straight into its struct when valid."""
+    g = _gates(gates)
+    try:
+        head = _HEAD.decode(data)
+    except msgspec.DecodeError as err:
+        raise YamlError(f"invalid JSON: {err}") from None
+    except msgspec.ValidationError:
+        head = None
+    info = REGISTRY.get((head.apiVersion, head.kind)) if head else None
+    if info is not None:
+        dec = _JSON_DECODERS.get(info.wire)
+        if dec is None:
+            dec = _JSON_DECODERS[info.wire] = msgspec.json.Decoder(info.wire, dec_hook=dec_hook)
+        try:
+            obj = dec.decode(data)
+        except (msgspec.ValidationError, RecursionError):
+            obj = None
+        if obj is not None:
+            doc = Document(source=source, index=0, api_version=info.api_version, kind=info.kind,
+                           name=obj.metadata.name, namespace=obj.metadata.namespace)
+            return [_validate_decoded(obj, info, doc, g)]
+    try:
+        raw = msgspec.json.decode(data)
+    except msgspec.DecodeError as err:
+        raise YamlError(f"invalid JSON: {err}") from None
+    return [decode_object(obj, source=source, index=0, prefix=p, gates=g) for p, obj in iter_objects(raw)]
+
+
+# ----------------------------------------------------------------------------- write back
+def to_wire(obj: Any) -> dict[str, Any]:
+    """The object as a dict in the API version it was read in."""
+    info = REGISTRY[(obj.api_version, obj.kind)]
+    body = msgspec.to_builtins(info.from_internal(obj), enc_hook=enc_hook)
+    # apiVersion and kind equal their struct defaults, which omit_defaults drops.
+    return {"apiVersion": info.api_version, "kind": info.kind, **body}
+
+
+def to_yaml(objs: list[Any]) -> str:
+    return yaml.safe_dump_all(
+        [to_wire(o) for o in objs], sort_keys=False, default_flow_style=False, allow_unicode=True
+    )

@@ -1,0 +1,74 @@
+"""Reading the files and directories named on the command line."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kuota.api import errors as e
+from kuota.api.decode import Document, YamlError, decode_object, iter_objects, load_yaml_documents
+from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_objects
+
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
+
+class CannotRead(Exception):
+    """A path that is missing, unreadable, or not YAML at all."""
+
+
+def expand(paths: list[str]) -> list[Path]:
+    """Files as given; directories searched recursively for ``*.yaml``/``*.yml``."""
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            out += sorted(x for x in path.rglob("*") if x.suffix in (".yaml", ".yml") and x.is_file())
+        elif path.exists():
+            out.append(path)
+        else:
+            raise CannotRead(f"{p}: no such file or directory")
+    return out
+
+
+@dataclass
+class FileResult:
+    path: str
+    documents: list[Document] = field(default_factory=list)
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise CannotRead(f"{path}: {size} bytes is more than kuota reads ({MAX_FILE_BYTES})")
+        return path.read_bytes()
+    except OSError as err:
+        raise CannotRead(f"{path}: {err.strerror or err}") from None
+
+
+def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult:
+    """Every object in a YAML/JSON file, including those inside scenario files."""
+    data = read_bytes(path)
+    source = str(path)
+    try:
+        raws = load_yaml_documents(data)
+    except YamlError as err:
+        raise CannotRead(f"{path}: {err}") from None
+    result = FileResult(source)
+    for i, raw in enumerate(raws):
+        if is_scenario(raw):
+            head = Document(source=source, index=i, kind="Scenario", name=str(raw.get("name", "")))
+            head.errors, head.warnings = scenario_errors(raw)
+            result.documents.append(head)
+            for prefix, obj in scenario_objects(raw):
+                result.documents.append(decode_object(obj, source=source, index=i, prefix=prefix, gates=gates))
+            continue
+        if raw.__class__.__name__ == "_TooLarge":
+            d = Document(source=source, index=i)
+            d.errors.append(e.FieldError("", e.TOO_MANY, "document expands to too many nodes (YAML aliases)"))
+            result.documents.append(d)
+            continue
+        for prefix, obj in iter_objects(raw):
+            result.documents.append(decode_object(obj, source=source, index=i, prefix=prefix, gates=gates))
+    return result

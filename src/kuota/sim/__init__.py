@@ -1,0 +1,1 @@
+"""Scenarios and traces in, reports out."""
