@@ -24,7 +24,11 @@ def workload(i: int) -> dict:
         "spec": {
             "queueName": "main",
             "priority": i % 7,
-            "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"},
+            "priorityClassRef": {
+                "group": "kueue.x-k8s.io",
+                "kind": "WorkloadPriorityClass",
+                "name": "high",
+            },
             "podSets": [
                 {
                     "name": "driver",
@@ -33,7 +37,11 @@ def workload(i: int) -> dict:
                         "spec": {
                             "restartPolicy": "Never",
                             "containers": [
-                                {"name": "d", "image": "trainer:1", "resources": {"requests": {"cpu": "2", "memory": "8Gi"}}}
+                                {
+                                    "name": "d",
+                                    "image": "trainer:1",
+                                    "resources": {"requests": {"cpu": "2", "memory": "8Gi"}},
+                                }
                             ],
                         }
                     },
@@ -45,14 +53,24 @@ def workload(i: int) -> dict:
                     "template": {
                         "spec": {
                             "restartPolicy": "Never",
-                            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                            "tolerations": [
+                                {
+                                    "key": "nvidia.com/gpu",
+                                    "operator": "Exists",
+                                    "effect": "NoSchedule",
+                                }
+                            ],
                             "nodeSelector": {"nvidia.com/gpu.product": "A100"},
                             "containers": [
                                 {
                                     "name": "w",
                                     "image": "trainer:1",
                                     "resources": {
-                                        "requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"},
+                                        "requests": {
+                                            "cpu": "8",
+                                            "memory": "64Gi",
+                                            "nvidia.com/gpu": "1",
+                                        },
                                         "limits": {"nvidia.com/gpu": "1"},
                                     },
                                 }
@@ -86,8 +104,10 @@ def main() -> None:
 
     print(f"decode+validate {N} Workloads")
     print(f"  JSON: {t_json:.3f} s ({t_json / N * 1e6:.1f} µs each)")
-    print(f"  YAML: {t_yaml:.3f} s ({t_yaml / N * 1e6:.1f} µs each); libyaml parse alone {t_parse:.3f} s "
-          f"= {t_parse / t_yaml:.0%} of it")
+    print(
+        f"  YAML: {t_yaml:.3f} s ({t_yaml / N * 1e6:.1f} µs each); libyaml parse alone {t_parse:.3f} s "
+        f"= {t_parse / t_yaml:.0%} of it"
+    )
 
 
 if __name__ == "__main__":

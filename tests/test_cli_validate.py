@@ -60,7 +60,9 @@ def test_all_errors_of_one_object_reported_together(tmp_path: Path) -> None:
 
 
 def test_unknown_field_is_a_warning(tmp_path: Path) -> None:
-    code, out = run("validate", write(tmp_path, "cq.yaml", CQ.replace("spec:\n", "spec:\n  cohrt: x\n")))
+    code, out = run(
+        "validate", write(tmp_path, "cq.yaml", CQ.replace("spec:\n", "spec:\n  cohrt: x\n"))
+    )
     assert code == 0
     assert 'warning: unknown field "spec.cohrt"' in out
 
@@ -89,9 +91,18 @@ def test_unreadable_yaml_exits_2(tmp_path: Path, text: bytes) -> None:
         ("- just\n- a list\n", "must be a mapping"),
         ("apiVersion: v1\nkind: Unicorn\nmetadata: {name: x}\n", 'no matches for kind "Unicorn"'),
         ("kind: ClusterQueue\nmetadata: {name: x}\n", "apiVersion: Required value"),
-        ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\nspec: 7\n", "spec: Invalid value"),
-        ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: Bad_Name}\n", "metadata.name"),
-        ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w}\nspec: {podSets: [{count: x, template: {spec: {containers: []}}}]}\n", "spec.podSets[0].count"),
+        (
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\nspec: 7\n",
+            "spec: Invalid value",
+        ),
+        (
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: Bad_Name}\n",
+            "metadata.name",
+        ),
+        (
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w}\nspec: {podSets: [{count: x, template: {spec: {containers: []}}}]}\n",
+            "spec.podSets[0].count",
+        ),
     ],
 )
 def test_bad_documents_are_invalid_not_crashes(tmp_path: Path, text: str, needle: str) -> None:
@@ -101,14 +112,20 @@ def test_bad_documents_are_invalid_not_crashes(tmp_path: Path, text: str, needle
 
 
 def test_deep_nesting_and_alias_bomb(tmp_path: Path) -> None:
-    deep = "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\nspec: " + "[" * 5000 + "]" * 5000 + "\n"
+    deep = (
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\nspec: "
+        + "[" * 5000
+        + "]" * 5000
+        + "\n"
+    )
     code, out = run("validate", write(tmp_path, "deep.yaml", deep))
     assert code in (1, 2) and "Traceback" not in out
     bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
     for i in range(1, 9):
         bomb.append(f"{chr(97 + i)}: &{chr(97 + i)} [" + ", ".join([f"*{chr(96 + i)}"] * 10) + "]")
-    text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\nspec:\n" + "\n".join(
-        "  " + line for line in bomb
+    text = (
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\nspec:\n"
+        + "\n".join("  " + line for line in bomb)
     )
     code, out = run("validate", write(tmp_path, "bomb.yaml", text))
     assert code == 1
@@ -130,18 +147,18 @@ def test_directory_recursion_and_json(tmp_path: Path) -> None:
 
 
 def test_scenario_objects_validated_with_their_position(tmp_path: Path) -> None:
-    scenario = f"""\
+    scenario = """\
 name: s
 objects:
 - apiVersion: kueue.x-k8s.io/v1beta2
   kind: ResourceFlavor
-  metadata: {{name: default}}
+  metadata: {name: default}
 steps:
 - apply:
   - apiVersion: kueue.x-k8s.io/v1beta2
     kind: LocalQueue
-    metadata: {{name: q, namespace: ns}}
-    spec: {{stopPolicy: Pause}}
+    metadata: {name: q, namespace: ns}
+    spec: {stopPolicy: Pause}
 - cycles: 1
 """
     code, out = run("validate", write(tmp_path, "s.yaml", scenario))
@@ -150,7 +167,11 @@ steps:
 
 
 def test_multi_document_and_list(tmp_path: Path) -> None:
-    text = CQ + "---\n" + "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata: {name: team-a}\n"
+    text = (
+        CQ
+        + "---\n"
+        + "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata: {name: team-a}\n"
+    )
     code, out = run("validate", write(tmp_path, "m.yaml", text))
     assert code == 0
     assert "2 valid" in out

@@ -16,7 +16,8 @@ from kuota.api.decode import decode_object
 HERE = Path(__file__).parent
 SEEDS: list[dict[str, Any]] = [
     d
-    for p in sorted((HERE / "validation").glob("*.yaml")) + sorted((HERE / "fixtures" / "manifests").glob("*.yaml"))
+    for p in sorted((HERE / "validation").glob("*.yaml"))
+    + sorted((HERE / "fixtures" / "manifests").glob("*.yaml"))
     for d in yaml.safe_load_all(p.read_text())
     if isinstance(d, dict)
 ]
@@ -27,7 +28,9 @@ JUNK = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=20),
-    st.sampled_from(["-1", "1e999", "1.5Ki", "", "Never", "main", "a_b", "x" * 300, "TryNextFlavor"]),
+    st.sampled_from(
+        ["-1", "1e999", "1.5Ki", "", "Never", "main", "a_b", "x" * 300, "TryNextFlavor"]
+    ),
     st.lists(st.integers(), max_size=3),
     st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
 )

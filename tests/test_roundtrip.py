@@ -14,7 +14,9 @@ from kuota.api.base import Quantity
 from kuota.api.decode import decode_yaml, to_wire
 
 HERE = Path(__file__).parent
-SOURCES = sorted((HERE / "validation").glob("*.yaml")) + sorted((HERE / "fixtures" / "manifests").glob("*.yaml"))
+SOURCES = sorted((HERE / "validation").glob("*.yaml")) + sorted(
+    (HERE / "fixtures" / "manifests").glob("*.yaml")
+)
 
 
 def _norm(v: Any) -> Any:
@@ -31,7 +33,9 @@ def _norm(v: Any) -> Any:
     return v
 
 
-def _subset(small: Any, big: Any, omitted: list[tuple[Any, ...]], path: tuple[Any, ...] = ()) -> None:
+def _subset(
+    small: Any, big: Any, omitted: list[tuple[Any, ...]], path: tuple[Any, ...] = ()
+) -> None:
     """Everything the user wrote is still there with the same value, or was
     left out (collected in ``omitted``, checked by the caller to be a default)."""
     if isinstance(small, dict):
@@ -78,11 +82,15 @@ EQUIVALENT = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
 
 def _canon(v: Any) -> Any:
     if isinstance(v, dict):
-        if isinstance(v.get("admissionChecks"), list) and all(isinstance(x, str) for x in v["admissionChecks"]):
+        if isinstance(v.get("admissionChecks"), list) and all(
+            isinstance(x, str) for x in v["admissionChecks"]
+        ):
             # v1beta1's legacy list comes back as the strategy, as Kueue's own
             # v1beta2 -> v1beta1 conversion writes it.
             v = {k: x for k, x in v.items() if k != "admissionChecks"} | {
-                "admissionChecksStrategy": {"admissionChecks": [{"name": n} for n in v["admissionChecks"]]}
+                "admissionChecksStrategy": {
+                    "admissionChecks": [{"name": n} for n in v["admissionChecks"]]
+                }
             }
         return {k: _canon(x) for k, x in v.items()}
     if isinstance(v, list):
@@ -108,8 +116,20 @@ def test_written_back_in_its_version_unchanged_in_meaning(name: str, raw: dict[s
 
 
 def test_fixtures_cover_every_kind_in_both_versions() -> None:
-    seen = {(raw["apiVersion"].rsplit("/", 1)[-1], raw["kind"]) for _, raw in DOCS if raw["apiVersion"].startswith("kueue")}
-    for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Workload", "WorkloadPriorityClass", "Cohort", "AdmissionCheck"):
+    seen = {
+        (raw["apiVersion"].rsplit("/", 1)[-1], raw["kind"])
+        for _, raw in DOCS
+        if raw["apiVersion"].startswith("kueue")
+    }
+    for kind in (
+        "ResourceFlavor",
+        "ClusterQueue",
+        "LocalQueue",
+        "Workload",
+        "WorkloadPriorityClass",
+        "Cohort",
+        "AdmissionCheck",
+    ):
         for version in ("v1beta1", "v1beta2"):
             assert (version, kind) in seen, (version, kind)
 
@@ -132,7 +152,9 @@ def test_v1beta1_converts_to_the_internal_model() -> None:
 
 
 def test_defaults_applied_as_the_crds_say() -> None:
-    (cq,) = decode_yaml("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\n")
+    (cq,) = decode_yaml(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\n"
+    )
     s = cq.obj.spec
     assert s.queueing_strategy == "BestEffortFIFO"
     assert s.namespace_selector is None  # nil selects no namespace
@@ -140,7 +162,10 @@ def test_defaults_applied_as_the_crds_say() -> None:
         "MayStopSearch",
         "TryNextFlavor",
     )
-    assert (s.preemption.reclaim_within_cohort, s.preemption.within_cluster_queue) == ("Never", "Never")
+    assert (s.preemption.reclaim_within_cohort, s.preemption.within_cluster_queue) == (
+        "Never",
+        "Never",
+    )
     assert s.preemption.borrow_within_cohort.policy == "Never"
     assert s.stop_policy == "None"
     (wl,) = decode_yaml(

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kuota.cli.main import main
 from kuota.cli.files import read_file
+from kuota.cli.main import main
 
 CASES = sorted((Path(__file__).parent / "validation").glob("*.yaml"))
 

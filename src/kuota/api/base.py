@@ -91,7 +91,10 @@ def cel(*rules: Rule) -> Meta:
 
 def list_map(*keys: str) -> Meta:
     return Meta(
-        extra_json_schema={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(keys)}
+        extra_json_schema={
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": list(keys),
+        }
     )
 
 
@@ -114,7 +117,18 @@ def pattern(go_re: str) -> Meta:
     Python translation (see ``names.go_pattern``)."""
     py = go_pattern(go_re)
     _PATTERNS[go_re] = py
-    return Meta(pattern=py.pattern, extra_json_schema={"pattern": go_re})
+    GO_PATTERN_OF[py.pattern] = go_re
+    return Meta(pattern=py.pattern)
+
+
+# msgspec writes the Python pattern into the schema; the CRD shows the Go one.
+GO_PATTERN_OF: dict[str, str] = {}
+
+
+def crd_default(value: Any) -> Meta:
+    """A ``+kubebuilder:default`` shown in the CRD where the struct default is a
+    factory (``{}`` for nested structs whose fields default)."""
+    return Meta(extra_json_schema={"default": value})
 
 
 def compiled_pattern(go_re: str) -> re.Pattern[str]:

@@ -894,7 +894,9 @@ def _msgspec_error(err: msgspec.ValidationError) -> FieldError:
     return e.invalid(path, "value", detail)
 
 
-def decode_config(raw: Any) -> tuple[ConfigurationV1Beta2 | ConfigurationV1Beta1 | None, list[FieldError]]:
+def decode_config(
+    raw: Any,
+) -> tuple[ConfigurationV1Beta2 | ConfigurationV1Beta1 | None, list[FieldError]]:
     """Strict decode in the version ``raw`` names (no apiVersion: v1beta2), no defaults."""
     if not isinstance(raw, dict):
         return None, [e.invalid("", type(raw).__name__, "a Configuration must be a mapping")]
@@ -955,7 +957,11 @@ def _default_controller_manager(cfg: ConfigurationV1Beta2 | ConfigurationV1Beta1
     cfg.webhook = _or(cfg.webhook, ControllerWebhook())
     cfg.webhook.port = _or(cfg.webhook.port, DEFAULT_WEBHOOK_PORT)
     cfg.webhook.cert_dir = cfg.webhook.cert_dir or DEFAULT_WEBHOOK_CERT_DIR
-    metrics_cls = ControllerMetricsV1Beta2 if isinstance(cfg, ConfigurationV1Beta2) else ControllerMetricsV1Beta1
+    metrics_cls = (
+        ControllerMetricsV1Beta2
+        if isinstance(cfg, ConfigurationV1Beta2)
+        else ControllerMetricsV1Beta1
+    )
     cfg.metrics = _or(cfg.metrics, metrics_cls())
     cfg.metrics.bind_address = cfg.metrics.bind_address or DEFAULT_METRICS_BIND_ADDRESS
     cfg.health = _or(cfg.health, ControllerHealth())
@@ -964,7 +970,9 @@ def _default_controller_manager(cfg: ConfigurationV1Beta2 | ConfigurationV1Beta1
     )
     le = cfg.leader_election = _or(cfg.leader_election, LeaderElectionConfiguration())
     le.resource_name = le.resource_name or DEFAULT_LEADER_ELECTION_ID
-    cfg.metrics.local_queue_metrics = _or(cfg.metrics.local_queue_metrics, LocalQueueMetrics(enable=True))
+    cfg.metrics.local_queue_metrics = _or(
+        cfg.metrics.local_queue_metrics, LocalQueueMetrics(enable=True)
+    )
     le.resource_lock = le.resource_lock or "leases"
     # configv1alpha1.RecommendedDefaultLeaderElectionConfiguration
     if _ns(le.lease_duration) == 0:
@@ -996,7 +1004,9 @@ def _default_requeuing(rs: RequeuingStrategyV1 | None) -> RequeuingStrategyV1:
 
 def _default_common_tail(cfg: ConfigurationV1Beta2 | ConfigurationV1Beta1) -> None:
     """The defaults after waitForPodsReady, identical in both versions."""
-    integrations_cls = IntegrationsV1Beta2 if isinstance(cfg, ConfigurationV1Beta2) else IntegrationsV1Beta1
+    integrations_cls = (
+        IntegrationsV1Beta2 if isinstance(cfg, ConfigurationV1Beta2) else IntegrationsV1Beta1
+    )
     cfg.integrations = _or(cfg.integrations, integrations_cls())
     if not cfg.integrations.frameworks:
         cfg.integrations.frameworks = [DEFAULT_JOB_FRAMEWORK]
@@ -1098,7 +1108,10 @@ def v1beta1_to_v1beta2(src: ConfigurationV1Beta1) -> ConfigurationV1Beta2:
     fs = d.pop("fairSharing", None)
     if fs is not None and fs.pop("enable", False):
         if not fs.get("preemptionStrategies"):
-            fs["preemptionStrategies"] = [LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE]
+            fs["preemptionStrategies"] = [
+                LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+                LESS_THAN_INITIAL_SHARE,
+            ]
         d["fairSharing"] = fs
     if d.get("apiVersion"):
         d["apiVersion"] = V1BETA2
@@ -1157,10 +1170,17 @@ _DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE_FMT = f"({_LABEL_KEY_FMT})?"
 _C_IDENTIFIER_FMT = "[A-Za-z_][A-Za-z0-9_]*"
-_RX = {f: re.compile(f) for f in (
-    _DNS1123_LABEL_FMT, _DNS1123_SUBDOMAIN_FMT, _DNS1035_LABEL_FMT, _LABEL_KEY_FMT,
-    _LABEL_VALUE_FMT, _C_IDENTIFIER_FMT,
-)}
+_RX = {
+    f: re.compile(f)
+    for f in (
+        _DNS1123_LABEL_FMT,
+        _DNS1123_SUBDOMAIN_FMT,
+        _DNS1035_LABEL_FMT,
+        _LABEL_KEY_FMT,
+        _LABEL_VALUE_FMT,
+        _C_IDENTIFIER_FMT,
+    )
+}
 _LABEL_KEY_MSG = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
     "with an alphanumeric character"
@@ -1177,33 +1197,44 @@ def _is_dns1123_label(v: str) -> list[str]:
         if _RX[_DNS1123_SUBDOMAIN_FMT].fullmatch(v):
             errs.append("must not contain dots")
         else:
-            errs.append(_regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-                "or '-', and must start and end with an alphanumeric character",
-                _DNS1123_LABEL_FMT, "my-name", "123-abc",
-            ))
+            errs.append(
+                _regex_error(
+                    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+                    "or '-', and must start and end with an alphanumeric character",
+                    _DNS1123_LABEL_FMT,
+                    "my-name",
+                    "123-abc",
+                )
+            )
     return errs
 
 
 def _is_dns1123_subdomain(v: str, unit: str = "characters") -> list[str]:
     errs = [_max_len(253, unit)] if len(v) > 253 else []
     if not _RX[_DNS1123_SUBDOMAIN_FMT].fullmatch(v):
-        errs.append(_regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-            "characters, '-' or '.', and must start and end with an alphanumeric character",
-            _DNS1123_SUBDOMAIN_FMT, "example.com",
-        ))
+        errs.append(
+            _regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                "characters, '-' or '.', and must start and end with an alphanumeric character",
+                _DNS1123_SUBDOMAIN_FMT,
+                "example.com",
+            )
+        )
     return errs
 
 
 def _is_dns1035_label(v: str) -> list[str]:
     errs = [_max_len(63, "characters")] if len(v) > 63 else []
     if not _RX[_DNS1035_LABEL_FMT].fullmatch(v):
-        errs.append(_regex_error(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-            "start with an alphabetic character, and end with an alphanumeric character",
-            _DNS1035_LABEL_FMT, "my-name", "abc-123",
-        ))
+        errs.append(
+            _regex_error(
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+                "start with an alphabetic character, and end with an alphanumeric character",
+                _DNS1035_LABEL_FMT,
+                "my-name",
+                "abc-123",
+            )
+        )
     return errs
 
 
@@ -1231,7 +1262,8 @@ def _is_label_key(v: str) -> list[str]:
         errs.append("name part " + _max_len(63, "bytes"))
     if not _RX[_LABEL_KEY_FMT].fullmatch(name):
         errs.append(
-            "name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+            "name part "
+            + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
         )
     return errs
 
@@ -1239,22 +1271,32 @@ def _is_label_key(v: str) -> list[str]:
 def _is_label_value(v: str) -> list[str]:
     errs = [_max_len(63, "bytes")] if len(v) > 63 else []
     if not _RX[_LABEL_VALUE_FMT].fullmatch(v):
-        errs.append(_regex_error(
-            "a valid label must be an empty string or consist of alphanumeric characters, "
-            "'-', '_' or '.', and must start and end with an alphanumeric character",
-            _LABEL_VALUE_FMT, "MyValue", "my_value", "12345",
-        ))
+        errs.append(
+            _regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, "
+                "'-', '_' or '.', and must start and end with an alphanumeric character",
+                _LABEL_VALUE_FMT,
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
     return errs
 
 
 def _is_c_identifier(v: str) -> list[str]:
     if _RX[_C_IDENTIFIER_FMT].fullmatch(v):
         return []
-    return [_regex_error(
-        "a valid C identifier must start with alphabetic character or '_', followed by a "
-        "string of alphanumeric characters or '_'",
-        _C_IDENTIFIER_FMT, "my_name", "MY_NAME", "MyName",
-    )]
+    return [
+        _regex_error(
+            "a valid C identifier must start with alphabetic character or '_', followed by a "
+            "string of alphanumeric characters or '_'",
+            _C_IDENTIFIER_FMT,
+            "my_name",
+            "MY_NAME",
+            "MyName",
+        )
+    ]
 
 
 # ---------------------------------------------------------------------------- label selectors
@@ -1271,17 +1313,23 @@ def _validate_label_selector(sel: LabelSelector | None, path: str) -> list[Field
         rp = index(child(path, "matchExpressions"), i)
         if req.operator in ("In", "NotIn"):
             if not req.values:
-                errs.append(e.required(
-                    child(rp, "values"), "must be specified when `operator` is 'In' or 'NotIn'"
-                ))
+                errs.append(
+                    e.required(
+                        child(rp, "values"), "must be specified when `operator` is 'In' or 'NotIn'"
+                    )
+                )
         elif req.operator in ("Exists", "DoesNotExist"):
             if req.values:
-                errs.append(e.forbidden(
-                    child(rp, "values"),
-                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                ))
+                errs.append(
+                    e.forbidden(
+                        child(rp, "values"),
+                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                    )
+                )
         else:
-            errs.append(e.invalid(child(rp, "operator"), req.operator, "not a valid selector operator"))
+            errs.append(
+                e.invalid(child(rp, "operator"), req.operator, "not a valid selector operator")
+            )
         errs += [e.invalid(child(rp, "key"), req.key, m) for m in _is_label_key(req.key)]
         for j, v in enumerate(req.values or ()):
             errs += [e.invalid(index(child(rp, "values"), j), v, m) for m in _is_label_value(v)]
@@ -1342,7 +1390,9 @@ BUILTIN_FRAMEWORKS: Mapping[str, _Framework] = {
         "sparkoperator.k8s.io/v1beta2, Kind=SparkApplication", False
     ),
     "statefulset": _Framework("apps/v1, Kind=StatefulSet", True),
-    "trainer.kubeflow.org/trainjob": _Framework("trainer.kubeflow.org/v1alpha1, Kind=TrainJob", True),
+    "trainer.kubeflow.org/trainjob": _Framework(
+        "trainer.kubeflow.org/v1alpha1, Kind=TrainJob", True
+    ),
     "workload.codeflare.dev/appwrapper": _Framework(
         "workload.codeflare.dev/v1beta2, Kind=AppWrapper", True
     ),
@@ -1402,14 +1452,18 @@ def _validate_wait_for_pods_ready(c: ConfigurationV1Beta2, g: _Gates) -> list[Fi
     if timeout < 0:
         errs.append(e.invalid(child(p, "timeout"), format_duration_ns(timeout), _NEGATIVE))
     if w.recovery_timeout is not None and _ns(w.recovery_timeout) < 0:
-        errs.append(e.invalid(
-            child(p, "recoveryTimeout"), format_duration_ns(_ns(w.recovery_timeout)), _NEGATIVE
-        ))
+        errs.append(
+            e.invalid(
+                child(p, "recoveryTimeout"), format_duration_ns(_ns(w.recovery_timeout)), _NEGATIVE
+            )
+        )
     s = w.requeuing_strategy
     if s is not None:
         rp = child(p, "requeuingStrategy")
         if s.timestamp is not None and s.timestamp not in ("Creation", "Eviction"):
-            errs.append(e.not_supported(child(rp, "timestamp"), s.timestamp, ["Creation", "Eviction"]))
+            errs.append(
+                e.not_supported(child(rp, "timestamp"), s.timestamp, ["Creation", "Eviction"])
+            )
         for attr, wire in (
             ("backoff_limit_count", "backoffLimitCount"),
             ("backoff_base_seconds", "backoffBaseSeconds"),
@@ -1452,9 +1506,12 @@ def _validate_integrations(c: ConfigurationV1Beta2, g: _Gates) -> list[FieldErro
         if c.managed_jobs_namespace_selector is not None:
             errs += _namespace_selector_errors(c)
         else:
-            errs.append(e.required(
-                "managedJobsNamespaceSelector", "cannot be empty when pod integration is enabled"
-            ))
+            errs.append(
+                e.required(
+                    "managedJobsNamespaceSelector",
+                    "cannot be empty when pod integration is enabled",
+                )
+            )
     return errs
 
 
@@ -1510,9 +1567,12 @@ def _validate_multikueue(c: ConfigurationV1Beta2, g: _Gates) -> list[FieldError]
     if cp is not None:
         cpp = child(p, "clusterProfile")
         if cp.access_providers and cp.credentials_providers:
-            errs.append(e.forbidden(
-                child(cpp, "credentialsProviders"), "must not be specified when accessProviders is specified"
-            ))
+            errs.append(
+                e.forbidden(
+                    child(cpp, "credentialsProviders"),
+                    "must not be specified when accessProviders is specified",
+                )
+            )
         if cp.access_providers:
             errs += _validate_access_providers(cp.access_providers, child(cpp, "accessProviders"))
         else:
@@ -1523,13 +1583,20 @@ def _validate_multikueue(c: ConfigurationV1Beta2, g: _Gates) -> list[FieldError]
     if idc is not None:
         ip = child(p, "incrementalDispatcherConfig")
         if mk.dispatcher_name != DISPATCHER_INCREMENTAL:
-            errs.append(e.invalid(
-                ip, _builtins(idc),
-                "incrementalDispatcherConfig is only valid when dispatcherName is set to the "
-                "incremental dispatcher",
-            ))
+            errs.append(
+                e.invalid(
+                    ip,
+                    _builtins(idc),
+                    "incrementalDispatcherConfig is only valid when dispatcherName is set to the "
+                    "incremental dispatcher",
+                )
+            )
         if idc.step_size is not None and idc.step_size < 1:
-            errs.append(e.invalid(child(ip, "stepSize"), idc.step_size, "must be greater than or equal to 1"))
+            errs.append(
+                e.invalid(
+                    child(ip, "stepSize"), idc.step_size, "must be greater than or equal to 1"
+                )
+            )
     return errs
 
 
@@ -1554,7 +1621,11 @@ def _validate_access_providers(
         if mode == "":
             errs.append(e.required(child(ep, "interactiveMode"), "must be specified"))
         elif mode not in ("Never", "IfAvailable", "Always"):
-            errs.append(e.not_supported(child(ep, "interactiveMode"), mode, ["Never", "IfAvailable", "Always"]))
+            errs.append(
+                e.not_supported(
+                    child(ep, "interactiveMode"), mode, ["Never", "IfAvailable", "Always"]
+                )
+            )
     return errs
 
 
@@ -1566,7 +1637,11 @@ def _validate_fair_sharing(c: ConfigurationV1Beta2, g: _Gates) -> list[FieldErro
     if not fs.preemption_strategies:
         return [e.required(p, "must be specified")]
     if tuple(fs.preemption_strategies) not in _VALID_STRATEGY_SETS:
-        return [e.not_supported(p, fs.preemption_strategies, [",".join(s) for s in _VALID_STRATEGY_SETS])]
+        return [
+            e.not_supported(
+                p, fs.preemption_strategies, [",".join(s) for s in _VALID_STRATEGY_SETS]
+            )
+        ]
     return []
 
 
@@ -1577,19 +1652,25 @@ def _validate_admission_fair_sharing(c: ConfigurationV1Beta2, g: _Gates) -> list
     errs: list[FieldError] = []
     half_life = _ns(afs.usage_half_life_time)
     if half_life < 0:
-        errs.append(e.invalid(
-            "admissionFairSharing.usageHalfLifeTime", format_duration_ns(half_life), _NEGATIVE
-        ))
+        errs.append(
+            e.invalid(
+                "admissionFairSharing.usageHalfLifeTime", format_duration_ns(half_life), _NEGATIVE
+            )
+        )
     if _ns(afs.usage_sampling_interval) <= 0:
         # Kueue shows usageHalfLifeTime as the bad value here; the detail is what matters.
-        errs.append(e.invalid(
-            "admissionFairSharing.usageSamplingInterval",
-            format_duration_ns(_ns(afs.usage_sampling_interval)),
-            "must be greater than 0",
-        ))
+        errs.append(
+            e.invalid(
+                "admissionFairSharing.usageSamplingInterval",
+                format_duration_ns(_ns(afs.usage_sampling_interval)),
+                "must be greater than 0",
+            )
+        )
     for name, weight in sorted((afs.resource_weights or {}).items()):
         if weight < 0:
-            errs.append(e.invalid(key("admissionFairSharing.resourceWeights", name), weight, _NEGATIVE))
+            errs.append(
+                e.invalid(key("admissionFairSharing.resourceWeights", name), weight, _NEGATIVE)
+            )
     return errs
 
 
@@ -1601,15 +1682,23 @@ def _validate_internal_cert_management(c: ConfigurationV1Beta2, g: _Gates) -> li
     if icm.webhook_service_name is not None:
         msgs = _is_dns1035_label(icm.webhook_service_name)
         if msgs:
-            errs.append(e.invalid(
-                "internalCertManagement.webhookServiceName", icm.webhook_service_name, ",".join(msgs)
-            ))
+            errs.append(
+                e.invalid(
+                    "internalCertManagement.webhookServiceName",
+                    icm.webhook_service_name,
+                    ",".join(msgs),
+                )
+            )
     if icm.webhook_secret_name is not None:
         msgs = _is_dns1123_subdomain(icm.webhook_secret_name)
         if msgs:
-            errs.append(e.invalid(
-                "internalCertManagement.webhookSecretName", icm.webhook_secret_name, ",".join(msgs)
-            ))
+            errs.append(
+                e.invalid(
+                    "internalCertManagement.webhookSecretName",
+                    icm.webhook_secret_name,
+                    ",".join(msgs),
+                )
+            )
     return errs
 
 
@@ -1653,7 +1742,11 @@ def _validate_device_class_mappings(c: ConfigurationV1Beta2, g: _Gates) -> list[
         else:
             seen_names.add(m.name)
         if not names:
-            errs.append(e.required(child(mp, "deviceClassNames"), "at least one device class name is required"))
+            errs.append(
+                e.required(
+                    child(mp, "deviceClassNames"), "at least one device class name is required"
+                )
+            )
         if len(names) > 8:
             errs.append(e.too_many(child(mp, "deviceClassNames"), len(names), 8))
         counter = _counter_name(m)
@@ -1676,11 +1769,17 @@ def _validate_device_class_mappings(c: ConfigurationV1Beta2, g: _Gates) -> list[
                     # different counter of it (e.g. gpu memory and gpu compute).
                     counters = class_counters[dc]
                     if not counter or not counters:
-                        errs.append(e.invalid(dp, dc, f"device class already mapped to resource {existing}"))
+                        errs.append(
+                            e.invalid(dp, dc, f"device class already mapped to resource {existing}")
+                        )
                     elif counter in counters:
-                        errs.append(e.invalid(
-                            dp, dc, f'device class already has a counter source for counter "{counter}"'
-                        ))
+                        errs.append(
+                            e.invalid(
+                                dp,
+                                dc,
+                                f'device class already has a counter source for counter "{counter}"',
+                            )
+                        )
                     else:
                         counters.add(counter)
             else:
@@ -1697,7 +1796,9 @@ def _counter_name(m: DeviceClassMappingV1Beta2) -> str:
     return ""
 
 
-def _validate_sources(sources: list[DeviceClassSourceConfig], path: str, g: _Gates) -> list[FieldError]:
+def _validate_sources(
+    sources: list[DeviceClassSourceConfig], path: str, g: _Gates
+) -> list[FieldError]:
     errs: list[FieldError] = []
     counters, has_capacity = 0, False
     for i, s in enumerate(sources):
@@ -1706,15 +1807,21 @@ def _validate_sources(sources: list[DeviceClassSourceConfig], path: str, g: _Gat
             errs.append(e.required(sp, "exactly one source type must be set per entry"))
             continue
         if s.counter is not None and s.capacity is not None:
-            errs.append(e.invalid(sp, "counter+capacity", "exactly one source type must be set per entry"))
+            errs.append(
+                e.invalid(sp, "counter+capacity", "exactly one source type must be set per entry")
+            )
             continue
         if s.counter is not None:
             counters += 1
             cp = child(sp, "counter")
             if not g["KueueDRAIntegrationPartitionableDevices"]:
-                errs.append(e.invalid(
-                    cp, True, "counter sources require KueueDRAIntegrationPartitionableDevices to be enabled"
-                ))
+                errs.append(
+                    e.invalid(
+                        cp,
+                        True,
+                        "counter sources require KueueDRAIntegrationPartitionableDevices to be enabled",
+                    )
+                )
                 continue
             if not s.counter.name:
                 errs.append(e.required(child(cp, "name")))
@@ -1727,18 +1834,28 @@ def _validate_sources(sources: list[DeviceClassSourceConfig], path: str, g: _Gat
             has_capacity = True
             cp = child(sp, "capacity")
             if not g["KueueDRAIntegrationConsumableCapacity"]:
-                errs.append(e.invalid(
-                    cp, True, "capacity sources require KueueDRAIntegrationConsumableCapacity to be enabled"
-                ))
+                errs.append(
+                    e.invalid(
+                        cp,
+                        True,
+                        "capacity sources require KueueDRAIntegrationConsumableCapacity to be enabled",
+                    )
+                )
                 continue
             errs += _validate_qualified_name(s.capacity.name, child(cp, "name"))
             errs += _validate_source_driver(s.capacity.driver, s.capacity.device_selector, cp)
     if counters and has_capacity:
-        errs.append(e.invalid(path, len(sources), "cannot mix counter and capacity sources in the same mapping"))
+        errs.append(
+            e.invalid(
+                path, len(sources), "cannot mix counter and capacity sources in the same mapping"
+            )
+        )
     return errs
 
 
-def _validate_source_driver(driver: str, selector: DeviceSelector | None, path: str) -> list[FieldError]:
+def _validate_source_driver(
+    driver: str, selector: DeviceSelector | None, path: str
+) -> list[FieldError]:
     errs: list[FieldError] = []
     dp = child(path, "driver")
     if not driver:
@@ -1783,7 +1900,9 @@ def _validate_c_identifier(ident: str, path: str) -> list[FieldError]:
     return errs + [e.invalid(path, ident, m) for m in _is_c_identifier(ident)]
 
 
-def _validate_managed_jobs_namespace_selector(c: ConfigurationV1Beta2, g: _Gates) -> list[FieldError]:
+def _validate_managed_jobs_namespace_selector(
+    c: ConfigurationV1Beta2, g: _Gates
+) -> list[FieldError]:
     return _namespace_selector_errors(c)
 
 
@@ -1793,7 +1912,10 @@ def _validate_object_retention(c: ConfigurationV1Beta2, g: _Gates) -> list[Field
         return []
     errs: list[FieldError] = []
     base = "objectRetentionPolicies.workloads"
-    for attr, wire in (("after_finished", "afterFinished"), ("after_deactivated_by_kueue", "afterDeactivatedByKueue")):
+    for attr, wire in (
+        ("after_finished", "afterFinished"),
+        ("after_deactivated_by_kueue", "afterDeactivatedByKueue"),
+    ):
         v = getattr(rp.workloads, attr)
         if v is not None and _ns(v) < 0:
             errs.append(e.invalid(child(base, wire), format_duration_ns(_ns(v)), _NEGATIVE))
@@ -1879,9 +2001,13 @@ def _validate_tls(c: ConfigurationV1Beta2, g: _Gates) -> list[FieldError]:
     if msgs:
         return [e.invalid("tls", _builtins(c.tls), "\n".join(msgs))]
     if c.tls.min_version == "VersionTLS13" and c.tls.cipher_suites:
-        return [e.invalid(
-            "tls.cipherSuites", c.tls.cipher_suites, "may not be specified when `minVersion` is 'VersionTLS13'"
-        )]
+        return [
+            e.invalid(
+                "tls.cipherSuites",
+                c.tls.cipher_suites,
+                "may not be specified when `minVersion` is 'VersionTLS13'",
+            )
+        ]
     return []
 
 
@@ -1902,9 +2028,15 @@ def _validate_visibility_server(c: ConfigurationV1Beta2, g: _Gates) -> list[Fiel
         return []
     errs: list[FieldError] = []
     if vs.bind_address is not None and not _is_go_ip(vs.bind_address):
-        errs.append(e.invalid("visibilityServer.bindAddress", vs.bind_address, "must be a valid IP address"))
+        errs.append(
+            e.invalid("visibilityServer.bindAddress", vs.bind_address, "must be a valid IP address")
+        )
     if vs.bind_port is not None and not 1 <= vs.bind_port <= 65535:
-        errs.append(e.invalid("visibilityServer.bindPort", vs.bind_port, "must be a valid port number (1-65535)"))
+        errs.append(
+            e.invalid(
+                "visibilityServer.bindPort", vs.bind_port, "must be a valid port number (1-65535)"
+            )
+        )
     return errs
 
 
@@ -1927,7 +2059,13 @@ def _validate_custom_labels(c: ConfigurationV1Beta2, g: _Gates) -> list[FieldErr
         else:
             seen.add(lab.name)
         if lab.source_label_key and lab.source_annotation_key:
-            errs.append(e.invalid(p, _builtins(lab), "sourceLabelKey and sourceAnnotationKey are mutually exclusive"))
+            errs.append(
+                e.invalid(
+                    p,
+                    _builtins(lab),
+                    "sourceLabelKey and sourceAnnotationKey are mutually exclusive",
+                )
+            )
         if lab.source_label_key:
             errs += _label_key_errors(child(p, "sourceLabelKey"), lab.source_label_key)
         elif lab.source_annotation_key:
@@ -1940,12 +2078,17 @@ def _validate_custom_labels(c: ConfigurationV1Beta2, g: _Gates) -> list[FieldErr
         tp = child(p, "trackedValues")
         if kind == "Workload":
             if not tracked:
-                errs.append(e.invalid(tp, tracked, "must not be empty when sourceKind is 'Workload'"))
+                errs.append(
+                    e.invalid(tp, tracked, "must not be empty when sourceKind is 'Workload'")
+                )
             if len(tracked) > _MAX_TRACKED_WORKLOAD_VALUES:
-                errs.append(e.invalid(
-                    tp, tracked,
-                    f"must not be greater than {_MAX_TRACKED_WORKLOAD_VALUES} when sourceKind is 'Workload'",
-                ))
+                errs.append(
+                    e.invalid(
+                        tp,
+                        tracked,
+                        f"must not be greater than {_MAX_TRACKED_WORKLOAD_VALUES} when sourceKind is 'Workload'",
+                    )
+                )
         elif len(tracked) > _MAX_TRACKED_VALUES:
             errs.append(e.too_many(tp, len(tracked), _MAX_TRACKED_VALUES))
         if len(set(tracked)) < len(tracked):
@@ -1956,10 +2099,13 @@ def _validate_custom_labels(c: ConfigurationV1Beta2, g: _Gates) -> list[FieldErr
         if limit is None:
             errs.append(e.invalid(base, shown, f"unknown source kind: {kind}"))
         elif per_kind[kind] > limit:
-            errs.append(e.invalid(
-                base, shown,
-                f"too many custom labels for source kind {kind}: found {per_kind[kind]}, expected <= {limit}",
-            ))
+            errs.append(
+                e.invalid(
+                    base,
+                    shown,
+                    f"too many custom labels for source kind {kind}: found {per_kind[kind]}, expected <= {limit}",
+                )
+            )
     return errs
 
 
@@ -1969,15 +2115,23 @@ def _label_key_errors(path: str, value: str) -> list[FieldError]:
 
 
 def _validate_quota_check_strategy(c: ConfigurationV1Beta2, g: _Gates) -> list[FieldError]:
-    if not g["QuotaCheckStrategy"] or c.resources is None or c.resources.quota_check_strategy is None:
+    if (
+        not g["QuotaCheckStrategy"]
+        or c.resources is None
+        or c.resources.quota_check_strategy is None
+    ):
         return []
     errs: list[FieldError] = []
     strategy = c.resources.quota_check_strategy
     p = "resources.quotaCheckStrategy"
     if c.resources.exclude_resource_prefixes and strategy == "IgnoreUndeclared":
-        errs.append(e.invalid(
-            p, strategy, "excludeResourcePrefixes is not allowed when quotaCheckStrategy is IgnoreUndeclared"
-        ))
+        errs.append(
+            e.invalid(
+                p,
+                strategy,
+                "excludeResourcePrefixes is not allowed when quotaCheckStrategy is IgnoreUndeclared",
+            )
+        )
     if strategy not in ("IgnoreUndeclared", "BlockUndeclared"):
         errs.append(e.not_supported(p, strategy, ["IgnoreUndeclared", "BlockUndeclared"]))
     return errs
@@ -2106,7 +2260,9 @@ class KueueConfig:
         return self.admission_fair_sharing is not None and self.gate("AdmissionFairSharing")
 
 
-def _internal(cfg: ConfigurationV1Beta2, gates: Mapping[str, bool], api_version: str) -> KueueConfig:
+def _internal(
+    cfg: ConfigurationV1Beta2, gates: Mapping[str, bool], api_version: str
+) -> KueueConfig:
     w = cfg.wait_for_pods_ready
     wfpr = None
     if w is not None and not gates["DisableWaitForPodsReady"]:
@@ -2114,15 +2270,25 @@ def _internal(cfg: ConfigurationV1Beta2, gates: Mapping[str, bool], api_version:
         wfpr = WaitForPodsReady(
             timeout=_ns_to_td(_ns(w.timeout)),
             block_admission=bool(w.block_admission),
-            recovery_timeout=_ns_to_td(_ns(w.recovery_timeout if w.recovery_timeout is not None else w.timeout)),
+            recovery_timeout=_ns_to_td(
+                _ns(w.recovery_timeout if w.recovery_timeout is not None else w.timeout)
+            ),
             requeuing_strategy=RequeuingStrategy(
                 timestamp=rs.timestamp or "Eviction",
                 backoff_limit_count=rs.backoff_limit_count,
-                backoff_base_seconds=_or(rs.backoff_base_seconds, DEFAULT_REQUEUING_BACKOFF_BASE_SECONDS),
-                backoff_max_seconds=_or(rs.backoff_max_seconds, DEFAULT_REQUEUING_BACKOFF_MAX_SECONDS),
+                backoff_base_seconds=_or(
+                    rs.backoff_base_seconds, DEFAULT_REQUEUING_BACKOFF_BASE_SECONDS
+                ),
+                backoff_max_seconds=_or(
+                    rs.backoff_max_seconds, DEFAULT_REQUEUING_BACKOFF_MAX_SECONDS
+                ),
             ),
         )
-    fs = FairSharing(tuple(cfg.fair_sharing.preemption_strategies or ())) if cfg.fair_sharing else None
+    fs = (
+        FairSharing(tuple(cfg.fair_sharing.preemption_strategies or ()))
+        if cfg.fair_sharing
+        else None
+    )
     afs = None
     if cfg.admission_fair_sharing is not None:
         a = cfg.admission_fair_sharing
@@ -2136,7 +2302,9 @@ def _internal(cfg: ConfigurationV1Beta2, gates: Mapping[str, bool], api_version:
     strategy = "BlockUndeclared"
     if gates["QuotaCheckStrategy"] and res.quota_check_strategy is not None:
         strategy = res.quota_check_strategy
-    wl = (cfg.object_retention_policies or ObjectRetentionPolicies()).workloads or WorkloadRetentionPolicy()
+    wl = (
+        cfg.object_retention_policies or ObjectRetentionPolicies()
+    ).workloads or WorkloadRetentionPolicy()
     return KueueConfig(
         api_version=api_version,
         namespace=cfg.namespace or "",
@@ -2168,9 +2336,13 @@ def _internal(cfg: ConfigurationV1Beta2, gates: Mapping[str, bool], api_version:
             ),
         ),
         object_retention=ObjectRetention(
-            workloads_after_finished=None if wl.after_finished is None else _ns_to_td(_ns(wl.after_finished)),
+            workloads_after_finished=None
+            if wl.after_finished is None
+            else _ns_to_td(_ns(wl.after_finished)),
             workloads_after_deactivated_by_kueue=(
-                None if wl.after_deactivated_by_kueue is None else _ns_to_td(_ns(wl.after_deactivated_by_kueue))
+                None
+                if wl.after_deactivated_by_kueue is None
+                else _ns_to_td(_ns(wl.after_deactivated_by_kueue))
             ),
         ),
         feature_gates=dict(gates),
@@ -2183,8 +2355,7 @@ def _prefixed(errs: list[FieldError], path: str) -> list[FieldError]:
     if not path:
         return errs
     return [
-        FieldError(child(path, x.path) if x.path else path, x.type, x.detail, x.value)
-        for x in errs
+        FieldError(child(path, x.path) if x.path else path, x.type, x.detail, x.value) for x in errs
     ]
 
 
@@ -2240,7 +2411,9 @@ def to_wire(cfg: ConfigurationV1Beta2 | ConfigurationV1Beta1, version: str) -> d
     full apiVersion), converting as Kueue converts and printing durations as Go does."""
     api_version = version if "/" in version else f"{GROUP}/{version}"
     if api_version not in _WIRE:
-        raise ValueError(f"unsupported Configuration version {version!r}; use one of {API_VERSIONS}")
+        raise ValueError(
+            f"unsupported Configuration version {version!r}; use one of {API_VERSIONS}"
+        )
     out: ConfigurationV1Beta2 | ConfigurationV1Beta1
     if api_version == V1BETA1:
         out = cfg if isinstance(cfg, ConfigurationV1Beta1) else v1beta2_to_v1beta1(cfg)

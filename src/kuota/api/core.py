@@ -103,18 +103,21 @@ Protocol = Literal["TCP", "UDP", "SCTP"]
 
 # ------------------------------------------------------------- taints & tolerations
 class Toleration(Object):
-    """No rules of its own: Kueue's CRDs put their CEL rules on lists of it."""
+    """No rules of its own: Kueue's CRDs put their CEL rules on lists of it.
+    Operator and effect are plain strings, as in Go: the API server checks them
+    in code (``validate_tolerations``) and Kueue's CRDs with CEL rules on the
+    list, so a schema enum would report them at the wrong path."""
 
     key: str | None = None
-    operator: TolerationOperator | None = None
+    operator: str | None = None
     value: str | None = None
-    effect: TolerationEffect | None = None
+    effect: str | None = None
     toleration_seconds: int | None = None
 
 
 class Taint(Object):
     key: str
-    effect: TaintEffect
+    effect: str  # checked in code and by Kueue's CEL rule on the list, as in Go
     value: str | None = None
     time_added: datetime | None = None
 

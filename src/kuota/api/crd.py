@@ -77,7 +77,9 @@ def _version_schema(typ: type) -> dict[str, Any]:
     props["kind"] = {"type": "string"}
     props["metadata"] = {"type": "object"}
     s.pop("required", None)
-    required = [r for r in openapi(typ).get("required", []) if r not in ("apiVersion", "kind", "metadata")]
+    required = [
+        r for r in openapi(typ).get("required", []) if r not in ("apiVersion", "kind", "metadata")
+    ]
     if required:
         s["required"] = required
     return s
@@ -96,7 +98,9 @@ def crd(kind: str) -> dict[str, Any]:
         }
         if version == "v1beta1":
             v["deprecated"] = True
-            v["deprecationWarning"] = f"kueue.x-k8s.io/v1beta1 {kind} is deprecated; use kueue.x-k8s.io/v1beta2"
+            v["deprecationWarning"] = (
+                f"kueue.x-k8s.io/v1beta1 {kind} is deprecated; use kueue.x-k8s.io/v1beta2"
+            )
         if n.status:
             v["subresources"] = {"status": {}}
         if n.columns:

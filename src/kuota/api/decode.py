@@ -19,11 +19,11 @@ from typing import Any
 import msgspec
 import yaml
 
+from kuota.api import core_validation
 from kuota.api import errors as e
 from kuota.api.base import Meta, dec_hook, enc_hook
 from kuota.api.core import CORE_KINDS
 from kuota.api.core_validation import validate_object_meta
-from kuota.api import core_validation
 from kuota.api.errors import FieldError
 from kuota.api.kueue import types as kt
 from kuota.api.kueue import v1beta1
@@ -62,8 +62,13 @@ def _build_registry() -> dict[tuple[str, str], KindInfo]:
         )
     # Cohorts were served as v1alpha1 before v1beta1; old manifests still say so.
     reg[(f"{kt.GROUP}/v1alpha1", "Cohort")] = KindInfo(
-        f"{kt.GROUP}/v1alpha1", "Cohort", v1alpha1_cohort(), False, _cohort_from_alpha,
-        _identity, WEBHOOKS["Cohort"],
+        f"{kt.GROUP}/v1alpha1",
+        "Cohort",
+        v1alpha1_cohort(),
+        False,
+        _cohort_from_alpha,
+        _identity,
+        WEBHOOKS["Cohort"],
     )
     for (api_version, kind), typ in CORE_KINDS.items():
         validator = getattr(core_validation, f"validate_{_snake(kind)}", None)
@@ -114,7 +119,7 @@ def _cohort_from_alpha(o: Any) -> kt.Cohort:
 
 REGISTRY = _build_registry()
 KINDS_BY_NAME: dict[str, list[str]] = {}
-for (_av, _k) in REGISTRY:
+for _av, _k in REGISTRY:
     KINDS_BY_NAME.setdefault(_k, []).append(_av)
 
 
@@ -149,7 +154,9 @@ class Document:
         return f"{loc} {self.prefix}" if self.prefix else loc
 
     def full_path(self, err: FieldError) -> str:
-        return f"{self.prefix}.{err.path}" if self.prefix and err.path else (self.prefix or err.path)
+        return (
+            f"{self.prefix}.{err.path}" if self.prefix and err.path else (self.prefix or err.path)
+        )
 
 
 DEFAULT_GATES: Mapping[str, bool] = {}
@@ -184,7 +191,11 @@ def decode_object(
     doc = Document(source=source, index=index, prefix=prefix)
     if not isinstance(raw, dict):
         doc.errors.append(
-            e.invalid("", type(raw).__name__, "a Kubernetes object must be a mapping (apiVersion, kind, metadata, ...)")
+            e.invalid(
+                "",
+                type(raw).__name__,
+                "a Kubernetes object must be a mapping (apiVersion, kind, metadata, ...)",
+            )
         )
         return doc
     api_version, kind = raw.get("apiVersion"), raw.get("kind")
@@ -208,12 +219,21 @@ def decode_object(
             else "; kuota reads Kueue's kinds (kueue.x-k8s.io v1beta1/v1beta2) and "
             + ", ".join(sorted({k for (_, k) in REGISTRY if (_, k) in REGISTRY}))
         )
-        doc.errors.append(e.FieldError("kind", e.NOT_SUPPORTED, f'no matches for kind "{kind}" in version "{api_version}"{hint}', kind))
+        doc.errors.append(
+            e.FieldError(
+                "kind",
+                e.NOT_SUPPORTED,
+                f'no matches for kind "{kind}" in version "{api_version}"{hint}',
+                kind,
+            )
+        )
         return doc
     return _decode_known(raw, info, doc, _gates(gates))
 
 
-def _decode_known(raw: dict[str, Any], info: KindInfo, doc: Document, gates: Mapping[str, bool]) -> Document:
+def _decode_known(
+    raw: dict[str, Any], info: KindInfo, doc: Document, gates: Mapping[str, bool]
+) -> Document:
     try:
         obj = msgspec.convert(raw, info.wire, dec_hook=dec_hook)
     except (msgspec.ValidationError, RecursionError):
@@ -222,7 +242,11 @@ def _decode_known(raw: dict[str, Any], info: KindInfo, doc: Document, gates: Map
         try:
             pruned, errs, warns = validate_raw(raw, info.wire)
         except RecursionError:
-            pruned, errs, warns = None, [e.invalid("", "object", "document is nested too deeply")], []
+            pruned, errs, warns = (
+                None,
+                [e.invalid("", "object", "document is nested too deeply")],
+                [],
+            )
         doc.warnings.extend(warns)
         if errs:
             doc.errors.extend(errs)
@@ -235,7 +259,9 @@ def _decode_known(raw: dict[str, Any], info: KindInfo, doc: Document, gates: Map
     return _validate_decoded(obj, info, doc, gates)
 
 
-def _validate_decoded(obj: Any, info: KindInfo, doc: Document, gates: Mapping[str, bool]) -> Document:
+def _validate_decoded(
+    obj: Any, info: KindInfo, doc: Document, gates: Mapping[str, bool]
+) -> Document:
     errs = validate_object_meta(obj.metadata, info.namespaced, info.name_fn, "metadata")
     errs += check_rules(obj, info.wire, info.root_rules)
     if errs:
@@ -316,13 +342,21 @@ def iter_objects(raw: Any) -> Iterator[tuple[str, Any]]:
         yield "", raw
 
 
-def decode_yaml(data: bytes | str, source: str = "<input>", gates: Mapping[str, bool] | None = None) -> list[Document]:
+def decode_yaml(
+    data: bytes | str, source: str = "<input>", gates: Mapping[str, bool] | None = None
+) -> list[Document]:
     """Every object of a multi-document YAML stream. Raises ``YamlError``."""
     out = []
     for i, raw in enumerate(load_yaml_documents(data)):
         if isinstance(raw, _TooLarge):
             d = Document(source=source, index=i)
-            d.errors.append(e.FieldError("", e.TOO_MANY, f"document expands to more than {MAX_NODES} nodes (YAML aliases)"))
+            d.errors.append(
+                e.FieldError(
+                    "",
+                    e.TOO_MANY,
+                    f"document expands to more than {MAX_NODES} nodes (YAML aliases)",
+                )
+            )
             out.append(d)
             continue
         for prefix, obj in iter_objects(raw):
@@ -332,7 +366,7 @@ def decode_yaml(data: bytes | str, source: str = "<input>", gates: Mapping[str, 
 
 # ----------------------------------------------------------------------------- JSON
 class _Head(msgspec.Struct):
-    apiVersion: str = ""  # noqa: N815 - wire names
+    apiVersion: str = ""
     kind: str = ""
 
 
@@ -340,7 +374,9 @@ _HEAD = msgspec.json.Decoder(_Head)
 _JSON_DECODERS: dict[type, msgspec.json.Decoder[Any]] = {}
 
 
-def decode_json(data: bytes, source: str = "<input>", gates: Mapping[str, bool] | None = None) -> list[Document]:
+def decode_json(
+    data: bytes, source: str = "<input>", gates: Mapping[str, bool] | None = None
+) -> list[Document]:
     """One JSON object (or a ``kind: List``), straight into its struct when valid."""
     g = _gates(gates)
     try:
@@ -359,14 +395,23 @@ def decode_json(data: bytes, source: str = "<input>", gates: Mapping[str, bool] 
         except (msgspec.ValidationError, RecursionError):
             obj = None
         if obj is not None:
-            doc = Document(source=source, index=0, api_version=info.api_version, kind=info.kind,
-                           name=obj.metadata.name, namespace=obj.metadata.namespace)
+            doc = Document(
+                source=source,
+                index=0,
+                api_version=info.api_version,
+                kind=info.kind,
+                name=obj.metadata.name,
+                namespace=obj.metadata.namespace,
+            )
             return [_validate_decoded(obj, info, doc, g)]
     try:
         raw = msgspec.json.decode(data)
     except msgspec.DecodeError as err:
         raise YamlError(f"invalid JSON: {err}") from None
-    return [decode_object(obj, source=source, index=0, prefix=p, gates=g) for p, obj in iter_objects(raw)]
+    return [
+        decode_object(obj, source=source, index=0, prefix=p, gates=g)
+        for p, obj in iter_objects(raw)
+    ]
 
 
 # ----------------------------------------------------------------------------- write back

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-
 from kuota.api.base import LIST_ATOMIC, Meta, Object, list_map, preserve_unknown
 
 
@@ -38,7 +37,7 @@ class ObjectMeta(Object, kw_only=True):
 
 class LabelSelectorRequirement(Object, kw_only=True):
     key: str
-    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    operator: str  # checked by validate_label_selector, as in Go
     values: Annotated[list[str], LIST_ATOMIC] | None = None
 
 

@@ -192,9 +192,7 @@ class Quantity:
             return _parse(str(obj))
         if isinstance(obj, float):
             return _parse(_go_json_float(obj))
-        raise QuantityError(
-            f"a quantity must be a string or a number, not {type(obj).__name__}"
-        )
+        raise QuantityError(f"a quantity must be a string or a number, not {type(obj).__name__}")
 
     @classmethod
     def from_int(cls, value: int, fmt: str = DECIMAL_SI) -> Quantity:

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import functools
 import json
-from datetime import datetime
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import msgspec
 import msgspec.inspect as mi
 
 from kuota.api import errors as e
-from kuota.api.base import RULES, Quantity, compiled_pattern
+from kuota.api.base import GO_PATTERN_OF, RULES, Quantity, compiled_pattern
 from kuota.api.errors import FieldError, child, index, key
 from kuota.api.quantity import QuantityError
 
@@ -77,6 +77,8 @@ def _structural(node: Any, defs: dict[str, Any], stack: tuple[str, ...] = ()) ->
         elif k == "default":
             if v is not None:
                 out[k] = v
+        elif k == "pattern":
+            out[k] = GO_PATTERN_OF.get(v, v)
         else:
             out[k] = v
     if "enum" in out and "type" not in out:
@@ -163,7 +165,12 @@ def _walk(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
             v = int(v)
         else:
             w.errors.append(
-                FieldError(path, e.TYPE_INVALID, f'must be of type {typ}', _shown(v) if actual not in ("object", "array") else actual)
+                FieldError(
+                    path,
+                    e.TYPE_INVALID,
+                    f"must be of type {typ}",
+                    _shown(v) if actual not in ("object", "array") else actual,
+                )
             )
             return v
     if typ == "object":
@@ -207,7 +214,11 @@ def _walk_object(v: dict[Any, Any], s: dict[str, Any], path: str, w: _Walk) -> d
     if "maxProperties" in s and n > s["maxProperties"]:
         w.errors.append(e.too_many(path, n, s["maxProperties"]))
     if "minProperties" in s and n < s["minProperties"]:
-        w.errors.append(e.invalid(path, n, f"{path} in body should have at least {s['minProperties']} properties"))
+        w.errors.append(
+            e.invalid(
+                path, n, f"{path} in body should have at least {s['minProperties']} properties"
+            )
+        )
     return out
 
 
@@ -218,7 +229,9 @@ def _walk_array(v: list[Any], s: dict[str, Any], path: str, w: _Walk) -> list[An
     if "maxItems" in s and n > s["maxItems"]:
         w.errors.append(e.too_many(path, n, s["maxItems"]))
     if "minItems" in s and n < s["minItems"]:
-        w.errors.append(e.invalid(path, n, f"{path} in body should have at least {s['minItems']} items"))
+        w.errors.append(
+            e.invalid(path, n, f"{path} in body should have at least {s['minItems']} items")
+        )
     lt = s.get("x-kubernetes-list-type")
     if lt == "map":
         keys = s.get("x-kubernetes-list-map-keys", [])
@@ -231,7 +244,9 @@ def _walk_array(v: list[Any], s: dict[str, Any], path: str, w: _Walk) -> list[An
             kv = {k: x.get(k, props.get(k, {}).get("default")) for k in keys}
             sig = json.dumps(kv, sort_keys=True, default=str)
             if sig in seen:
-                w.errors.append(e.duplicate(index(path, i), kv if len(kv) > 1 else next(iter(kv.values()))))
+                w.errors.append(
+                    e.duplicate(index(path, i), kv if len(kv) > 1 else next(iter(kv.values())))
+                )
             seen.add(sig)
     elif lt == "set":
         seen_set: set[str] = set()
@@ -265,9 +280,13 @@ def _check_string(v: str, s: dict[str, Any], path: str, w: _Walk) -> None:
 
 def _check_number(v: float, s: dict[str, Any], path: str, w: _Walk) -> None:
     if "minimum" in s and v < s["minimum"]:
-        w.errors.append(e.invalid(path, v, f"{path} in body should be greater than or equal to {s['minimum']}"))
+        w.errors.append(
+            e.invalid(path, v, f"{path} in body should be greater than or equal to {s['minimum']}")
+        )
     if "maximum" in s and v > s["maximum"]:
-        w.errors.append(e.invalid(path, v, f"{path} in body should be less than or equal to {s['maximum']}"))
+        w.errors.append(
+            e.invalid(path, v, f"{path} in body should be less than or equal to {s['maximum']}")
+        )
     if s.get("format") == "int32" and not INT32[0] <= v <= INT32[1]:
         w.errors.append(e.invalid(path, v, "must be a 32-bit integer"))
     if "enum" in s and v not in s["enum"]:
@@ -276,7 +295,11 @@ def _check_number(v: float, s: dict[str, Any], path: str, w: _Walk) -> None:
 
 def _walk_quantity(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
     if isinstance(v, bool) or not isinstance(v, int | float | str):
-        w.errors.append(FieldError(path, e.TYPE_INVALID, "must be a quantity (a string or a number)", _json_type(v)))
+        w.errors.append(
+            FieldError(
+                path, e.TYPE_INVALID, "must be a quantity (a string or a number)", _json_type(v)
+            )
+        )
         return v
     try:
         Quantity.from_value(v)
@@ -294,7 +317,11 @@ def validate_raw(doc: Any, typ: type) -> tuple[Any, list[FieldError], list[str]]
     try:
         pruned = _walk(doc, openapi(typ), "", w)
     except TooLarge:
-        return None, [e.FieldError("", e.TOO_MANY, f"document has more than {MAX_NODES} nodes")], w.warnings
+        return (
+            None,
+            [e.FieldError("", e.TOO_MANY, f"document has more than {MAX_NODES} nodes")],
+            w.warnings,
+        )
     return pruned, w.errors, w.warnings
 
 
@@ -305,7 +332,7 @@ Check = Callable[[Any, str, list[FieldError]], None]
 def _kind_word(v: Any) -> str:
     if isinstance(v, list):
         return "array"
-    if isinstance(v, dict) or isinstance(v, msgspec.Struct):
+    if isinstance(v, dict | msgspec.Struct):
         return "object"
     return _shown(v)
 
@@ -337,7 +364,9 @@ def _compile(t: mi.Type) -> Check | None:
                 for i, x in enumerate(v):
                     sig = tuple(getattr(x, _attr(x, k)) for k in list_keys)
                     if sig in seen:
-                        errs.append(e.duplicate(index(path, i), sig[0] if len(sig) == 1 else list(sig)))
+                        errs.append(
+                            e.duplicate(index(path, i), sig[0] if len(sig) == 1 else list(sig))
+                        )
                     seen.add(sig)
             elif is_set:
                 seen_v: set[Any] = set()

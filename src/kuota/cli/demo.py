@@ -54,7 +54,9 @@ def run_demo(directory: Path) -> int:
     for d in by_kind["ClusterQueue"]:
         cq = d.obj
         parent_name = cq.spec.cohort_name or "(no cohort)"
-        parent = cohorts.get(parent_name) or cohorts.setdefault(parent_name, tree.add(f"cohort {parent_name}"))
+        parent = cohorts.get(parent_name) or cohorts.setdefault(
+            parent_name, tree.add(f"cohort {parent_name}")
+        )
         node = parent.add(
             f"[bold]{cq.metadata.name}[/bold] ({cq.api_version.rsplit('/', 1)[-1]}, "
             f"{cq.spec.queueing_strategy}, preemption within={cq.spec.preemption.within_cluster_queue} "

@@ -23,7 +23,9 @@ def expand(paths: list[str]) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            out += sorted(x for x in path.rglob("*") if x.suffix in (".yaml", ".yml") and x.is_file())
+            out += sorted(
+                x for x in path.rglob("*") if x.suffix in (".yaml", ".yml") and x.is_file()
+            )
         elif path.exists():
             out.append(path)
         else:
@@ -62,13 +64,19 @@ def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult
             head.errors, head.warnings = scenario_errors(raw)
             result.documents.append(head)
             for prefix, obj in scenario_objects(raw):
-                result.documents.append(decode_object(obj, source=source, index=i, prefix=prefix, gates=gates))
+                result.documents.append(
+                    decode_object(obj, source=source, index=i, prefix=prefix, gates=gates)
+                )
             continue
         if raw.__class__.__name__ == "_TooLarge":
             d = Document(source=source, index=i)
-            d.errors.append(e.FieldError("", e.TOO_MANY, "document expands to too many nodes (YAML aliases)"))
+            d.errors.append(
+                e.FieldError("", e.TOO_MANY, "document expands to too many nodes (YAML aliases)")
+            )
             result.documents.append(d)
             continue
         for prefix, obj in iter_objects(raw):
-            result.documents.append(decode_object(obj, source=source, index=i, prefix=prefix, gates=gates))
+            result.documents.append(
+                decode_object(obj, source=source, index=i, prefix=prefix, gates=gates)
+            )
     return result

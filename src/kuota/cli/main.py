@@ -55,7 +55,8 @@ def _validate(paths: list[str], as_json: bool, quiet: bool) -> int:
                     "apiVersion": d.api_version,
                     "valid": d.ok,
                     "errors": [
-                        {"path": d.full_path(err), "type": err.type, "message": str(err)} for err in d.errors
+                        {"path": d.full_path(err), "type": err.type, "message": str(err)}
+                        for err in d.errors
                     ],
                     "warnings": d.warnings,
                 }
@@ -69,12 +70,20 @@ def _validate(paths: list[str], as_json: bool, quiet: bool) -> int:
                 if not quiet:
                     click.echo(f"{click.style('ok', fg='green')}    {d.where}: {d.ref}")
                 continue
-            mark = click.style("error", fg="red", bold=True) if not d.ok else click.style("warn", fg="yellow")
+            mark = (
+                click.style("error", fg="red", bold=True)
+                if not d.ok
+                else click.style("warn", fg="yellow")
+            )
             click.echo(f"{mark} {d.where}: {d.ref}")
             for err in d.errors:
                 shown = str(err)
                 if d.prefix:
-                    shown = f"{d.prefix}.{shown}" if err.path else f"{d.prefix}: {shown.split(': ', 1)[-1]}"
+                    shown = (
+                        f"{d.prefix}.{shown}"
+                        if err.path
+                        else f"{d.prefix}: {shown.split(': ', 1)[-1]}"
+                    )
                 click.echo(f"      {shown}")
             for w in d.warnings:
                 click.echo(f"      warning: {w}")

@@ -50,14 +50,20 @@ def scenario_errors(raw: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
             continue
         actions = [a for a in STEP_ACTIONS if a in step]
         if len(actions) > 1:
-            errs.append(e.invalid(sp, "object", f"a step does one thing; found {', '.join(actions)}"))
+            errs.append(
+                e.invalid(sp, "object", f"a step does one thing; found {', '.join(actions)}")
+            )
         if not actions and "expect" not in step:
             errs.append(e.required(sp, f"a step needs one of {', '.join(STEP_ACTIONS)}"))
         warns += [f'unknown field "{child(sp, k)}"' for k in step if k not in STEP_KEYS]
         if "cycles" in step and (
-            isinstance(step["cycles"], bool) or not isinstance(step["cycles"], int) or step["cycles"] < 0
+            isinstance(step["cycles"], bool)
+            or not isinstance(step["cycles"], int)
+            or step["cycles"] < 0
         ):
-            errs.append(e.invalid(child(sp, "cycles"), step["cycles"], "must be a non-negative integer"))
+            errs.append(
+                e.invalid(child(sp, "cycles"), step["cycles"], "must be a non-negative integer")
+            )
         for list_key in ("apply", "delete", "finish"):
             if list_key in step and not isinstance(step[list_key], list):
                 errs.append(e.invalid(child(sp, list_key), "object", "must be a list"))

@@ -23,6 +23,7 @@ from kuota.api.base import (
     Quantity,
     Rule,
     cel,
+    crd_default,
     list_map,
     pattern,
     preserve_unknown,
@@ -113,6 +114,13 @@ RF_SPEC_RULES = cel(
         "at least one nodeLabel is required when topology is set",
         lambda s: s.topology_name is None or bool(s.node_labels),
     ),
+    # A transition rule: it only binds updates, which this create-time check never is.
+    Rule(
+        "!has(oldSelf.topologyName) || (has(self.topologyName) && self.topologyName == "
+        "oldSelf.topologyName)",
+        "field is immutable",
+        lambda _: True,
+    ),
 )
 
 
@@ -158,7 +166,9 @@ ResourceGroups = Annotated[
 
 
 class FairSharing(Object, kw_only=True):
-    weight: Quantity | None = msgspec.field(default_factory=lambda: Quantity.from_int(1))
+    weight: Annotated[Quantity, crd_default(1)] | None = msgspec.field(
+        default_factory=lambda: Quantity.from_int(1)
+    )
 
 
 class FairSharingStatus(Object, kw_only=True):
@@ -173,8 +183,10 @@ FUNGIBILITY_RULES = cel(
         "!has(self.preference) || (self.whenCanBorrow == 'TryNextFlavor' && "
         "self.whenCanPreempt == 'TryNextFlavor')",
         "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor",
-        lambda f: f.preference is None
-        or (f.when_can_borrow == "TryNextFlavor" and f.when_can_preempt == "TryNextFlavor"),
+        lambda f: (
+            f.preference is None
+            or (f.when_can_borrow == "TryNextFlavor" and f.when_can_preempt == "TryNextFlavor")
+        ),
     ),
 )
 
@@ -195,10 +207,12 @@ PREEMPTION_RULES = cel(
         "!(self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort) &&  "
         "self.borrowWithinCohort.policy != 'Never')",
         "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never",
-        lambda p: not (
-            p.reclaim_within_cohort == "Never"
-            and p.borrow_within_cohort is not None
-            and p.borrow_within_cohort.policy != "Never"
+        lambda p: (
+            not (
+                p.reclaim_within_cohort == "Never"
+                and p.borrow_within_cohort is not None
+                and p.borrow_within_cohort.policy != "Never"
+            )
         ),
     ),
 )
@@ -206,7 +220,7 @@ PREEMPTION_RULES = cel(
 
 class ClusterQueuePreemption(Object, kw_only=True):
     reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
-    borrow_within_cohort: BorrowWithinCohort | None = msgspec.field(
+    borrow_within_cohort: Annotated[BorrowWithinCohort, crd_default({})] | None = msgspec.field(
         default_factory=BorrowWithinCohort
     )
     within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "Never"
@@ -214,7 +228,9 @@ class ClusterQueuePreemption(Object, kw_only=True):
 
 class AdmissionCheckStrategyRule(Object, kw_only=True):
     name: AdmissionCheckReference
-    on_flavors: Annotated[list[ResourceFlavorReference], Meta(max_length=64), LIST_SET] | None = None
+    on_flavors: Annotated[list[ResourceFlavorReference], Meta(max_length=64), LIST_SET] | None = (
+        None
+    )
 
 
 class AdmissionChecksStrategy(Object, kw_only=True):
@@ -232,7 +248,10 @@ class ConcurrentAdmissionConstraints(Object, kw_only=True):
 
 
 class ConcurrentAdmissionMigration(Object, kw_only=True):
-    mode: Literal["TryPreferredFlavors", "RetainFirstAdmission"]
+    mode: Annotated[
+        Literal["TryPreferredFlavors", "RetainFirstAdmission"],
+        Meta(extra_json_schema={"maxLength": 253}),
+    ]
     constraints: ConcurrentAdmissionConstraints | None = None
 
 
@@ -262,11 +281,11 @@ class ClusterQueueSpec(Object, kw_only=True):
     queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] = "BestEffortFIFO"
     # nil selects no namespace at all; {} selects every namespace.
     namespace_selector: LabelSelector | None = None
-    flavor_fungibility: Annotated[FlavorFungibility, FUNGIBILITY_RULES] = msgspec.field(
-        default_factory=FlavorFungibility
+    flavor_fungibility: Annotated[FlavorFungibility, FUNGIBILITY_RULES, crd_default({})] = (
+        msgspec.field(default_factory=FlavorFungibility)
     )
-    preemption: Annotated[ClusterQueuePreemption, PREEMPTION_RULES] = msgspec.field(
-        default_factory=ClusterQueuePreemption
+    preemption: Annotated[ClusterQueuePreemption, PREEMPTION_RULES, crd_default({})] = (
+        msgspec.field(default_factory=ClusterQueuePreemption)
     )
     admission_checks_strategy: AdmissionChecksStrategy | None = None
     stop_policy: StopPolicy = "None"
@@ -288,7 +307,9 @@ class FlavorUsage(Object, kw_only=True):
 
 class ClusterQueueStatus(Object, kw_only=True):
     conditions: Annotated[Conditions, Meta(max_length=16)] | None = None
-    flavors_reservation: Annotated[list[FlavorUsage], Meta(max_length=64), list_map("name")] | None = None
+    flavors_reservation: (
+        Annotated[list[FlavorUsage], Meta(max_length=64), list_map("name")] | None
+    ) = None
     flavors_usage: Annotated[list[FlavorUsage], Meta(max_length=64), list_map("name")] | None = None
     pending_workloads: Int32 = 0
     reserving_workloads: Int32 = 0
@@ -398,9 +419,7 @@ CONTROLLER_NAME_IMMUTABLE = cel(
 
 
 class AdmissionCheckSpec(Object, kw_only=True):
-    controller_name: Annotated[
-        str, Meta(min_length=1, max_length=253), CONTROLLER_NAME_IMMUTABLE
-    ]
+    controller_name: Annotated[str, Meta(min_length=1, max_length=253), CONTROLLER_NAME_IMMUTABLE]
     parameters: AdmissionCheckParametersReference | None = None
 
 
@@ -501,7 +520,9 @@ class WorkloadSpec(Object, kw_only=True):
     priority: Int32 | None = None
     active: bool = True
     maximum_execution_time_seconds: Annotated[int, Meta(ge=1, le=2**31 - 1)] | None = None
-    preemption_gates: Annotated[list[PreemptionGate], Meta(max_length=8), list_map("name")] | None = None
+    preemption_gates: (
+        Annotated[list[PreemptionGate], Meta(max_length=8), list_map("name")] | None
+    ) = None
 
 
 class PodSetAssignment(Object, kw_only=True):
@@ -598,17 +619,28 @@ class WorkloadStatus(Object, kw_only=True):
     conditions: Annotated[Conditions, Meta(max_length=16)] | None = None
     admission: Admission | None = None
     requeue_state: RequeueState | None = None
-    reclaimable_pods: Annotated[list[ReclaimablePod], Meta(max_length=18), list_map("name")] | None = None
-    admission_checks: Annotated[list[AdmissionCheckState], Meta(max_length=8), list_map("name")] | None = None
-    resource_requests: Annotated[list[PodSetRequest], Meta(max_length=18), list_map("name")] | None = None
+    reclaimable_pods: (
+        Annotated[list[ReclaimablePod], Meta(max_length=18), list_map("name")] | None
+    ) = None
+    admission_checks: (
+        Annotated[list[AdmissionCheckState], Meta(max_length=8), list_map("name")] | None
+    ) = None
+    resource_requests: (
+        Annotated[list[PodSetRequest], Meta(max_length=18), list_map("name")] | None
+    ) = None
     accumulated_past_execution_time_seconds: Int32 | None = None
     scheduling_stats: SchedulingStats | None = None
     nominated_cluster_names: (
-        Annotated[list[Annotated[str, Meta(max_length=256)]], Meta(max_length=20), LIST_ATOMIC] | None
+        Annotated[list[Annotated[str, Meta(max_length=256)]], Meta(max_length=20), LIST_ATOMIC]
+        | None
     ) = None
     cluster_name: Annotated[str, Meta(max_length=256)] | None = None
-    unhealthy_nodes: Annotated[list[UnhealthyNode], Meta(max_length=8), list_map("name")] | None = None
-    preemption_gates: Annotated[list[PreemptionGateState], Meta(max_length=8), list_map("name")] | None = None
+    unhealthy_nodes: Annotated[list[UnhealthyNode], Meta(max_length=8), list_map("name")] | None = (
+        None
+    )
+    preemption_gates: (
+        Annotated[list[PreemptionGateState], Meta(max_length=8), list_map("name")] | None
+    ) = None
 
 
 def _quota_reserved(wl: Workload) -> bool:
@@ -626,8 +658,10 @@ WL_RULES = cel(
         "c.type == 'QuotaReserved' && c.status == 'True') && has(self.status.admission) ? "
         "size(self.spec.podSets) == size(self.status.admission.podSetAssignments) : true",
         "podSetAssignments must have the same number of podSets as the spec",
-        lambda w: not (_quota_reserved(w) and w.status.admission is not None)
-        or len(w.spec.pod_sets) == len(w.status.admission.pod_set_assignments),
+        lambda w: (
+            not (_quota_reserved(w) and w.status.admission is not None)
+            or len(w.spec.pod_sets) == len(w.status.admission.pod_set_assignments)
+        ),
     ),
 )
 

@@ -15,19 +15,17 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from kuota.api.base import LIST_ATOMIC, Meta, Object, Quantity, Rule, cel, list_map, pattern
+from kuota.api.base import Meta, Object, Quantity, Rule, cel, crd_default, list_map, pattern
 from kuota.api.core import PodTemplateSpec, ResourceList
 from kuota.api.kueue import types as t
 from kuota.api.meta import Conditions, LabelSelector, ObjectMeta
 
+
 # ----------------------------------------------------------------- ClusterQueue
 # v1beta1 still accepts the deprecated Borrow / Preempt, which mean MayStopSearch.
-FungibilityPolicyV1 = Literal["MayStopSearch", "TryNextFlavor", "Borrow", "Preempt"]
-
-
 class FlavorFungibility(Object, kw_only=True):
-    when_can_borrow: FungibilityPolicyV1 = "MayStopSearch"
-    when_can_preempt: FungibilityPolicyV1 = "TryNextFlavor"
+    when_can_borrow: Literal["MayStopSearch", "TryNextFlavor", "Borrow"] = "MayStopSearch"
+    when_can_preempt: Literal["MayStopSearch", "TryNextFlavor", "Preempt"] = "TryNextFlavor"
     preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = None
 
 
@@ -36,8 +34,10 @@ FUNGIBILITY_RULES = cel(
         "!has(self.preference) || (self.whenCanBorrow == 'TryNextFlavor' && "
         "self.whenCanPreempt == 'TryNextFlavor')",
         "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor",
-        lambda f: f.preference is None
-        or (f.when_can_borrow == "TryNextFlavor" and f.when_can_preempt == "TryNextFlavor"),
+        lambda f: (
+            f.preference is None
+            or (f.when_can_borrow == "TryNextFlavor" and f.when_can_preempt == "TryNextFlavor")
+        ),
     ),
 )
 
@@ -70,13 +70,13 @@ class ClusterQueueSpec(Object, kw_only=True):
     cohort: t.CohortReference | None = None
     queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] = "BestEffortFIFO"
     namespace_selector: LabelSelector | None = None
-    flavor_fungibility: Annotated[FlavorFungibility, FUNGIBILITY_RULES] = msgspec.field(
-        default_factory=FlavorFungibility
+    flavor_fungibility: Annotated[FlavorFungibility, FUNGIBILITY_RULES, crd_default({})] = (
+        msgspec.field(default_factory=FlavorFungibility)
     )
-    preemption: Annotated[t.ClusterQueuePreemption, t.PREEMPTION_RULES] = msgspec.field(
-        default_factory=t.ClusterQueuePreemption
+    preemption: Annotated[t.ClusterQueuePreemption, t.PREEMPTION_RULES, crd_default({})] = (
+        msgspec.field(default_factory=t.ClusterQueuePreemption)
     )
-    admission_checks: Annotated[list[t.AdmissionCheckReference], LIST_ATOMIC] | None = None
+    admission_checks: list[str] | None = None
     admission_checks_strategy: AdmissionChecksStrategy | None = None
     stop_policy: t.StopPolicy = "None"
     fair_sharing: t.FairSharing | None = None
@@ -95,8 +95,12 @@ class FairSharingStatus(Object, kw_only=True):
 
 class ClusterQueueStatus(Object, kw_only=True):
     conditions: Conditions | None = None
-    flavors_reservation: Annotated[list[t.FlavorUsage], Meta(max_length=64), list_map("name")] | None = None
-    flavors_usage: Annotated[list[t.FlavorUsage], Meta(max_length=64), list_map("name")] | None = None
+    flavors_reservation: (
+        Annotated[list[t.FlavorUsage], Meta(max_length=64), list_map("name")] | None
+    ) = None
+    flavors_usage: Annotated[list[t.FlavorUsage], Meta(max_length=64), list_map("name")] | None = (
+        None
+    )
     pending_workloads: t.Int32 = 0
     reserving_workloads: t.Int32 = 0
     admitted_workloads: t.Int32 = 0
@@ -238,7 +242,9 @@ class LocalQueueStatus(Object, kw_only=True):
     admitted_workloads: t.Int32 = 0
     flavors_reservation: t.LQFlavorUsages | None = None
     flavor_usage: t.LQFlavorUsages | None = None
-    flavors: Annotated[list[LocalQueueFlavorStatus], Meta(max_length=16), list_map("name")] | None = None
+    flavors: (
+        Annotated[list[LocalQueueFlavorStatus], Meta(max_length=16), list_map("name")] | None
+    ) = None
     fair_sharing: FairSharingStatus | None = None
 
 
@@ -362,15 +368,23 @@ class WorkloadStatus(Object, kw_only=True):
     conditions: Annotated[Conditions, Meta(max_length=16)] | None = None
     admission: t.Admission | None = None
     requeue_state: t.RequeueState | None = None
-    reclaimable_pods: Annotated[list[t.ReclaimablePod], Meta(max_length=18), list_map("name")] | None = None
-    admission_checks: Annotated[list[t.AdmissionCheckState], Meta(max_length=8), list_map("name")] | None = None
-    resource_requests: Annotated[list[t.PodSetRequest], Meta(max_length=18), list_map("name")] | None = None
+    reclaimable_pods: (
+        Annotated[list[t.ReclaimablePod], Meta(max_length=18), list_map("name")] | None
+    ) = None
+    admission_checks: (
+        Annotated[list[t.AdmissionCheckState], Meta(max_length=8), list_map("name")] | None
+    ) = None
+    resource_requests: (
+        Annotated[list[t.PodSetRequest], Meta(max_length=18), list_map("name")] | None
+    ) = None
     # Kueue's v1beta1 field carries the misspelling.
     accumulated_past_exexcution_time_seconds: t.Int32 | None = None
     scheduling_stats: t.SchedulingStats | None = None
     nominated_cluster_names: Annotated[list[str], Meta(max_length=20)] | None = None
     cluster_name: str | None = None
-    unhealthy_nodes: Annotated[list[t.UnhealthyNode], Meta(max_length=8), list_map("name")] | None = None
+    unhealthy_nodes: (
+        Annotated[list[t.UnhealthyNode], Meta(max_length=8), list_map("name")] | None
+    ) = None
 
 
 class Workload(Object, kw_only=True):
@@ -399,7 +413,9 @@ def wl_to_internal(o: Workload) -> t.Workload:
     s = o.spec
     ref = None
     if s.priority_class_name and s.priority_class_source == WPC_SOURCE:
-        ref = t.PriorityClassRef(group=t.WPC_GROUP, kind="WorkloadPriorityClass", name=s.priority_class_name)
+        ref = t.PriorityClassRef(
+            group=t.WPC_GROUP, kind="WorkloadPriorityClass", name=s.priority_class_name
+        )
     elif s.priority_class_name and s.priority_class_source == PC_SOURCE:
         ref = t.PriorityClassRef(group=t.PC_GROUP, kind="PriorityClass", name=s.priority_class_name)
     spec = t.WorkloadSpec(

@@ -19,7 +19,7 @@ from kuota.api.core_validation import (
 )
 from kuota.api.errors import FieldError, child, index, key
 from kuota.api.kueue import types as t
-from kuota.api.names import is_qualified_name, is_label_value
+from kuota.api.names import is_label_value, is_qualified_name
 
 Gates = Mapping[str, bool]
 
@@ -80,7 +80,9 @@ def validate_resource_groups(
                 qp = index(child(fp, "resources"), k)
                 if rq.name != rg.covered_resources[k]:
                     errs.append(
-                        e.invalid(child(qp, "name"), rq.name, "must match the name in coveredResources")
+                        e.invalid(
+                            child(qp, "name"), rq.name, "must match the name in coveredResources"
+                        )
                     )
                 errs += _non_negative(rq.nominal_quota, child(qp, "nominalQuota"))
                 if rq.borrowing_limit is not None:
@@ -126,7 +128,11 @@ def validate_cluster_queue(cq: t.ClusterQueue, gates: Gates) -> list[FieldError]
         and p.borrow_within_cohort.policy != "Never"
     ):
         errs.append(
-            e.invalid("spec.preemption", "object", "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never")
+            e.invalid(
+                "spec.preemption",
+                "object",
+                "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never",
+            )
         )
     ff = s.flavor_fungibility
     if ff.preference is not None and (
@@ -212,7 +218,10 @@ def _validate_concurrent_admission(cq: t.ClusterQueue) -> list[FieldError]:
         mode = pol.migration.mode
         if mode and mode != "TryPreferredFlavors":
             errs.append(
-                e.forbidden(cpath, f'may only be set when migration.mode is "TryPreferredFlavors" (got "{mode}")')
+                e.forbidden(
+                    cpath,
+                    f'may only be set when migration.mode is "TryPreferredFlavors" (got "{mode}")',
+                )
             )
         elif cons.last_acceptable_flavor_name is not None:
             valid = _all_flavors(groups)
@@ -263,7 +272,9 @@ def validate_node_taints(taints: list[Taint] | None, path: str) -> list[FieldErr
         k = (taint.key, taint.effect or "")
         if k in seen:
             errs.append(
-                e.FieldError(ip, e.DUPLICATE, "taints must be unique by key and effect pair", taint.key)
+                e.FieldError(
+                    ip, e.DUPLICATE, "taints must be unique by key and effect pair", taint.key
+                )
             )
             continue
         seen.add(k)
@@ -303,7 +314,9 @@ def _validate_pod_set(ps: t.PodSet, path: str, gates: Gates) -> list[FieldError]
     tmpl = ps.template
     if gates.get("WorkloadValidationForPodSetMetadata", True) and tmpl.metadata is not None:
         errs += validate_labels(tmpl.metadata.labels, child(path, "template.metadata.labels"))
-        errs += validate_annotations(tmpl.metadata.annotations, child(path, "template.metadata.annotations"))
+        errs += validate_annotations(
+            tmpl.metadata.annotations, child(path, "template.metadata.annotations")
+        )
     spec = tmpl.spec
     if spec is None:
         return errs
@@ -333,7 +346,13 @@ def _validate_pod_set(ps: t.PodSet, path: str, gates: Gates) -> list[FieldError]
                     )
                 )
             elif tr.pod_set_slice_size <= 0:
-                errs.append(e.invalid(child(tp, "podSetSliceSize"), tr.pod_set_slice_size, "must be greater than 0"))
+                errs.append(
+                    e.invalid(
+                        child(tp, "podSetSliceSize"),
+                        tr.pod_set_slice_size,
+                        "must be greater than 0",
+                    )
+                )
         elif tr.pod_set_slice_size is not None:
             errs.append(
                 e.forbidden(
@@ -399,7 +418,11 @@ def _validate_admission(wl: t.Workload, names: list[str]) -> list[FieldError]:
                 value = q.milli_value() if rname == "cpu" else q.value()
                 if value % count:
                     errs.append(
-                        e.invalid(key(child(pp, "resourceUsage"), rname), str(q), f"is not a multiple of {count}")
+                        e.invalid(
+                            key(child(pp, "resourceUsage"), rname),
+                            str(q),
+                            f"is not a multiple of {count}",
+                        )
                     )
     return errs
 
@@ -445,7 +468,11 @@ def _validate_reclaimable(wl: t.Workload, names: list[str]) -> list[FieldError]:
         if rp.name not in counts:
             errs.append(e.not_supported(child(p, "name"), rp.name, names))
         elif rp.count > counts[rp.name]:
-            errs.append(e.invalid(child(p, "count"), rp.count, f"should be less or equal to {counts[rp.name]}"))
+            errs.append(
+                e.invalid(
+                    child(p, "count"), rp.count, f"should be less or equal to {counts[rp.name]}"
+                )
+            )
     return errs
 
 
@@ -477,7 +504,9 @@ def _domain_prefixed_path(gate: str) -> list[FieldError]:
 
     parts = gate.split("/", 1)
     if len(parts) != 2 or not parts[1]:
-        return [e.invalid(_AGB_PATH, gate, "must be a domain-prefixed path (such as \"acme.io/foo\")")]
+        return [
+            e.invalid(_AGB_PATH, gate, 'must be a domain-prefixed path (such as "acme.io/foo")')
+        ]
     host, rest = parts
     errs = [e.invalid(_AGB_PATH, host, m) for m in is_dns1123_subdomain(host)]
     if not all(ch.isalnum() or ch in "-_./~%!$&'()*+,;=:@" for ch in rest):
@@ -489,7 +518,11 @@ def _validate_priority_boost(value: str) -> list[FieldError]:
     path = f"metadata.annotations[{PRIORITY_BOOST}]"
     if value == "":
         return [
-            e.invalid(path, value, 'must be a valid signed integer; use "0" explicitly, empty string is not allowed')
+            e.invalid(
+                path,
+                value,
+                'must be a valid signed integer; use "0" explicitly, empty string is not allowed',
+            )
         ]
     try:
         n = int(value, 10)

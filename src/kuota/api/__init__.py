@@ -1,0 +1,1 @@
+"""Object kinds: parse, default, validate (clear errors), export CRD schemas. Pure."""
