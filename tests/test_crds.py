@@ -24,7 +24,11 @@ def _structural_problems(s: dict[str, Any], path: str) -> list[str]:
     out = []
     if "$ref" in s:
         out.append(f"{path}: $ref")
-    typed = "type" in s or s.get("x-kubernetes-int-or-string") or s.get("x-kubernetes-preserve-unknown-fields")
+    typed = (
+        "type" in s
+        or s.get("x-kubernetes-int-or-string")
+        or s.get("x-kubernetes-preserve-unknown-fields")
+    )
     if not typed:
         out.append(f"{path}: no type")
     if "properties" in s and "additionalProperties" in s:
@@ -63,13 +67,20 @@ def test_every_kueue_kind_has_a_structural_crd() -> None:
 
 def test_crd_carries_kueue_rules_and_version_differences() -> None:
     crds = {c["spec"]["names"]["kind"]: c for c in _crds()}
-    v1, v2 = (v["schema"]["openAPIV3Schema"]["properties"]["spec"] for v in crds["ClusterQueue"]["spec"]["versions"])
+    v1, v2 = (
+        v["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        for v in crds["ClusterQueue"]["spec"]["versions"]
+    )
     assert "cohort" in v1["properties"] and "cohortName" in v2["properties"]
     assert "self.cohort)" in v1["x-kubernetes-validations"][0]["rule"]
     assert "self.cohortName)" in v2["x-kubernetes-validations"][0]["rule"]
     assert "Borrow" in v1["properties"]["flavorFungibility"]["properties"]["whenCanBorrow"]["enum"]
-    assert "Borrow" not in v2["properties"]["flavorFungibility"]["properties"]["whenCanBorrow"]["enum"]
-    rq = v2["properties"]["resourceGroups"]["items"]["properties"]["flavors"]["items"]["properties"]["resources"]["items"]
+    assert (
+        "Borrow" not in v2["properties"]["flavorFungibility"]["properties"]["whenCanBorrow"]["enum"]
+    )
+    rq = v2["properties"]["resourceGroups"]["items"]["properties"]["flavors"]["items"][
+        "properties"
+    ]["resources"]["items"]
     assert rq["properties"]["nominalQuota"]["x-kubernetes-int-or-string"] is True
     assert rq["required"] == ["name", "nominalQuota"]
     assert v2["properties"]["cohortName"]["pattern"].endswith(")*$")  # Go syntax, not Python's \Z

@@ -132,7 +132,7 @@ def parse_duration_ns(text: str) -> int:
     Returns integer nanoseconds; raises ValueError with Go's own message.
     """
     if not isinstance(text, str):
-        raise TypeError(f"a duration is a string, not {type(text).__name__}")
+        raise ValueError(f'time: a duration is a string such as "5m", not {text!r}')
     orig, s, neg = text, text, False
     invalid = f"time: invalid duration {_go_quote(orig)}"
     if s and s[0] in "+-":
@@ -347,8 +347,9 @@ _GATES: dict[str, _Gate] = {
     "ValidateRayAndSparkJobUpdates": _Gate(True, "Beta"),
 }
 
-FEATURE_GATE_DEFAULTS: Mapping[str, bool] = {n: g.default for n, g in _GATES.items()}
-FEATURE_GATE_STAGES: Mapping[str, str] = {n: g.stage for n, g in _GATES.items()}
+# Read-only by convention: KueueConfig.feature_gates and validate_feature_gates copy it.
+FEATURE_GATE_DEFAULTS: dict[str, bool] = {n: g.default for n, g in _GATES.items()}
+FEATURE_GATE_STAGES: dict[str, str] = {n: g.stage for n, g in _GATES.items()}
 
 # defaultFeatureGateDependencies: a gate may be on only while all of these are on.
 FEATURE_GATE_DEPENDENCIES: Mapping[str, tuple[str, ...]] = {
@@ -535,8 +536,8 @@ class InternalCertManagement(Object):
     webhook_secret_name: str | None = None
 
 
-class RequeuingStrategyV1(Object):
-    """``RequeuingStrategy`` (the same in both versions)."""
+class RequeuingStrategySpec(Object):
+    """``RequeuingStrategy`` on the wire (the same in both versions)."""
 
     timestamp: str | None = None  # Eviction | Creation, checked by validation as Kueue does
     backoff_limit_count: Int32 | None = None
@@ -547,7 +548,7 @@ class RequeuingStrategyV1(Object):
 class WaitForPodsReadyV1Beta2(Object):
     timeout: Duration | None = None  # Go: a non-pointer Duration, absent == 0
     block_admission: bool | None = None
-    requeuing_strategy: RequeuingStrategyV1 | None = None
+    requeuing_strategy: RequeuingStrategySpec | None = None
     recovery_timeout: Duration | None = None
 
 
@@ -555,7 +556,7 @@ class WaitForPodsReadyV1Beta1(Object):
     enable: bool = False
     timeout: Duration | None = None
     block_admission: bool | None = None
-    requeuing_strategy: RequeuingStrategyV1 | None = None
+    requeuing_strategy: RequeuingStrategySpec | None = None
     recovery_timeout: Duration | None = None
 
 
@@ -635,8 +636,8 @@ class IntegrationsV1Beta1(Object):
     label_keys_to_copy: list[str] | None = None
 
 
-class ResourceTransformationV1(Object):
-    """``ResourceTransformation`` (the same in both versions)."""
+class ResourceTransformationSpec(Object):
+    """``ResourceTransformation`` on the wire (the same in both versions)."""
 
     input: str = ""
     strategy: str | None = None  # Retain | Replace, checked by validation
@@ -683,13 +684,13 @@ class DeviceClassMappingV1Beta1(Object):
 class ResourcesV1Beta2(Object):
     quota_check_strategy: str | None = None  # BlockUndeclared | IgnoreUndeclared
     exclude_resource_prefixes: list[str] | None = None
-    transformations: list[ResourceTransformationV1] | None = None
+    transformations: list[ResourceTransformationSpec] | None = None
     device_class_mappings: list[DeviceClassMappingV1Beta2] | None = None
 
 
 class ResourcesV1Beta1(Object):
     exclude_resource_prefixes: list[str] | None = None
-    transformations: list[ResourceTransformationV1] | None = None
+    transformations: list[ResourceTransformationSpec] | None = None
     device_class_mappings: list[DeviceClassMappingV1Beta1] | None = None
 
 
@@ -702,8 +703,8 @@ class FairSharingV1Beta1(Object):
     preemption_strategies: list[str] | None = None
 
 
-class AdmissionFairSharingV1(Object):
-    """``AdmissionFairSharing`` (the same in both versions)."""
+class AdmissionFairSharingSpec(Object):
+    """``AdmissionFairSharing`` on the wire (the same in both versions)."""
 
     usage_half_life_time: Duration | None = None
     usage_sampling_interval: Duration | None = None
@@ -758,7 +759,7 @@ class ConfigurationV1Beta2(Object):
     integrations: IntegrationsV1Beta2 | None = None
     multi_kueue: MultiKueueV1Beta2 | None = None
     fair_sharing: FairSharingV1Beta2 | None = None
-    admission_fair_sharing: AdmissionFairSharingV1 | None = None
+    admission_fair_sharing: AdmissionFairSharingSpec | None = None
     resources: ResourcesV1Beta2 | None = None
     feature_gates: dict[str, bool] | None = None
     object_retention_policies: ObjectRetentionPolicies | None = None
@@ -787,7 +788,7 @@ class ConfigurationV1Beta1(Object):
     queue_visibility: QueueVisibility | None = None
     multi_kueue: MultiKueueV1Beta1 | None = None
     fair_sharing: FairSharingV1Beta1 | None = None
-    admission_fair_sharing: AdmissionFairSharingV1 | None = None
+    admission_fair_sharing: AdmissionFairSharingSpec | None = None
     resources: ResourcesV1Beta1 | None = None
     feature_gates: dict[str, bool] | None = None
     object_retention_policies: ObjectRetentionPolicies | None = None
@@ -855,7 +856,7 @@ def _duration_errors(cfg: msgspec.Struct) -> list[FieldError]:
         text = getattr(obj, attr)
         try:
             parse_duration_ns(text)
-        except (ValueError, TypeError) as err:
+        except ValueError as err:
             errs.append(e.invalid(path, text, str(err)))
     return errs
 
@@ -994,8 +995,8 @@ def _default_controller_manager(cfg: ConfigurationV1Beta2 | ConfigurationV1Beta1
     cc.burst = _or(cc.burst, DEFAULT_CLIENT_CONNECTION_BURST)
 
 
-def _default_requeuing(rs: RequeuingStrategyV1 | None) -> RequeuingStrategyV1:
-    rs = _or(rs, RequeuingStrategyV1())
+def _default_requeuing(rs: RequeuingStrategySpec | None) -> RequeuingStrategySpec:
+    rs = _or(rs, RequeuingStrategySpec())
     rs.timestamp = _or(rs.timestamp, "Eviction")
     rs.backoff_base_seconds = _or(rs.backoff_base_seconds, DEFAULT_REQUEUING_BACKOFF_BASE_SECONDS)
     rs.backoff_max_seconds = _or(rs.backoff_max_seconds, DEFAULT_REQUEUING_BACKOFF_MAX_SECONDS)
@@ -2266,7 +2267,7 @@ def _internal(
     w = cfg.wait_for_pods_ready
     wfpr = None
     if w is not None and not gates["DisableWaitForPodsReady"]:
-        rs = w.requeuing_strategy or RequeuingStrategyV1()
+        rs = w.requeuing_strategy or RequeuingStrategySpec()
         wfpr = WaitForPodsReady(
             timeout=_ns_to_td(_ns(w.timeout)),
             block_admission=bool(w.block_admission),
