@@ -515,6 +515,22 @@ def test_type_errors_are_collected() -> None:
     ]
 
 
+def test_nulls_leave_fields_alone() -> None:
+    # Kueue's own sample writes ``backoffLimitCount: null``; Go's decoder skips nulls.
+    cfg, errs = c.load_config(
+        {
+            "apiVersion": c.V1BETA1,
+            "waitForPodsReady": {"enable": True, "requeuingStrategy": {"backoffLimitCount": None}},
+            "objectRetentionPolicies": {"workloads": {"afterFinished": None}},
+            "manageJobsWithoutQueueName": None,
+        }
+    )
+    assert errs == [] and cfg is not None
+    assert cfg.wait_for_pods_ready is not None
+    assert cfg.wait_for_pods_ready.requeuing_strategy.backoff_limit_count is None
+    assert cfg.object_retention == c.ObjectRetention()
+
+
 def test_bad_durations_are_decode_errors() -> None:
     _, errs = c.load_config(
         {"waitForPodsReady": {"timeout": "5 minutes"}, "multiKueue": {"gcInterval": "1d"}}

@@ -804,17 +804,6 @@ def _is_duration(t: mi.Type) -> bool:
     return isinstance(t, mi.Metadata) and t.extra == _DURATION_MARK
 
 
-def _struct_of(t: mi.Type) -> Iterator[mi.Type]:
-    """The struct/list/dict types reachable through Optional and Annotated."""
-    if isinstance(t, mi.UnionType):
-        for x in t.types:
-            yield from _struct_of(x)
-    elif isinstance(t, mi.Metadata):
-        yield from _struct_of(t.type)
-    elif isinstance(t, mi.StructType | mi.ListType | mi.DictType):
-        yield t
-
-
 _DURATION_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
 
 
@@ -873,14 +862,22 @@ def _ns(text: str | None) -> int:
 
 
 # ============================================================================ decoding
-def _strict_errors(raw: dict[str, Any], wire: type) -> list[FieldError]:
-    """Every type error and unknown field of ``raw`` (the slow path, after msgspec failed)."""
-    _, errs, warnings = validate_raw(raw, wire)
+def _strict_decode(raw: dict[str, Any], wire: type) -> tuple[Any, list[FieldError]]:
+    """The slow path, after msgspec refused ``raw``: every type error and unknown field.
+
+    Explicit nulls are pruned first, as Go's decoder leaves a field alone on ``null``.
+    """
+    pruned, errs, warnings = validate_raw(raw, wire)
     out = list(errs)
     for w in warnings:
         m = re.fullmatch(r'unknown field "(.*)"', w, re.S)
         out.append(FieldError(m.group(1) if m else "", UNKNOWN_FIELD, "" if m else w))
-    return out
+    if out:
+        return None, out
+    try:
+        return msgspec.convert(pruned, wire, dec_hook=dec_hook), []
+    except msgspec.ValidationError as err:
+        return None, [_msgspec_error(err)]
 
 
 def _msgspec_error(err: msgspec.ValidationError) -> FieldError:
@@ -913,9 +910,10 @@ def decode_config(
     wire = _WIRE[api_version]
     try:
         cfg = msgspec.convert(raw, wire, dec_hook=dec_hook)
-    except msgspec.ValidationError as err:
-        errs = _strict_errors(raw, wire) or [_msgspec_error(err)]
-        return None, errs
+    except msgspec.ValidationError:
+        cfg, errs = _strict_decode(raw, wire)
+        if cfg is None:
+            return None, errs
     errs = _duration_errors(cfg)
     if errs:
         return None, errs
