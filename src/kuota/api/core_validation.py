@@ -713,39 +713,10 @@ def _validate_pod_resource_name(name: str, path: str) -> Errors:
     return []
 
 
-_SUFFIX = {
-    "Ki": Decimal(2**10),
-    "Mi": Decimal(2**20),
-    "Gi": Decimal(2**30),
-    "Ti": Decimal(2**40),
-    "Pi": Decimal(2**50),
-    "Ei": Decimal(2**60),
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "": Decimal(1),
-    "k": Decimal(10**3),
-    "M": Decimal(10**6),
-    "G": Decimal(10**9),
-    "T": Decimal(10**12),
-    "P": Decimal(10**15),
-    "E": Decimal(10**18),
-}
-_QUANTITY_RE = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([a-zA-Z]*|[eE][+-]?[0-9]+)")
-
-
-def _decimal(q: Quantity) -> Decimal | None:
-    """The exact value of a quantity, read from its canonical text (the integer and
-    ratio checks need arithmetic that ``Quantity`` comparisons do not give)."""
-    m = _QUANTITY_RE.fullmatch(str(q))
-    if m is None:
-        return None
-    number, suffix = m.groups()
-    if suffix in _SUFFIX:
-        return Decimal(number) * _SUFFIX[suffix]
-    if suffix[:1] in ("e", "E"):
-        return Decimal(number).scaleb(int(suffix[1:]))
-    return None
+def _decimal(q: Quantity) -> Decimal:
+    """The exact value of a quantity (its nano-units are exact; its text may be
+    the user's own, non-canonical spelling)."""
+    return Decimal(q.nanos).scaleb(-9)
 
 
 def validate_resource_quantity_value(name: str, q: Quantity, path: str) -> Errors:
@@ -755,7 +726,7 @@ def validate_resource_quantity_value(name: str, q: Quantity, path: str) -> Error
     if _is_integer_resource(name):
         # Kubernetes checks MilliValue() % 1000, i.e. whole units at milli precision.
         value = _decimal(q)
-        if value is not None and (value * 1000).to_integral_value() % 1000 != 0:
+        if (value * 1000).to_integral_value() % 1000 != 0:
             errs.append(invalid(path, str(q), NOT_INTEGER))
     return errs
 

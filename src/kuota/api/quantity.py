@@ -87,9 +87,12 @@ _SCAN: Final = re.compile(
 # An exponent as Go's strconv.ParseInt takes it: a sign, then at least one digit.
 _EXPONENT: Final = re.compile(r"[+-]?+(?=[0-9])0*+([0-9]*+)", re.ASCII)
 
-# Characters Go's strings.TrimSpace removes (unicode.IsSpace); Kubernetes' JSON
-# unmarshalling trims them before parsing.
-_GO_SPACE: Final = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+# What Kubernetes trims from a quantity string. Its UnmarshalJSON applies Go's
+# strings.TrimSpace to the raw JSON text between the quotes, and a YAML manifest gets
+# there through json.Marshal, which escapes control characters and U+2028/U+2029: an
+# escaped "\t" is not trimmed and fails. What is left is a space and the non-ASCII
+# Unicode spaces, checked against Go for every whitespace character.
+_GO_SPACE: Final = " \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
 
 
 class QuantityError(ValueError):
@@ -160,7 +163,7 @@ class Quantity:
         """Parse ``text`` exactly as Kubernetes' ``ParseQuantity`` does (no trimming).
 
         Raises :class:`QuantityError` for text Kubernetes rejects, and for decimal
-        values of MAX_DIGITS or more integer digits, which Kubernetes would accept.
+        values of more than MAX_DIGITS integer digits, which Kubernetes would accept.
         """
         if not isinstance(text, str):
             raise QuantityError(f"a quantity to parse must be a str, not {type(text).__name__}")
@@ -170,8 +173,8 @@ class Quantity:
     def from_value(cls, obj: object) -> Quantity:
         """A quantity from a decoded YAML/JSON value, as Kubernetes' JSON unmarshalling.
 
-        - ``str``: surrounding whitespace is trimmed (Kubernetes' UnmarshalJSON does),
-          then parsed.
+        - ``str``: surrounding spaces are trimmed as Kubernetes' UnmarshalJSON trims a
+          YAML string (a space or a Unicode space, but not a tab or newline), then parsed.
         - ``int``: exact; parsed from its decimal text, as Kubernetes reads a JSON number.
         - ``float``: Kubernetes never sees a float, only the number's text. A YAML number
           reaches it through Go's ``json.Marshal(float64)``, whose text is the shortest
