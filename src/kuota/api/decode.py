@@ -11,6 +11,7 @@ convert to the internal model and run Kueue's webhook rules.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -153,13 +154,14 @@ class Document:
         loc = f"{self.source} (document {self.index + 1})"
         return f"{loc} {self.prefix}" if self.prefix else loc
 
+    def shown(self, err: FieldError) -> str:
+        """The error as printed, its path counted from the file's document."""
+        return str(dataclasses.replace(err, path=self.full_path(err)))
+
     def full_path(self, err: FieldError) -> str:
         return (
             f"{self.prefix}.{err.path}" if self.prefix and err.path else (self.prefix or err.path)
         )
-
-
-DEFAULT_GATES: Mapping[str, bool] = {}
 
 
 def _gates(gates: Mapping[str, bool] | None) -> Mapping[str, bool]:
@@ -217,7 +219,7 @@ def decode_object(
             f"; {kind} is read in {', '.join(sorted(known))}"
             if known
             else "; kuota reads Kueue's kinds (kueue.x-k8s.io v1beta1/v1beta2) and "
-            + ", ".join(sorted({k for (_, k) in REGISTRY if (_, k) in REGISTRY}))
+            + ", ".join(sorted(KINDS_BY_NAME))
         )
         doc.errors.append(
             e.FieldError(
@@ -342,26 +344,33 @@ def iter_objects(raw: Any) -> Iterator[tuple[str, Any]]:
         yield "", raw
 
 
+def decode_document(
+    raw: Any, *, source: str, index: int, gates: Mapping[str, bool] | None = None
+) -> list[Document]:
+    """The objects of one loaded YAML document (itself, or a List's items)."""
+    if isinstance(raw, _TooLarge):
+        d = Document(source=source, index=index)
+        d.errors.append(
+            e.FieldError(
+                "", e.TOO_MANY, f"document expands to more than {MAX_NODES} nodes (YAML aliases)"
+            )
+        )
+        return [d]
+    return [
+        decode_object(obj, source=source, index=index, prefix=prefix, gates=gates)
+        for prefix, obj in iter_objects(raw)
+    ]
+
+
 def decode_yaml(
     data: bytes | str, source: str = "<input>", gates: Mapping[str, bool] | None = None
 ) -> list[Document]:
     """Every object of a multi-document YAML stream. Raises ``YamlError``."""
-    out = []
-    for i, raw in enumerate(load_yaml_documents(data)):
-        if isinstance(raw, _TooLarge):
-            d = Document(source=source, index=i)
-            d.errors.append(
-                e.FieldError(
-                    "",
-                    e.TOO_MANY,
-                    f"document expands to more than {MAX_NODES} nodes (YAML aliases)",
-                )
-            )
-            out.append(d)
-            continue
-        for prefix, obj in iter_objects(raw):
-            out.append(decode_object(obj, source=source, index=i, prefix=prefix, gates=gates))
-    return out
+    return [
+        doc
+        for i, raw in enumerate(load_yaml_documents(data))
+        for doc in decode_document(raw, source=source, index=i, gates=gates)
+    ]
 
 
 # ----------------------------------------------------------------------------- JSON

@@ -119,16 +119,6 @@ class TooLarge(Exception):
     pass
 
 
-_TYPE_NAMES = {
-    "object": "object",
-    "array": "array",
-    "string": "string",
-    "integer": "integer",
-    "number": "number",
-    "boolean": "boolean",
-}
-
-
 def _json_type(v: Any) -> str:
     if isinstance(v, bool):
         return "boolean"

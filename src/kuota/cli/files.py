@@ -6,8 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kuota.api import errors as e
-from kuota.api.decode import Document, YamlError, decode_object, iter_objects, load_yaml_documents
+from kuota.api.decode import (
+    Document,
+    YamlError,
+    decode_document,
+    decode_object,
+    load_yaml_documents,
+)
 from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_objects
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -68,15 +73,5 @@ def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult
                     decode_object(obj, source=source, index=i, prefix=prefix, gates=gates)
                 )
             continue
-        if raw.__class__.__name__ == "_TooLarge":
-            d = Document(source=source, index=i)
-            d.errors.append(
-                e.FieldError("", e.TOO_MANY, "document expands to too many nodes (YAML aliases)")
-            )
-            result.documents.append(d)
-            continue
-        for prefix, obj in iter_objects(raw):
-            result.documents.append(
-                decode_object(obj, source=source, index=i, prefix=prefix, gates=gates)
-            )
+        result.documents += decode_document(raw, source=source, index=i, gates=gates)
     return result

@@ -77,14 +77,7 @@ def _validate(paths: list[str], as_json: bool, quiet: bool) -> int:
             )
             click.echo(f"{mark} {d.where}: {d.ref}")
             for err in d.errors:
-                shown = str(err)
-                if d.prefix:
-                    shown = (
-                        f"{d.prefix}.{shown}"
-                        if err.path
-                        else f"{d.prefix}: {shown.split(': ', 1)[-1]}"
-                    )
-                click.echo(f"      {shown}")
+                click.echo(f"      {d.shown(err)}")
             for w in d.warnings:
                 click.echo(f"      warning: {w}")
         summary = f"{len(docs)} objects in {len(files)} files: {len(docs) - len(invalid)} valid, {len(invalid)} invalid"

@@ -53,10 +53,6 @@ NonNegInt32 = Annotated[int, Meta(ge=0, le=2**31 - 1)]
 StopPolicy = Literal["None", "Hold", "HoldAndDrain"]
 
 
-def _has(v: Any) -> bool:
-    return v is not None
-
-
 # The toleration-list rules Kueue puts on ResourceFlavor.spec.tolerations and
 # PodSetUpdate.tolerations (corev1.Toleration carries none of its own in a CRD).
 TOLERATION_RULES = cel(

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from kuota.api.base import Meta, Object, Quantity, Rule, cel, crd_default, list_map, pattern
+from kuota.api.base import Meta, Object, Rule, cel, crd_default, list_map, pattern
 from kuota.api.core import PodTemplateSpec, ResourceList
 from kuota.api.kueue import types as t
 from kuota.api.meta import Conditions, LabelSelector, ObjectMeta
@@ -587,5 +587,3 @@ KINDS: dict[str, tuple[type[Object], Any, Any]] = {
     "AdmissionCheck": (AdmissionCheck, ac_to_internal, ac_from_internal),
     "WorkloadPriorityClass": (WorkloadPriorityClass, wpc_to_internal, wpc_from_internal),
 }
-
-__all__ = ["KINDS", "Quantity"]
