@@ -1,0 +1,1 @@
+"""Quota: what workloads request and how ClusterQueues and cohorts account for it."""

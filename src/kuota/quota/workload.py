@@ -1,0 +1,210 @@
+"""A Workload as the admission core sees it: what each podSet requests (exact
+integers in Kueue's units), the flavors it holds once reserved, its priority
+and its place in the queue. Kueue's pkg/workload Info, restated."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from kuota.api.kueue.types import Workload
+from kuota.api.meta import Condition
+from kuota.quota.requests import RequestContext, podset_requests, resource_value
+from kuota.quota.tree import FR, Usage
+
+EPOCH = datetime(1970, 1, 1).astimezone()
+
+
+def find_condition(wl: Workload, ctype: str) -> Condition | None:
+    st = wl.status
+    if st is None or not st.conditions:
+        return None
+    for c in st.conditions:
+        if c.type == ctype:
+            return c
+    return None
+
+
+def condition_true(wl: Workload, ctype: str) -> bool:
+    c = find_condition(wl, ctype)
+    return c is not None and c.status == "True"
+
+
+def condition_false(wl: Workload, ctype: str) -> bool:
+    c = find_condition(wl, ctype)
+    return c is not None and c.status == "False"
+
+
+def has_quota_reservation(wl: Workload) -> bool:
+    return condition_true(wl, "QuotaReserved")
+
+
+def is_admitted(wl: Workload) -> bool:
+    return condition_true(wl, "Admitted")
+
+
+def is_finished(wl: Workload) -> bool:
+    return condition_true(wl, "Finished")
+
+
+def is_evicted(wl: Workload) -> bool:
+    return condition_true(wl, "Evicted")
+
+
+def evicted_reason(wl: Workload) -> str | None:
+    c = find_condition(wl, "Evicted")
+    return c.reason if c is not None and c.status == "True" else None
+
+
+@dataclass(slots=True)
+class PodSetResources:
+    name: str
+    count: int
+    requests: dict[str, int]  # total for the podSet: per pod × count
+    flavors: dict[str, str] | None = None  # resource -> flavor, once assigned
+
+    def scaled_to(self, count: int) -> PodSetResources:
+        if self.count == count:
+            return PodSetResources(self.name, count, dict(self.requests), self.flavors)
+        if self.count == 0:
+            return PodSetResources(self.name, count, dict(self.requests), self.flavors)
+        per = {r: v // self.count for r, v in self.requests.items()}
+        return PodSetResources(
+            self.name, count, {r: v * count for r, v in per.items()}, self.flavors
+        )
+
+
+class WorkloadInfo:
+    """The admission core's record of one Workload."""
+
+    __slots__ = (
+        "cluster_queue",
+        "evaluated_spec",
+        "key",
+        "last_assignment",
+        "min_counts",
+        "obj",
+        "podsets",
+        "priority",
+    )
+
+    def __init__(
+        self,
+        obj: Workload,
+        podsets: list[PodSetResources],
+        priority: int,
+        cluster_queue: str | None = None,
+    ) -> None:
+        self.key = f"{obj.metadata.namespace}/{obj.metadata.name}"
+        self.obj = obj
+        self.podsets = podsets
+        self.priority = priority
+        self.cluster_queue = cluster_queue
+        self.min_counts = [ps.min_count for ps in obj.spec.pod_sets]
+        self.last_assignment: object | None = None
+        self.evaluated_spec: object | None = None
+
+    @property
+    def namespace(self) -> str:
+        return self.obj.metadata.namespace
+
+    @property
+    def uid(self) -> str:
+        return self.obj.metadata.uid
+
+    @property
+    def creation(self) -> datetime:
+        return self.obj.metadata.creation_timestamp or EPOCH
+
+    @property
+    def queue_name(self) -> str:
+        return self.obj.spec.queue_name or ""
+
+    def usage(self) -> Usage:
+        """What a quota-reserving workload holds, per (flavor, resource)."""
+        out: Usage = {}
+        for ps in self.podsets:
+            if not ps.flavors:
+                continue
+            for r, v in ps.requests.items():
+                f = ps.flavors.get(r)
+                if f is None or not v:
+                    continue
+                fr: FR = (f, r)
+                out[fr] = out.get(fr, 0) + v
+        return out
+
+    def uses_any(self, frs: frozenset[FR] | set[FR]) -> bool:
+        for ps in self.podsets:
+            if ps.flavors:
+                for r, f in ps.flavors.items():
+                    if (f, r) in frs:
+                        return True
+        return False
+
+    def can_be_partially_admitted(self) -> bool:
+        return any(
+            mc is not None and mc < ps.count
+            for mc, ps in zip(self.min_counts, self.obj.spec.pod_sets, strict=False)
+        )
+
+    def __repr__(self) -> str:
+        return f"WorkloadInfo({self.key})"
+
+
+def reclaimable_counts(wl: Workload) -> dict[str, int]:
+    st = wl.status
+    if st is None or not st.reclaimable_pods:
+        return {}
+    return {rp.name: rp.count for rp in st.reclaimable_pods}
+
+
+def podsets_from_spec(
+    wl: Workload, ctx: RequestContext, reclaimable: Mapping[str, int] | None = None
+) -> list[PodSetResources]:
+    out = []
+    rec = reclaimable or {}
+    for ps in wl.spec.pod_sets:
+        per_pod = podset_requests(ps, ctx)
+        count = max(0, ps.count - rec.get(ps.name, 0))
+        out.append(PodSetResources(ps.name, count, {r: v * count for r, v in per_pod.items()}))
+    return out
+
+
+def podsets_from_admission(wl: Workload) -> list[PodSetResources]:
+    assert wl.status is not None and wl.status.admission is not None
+    rec = reclaimable_counts(wl)
+    by_name = {ps.name: ps for ps in wl.spec.pod_sets}
+    out = []
+    for psa in wl.status.admission.pod_set_assignments:
+        spec_ps = by_name.get(psa.name)
+        count = psa.count if psa.count is not None else (spec_ps.count if spec_ps else 0)
+        reqs = {r: resource_value(r, q) for r, q in (psa.resource_usage or {}).items()}
+        res = PodSetResources(psa.name, count, reqs, dict(psa.flavors or {}))
+        if rec.get(psa.name):
+            res = res.scaled_to(max(0, count - rec[psa.name]))
+        out.append(res)
+    return out
+
+
+def queue_order_timestamp(wl: Workload, eviction_timestamp: bool) -> datetime:
+    """Kueue's Ordering.GetQueueOrderTimestamp (PrioritySortingWithinCohort on)."""
+    c = find_condition(wl, "Evicted")
+    if c is not None and c.status == "True" and c.last_transition_time is not None:
+        if c.reason == "PodsReadyTimeout" and eviction_timestamp:
+            return c.last_transition_time
+        if c.reason == "AdmissionCheck":
+            return c.last_transition_time
+    return wl.metadata.creation_timestamp or EPOCH
+
+
+def quota_reservation_time(wl: Workload, now: datetime) -> datetime:
+    c = find_condition(wl, "QuotaReserved")
+    if c is None or c.status != "True" or c.last_transition_time is None:
+        return now
+    return c.last_transition_time
+
+
+def truncate_to_second(t: datetime) -> datetime:
+    return t - timedelta(microseconds=t.microsecond)

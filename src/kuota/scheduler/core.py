@@ -1,0 +1,1018 @@
+"""The admission core: Kueue's objects in, admission decisions out.
+
+It holds what Kueue's caches hold (flavors, queues, cohorts, the workloads
+holding quota and the pending ones), applies object changes the way Kueue's
+controllers react to them, and runs scheduling cycles. Pure and synchronous:
+time is passed in (``advance``), nothing is read from a clock or a disk, so
+the same core serves scenarios, simulations and the controllers of a cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from kuota.api import core as kc
+from kuota.api.config import KueueConfig
+from kuota.api.kueue import types as kt
+from kuota.api.meta import Condition, LabelSelector
+from kuota.api.quantity import Quantity
+from kuota.queueing.manager import QueueManager
+from kuota.quota.requests import (
+    RequestContext,
+    resource_quantity,
+    resource_value,
+    validate_podset_resources,
+)
+from kuota.quota.tree import FR, Quota, QuotaTree
+from kuota.quota.workload import (
+    WorkloadInfo,
+    condition_true,
+    find_condition,
+    has_quota_reservation,
+    is_admitted,
+    is_finished,
+    podsets_from_admission,
+    podsets_from_spec,
+    reclaimable_counts,
+)
+from kuota.scheduler.flavorassigner import Assignment
+from kuota.scheduler.preemption import Target, preemption_message
+from kuota.scheduler.snapshot import ClusterQueueState, ResourceGroup, Snapshot
+from kuota.scheduler.views import (
+    ClusterQueueView,
+    CycleResult,
+    FlavorUsage,
+    LocalQueueView,
+    Preemption,
+    WorkloadView,
+)
+
+CLUSTER_SCOPED = frozenset(
+    {
+        "ResourceFlavor",
+        "ClusterQueue",
+        "Cohort",
+        "WorkloadPriorityClass",
+        "AdmissionCheck",
+        "Namespace",
+        "PriorityClass",
+        "RuntimeClass",
+        "Node",
+    }
+)
+
+
+def selector_matches(sel: LabelSelector | None, labels: dict[str, str]) -> bool:
+    """metav1.LabelSelectorAsSelector(sel).Matches(labels); nil matches nothing."""
+    if sel is None:
+        return False
+    for k, v in (sel.match_labels or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in sel.match_expressions or ():
+        has = e.key in labels
+        vals = e.values or []
+        if e.operator == "In" and not (has and labels[e.key] in vals):
+            return False
+        if e.operator == "NotIn" and has and labels[e.key] in vals:
+            return False
+        if e.operator == "Exists" and not has:
+            return False
+        if e.operator == "DoesNotExist" and has:
+            return False
+    return True
+
+
+def _sec(t: datetime) -> datetime:
+    """Condition and requeue times are stored at second precision."""
+    return t.replace(microsecond=0)
+
+
+def set_condition(
+    wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
+) -> bool:
+    """apimeta.SetStatusCondition: the transition time moves only when the status does."""
+    if wl.status is None:
+        wl.status = kt.WorkloadStatus()
+    conds = wl.status.conditions if wl.status.conditions is not None else []
+    for c in conds:
+        if c.type == ctype:
+            changed = c.status != status or c.reason != reason or c.message != message
+            if c.status != status:
+                c.last_transition_time = _sec(now)
+            c.status, c.reason, c.message = status, reason, message  # type: ignore[assignment]
+            return changed
+    conds.append(
+        Condition(
+            type=ctype,
+            status=status,  # type: ignore[arg-type]
+            reason=reason,
+            message=message,
+            last_transition_time=_sec(now),
+            observed_generation=wl.metadata.generation or None,
+        )
+    )
+    wl.status.conditions = conds
+    return True
+
+
+def _key(ns: str, name: str) -> str:
+    return f"{ns}/{name}"
+
+
+class AdmissionCore:
+    def __init__(self, config: KueueConfig, now: datetime) -> None:
+        self.config = config
+        self.now = now
+        self.cycle_count = 0
+        wfpr = config.wait_for_pods_ready
+        self.eviction_timestamp = wfpr is None or wfpr.requeuing_strategy.timestamp == "Eviction"
+        self.ignore_undeclared = (
+            config.gate("QuotaCheckStrategy")
+            and config.resources.quota_check_strategy == "IgnoreUndeclared"
+        )
+        self.namespaces: dict[str, kc.Namespace] = {}
+        self.flavors: dict[str, kt.ResourceFlavor] = {}
+        self.cq_objs: dict[str, kt.ClusterQueue] = {}
+        self.cohort_objs: dict[str, kt.Cohort] = {}
+        self.lq_objs: dict[str, kt.LocalQueue] = {}
+        self.wpcs: dict[str, kt.WorkloadPriorityClass] = {}
+        self.pcs: dict[str, kc.PriorityClass] = {}
+        self.limit_ranges: dict[str, dict[str, kc.LimitRange]] = {}
+        self.runtime_classes: dict[str, kc.RuntimeClass] = {}
+        self.checks: dict[str, kt.AdmissionCheck] = {}
+        self.workloads: dict[str, kt.Workload] = {}
+        self.infos: dict[str, WorkloadInfo] = {}
+        self.tree = QuotaTree()
+        self.snap = Snapshot(self.tree, {}, self.flavors)
+        self.queues = QueueManager()
+        self.preemptions: list[Preemption] = []
+        self.evictions: list[tuple[str, str]] = []
+        self._pending_evictions: dict[str, str] = {}  # key -> reason, quota still held
+
+    # ================================================================ objects
+    def add(self, obj: Any) -> None:
+        self._put(obj, keep_status=False)
+
+    def apply(self, obj: Any) -> None:
+        self._put(obj, keep_status=True)
+
+    def _put(self, obj: Any, keep_status: bool) -> None:
+        kind = obj.kind
+        m = obj.metadata
+        if kind == "Namespace":
+            self.namespaces[m.name] = obj
+            self._retry_all()
+        elif kind == "ResourceFlavor":
+            self.flavors[m.name] = obj
+            self._refresh_cqs()
+        elif kind == "ClusterQueue":
+            old = self.cq_objs.get(m.name)
+            if keep_status and old is not None:
+                obj.status = old.status
+            self.cq_objs[m.name] = obj
+            self._refresh_cq(m.name, old)
+        elif kind == "Cohort":
+            self.cohort_objs[m.name] = obj
+            self.tree.set_cohort(
+                m.name,
+                obj.spec.parent_name,
+                _quotas(obj.spec.resource_groups),
+                _weight(obj.spec.fair_sharing),
+            )
+            self._refresh_cqs()
+            self._retry_tree_of_cohort(m.name)
+        elif kind == "LocalQueue":
+            old_lq = self.lq_objs.get(_key(m.namespace, m.name))
+            if keep_status and old_lq is not None:
+                obj.status = old_lq.status
+            self.lq_objs[_key(m.namespace, m.name)] = obj
+            self._refresh_lq(obj, old_lq)
+        elif kind == "WorkloadPriorityClass":
+            self.wpcs[m.name] = obj
+        elif kind == "PriorityClass":
+            self.pcs[m.name] = obj
+        elif kind == "LimitRange":
+            self.limit_ranges.setdefault(m.namespace, {})[m.name] = obj
+            self._resync_namespace(m.namespace)
+        elif kind == "RuntimeClass":
+            self.runtime_classes[m.name] = obj
+            self._resync_namespace(None)
+        elif kind == "AdmissionCheck":
+            self.checks[m.name] = obj
+            self._refresh_cqs()
+        elif kind == "Workload":
+            key = _key(m.namespace, m.name)
+            old_wl = self.workloads.get(key)
+            if keep_status and old_wl is not None:
+                obj.status = old_wl.status
+            self._put_workload(obj, old_wl)
+        # Other kinds (Nodes, Pods, Jobs) are not the core's business.
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        if kind == "Workload":
+            key = _key(namespace, name)
+            wl = self.workloads.pop(key, None)
+            if wl is None:
+                return False
+            self._forget_workload(key)
+            return True
+        if kind == "ClusterQueue":
+            if self.cq_objs.pop(name, None) is None:
+                return False
+            st = self.snap.cqs.get(name)
+            root = self._root_cqs(name)
+            self.tree.delete_cluster_queue(name)
+            self.snap.cqs.pop(name, None)
+            self.queues.delete_cluster_queue(name)
+            if st is not None:
+                for k in list(st.workloads):
+                    self.snap.holders.pop(k, None)
+            self._retry(root)
+            return True
+        if kind == "LocalQueue":
+            key = _key(namespace, name)
+            if self.lq_objs.pop(key, None) is None:
+                return False
+            self.queues.delete_local_queue(key)
+            return True
+        if kind == "Cohort":
+            if self.cohort_objs.pop(name, None) is None:
+                return False
+            cqs = self._cqs_in_tree_of_cohort(name)
+            self.tree.delete_cohort(name)
+            self._refresh_cqs()
+            self._retry(cqs)
+            return True
+        if kind == "ResourceFlavor":
+            if self.flavors.pop(name, None) is None:
+                return False
+            self._refresh_cqs()
+            return True
+        table: dict[str, dict[str, Any]] = {
+            "Namespace": self.namespaces,
+            "WorkloadPriorityClass": self.wpcs,
+            "PriorityClass": self.pcs,
+            "RuntimeClass": self.runtime_classes,
+            "AdmissionCheck": self.checks,
+        }
+        if kind == "LimitRange":
+            found = self.limit_ranges.get(namespace, {}).pop(name, None) is not None
+            if found:
+                self._resync_namespace(namespace)
+            return found
+        t = table.get(kind)
+        if t is None or t.pop(name, None) is None:
+            return False
+        if kind == "AdmissionCheck":
+            self._refresh_cqs()
+        return True
+
+    # ================================================================ queues
+    def _refresh_cqs(self) -> None:
+        for name in list(self.cq_objs):
+            self._refresh_cq(name, self.cq_objs[name], structural=False)
+
+    def _refresh_cq(self, name: str, old: kt.ClusterQueue | None, structural: bool = True) -> None:
+        obj = self.cq_objs[name]
+        spec = obj.spec
+        quotas = _quotas(spec.resource_groups)
+        st = self.snap.cqs.get(name)
+        spec_changed = old is None or old.spec != spec or structural is False
+        if st is None or (structural and spec_changed):
+            node = self.tree.set_cluster_queue(
+                name, spec.cohort_name, quotas, _weight(spec.fair_sharing)
+            )
+            if st is None:
+                st = self.snap.cqs[name] = ClusterQueueState(name, node)
+            st.generation += 1
+        st.resource_groups = tuple(
+            ResourceGroup(frozenset(rg.covered_resources), tuple(f.name for f in rg.flavors))
+            for rg in spec.resource_groups or ()
+        )
+        st.preemption = spec.preemption
+        st.fungibility = spec.flavor_fungibility
+        st.admission_checks = self._check_rules(spec)
+        was_active = st.active
+        st.active, st.inactive_reason, st.inactive_message = self._cq_activity(name, st)
+        ev_ts = self.eviction_timestamp
+        q = self.queues.set_cluster_queue(name, spec.queueing_strategy, st.active, ev_ts, self.now)
+        q.strategy = spec.queueing_strategy
+        stop = spec.stop_policy or "None"
+        old_stop = (old.spec.stop_policy or "None") if old is not None else "None"
+        if structural and old is not None and stop != old_stop:
+            self._on_cq_stop_change(name, old_stop, stop)
+        if structural or was_active != st.active:
+            self._retry(self._root_cqs(name))
+
+    def _check_rules(self, spec: kt.ClusterQueueSpec) -> tuple[tuple[str, frozenset[str]], ...]:
+        acs = spec.admission_checks_strategy
+        if acs is None:
+            return ()
+        return tuple((r.name, frozenset(r.on_flavors or ())) for r in acs.admission_checks or ())
+
+    def _cq_activity(self, name: str, st: ClusterQueueState) -> tuple[bool, str, str]:
+        obj = self.cq_objs[name]
+        missing = [f for rg in st.resource_groups for f in rg.flavors if f not in self.flavors]
+        if missing:
+            return (
+                False,
+                "FlavorNotFound",
+                f"Can't admit new workloads: references missing ResourceFlavor(s): {', '.join(sorted(set(missing)))}.",
+            )
+        for check, _ in st.admission_checks:
+            ac = self.checks.get(check)
+            if ac is None:
+                return (
+                    False,
+                    "AdmissionCheckNotFound",
+                    f"Can't admit new workloads: references missing AdmissionCheck(s): {check}.",
+                )
+        if (obj.spec.stop_policy or "None") != "None":
+            return False, "Stopped", "Can't admit new workloads: is stopped."
+        if self.tree.in_cycle(st.node):
+            return False, "CohortCycle", "Can't admit new workloads: cohort has a cycle."
+        return True, "Ready", "Can admit new workloads"
+
+    def _on_cq_stop_change(self, name: str, old: str, new: str) -> None:
+        st = self.snap.cqs[name]
+        if new in ("Hold", "HoldAndDrain"):
+            for key, info in list(st.workloads.items()):
+                wl = info.obj
+                if new == "HoldAndDrain" or not is_admitted(wl):
+                    self._evict(key, "ClusterQueueStopped", "The ClusterQueue is stopped")
+        elif new == "None":
+            for key, wl in list(self.workloads.items()):
+                info = self.infos.get(key)
+                if info is None or info.cluster_queue != name:
+                    continue
+                c = find_condition(wl, "Evicted")
+                if (
+                    c is not None
+                    and c.status == "True"
+                    and c.reason == "ClusterQueueStopped"
+                    and not has_quota_reservation(wl)
+                ):
+                    set_condition(
+                        wl,
+                        "Requeued",
+                        "True",
+                        "ClusterQueueRestarted",
+                        "The ClusterQueue was restarted after being stopped",
+                        self.now,
+                    )
+                    self._sync(key)
+
+    def _refresh_lq(self, obj: kt.LocalQueue, old: kt.LocalQueue | None) -> None:
+        m = obj.metadata
+        _key(m.namespace, m.name)
+        stop = obj.spec.stop_policy or "None"
+        old_stop = (old.spec.stop_policy or "None") if old is not None else "None"
+        self.queues.set_local_queue(
+            m.namespace, m.name, obj.spec.cluster_queue or "", stop != "None", self.now
+        )
+        if stop == "HoldAndDrain" and old_stop != "HoldAndDrain":
+            for wkey, info in list(self.infos.items()):
+                wl = info.obj
+                if (
+                    wl.metadata.namespace == m.namespace
+                    and wl.spec.queue_name == m.name
+                    and has_quota_reservation(wl)
+                ):
+                    self._evict(wkey, "LocalQueueStopped", "The LocalQueue is stopped")
+        if stop == "None" and old_stop != "None":
+            for wl in list(self.workloads.values()):
+                c = find_condition(wl, "Evicted")
+                if (
+                    wl.metadata.namespace == m.namespace
+                    and wl.spec.queue_name == m.name
+                    and c is not None
+                    and c.status == "True"
+                    and c.reason == "LocalQueueStopped"
+                    and not has_quota_reservation(wl)
+                ):
+                    set_condition(
+                        wl,
+                        "Requeued",
+                        "True",
+                        "LocalQueueRestarted",
+                        "The LocalQueue was restarted after being stopped",
+                        self.now,
+                    )
+        # (Re)file the workloads that name this queue.
+        for wkey, wl in list(self.workloads.items()):
+            if wl.metadata.namespace == m.namespace and wl.spec.queue_name == m.name:
+                self._sync(wkey)
+
+    def _root_cqs(self, cq_name: str) -> list[str]:
+        """The ClusterQueues whose parked workloads a change in cq_name can wake."""
+        st = self.snap.cqs.get(cq_name)
+        if st is None or st.node.parent is None:
+            return [cq_name]
+        root = self.tree.root_of(st.node)
+        if root is None:
+            return []
+        from kuota.quota.tree import Cohort
+
+        assert isinstance(root, Cohort)
+        return [c.name for c in root.subtree_cqs()]
+
+    def _cqs_in_tree_of_cohort(self, name: str) -> list[str]:
+        c = self.tree.cohorts.get(name)
+        if c is None:
+            return []
+        root = self.tree.root_of(c)
+        if root is None:
+            return []
+        from kuota.quota.tree import Cohort
+
+        assert isinstance(root, Cohort)
+        return [q.name for q in root.subtree_cqs()]
+
+    def _retry_tree_of_cohort(self, name: str) -> None:
+        self._retry(self._cqs_in_tree_of_cohort(name))
+
+    def _retry(self, cq_names: Iterable[str]) -> None:
+        self.queues.retry_inadmissible(list(cq_names), self.now, self.namespace_matches)
+
+    def _retry_all(self) -> None:
+        self._retry(list(self.queues.cqs))
+
+    def namespace_matches(self, cq_name: str, namespace: str) -> bool:
+        cq = self.cq_objs.get(cq_name)
+        ns = self.namespaces.get(namespace)
+        if cq is None or ns is None:
+            return False
+        sel = cq.spec.namespace_selector
+        return selector_matches(sel, ns.metadata.labels or {})
+
+    # ================================================================ workloads
+    def _ctx(self, namespace: str) -> RequestContext:
+        lrs = [
+            self.limit_ranges[namespace][n] for n in sorted(self.limit_ranges.get(namespace, {}))
+        ]
+        return RequestContext.from_config(
+            self.config.resources, limit_ranges=lrs, runtime_classes=self.runtime_classes
+        )
+
+    def _priority(self, wl: kt.Workload) -> int:
+        if wl.spec.priority is not None:
+            p = wl.spec.priority
+        else:
+            p = 0
+            ref = wl.spec.priority_class_ref
+            if ref is not None:
+                if ref.kind == "WorkloadPriorityClass" and ref.name in self.wpcs:
+                    p = self.wpcs[ref.name].value
+                elif ref.kind == "PriorityClass" and ref.name in self.pcs:
+                    p = self.pcs[ref.name].value
+        if self.config.gate("PriorityBoost"):
+            boost = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/priority-boost")
+            if boost:
+                with contextlib.suppress(ValueError):
+                    p += int(boost)
+        return p
+
+    def _build_info(self, wl: kt.Workload) -> WorkloadInfo:
+        if has_quota_reservation(wl) and wl.status is not None and wl.status.admission is not None:
+            podsets = podsets_from_admission(wl)
+            cq = wl.status.admission.cluster_queue
+        else:
+            podsets = podsets_from_spec(
+                wl, self._ctx(wl.metadata.namespace), reclaimable_counts(wl)
+            )
+            cq = None
+        return WorkloadInfo(wl, podsets, self._priority(wl), cq)
+
+    def _put_workload(self, wl: kt.Workload, old: kt.Workload | None) -> None:
+        key = _key(wl.metadata.namespace, wl.metadata.name)
+        self.workloads[key] = wl
+        if old is not None and old.spec.active and not wl.spec.active:
+            if has_quota_reservation(wl):
+                self._evict(key, "Deactivated", "The workload is deactivated")
+            else:
+                set_condition(
+                    wl, "Evicted", "True", "Deactivated", "The workload is deactivated", self.now
+                )
+                self.evictions.append((key, "Deactivated"))
+        if (
+            old is not None
+            and not old.spec.active
+            and wl.spec.active
+            and (find_condition(wl, "Requeued") is not None or find_condition(wl, "Evicted"))
+        ):
+            set_condition(
+                wl, "Requeued", "True", "Reactivated", "The workload was reactivated", self.now
+            )
+        self._sync(key)
+
+    def _sync(self, key: str) -> None:
+        """Put a workload where its status says it belongs: the quota cache, a
+        queue, or nowhere."""
+        wl = self.workloads.get(key)
+        if wl is None:
+            return
+        prev = self.infos.get(key)
+        if is_finished(wl):
+            self._forget_workload(key, keep_object=True)
+            return
+        info = self._build_info(wl)
+        if prev is not None:
+            info.last_assignment = prev.last_assignment
+        if has_quota_reservation(wl) and info.cluster_queue is not None:
+            self._sync_admitted(wl, info.cluster_queue)
+            self.queues.delete(key)
+            held = self.snap.holders.get(key)
+            if held is not None:
+                self.snap.remove_workload(self.infos[key])
+            self.infos[key] = info
+            if info.cluster_queue in self.snap.cqs:
+                self.snap.add_workload(info)
+            return
+        if key in self.snap.holders and prev is not None:
+            self._release(prev)
+        self.infos[key] = info
+        if self._admissible(wl):
+            self.queues.add_or_update(info, self.now)
+        else:
+            self.queues.delete(key)
+
+    def _sync_admitted(self, wl: kt.Workload, cq_name: str) -> None:
+        """The workload controller's SyncAdmittedCondition: a reservation with
+        every required admission check Ready is an admission."""
+        if is_admitted(wl) or condition_true(wl, "Evicted"):
+            return
+        st = self.snap.cqs.get(cq_name)
+        if st is None or wl.status is None or wl.status.admission is None:
+            return
+        flavors = {
+            f for p in wl.status.admission.pod_set_assignments for f in (p.flavors or {}).values()
+        }
+        states = {s.name: s.state for s in wl.status.admission_checks or ()}
+        if all(states.get(n) == "Ready" for n in st.checks_for(flavors)):
+            set_condition(wl, "Admitted", "True", "Admitted", "The workload is admitted", self.now)
+
+    def _admissible(self, wl: kt.Workload) -> bool:
+        if not wl.spec.active or is_finished(wl) or has_quota_reservation(wl):
+            return False
+        if (wl.metadata.annotations or {}).get("kueue.x-k8s.io/admission-gated-by"):
+            return False
+        return not condition_true(wl, "WaitingForReplacementPods")
+
+    def _release(self, info: WorkloadInfo) -> None:
+        st = self.snap.holders.get(info.key)
+        if st is None:
+            return
+        self.snap.remove_workload(info)
+        st.generation += 1
+        self._retry(self._root_cqs(st.name))
+
+    def _forget_workload(self, key: str, keep_object: bool = False) -> None:
+        info = self.infos.pop(key, None)
+        self.queues.delete(key)
+        self._pending_evictions.pop(key, None)
+        if info is not None and key in self.snap.holders:
+            self._release(info)
+
+    def finish(self, key: str) -> None:
+        wl = self.workloads.get(key)
+        if wl is None:
+            raise KeyError(f"no workload {key}")
+        set_condition(wl, "Finished", "True", "Succeeded", "Job finished successfully", self.now)
+        self._sync(key)
+
+    def resources_invalid(self, info: WorkloadInfo) -> str | None:
+        ctx = self._ctx(info.namespace)
+        for i, ps in enumerate(info.obj.spec.pod_sets):
+            msg = validate_podset_resources(ps, ctx, index=i)
+            if msg is not None:
+                return msg
+        return None
+
+    # ================================================================ decisions
+    def admit(self, info: WorkloadInfo, cq: ClusterQueueState, a: Assignment) -> None:
+        wl = info.obj
+        if wl.status is None:
+            wl.status = kt.WorkloadStatus()
+        psas = []
+        for ps in a.podsets:
+            flavors = {r: f.name for r, f in sorted(ps.flavors.items())}
+            usage = {r: resource_quantity(r, ps.requests.get(r, 0)) for r in sorted(ps.flavors)}
+            psas.append(
+                kt.PodSetAssignment(
+                    name=ps.name, flavors=flavors, resource_usage=usage, count=ps.count
+                )
+            )
+        wl.status.admission = kt.Admission(cluster_queue=cq.name, pod_set_assignments=psas)
+        set_condition(
+            wl,
+            "QuotaReserved",
+            "True",
+            "QuotaReserved",
+            f"Quota reserved in ClusterQueue {cq.name}",
+            self.now,
+        )
+        for ctype in ("Evicted", "Preempted"):
+            c = find_condition(wl, ctype)
+            if c is not None and c.status == "True":
+                set_condition(
+                    wl, ctype, "False", "QuotaReserved", "Previously: " + c.message, self.now
+                )
+        flavors = {f.name for ps in a.podsets for f in ps.flavors.values()}
+        checks = cq.checks_for(flavors)
+        states = {s.name: s for s in (wl.status.admission_checks or ())}
+        for name in checks:
+            if name not in states:
+                states[name] = kt.AdmissionCheckState(
+                    name=name, state="Pending", last_transition_time=_sec(self.now)
+                )
+        wl.status.admission_checks = [states[n] for n in sorted(states)] or None
+        if all(states[n].state == "Ready" for n in checks):
+            set_condition(wl, "Admitted", "True", "Admitted", "The workload is admitted", self.now)
+        info.last_assignment = None
+        self.queues.delete(info.key)
+        # The cycle held the assignment's usage in the tree for the rest of the
+        # cycle; the workload now holds it for real.
+        new = self._build_info(wl)
+        self.infos[info.key] = new
+        self.snap.add_workload(new)
+
+    def issue_preemptions(
+        self,
+        preemptor: WorkloadInfo,
+        cq: ClusterQueueState,
+        targets: list[Target],
+        result: CycleResult,
+    ) -> int:
+        n = 0
+        for t in targets:
+            wl = t.info.obj
+            n += 1
+            if condition_true(wl, "Evicted"):
+                continue
+            msg = preemption_message(preemptor, t.reason, cq, t.cq)
+            set_condition(wl, "Preempted", "True", t.reason, msg, self.now)
+            self._evict(t.info.key, "Preempted", msg)
+            p = Preemption(t.info.key, t.reason, preemptor.key, msg)
+            self.preemptions.append(p)
+            result.preempted.append(p)
+        return n
+
+    def _evict(self, key: str, reason: str, message: str) -> None:
+        wl = self.workloads[key]
+        set_condition(wl, "Evicted", "True", reason, message, self.now)
+        self.evictions.append((key, reason))
+        # Admission checks go back to Pending on eviction.
+        if wl.status is not None and wl.status.admission_checks:
+            for s in wl.status.admission_checks:
+                s.state = "Pending"
+        if reason == "Preempted":
+            self._pending_evictions[key] = reason
+        else:
+            self._complete_eviction(key, reason)
+
+    def complete_evictions(self) -> None:
+        for key, reason in list(self._pending_evictions.items()):
+            self._complete_eviction(key, reason)
+
+    def _complete_eviction(self, key: str, reason: str) -> None:
+        """The job stopped: the workload releases its quota and is requeued."""
+        self._pending_evictions.pop(key, None)
+        wl = self.workloads.get(key)
+        if wl is None:
+            return
+        c = find_condition(wl, "Evicted")
+        msg = c.message if c is not None else ""
+        if wl.status is not None:
+            wl.status.admission = None
+        set_condition(wl, "QuotaReserved", "False", "Pending", msg, self.now)
+        if find_condition(wl, "Admitted") is not None:
+            set_condition(
+                wl,
+                "Admitted",
+                "False",
+                "NoReservation",
+                "The workload has no reservation",
+                self.now,
+            )
+        if reason in ("Preempted", "NodeFailures"):
+            set_condition(wl, "Requeued", "True", reason, msg, self.now)
+        else:
+            set_condition(wl, "Requeued", "False", reason, msg, self.now)
+        self._sync(key)
+
+    def requeue(
+        self, info: WorkloadInfo, reason: str, qr_reason: str, message: str, skip_status: bool
+    ) -> None:
+        key = info.key
+        wl = self.workloads.get(key)
+        if wl is None or not self._admissible(wl):
+            q = self.queues.cluster_queue_of(key)
+            if q is not None:
+                q.inflight.pop(key, None)
+            return
+        la = info.last_assignment
+        pending = isinstance(la, Assignment) and la.pending_flavors()
+        self.queues.requeue(info, reason, self.now, pending)
+        if not skip_status:
+            set_condition(wl, "QuotaReserved", "False", qr_reason or "Pending", message, self.now)
+
+    def blocked_by_pods_ready(self) -> bool:
+        w = self.config.wait_for_pods_ready
+        if w is None or not w.block_admission:
+            return False
+        for info in self.infos.values():
+            wl = info.obj
+            if is_admitted(wl) and not condition_true(wl, "PodsReady"):
+                return True
+        return False
+
+    # ================================================================ cycles and time
+    def cycle(self) -> CycleResult:
+        from kuota.scheduler.cycle import Cycle
+
+        return Cycle(self).run()
+
+    def settle(self, max_cycles: int = 1000) -> list[CycleResult]:
+        results = []
+        quiet = 0
+        for _ in range(max_cycles):
+            self.complete_evictions()
+            r = self.cycle()
+            results.append(r)
+            if r.changed or self._pending_evictions:
+                quiet = 0
+                continue
+            quiet += 1
+            # Requeued heads may still succeed once their flavors are all tried.
+            if quiet >= 3:
+                break
+        return results
+
+    def advance(self, to: datetime) -> None:
+        while True:
+            due = self._next_timer()
+            if due is None or due > to:
+                break
+            self.now = max(self.now, due)
+            self._fire_timers()
+        self.now = max(self.now, to)
+
+    def _next_timer(self) -> datetime | None:
+        best: datetime | None = None
+        w = self.config.wait_for_pods_ready
+        for info in self.infos.values():
+            wl = info.obj
+            t: datetime | None = None
+            if w is not None and is_admitted(wl) and not condition_true(wl, "PodsReady"):
+                t = self._pods_ready_deadline(wl)
+            rs = wl.status.requeue_state if wl.status is not None else None
+            if rs is not None and rs.requeue_at is not None and not has_quota_reservation(wl):
+                t = rs.requeue_at if t is None else min(t, rs.requeue_at)
+            if t is not None and (best is None or t < best):
+                best = t
+        return best
+
+    def _pods_ready_deadline(self, wl: kt.Workload) -> datetime | None:
+        w = self.config.wait_for_pods_ready
+        if w is None:
+            return None
+        pr = find_condition(wl, "PodsReady")
+        if pr is not None and pr.reason == "WaitForRecovery":
+            if not w.recovery_timeout or pr.last_transition_time is None:
+                return None
+            return pr.last_transition_time + w.recovery_timeout
+        adm = find_condition(wl, "Admitted")
+        if adm is None or adm.last_transition_time is None:
+            return None
+        return adm.last_transition_time + w.timeout
+
+    def _fire_timers(self) -> None:
+        w = self.config.wait_for_pods_ready
+        now = self.now
+        for key, info in list(self.infos.items()):
+            wl = info.obj
+            if w is not None and is_admitted(wl) and not condition_true(wl, "PodsReady"):
+                d = self._pods_ready_deadline(wl)
+                if d is not None and d <= now:
+                    self._pods_ready_timeout(key, wl)
+                    continue
+            rs = wl.status.requeue_state if wl.status is not None else None
+            if (
+                rs is not None
+                and rs.requeue_at is not None
+                and rs.requeue_at <= now
+                and not has_quota_reservation(wl)
+            ):
+                rs.requeue_at = None
+                c = find_condition(wl, "Requeued")
+                if (
+                    c is not None
+                    and c.status == "False"
+                    and c.reason in ("PodsReadyTimeout", "AdmissionCheck")
+                ):
+                    set_condition(
+                        wl,
+                        "Requeued",
+                        "True",
+                        "BackoffFinished",
+                        "The workload backoff was finished",
+                        now,
+                    )
+                self._sync(key)
+
+    def _pods_ready_timeout(self, key: str, wl: kt.Workload) -> None:
+        w = self.config.wait_for_pods_ready
+        assert w is not None
+        rs = w.requeuing_strategy
+        if wl.status is None:
+            wl.status = kt.WorkloadStatus()
+        state = wl.status.requeue_state or kt.RequeueState()
+        count = (state.count or 0) + 1
+        if rs.backoff_limit_count is not None and count > rs.backoff_limit_count:
+            wl.spec.active = False
+            wl.status.requeue_state = None
+            self._evict(
+                key,
+                "DeactivatedDueToRequeuingLimitExceeded",
+                "The workload is deactivated due to exceeding the maximum number of "
+                "re-queuing retries",
+            )
+            return
+        base, cap = rs.backoff_base_seconds, rs.backoff_max_seconds
+        delay = base * 2 ** (count - 1)
+        delay = max(min(delay, cap), base if base > cap else 0) if count == 1 else min(delay, cap)
+        at = _sec(self.now + timedelta(seconds=delay))
+        if state.requeue_at is not None and state.requeue_at > at:
+            at = state.requeue_at
+        wl.status.requeue_state = kt.RequeueState(count=count, requeue_at=at)
+        self._evict(key, "PodsReadyTimeout", f"Exceeded the PodsReady timeout {key}")
+
+    # ================================================================ views
+    def workload(self, key: str) -> WorkloadView | None:
+        wl = self.workloads.get(key)
+        if wl is None:
+            return None
+        st = wl.status
+        flavors = count = None
+        reason, message = "", ""
+        if is_finished(wl):
+            state = "finished"
+        elif has_quota_reservation(wl) and st is not None and st.admission is not None:
+            flavors = {p.name: dict(p.flavors or {}) for p in st.admission.pod_set_assignments}
+            count = {
+                p.name: p.count if p.count is not None else 0
+                for p in st.admission.pod_set_assignments
+            }
+            ev = find_condition(wl, "Evicted")
+            if ev is not None and ev.status == "True":
+                if ev.reason == "Preempted":
+                    state = "preempted"
+                    pc = find_condition(wl, "Preempted")
+                    reason, message = (pc.reason, pc.message) if pc else (ev.reason, ev.message)
+                else:
+                    state, reason, message = "evicted", ev.reason, ev.message
+            elif is_admitted(wl):
+                state = "admitted"
+            else:
+                state = "reserved"
+        else:
+            ev = find_condition(wl, "Evicted")
+            rq_c = find_condition(wl, "Requeued")
+            queued = self.queues.queued(key)
+            if (
+                ev is not None
+                and ev.status == "True"
+                and (rq_c is None or rq_c.status == "False" or not wl.spec.active)
+                and queued != "active"
+            ):
+                state, reason, message = "evicted", ev.reason, ev.message
+            elif queued in ("active", "inflight"):
+                state = "pending"
+            elif queued == "inadmissible":
+                state = "inadmissible"
+            else:
+                state = "unqueued"
+            if state != "evicted":
+                qr = find_condition(wl, "QuotaReserved")
+                if qr is not None and qr.status == "False":
+                    reason, message = qr.reason, qr.message
+        rs = st.requeue_state if st is not None else None
+        return WorkloadView(
+            key=key,
+            state=state,  # type: ignore[arg-type]
+            reason=reason,
+            message=message,
+            flavors=flavors,
+            count=count,
+            active=wl.spec.active,
+            requeue_count=(rs.count or 0) if rs is not None else None,
+            has_requeue_at=rs is not None and rs.requeue_at is not None,
+            requeue_state_set=rs is not None,
+        )
+
+    def _usage_of(self, infos: Iterable[WorkloadInfo], admitted_only: bool) -> FlavorUsage:
+        acc: dict[FR, int] = {}
+        for info in infos:
+            if admitted_only and not is_admitted(info.obj):
+                continue
+            for fr, v in info.usage().items():
+                acc[fr] = acc.get(fr, 0) + v
+        out: FlavorUsage = {}
+        for (f, r), v in sorted(acc.items()):
+            out.setdefault(f, {})[r] = str(resource_quantity(r, v))
+        return out
+
+    def cluster_queue(self, name: str) -> ClusterQueueView | None:
+        st = self.snap.cqs.get(name)
+        if st is None or name not in self.cq_objs:
+            return None
+        holders = list(st.workloads.values())
+        q = self.queues.cqs.get(name)
+        return ClusterQueueView(
+            name=name,
+            usage=self._usage_of(holders, False),
+            admitted_usage=self._usage_of(holders, True),
+            pending_workloads=(q.pending_count() + len(q.inflight)) if q else 0,
+            reserving_workloads=len(holders),
+            admitted_workloads=sum(1 for i in holders if is_admitted(i.obj)),
+            active=st.active,
+            reason=st.inactive_reason,
+        )
+
+    def local_queue(self, key: str) -> LocalQueueView | None:
+        obj = self.lq_objs.get(key)
+        if obj is None:
+            return None
+        ns, name = key.split("/", 1)
+        holders = [
+            i
+            for i in self.infos.values()
+            if i.key in self.snap.holders and i.namespace == ns and i.queue_name == name
+        ]
+        lq = self.queues.lqs.get(key)
+        pending = 0
+        if lq is not None:
+            pending = (
+                sum(1 for k in lq.items if self.queues.queued(k) is not None)
+                if not lq.stopped
+                else len(lq.items)
+            )
+        stopped = (obj.spec.stop_policy or "None") != "None"
+        cq_ok = (obj.spec.cluster_queue or "") in self.cq_objs
+        active = cq_ok and not stopped
+        if stopped:
+            reason = "Stopped"
+        elif not cq_ok:
+            reason = "ClusterQueueDoesNotExist"
+        else:
+            st = self.snap.cqs.get(obj.spec.cluster_queue or "")
+            reason = "Ready" if st is not None and st.active else "ClusterQueueIsInactive"
+            active = active and st is not None and st.active
+        return LocalQueueView(
+            key=key,
+            usage=self._usage_of(holders, False),
+            admitted_usage=self._usage_of(holders, True),
+            pending_workloads=pending,
+            reserving_workloads=len(holders),
+            admitted_workloads=sum(1 for i in holders if is_admitted(i.obj)),
+            active=active,
+            reason=reason,
+        )
+
+    # ================================================================ helpers
+    def _resync_namespace(self, namespace: str | None) -> None:
+        """LimitRange/RuntimeClass changes resize waiting workloads."""
+        for key, wl in list(self.workloads.items()):
+            if namespace is not None and wl.metadata.namespace != namespace:
+                continue
+            if not has_quota_reservation(wl):
+                self._sync(key)
+
+
+def _quotas(groups: list[kt.ResourceGroup] | None) -> dict[FR, Quota]:
+    out: dict[FR, Quota] = {}
+    for rg in groups or ():
+        for f in rg.flavors:
+            for r in f.resources:
+                out[(f.name, r.name)] = Quota(
+                    resource_value(r.name, r.nominal_quota),
+                    resource_value(r.name, r.borrowing_limit)
+                    if r.borrowing_limit is not None
+                    else None,
+                    resource_value(r.name, r.lending_limit)
+                    if r.lending_limit is not None
+                    else None,
+                )
+    return out
+
+
+def _weight(fs: kt.FairSharing | None) -> float:
+    if fs is None or fs.weight is None:
+        return 1.0
+    w = fs.weight
+    assert isinstance(w, Quantity)
+    return w.nanos / 1e9

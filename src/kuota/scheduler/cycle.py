@@ -1,0 +1,430 @@
+"""One scheduling cycle as Kueue runs it (pkg/scheduler/scheduler.go): take
+the head of every ClusterQueue, nominate each (flavors, preemption targets),
+order the entries, then admit, preempt or leave each in turn against the quota
+left in this cycle, and requeue the rest with the reason that decides where
+they wait."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kuota.queueing import queues as rq
+from kuota.quota.tree import FR, Cohort, Usage, add_usage, cq_available, drs, remove_usage
+from kuota.quota.workload import WorkloadInfo, queue_order_timestamp
+from kuota.scheduler.flavorassigner import (
+    DEFERRED_FIT,
+    FIT,
+    NO_FIT,
+    PREEMPT_MODE,
+    Assignment,
+    FlavorAssigner,
+)
+from kuota.scheduler.preemption import Preemptor, Target
+from kuota.scheduler.snapshot import ClusterQueueState
+from kuota.scheduler.views import CycleResult
+
+if TYPE_CHECKING:
+    from kuota.scheduler.core import AdmissionCore
+
+
+@dataclass
+class Entry:
+    info: WorkloadInfo
+    cq: ClusterQueueState
+    is_preemptor: bool = False
+    assignment: Assignment = field(default_factory=Assignment)
+    targets: list[Target] = field(default_factory=list)
+    status: str = ""  # "", skipped, nominated, assumed
+    message: str = ""
+    requeue_reason: str = rq.GENERIC
+    qr_reason: str = ""
+    skip_status: bool = False
+
+
+class Cycle:
+    def __init__(self, core: AdmissionCore) -> None:
+        self.core = core
+        self.snap = core.snap
+        self.fair = core.config.fair_sharing is not None
+        self.eviction_ts = core.eviction_timestamp
+        self.preemptor = Preemptor(
+            core.snap,
+            fair_sharing=self.fair,
+            strategies=core.config.fair_sharing.preemption_strategies
+            if core.config.fair_sharing
+            else (),
+            eviction_ts=self.eviction_ts,
+            now=core.now,
+            within_nominal_gate=core.config.gate("FairSharingPreemptWithinNominal"),
+        )
+        self.undo: list[Callable[[], None]] = []
+        self.preempted: dict[str, WorkloadInfo] = {}
+        self.result = CycleResult()
+
+    # ------------------------------------------------------------ run
+    def run(self) -> CycleResult:
+        core = self.core
+        core.cycle_count += 1
+        heads = core.queues.heads()
+        entries: list[Entry] = []
+        inadmissible: list[Entry] = []
+        for cq_name, info in heads:
+            e = Entry(info, self.snap.cqs[cq_name])
+            q = core.queues.cqs.get(cq_name)
+            e.is_preemptor = q is not None and q.preemptor == info.key
+            if info.key in self.snap.holders:
+                continue
+            ns = core.namespaces.get(info.namespace)
+            if not e.cq.active:
+                e.message = f"ClusterQueue {cq_name} is inactive"
+                e.qr_reason = "Suspended"
+            elif ns is None:
+                e.message = f'workload namespace "{info.namespace}" does not exist'
+            elif not core.namespace_matches(cq_name, info.namespace):
+                e.message = "workload namespace doesn't match ClusterQueue selector"
+                e.qr_reason = "Misconfigured"
+                e.requeue_reason = rq.NAMESPACE_MISMATCH
+            elif (bad := core.resources_invalid(info)) is not None:
+                e.message = bad
+                e.qr_reason = "Misconfigured"
+            else:
+                self._record(e, *self.assignments(e.info, e.cq))
+                entries.append(e)
+                continue
+            inadmissible.append(e)
+
+        for e in self._order(entries):
+            self._process(e)
+        for fn in reversed(self.undo):
+            fn()
+        for e in entries:
+            if e.status != "assumed":
+                self._requeue(e)
+        for e in inadmissible:
+            self._requeue(e)
+        return self.result
+
+    # ------------------------------------------------------------ nomination
+    def _record(self, e: Entry, a: Assignment, targets: list[Target]) -> None:
+        e.assignment = a
+        e.targets = targets
+        e.message = a.message()
+        e.info.last_assignment = a
+
+    def assignments(
+        self,
+        info: WorkloadInfo,
+        cq: ClusterQueueState,
+        nomination: dict[str, dict[str, str]] | None = None,
+    ) -> tuple[Assignment, list[Target]]:
+        core = self.core
+        last = info.last_assignment
+        if (
+            isinstance(last, Assignment)
+            and core.cycle_count - last.cycle > 1
+            and cq.generation > last.generation
+        ):
+            last = info.last_assignment = None
+        if not isinstance(last, Assignment):
+            last = None
+        fa = FlavorAssigner(
+            info,
+            cq,
+            self.snap.flavors,
+            self.preemptor,
+            fair_sharing=self.fair,
+            ignore_undeclared=core.ignore_undeclared,
+            cycle=core.cycle_count,
+            nomination=nomination,
+        )
+        full = fa.assign(None, last)
+        mode = full.mode()
+        if mode == FIT:
+            return full, []
+        if mode == PREEMPT_MODE:
+            t = self.preemptor.get_targets(
+                info, cq, full.frs_need_preemption(), full.total_requests_for(info)
+            )
+            if t:
+                return full, t
+        if core.config.gate("PartialAdmission") and info.can_be_partially_admitted():
+            found = self._reduce(info, cq, fa, last)
+            if found is not None:
+                return found
+        return full, []
+
+    def _reduce(
+        self, info: WorkloadInfo, cq: ClusterQueueState, fa: FlavorAssigner, last: Assignment | None
+    ) -> tuple[Assignment, list[Target]] | None:
+        spec = info.obj.spec.pod_sets
+        full = [ps.count for ps in spec]
+        deltas = [
+            ps.count - (ps.min_count if ps.min_count is not None else ps.count) for ps in spec
+        ]
+        total = sum(deltas)
+        if total == 0:
+            return None
+
+        def attempt(i: int) -> tuple[Assignment, list[Target]] | None:
+            counts = [f - (d * i // total) for f, d in zip(full, deltas, strict=True)]
+            a = fa.assign(counts, last)
+            m = a.mode()
+            if m == FIT:
+                return a, []
+            if m == PREEMPT_MODE:
+                t = self.preemptor.get_targets(
+                    info, cq, a.frs_need_preemption(), a.total_requests_for(info)
+                )
+                if t:
+                    return a, t
+            return None
+
+        lo, hi = 0, total + 1  # smallest i in [0, total] that fits
+        best: tuple[Assignment, list[Target]] | None = None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            r = attempt(mid)
+            if r is not None:
+                best, hi = r, mid
+            else:
+                lo = mid + 1
+        return best if lo <= total else None
+
+    # ------------------------------------------------------------ ordering
+    def _order(self, entries: list[Entry]) -> list[Entry]:
+        if self.fair:
+            return self._tournament(entries)
+        et = self.eviction_ts
+
+        def key(e: Entry) -> tuple[int, int, object, float, str]:
+            return (
+                e.assignment.borrowing,
+                -e.info.priority,
+                queue_order_timestamp(e.info.obj, et),
+                e.info.creation.timestamp(),
+                e.info.key,
+            )
+
+        return sorted(entries, key=key)
+
+    def _tournament(self, entries: list[Entry]) -> list[Entry]:
+        """Kueue's fair-sharing iterator: entries are picked one at a time, so
+        admissions earlier in the cycle count in later comparisons."""
+        remaining = {e.cq.name: e for e in entries}
+        out: list[Entry] = []
+        # Yielding lazily: _process must run between picks.
+        self._lazy = True
+        while remaining:
+            name = sorted(remaining)[0]
+            e = remaining[name]
+            if e.cq.node.parent is None:
+                del remaining[name]
+                self._process(e)
+                continue
+            root = e.cq.node.root()
+            assert isinstance(root, Cohort)
+            drs_values, requested = self._compute_drs(root, remaining)
+            winner = self._run_tournament(root, remaining, drs_values, requested)
+            assert winner is not None
+            del remaining[winner.cq.name]
+            self._process(winner)
+        return out
+
+    def _compute_drs(
+        self, root: Cohort, remaining: dict[str, Entry]
+    ) -> tuple[dict[tuple[str, str], object], dict[str, Usage]]:
+        values: dict[tuple[str, str], object] = {}
+        requested: dict[str, Usage] = {}
+        for cq in self._subtree_cq_names(root):
+            e = remaining.get(cq)
+            if e is None:
+                continue
+            usage = self._net_usage(e)
+            node = e.cq.node
+            add_usage(node, usage)
+            requested[e.info.key] = usage
+            d = drs(node)
+            for anc in node.path_to_root():
+                values[(anc.name, e.info.key)] = d
+                d = drs(anc)
+            remove_usage(node, usage)
+        return values, requested
+
+    def _subtree_cq_names(self, c: Cohort) -> list[str]:
+        out = sorted(c.child_cqs)
+        for n in sorted(c.child_cohorts):
+            out += self._subtree_cq_names(c.child_cohorts[n])
+        return out
+
+    def _run_tournament(
+        self,
+        cohort: Cohort,
+        remaining: dict[str, Entry],
+        values: dict[tuple[str, str], object],
+        requested: dict[str, Usage],
+    ) -> Entry | None:
+        from kuota.quota.tree import DRS, compare_drs
+
+        cands: list[Entry] = []
+        for n in sorted(cohort.child_cohorts):
+            w = self._run_tournament(cohort.child_cohorts[n], remaining, values, requested)
+            if w is not None:
+                cands.append(w)
+        for n in sorted(cohort.child_cqs):
+            if n in remaining:
+                cands.append(remaining[n])
+        if not cands:
+            return None
+        et = self.eviction_ts
+
+        def less(a: Entry, b: Entry) -> bool:
+            ad = values.get((cohort.name, a.info.key), DRS())
+            bd = values.get((cohort.name, b.info.key), DRS())
+            assert isinstance(ad, DRS) and isinstance(bd, DRS)
+            ab = ad.borrowing_on(requested.get(a.info.key, {}))
+            bb = bd.borrowing_on(requested.get(b.info.key, {}))
+            if ab != bb:
+                return not ab
+            c = compare_drs(ad, bd)
+            if c != 0:
+                return c == -1
+            if a.info.priority != b.info.priority:
+                return a.info.priority > b.info.priority
+            return queue_order_timestamp(a.info.obj, et) < queue_order_timestamp(b.info.obj, et)
+
+        best = cands[0]
+        for cur in cands[1:]:
+            if less(cur, best):
+                best = cur
+        return best
+
+    # ------------------------------------------------------------ processing
+    def _net_usage(self, e: Entry) -> Usage:
+        return dict(e.assignment.usage)
+
+    def _hold(self, cq: ClusterQueueState, usage: Usage) -> None:
+        """Reserve usage for the rest of this cycle only."""
+        add_usage(cq.node, usage)
+        self.undo.append(lambda n=cq.node, u=usage: remove_usage(n, u))
+
+    def _fits(self, cq: ClusterQueueState, usage: Usage, targets: list[Target]) -> bool:
+        victims = dict(self.preempted)
+        for t in targets:
+            victims[t.info.key] = t.info
+        revert = self.snap.simulate_removal(victims.values())
+        ok = all(cq_available(cq.node, fr) >= q for fr, q in usage.items())
+        revert()
+        return ok
+
+    def _update_assignment(self, e: Entry) -> tuple[Usage, bool]:
+        usage = self._net_usage(e)
+        overlap = any(t.info.key in self.preempted for t in e.targets)
+        if not overlap or not self.core.config.gate(
+            "RecomputeAssignmentUponPreemptionTargetsOverlap"
+        ):
+            return usage, self._fits(e.cq, usage, e.targets)
+        victims = list(self.preempted.values())
+        removed = []
+        for v in victims:
+            if v.key in self.snap.holders:
+                self.snap.remove_workload(v)
+                removed.append(v)
+        e.info.last_assignment = None
+        nomination = e.assignment.flavors_by_podset()
+        a, t = self.assignments(e.info, e.cq, nomination)
+        self._record(e, a, t)
+        for v in removed:
+            self.snap.add_workload(v)
+        if a.mode() == FIT:
+            a.forced_mode = DEFERRED_FIT
+        usage = self._net_usage(e)
+        return usage, self._fits(e.cq, usage, t)
+
+    def _process(self, e: Entry) -> None:
+        usage, fits = self._update_assignment(e)
+        cq = e.cq
+        mode = e.assignment.mode()
+        if mode == NO_FIT:
+            e.requeue_reason = rq.NO_FIT
+            e.qr_reason = e.assignment.no_fit_reason
+            self.result.waiting[e.info.key] = e.message
+            return
+        if mode == PREEMPT_MODE and not e.targets:
+            e.requeue_reason = rq.PREEMPTION_NO_CANDIDATES
+            e.qr_reason = "WaitingForQuota"
+            if cq.preemption.reclaim_within_cohort != "Any":
+                self._hold(cq, self._to_reserve(e))
+            self.result.waiting[e.info.key] = e.message
+            return
+        if mode == DEFERRED_FIT:
+            e.message = (
+                "Workload has overlapping preemption targets with another workload, "
+                "but will fit after these preemptions complete"
+            )
+            e.qr_reason = "WaitingForPreemptedWorkloads"
+            e.requeue_reason = rq.PENDING_PREEMPTION
+            e.info.last_assignment = None
+            self._hold(cq, usage)
+            self.result.waiting[e.info.key] = e.message
+            return
+        if any(t.info.key in self.preempted for t in e.targets):
+            e.status = "skipped"
+            e.message = "Workload has overlapping preemption targets with another workload"
+            e.qr_reason = "WaitingForQuota"
+            self.result.waiting[e.info.key] = e.message
+            return
+        if not fits:
+            e.status = "skipped"
+            e.message = "Workload no longer fits after processing another workload"
+            e.qr_reason = "WaitingForQuota"
+            self.result.waiting[e.info.key] = e.message
+            return
+        for t in e.targets:
+            self.preempted[t.info.key] = t.info
+        if mode == PREEMPT_MODE:
+            self._hold(cq, usage)
+            e.qr_reason = "WaitingForPreemptedWorkloads"
+            n = self.core.issue_preemptions(e.info, cq, e.targets, self.result)
+            e.info.last_assignment = None
+            if n:
+                e.message += f". Pending the preemption of {n} workload(s)"
+                e.requeue_reason = rq.PENDING_PREEMPTION
+            self.result.waiting[e.info.key] = e.message
+            return
+        if self.core.blocked_by_pods_ready():
+            e.qr_reason = "WaitingForPodsReady"
+            e.message = "waiting for all admitted workloads to be in PodsReady condition"
+            e.status = "skipped"
+            self.result.waiting[e.info.key] = e.message
+            return
+        e.status = "nominated"
+        self.core.admit(e.info, cq, e.assignment)
+        e.status = "assumed"
+        self.result.admitted.append(e.info.key)
+
+    def _to_reserve(self, e: Entry) -> Usage:
+        cq = e.cq
+        out: Usage = {}
+        for fr, v in e.assignment.usage.items():
+            q = cq.node.quotas.get(fr)
+            nominal = q.nominal if q else 0
+            used = cq.node.usage.get(fr, 0)
+            if e.assignment.borrowing > 0:
+                if q is None or q.borrowing_limit is None:
+                    out[fr] = v
+                else:
+                    out[fr] = min(v, nominal + q.borrowing_limit - used)
+            else:
+                out[fr] = max(0, min(v, nominal - used))
+        return out
+
+    def _requeue(self, e: Entry) -> None:
+        if e.status != "" and e.requeue_reason == rq.GENERIC:
+            e.requeue_reason = rq.FAILED_AFTER_NOMINATION
+        self.core.requeue(e.info, e.requeue_reason, e.qr_reason, e.message, e.skip_status)
+
+
+def frs(usage: Usage) -> frozenset[FR]:
+    return frozenset(usage)

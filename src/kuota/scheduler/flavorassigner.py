@@ -1,0 +1,475 @@
+"""Where a workload goes: one flavor per podSet and resource group.
+
+For each podSet, resource groups are decided in turn; each tries its flavors
+in order, rules out those whose labels or taints the podSet cannot use, then
+checks quota: fit, fit by borrowing, fit by preempting, or no fit. Flavor
+fungibility decides whether to stop at a flavor or look further. Restated
+from Kueue's pkg/scheduler/flavorassigner/flavorassigner.go.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kuota.api.core import NodeSelectorRequirement, PodSpec, Taint, Toleration
+from kuota.api.kueue.types import ResourceFlavor
+from kuota.quota.requests import resource_quantity
+from kuota.quota.tree import (
+    FR,
+    Usage,
+    cq_available,
+    lowest_fitting_subtree,
+    potential_available,
+)
+from kuota.quota.workload import PodSetResources, WorkloadInfo
+from kuota.scheduler.preemption import NO_CANDIDATES, PREEMPT, Preemptor
+from kuota.scheduler.snapshot import ClusterQueueState
+
+# Flavor assignment modes (worst first).
+NO_FIT, PREEMPT_MODE, DEFERRED_FIT, FIT = 0, 1, 2, 3
+MODE_NAMES = {NO_FIT: "NoFit", PREEMPT_MODE: "Preempt", DEFERRED_FIT: "DeferredFit", FIT: "Fit"}
+
+# Granular preemption modes (worst first).
+PM_NOFIT, PM_NO_CANDIDATES, PM_PREEMPT, PM_RECLAIM, PM_FIT = 0, 1, 2, 3, 4
+_INF = 1 << 62
+
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+WAITING_FOR_QUOTA = "WaitingForQuota"
+_SEVERITY = {
+    "": 0,
+    "TopologyPlacementFailed": 1,
+    WAITING_FOR_QUOTA: 2,
+    EXCEEDS_MAX_QUOTA: 3,
+    NO_MATCHING_FLAVOR: 4,
+}
+
+
+def _most_severe(a: str, b: str) -> str:
+    return a if _SEVERITY.get(a, 0) >= _SEVERITY.get(b, 0) else b
+
+
+@dataclass(slots=True)
+class FlavorAssignment:
+    name: str
+    mode: int
+    tried_idx: int = -1
+    borrow: int = 0
+
+
+@dataclass(slots=True)
+class PodSetAssignment:
+    name: str
+    count: int
+    requests: dict[str, int]  # including `pods` when the queue covers it
+    flavors: dict[str, FlavorAssignment] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+    error: str | None = None
+    attempts: dict[str, tuple[int, str]] = field(default_factory=dict)  # flavor -> (mode, reason)
+
+    def is_fit(self) -> bool:
+        return self.error is None and not self.reasons
+
+    def mode(self) -> int:
+        if self.is_fit():
+            return FIT
+        if self.error is not None or not self.flavors:
+            return NO_FIT
+        return min(f.mode for f in self.flavors.values())
+
+    def message(self) -> str:
+        if self.error is not None:
+            return self.error
+        return ", ".join(sorted(self.reasons))
+
+
+@dataclass(slots=True)
+class Assignment:
+    podsets: list[PodSetAssignment] = field(default_factory=list)
+    borrowing: int = 0
+    usage: Usage = field(default_factory=dict)
+    last_tried: list[dict[str, int]] = field(default_factory=list)
+    no_fit_reason: str = ""
+    forced_mode: int | None = None
+    generation: int = 0
+    cycle: int = 0
+
+    def mode(self) -> int:
+        if not self.podsets:
+            return NO_FIT
+        if self.forced_mode is not None:
+            return self.forced_mode
+        return min(ps.mode() for ps in self.podsets)
+
+    def message(self) -> str:
+        parts = []
+        for ps in self.podsets:
+            if ps.is_fit():
+                continue
+            if ps.error is not None:
+                return f"failed to assign flavors to pod set {ps.name}: {ps.error}"
+            parts.append(f"couldn't assign flavors to pod set {ps.name}: {ps.message()}")
+        return "; ".join(parts)
+
+    def pending_flavors(self) -> bool:
+        return any(i != -1 for d in self.last_tried for i in d.values())
+
+    def flavors_by_podset(self) -> dict[str, dict[str, str]]:
+        return {ps.name: {r: f.name for r, f in ps.flavors.items()} for ps in self.podsets}
+
+    def frs_need_preemption(self) -> frozenset[FR]:
+        return frozenset(
+            (f.name, r)
+            for ps in self.podsets
+            for r, f in ps.flavors.items()
+            if f.mode == PREEMPT_MODE
+        )
+
+    def total_requests_for(self, info: WorkloadInfo) -> Usage:
+        """The workload's requests at the assigned counts, without `pods`."""
+        out: Usage = {}
+        for i, ps in enumerate(info.podsets):
+            pa = self.podsets[i]
+            scaled = ps.scaled_to(pa.count)
+            for r, q in scaled.requests.items():
+                if not q:
+                    continue
+                fa = pa.flavors.get(r)
+                if fa is None:
+                    continue
+                fr = (fa.name, r)
+                out[fr] = out.get(fr, 0) + q
+        return out
+
+
+class FlavorAssigner:
+    def __init__(
+        self,
+        info: WorkloadInfo,
+        cq: ClusterQueueState,
+        flavors: dict[str, ResourceFlavor],
+        preemptor: Preemptor,
+        *,
+        fair_sharing: bool,
+        ignore_undeclared: bool = False,
+        cycle: int = 0,
+        nomination: dict[str, dict[str, str]] | None = None,
+    ) -> None:
+        self.info = info
+        self.cq = cq
+        self.flavors = flavors
+        self.preemptor = preemptor
+        self.fair_sharing = fair_sharing
+        self.ignore_undeclared = ignore_undeclared
+        self.cycle = cycle
+        self.nomination = nomination
+
+    def assign(self, counts: list[int] | None = None, last: Assignment | None = None) -> Assignment:
+        info, cq = self.info, self.cq
+        a = Assignment(generation=cq.generation, cycle=self.cycle)
+        covers_pods = cq.covers_pods()
+        spec_podsets = info.obj.spec.pod_sets
+        for i, ps in enumerate(info.podsets):
+            res: PodSetResources = ps if counts is None else ps.scaled_to(counts[i])
+            requests = dict(res.requests)
+            if covers_pods:
+                requests["pods"] = res.count
+            psa = PodSetAssignment(ps.name, res.count, requests)
+            group_flavors: dict[str, FlavorAssignment] = {}
+            failed = False
+            for r in sorted(requests):
+                q = requests[r]
+                if cq.rg_for(r) is None:
+                    if q == 0:
+                        continue
+                    if self.ignore_undeclared:
+                        continue
+                if r in group_flavors:
+                    continue
+                flv, reasons, err = self._find_flavor(
+                    i, spec_podsets[i].template.spec, requests, r, a.usage, psa, last
+                )
+                if err is not None or (not flv and requests):
+                    group_flavors = {}
+                    psa.reasons = reasons
+                    psa.error = err
+                    failed = True
+                    break
+                group_flavors.update(flv)
+                psa.reasons.extend(reasons)
+            psa.flavors = {r: f for r, f in group_flavors.items() if r in requests}
+            self._append(a, psa)
+            if failed or psa.error is not None:
+                self._resolve_no_fit(a)
+                return a
+        self._resolve_no_fit(a)
+        return a
+
+    def _append(self, a: Assignment, psa: PodSetAssignment) -> None:
+        a.podsets.append(psa)
+        tried: dict[str, int] = {}
+        for r, fa in psa.flavors.items():
+            a.borrowing = max(a.borrowing, fa.borrow)
+            fr = (fa.name, r)
+            a.usage[fr] = a.usage.get(fr, 0) + psa.requests.get(r, 0)
+            tried[r] = fa.tried_idx
+        a.last_tried.append(tried)
+
+    def _resolve_no_fit(self, a: Assignment) -> None:
+        if a.mode() != NO_FIT:
+            return
+        overall = ""
+        for ps in a.podsets:
+            if ps.mode() != NO_FIT:
+                continue
+            if not ps.attempts:
+                overall = _most_severe(overall, NO_MATCHING_FLAVOR)
+                continue
+            rg_min: dict[int, str] = {}
+            for i, (flavor, (mode, reason)) in enumerate(ps.attempts.items()):
+                if mode != NO_FIT:
+                    continue
+                idxs = [j for j, rg in enumerate(self.cq.resource_groups) if flavor in rg.flavors]
+                for j in idxs or [-1 - i]:
+                    cur = rg_min.get(j)
+                    if cur is None or _SEVERITY.get(reason, 0) < _SEVERITY.get(cur, 0):
+                        rg_min[j] = reason
+            ps_reason = ""
+            for r in rg_min.values():
+                ps_reason = _most_severe(ps_reason, r)
+            overall = _most_severe(overall, ps_reason)
+        a.no_fit_reason = overall
+
+    def _find_flavor(
+        self,
+        ps_index: int,
+        spec: PodSpec | None,
+        requests: dict[str, int],
+        res_name: str,
+        assigned: Usage,
+        psa: PodSetAssignment,
+        last: Assignment | None,
+    ) -> tuple[dict[str, FlavorAssignment], list[str], str | None]:
+        cq = self.cq
+        rg = cq.rg_for(res_name)
+        if rg is None:
+            return {}, [f"resource {res_name} unavailable in ClusterQueue"], None
+        reasons: list[str] = []
+        group_req = {r: v for r, v in sorted(requests.items()) if r in rg.covered}
+        best: dict[str, FlavorAssignment] = {}
+        best_mode = (PM_NOFIT, _INF)
+        fung = cq.fungibility
+        start = 0
+        if last is not None and ps_index < len(last.last_tried):
+            idx = last.last_tried[ps_index].get(res_name)
+            if idx is not None:
+                start = idx + 1
+        attempted = -1
+        ps_name = psa.name
+        for idx in range(start, len(rg.flavors)):
+            attempted = idx
+            fname = rg.flavors[idx]
+            if (
+                self.nomination is not None
+                and self.nomination.get(ps_name, {}).get(res_name) != fname
+            ):
+                reasons.append(
+                    f"skipping flavor {fname} as it is not found in the nomination mapping "
+                    f"for resource {res_name}"
+                )
+                continue
+            why = self._check_flavor(fname, spec)
+            if why is not None:
+                reasons.append(why)
+                psa.attempts[fname] = (NO_FIT, NO_MATCHING_FLAVOR)
+                continue
+            assignments: dict[str, FlavorAssignment] = {}
+            rep = (PM_FIT, 0)
+            max_borrow = 0
+            flavor_no_fit = ""
+            for r, val in group_req.items():
+                fr = (fname, r)
+                pm, borrow, msg, nfr = self._fits_quota(fr, assigned.get(fr, 0), val)
+                if msg is not None:
+                    reasons.append(msg)
+                    flavor_no_fit = _most_severe(flavor_no_fit, nfr)
+                max_borrow = max(max_borrow, borrow)
+                mode = (pm, borrow)
+                if _preferred(rep, mode, fung.preference):
+                    rep = mode
+                if rep[0] == PM_NOFIT:
+                    continue
+                assignments[r] = FlavorAssignment(fname, _flavor_mode(pm), borrow=borrow)
+            psa.attempts[fname] = (
+                _flavor_mode(rep[0]),
+                flavor_no_fit if rep[0] == PM_NOFIT else "",
+            )
+            if not _try_next(rep, fung.when_can_preempt, fung.when_can_borrow):
+                best, best_mode = assignments, rep
+                break
+            if _preferred(rep, best_mode, fung.preference):
+                best, best_mode = assignments, rep
+        tried = -1 if attempted == len(rg.flavors) - 1 else attempted
+        for fa in best.values():
+            fa.tried_idx = tried
+        if best_mode[0] == PM_FIT:
+            return best, [], None
+        return best, reasons, None
+
+    def _check_flavor(self, fname: str, spec: PodSpec | None) -> str | None:
+        flavor = self.flavors.get(fname)
+        if flavor is None:
+            return f"flavor {fname} not found"
+        fs = flavor.spec
+        tolerations = list(spec.tolerations or ()) if spec else []
+        tolerations += list(fs.tolerations or ())
+        for taint in fs.node_taints or ():
+            if taint.effect not in ("NoSchedule", "NoExecute"):
+                continue
+            if not any(_tolerates(t, taint) for t in tolerations):
+                return f"untolerated taint {_taint_str(taint)} in flavor {fname}"
+        labels = fs.node_labels or {}
+        if spec is not None and not _selector_matches(spec, labels):
+            return f"flavor {fname} doesn't match node affinity"
+        return None
+
+    def _fits_quota(self, fr: FR, assumed: int, request: int) -> tuple[int, int, str | None, str]:
+        cq = self.cq
+        node = cq.node
+        avail = cq_available(node, fr)
+        max_cap = potential_available(node, fr)
+        val = assumed + request
+        r = fr[1]
+        if val > max_cap:
+            msg = (
+                f"insufficient quota for {r} in flavor {fr[0]}, previously considered podsets "
+                f"requests ({_q(r, assumed)}) + current podset request ({_q(r, request)}) > "
+                f"maximum capacity ({_q(r, max_cap)})"
+            )
+            return PM_NOFIT, 0, msg, EXCEEDS_MAX_QUOTA
+        borrow, may_reclaim = lowest_fitting_subtree(node, fr, val)
+        if val <= avail:
+            return PM_FIT, borrow, None, ""
+        msg = (
+            f"insufficient unused quota for {r} in flavor {fr[0]}, {_q(r, val - avail)} more needed"
+        )
+        q = node.quotas.get(fr)
+        nominal = q.nominal if q else 0
+        if nominal >= val or may_reclaim or self._can_preempt_while_borrowing():
+            poss, borrow_after = self.preemptor.simulate(self.info, cq, fr, val)
+            pm = {NO_CANDIDATES: PM_NO_CANDIDATES, PREEMPT: PM_PREEMPT}.get(poss, PM_RECLAIM)
+            return pm, borrow_after, msg, ""
+        return PM_NOFIT, borrow, msg, WAITING_FOR_QUOTA
+
+    def _can_preempt_while_borrowing(self) -> bool:
+        p = self.cq.preemption
+        bwc = p.borrow_within_cohort
+        return (bwc is not None and bwc.policy != "Never") or (
+            self.fair_sharing and p.reclaim_within_cohort != "Never"
+        )
+
+
+def _flavor_mode(pm: int) -> int:
+    if pm == PM_NOFIT:
+        return NO_FIT
+    if pm == PM_FIT:
+        return FIT
+    return PREEMPT_MODE
+
+
+def _preferred(a: tuple[int, int], b: tuple[int, int], preference: str | None) -> bool:
+    """Kueue's isPreferred over (preemption mode, borrowing level)."""
+    if a[0] == PM_NOFIT:
+        return False
+    if b[0] == PM_NOFIT:
+        return True
+    a_nc, b_nc = a[0] == PM_NO_CANDIDATES, b[0] == PM_NO_CANDIDATES
+    if a_nc != b_nc:
+        return not a_nc
+    if preference == "PreemptionOverBorrowing":
+        if a[1] != b[1]:
+            return a[1] < b[1]
+        return a[0] > b[0]
+    if a[0] != b[0]:
+        return a[0] > b[0]
+    return a[1] < b[1]
+
+
+def _try_next(mode: tuple[int, int], when_preempt: str, when_borrow: str) -> bool:
+    if mode[0] in (PM_NOFIT, PM_NO_CANDIDATES):
+        return True
+    if mode[0] in (PM_PREEMPT, PM_RECLAIM) and when_preempt == "TryNextFlavor":
+        return True
+    return mode[1] != 0 and when_borrow == "TryNextFlavor"
+
+
+def _q(resource: str, v: int) -> str:
+    return str(resource_quantity(resource, v))
+
+
+def _taint_str(t: Taint) -> str:
+    # k8s Taint.ToString: key=value:effect
+    if t.value:
+        return f"{t.key}={t.value}:{t.effect}"
+    return f"{t.key}:{t.effect}"
+
+
+def _tolerates(t: Toleration, taint: Taint) -> bool:
+    """k8s Toleration.ToleratesTaint."""
+    if t.effect and t.effect != taint.effect:
+        return False
+    if t.key and t.key != taint.key:
+        return False
+    op = t.operator or "Equal"
+    if op == "Exists":
+        return True
+    if op == "Equal":
+        return (t.value or "") == (taint.value or "")
+    return False
+
+
+def _selector_matches(spec: PodSpec, labels: dict[str, str]) -> bool:
+    """The podSet's nodeSelector and required node affinity, restricted to the
+    flavor's own label keys, against a node carrying the flavor's labels."""
+    keys = labels.keys()
+    for k, v in (spec.node_selector or {}).items():
+        if k in keys and labels[k] != v:
+            return False
+    aff = spec.affinity
+    na = aff.node_affinity if aff is not None else None
+    req = na.required_during_scheduling_ignored_during_execution if na is not None else None
+    if req is None:
+        return True
+    terms: list[list[NodeSelectorRequirement]] = []
+    for term in req.node_selector_terms or ():
+        exprs = [e for e in (term.match_expressions or ()) if e.key in keys]
+        if not exprs:
+            return True  # an emptied term matches anything (terms are ORed)
+        terms.append(exprs)
+    if not terms:
+        return True
+    return any(all(_requirement_matches(e, labels) for e in t) for t in terms)
+
+
+def _requirement_matches(e: NodeSelectorRequirement, labels: dict[str, str]) -> bool:
+    has = e.key in labels
+    v = labels.get(e.key)
+    vals = e.values or []
+    op = e.operator
+    if op == "In":
+        return has and v in vals
+    if op == "NotIn":
+        return not has or v not in vals
+    if op == "Exists":
+        return has
+    if op == "DoesNotExist":
+        return not has
+    if op in ("Gt", "Lt"):
+        if not has or len(vals) != 1:
+            return False
+        try:
+            lv, rv = int(v or ""), int(vals[0])
+        except ValueError:
+            return False
+        return lv > rv if op == "Gt" else lv < rv
+    return False

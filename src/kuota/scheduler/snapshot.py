@@ -1,0 +1,104 @@
+"""The quota world a scheduling cycle works on: every ClusterQueue's settings,
+the workloads holding quota, and the quota tree.
+
+Kueue copies its cache into a snapshot each cycle. kuota works on the live
+tree instead and undoes what a cycle only simulated (reservations for
+preemptors, capacity held for unreclaimable preemption) when the cycle ends,
+so a cycle costs what its heads touch, not the size of the world.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from kuota.api.kueue.types import ClusterQueuePreemption, FlavorFungibility, ResourceFlavor
+from kuota.quota.tree import (
+    FR,
+    ClusterQueueNode,
+    QuotaTree,
+    Usage,
+    add_usage,
+    remove_usage,
+)
+from kuota.quota.workload import WorkloadInfo
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceGroup:
+    covered: frozenset[str]
+    flavors: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class ClusterQueueState:
+    name: str
+    node: ClusterQueueNode
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    preemption: ClusterQueuePreemption = field(default_factory=ClusterQueuePreemption)
+    fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    workloads: dict[str, WorkloadInfo] = field(default_factory=dict)  # quota holders
+    generation: int = 0  # Kueue's AllocatableResourceGeneration
+    admission_checks: tuple[tuple[str, frozenset[str]], ...] = ()  # (check, onFlavors)
+    active: bool = True
+    inactive_reason: str = ""
+    inactive_message: str = ""
+
+    def rg_for(self, resource: str) -> ResourceGroup | None:
+        for rg in self.resource_groups:
+            if resource in rg.covered:
+                return rg
+        return None
+
+    def covers_pods(self) -> bool:
+        return self.rg_for("pods") is not None
+
+    def checks_for(self, flavors: Iterable[str]) -> list[str]:
+        fl = set(flavors)
+        return [name for name, on in self.admission_checks if not on or on & fl]
+
+
+@dataclass
+class Snapshot:
+    tree: QuotaTree
+    cqs: dict[str, ClusterQueueState]
+    flavors: dict[str, ResourceFlavor]
+    # The CQ state of every workload holding quota, by workload key.
+    holders: dict[str, ClusterQueueState] = field(default_factory=dict)
+
+    def add_workload(self, info: WorkloadInfo) -> None:
+        cq = self.cqs[info.cluster_queue or ""]
+        cq.workloads[info.key] = info
+        self.holders[info.key] = cq
+        add_usage(cq.node, info.usage())
+
+    def remove_workload(self, info: WorkloadInfo) -> None:
+        cq = self.holders.pop(info.key, None)
+        if cq is None:
+            return
+        cq.workloads.pop(info.key, None)
+        remove_usage(cq.node, info.usage())
+
+    def simulate_removal(self, infos: Iterable[WorkloadInfo]) -> Callable[[], None]:
+        """Remove the workloads' usage (only); the returned function puts it back."""
+        done: list[tuple[ClusterQueueNode, Usage]] = []
+        for w in infos:
+            cq = self.holders.get(w.key)
+            if cq is None:
+                continue
+            u = w.usage()
+            remove_usage(cq.node, u)
+            done.append((cq.node, u))
+
+        def revert() -> None:
+            for node, u in done:
+                add_usage(node, u)
+
+        return revert
+
+    def cq_of(self, info: WorkloadInfo) -> ClusterQueueState | None:
+        return self.holders.get(info.key)
+
+
+def fr_set(usage: Usage) -> frozenset[FR]:
+    return frozenset(usage)
