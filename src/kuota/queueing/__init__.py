@@ -1,0 +1,1 @@
+"""Pending workloads per ClusterQueue: ordering, parking, wake-ups, backoff."""

@@ -1,0 +1,1 @@
+"""One scheduling cycle: flavor assignment, fit, borrowing, preemption, admission."""
