@@ -191,27 +191,13 @@ class ClusterQueueQueue:
 
 def _same_for_queueing(old: WorkloadInfo, new: WorkloadInfo) -> bool:
     """Whether an update leaves a parked workload parked (Kueue's PushOrUpdate)."""
-    if old.obj is new.obj:
-        return True
-    if old.obj.spec != new.obj.spec:
+    # Kueue compares the spec after LimitRange/RuntimeClass adjustment; the
+    # requests computed from it stand for that here.
+    if [(p.count, p.requests) for p in old.podsets] != [(p.count, p.requests) for p in new.podsets]:
         return False
-    o, n = old.obj.status, new.obj.status
-    o_rec = o.reclaimable_pods if o else None
-    n_rec = n.reclaimable_pods if n else None
-    if o_rec != n_rec:
+    if old.signature != new.signature or old.priority != new.priority:
         return False
-    for ctype in ("Evicted", "Requeued"):
-        if _cond(old, ctype) != _cond(new, ctype):
-            return False
-    return old.priority == new.priority
-
-
-def _cond(info: WorkloadInfo, ctype: str) -> object:
-    st = info.obj.status
-    for c in st.conditions if st and st.conditions else ():
-        if c.type == ctype:
-            return (c.status, c.reason, c.message, c.last_transition_time)
-    return None
+    return old.obj is new.obj or old.obj.spec == new.obj.spec
 
 
 @dataclass

@@ -87,6 +87,7 @@ class WorkloadInfo:
         "obj",
         "podsets",
         "priority",
+        "signature",
     )
 
     def __init__(
@@ -104,6 +105,7 @@ class WorkloadInfo:
         self.min_counts = [ps.min_count for ps in obj.spec.pod_sets]
         self.last_assignment: object | None = None
         self.evaluated_spec: object | None = None
+        self.signature = _signature(obj)
 
     @property
     def namespace(self) -> str:
@@ -151,6 +153,19 @@ class WorkloadInfo:
 
     def __repr__(self) -> str:
         return f"WorkloadInfo({self.key})"
+
+
+def _signature(wl: Workload) -> tuple[object, ...]:
+    """What decides whether an update lets a parked workload compete again
+    (Kueue's PushOrUpdate), captured when the record is built: the workload
+    object is updated in place, so it cannot be compared later."""
+    conds = []
+    for ctype in ("Evicted", "Requeued"):
+        c = find_condition(wl, ctype)
+        conds.append(None if c is None else (c.status, c.reason, c.message, c.last_transition_time))
+    st = wl.status
+    rec = tuple((r.name, r.count) for r in (st.reclaimable_pods or ())) if st else ()
+    return (*conds, rec, wl.spec.active)
 
 
 def reclaimable_counts(wl: Workload) -> dict[str, int]:

@@ -86,11 +86,6 @@ def selector_matches(sel: LabelSelector | None, labels: dict[str, str]) -> bool:
     return True
 
 
-def _sec(t: datetime) -> datetime:
-    """Condition and requeue times are stored at second precision."""
-    return t.replace(microsecond=0)
-
-
 def set_condition(
     wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
 ) -> bool:
@@ -102,7 +97,7 @@ def set_condition(
         if c.type == ctype:
             changed = c.status != status or c.reason != reason or c.message != message
             if c.status != status:
-                c.last_transition_time = _sec(now)
+                c.last_transition_time = now
             c.status, c.reason, c.message = status, reason, message  # type: ignore[assignment]
             return changed
     conds.append(
@@ -111,7 +106,7 @@ def set_condition(
             status=status,  # type: ignore[arg-type]
             reason=reason,
             message=message,
-            last_transition_time=_sec(now),
+            last_transition_time=now,
             observed_generation=wl.metadata.generation or None,
         )
     )
@@ -152,6 +147,9 @@ class AdmissionCore:
         self.preemptions: list[Preemption] = []
         self.evictions: list[tuple[str, str]] = []
         self._pending_evictions: dict[str, str] = {}  # key -> reason, quota still held
+        # Evicted (not preempted) since the last cycle: shown as "evicted" until
+        # the scheduler has run again.
+        self._fresh_evictions: set[str] = set()
 
     # ================================================================ objects
     def add(self, obj: Any) -> None:
@@ -531,6 +529,12 @@ class AdmissionCore:
             self.infos[key] = info
             if info.cluster_queue in self.snap.cqs:
                 self.snap.add_workload(info)
+                # A priority or reclaimable-pods change of a quota holder can
+                # open room for parked workloads (preemption, released pods).
+                if prev is not None and (
+                    prev.priority != info.priority or prev.usage() != info.usage()
+                ):
+                    self._retry(self._root_cqs(info.cluster_queue))
             return
         if key in self.snap.holders and prev is not None:
             self._release(prev)
@@ -627,7 +631,7 @@ class AdmissionCore:
         for name in checks:
             if name not in states:
                 states[name] = kt.AdmissionCheckState(
-                    name=name, state="Pending", last_transition_time=_sec(self.now)
+                    name=name, state="Pending", last_transition_time=self.now
                 )
         wl.status.admission_checks = [states[n] for n in sorted(states)] or None
         if all(states[n].state == "Ready" for n in checks):
@@ -672,6 +676,7 @@ class AdmissionCore:
         if reason == "Preempted":
             self._pending_evictions[key] = reason
         else:
+            self._fresh_evictions.add(key)
             self._complete_eviction(key, reason)
 
     def complete_evictions(self) -> None:
@@ -734,6 +739,7 @@ class AdmissionCore:
     def cycle(self) -> CycleResult:
         from kuota.scheduler.cycle import Cycle
 
+        self._fresh_evictions.clear()
         return Cycle(self).run()
 
     def settle(self, max_cycles: int = 1000) -> list[CycleResult]:
@@ -843,9 +849,9 @@ class AdmissionCore:
             )
             return
         base, cap = rs.backoff_base_seconds, rs.backoff_max_seconds
-        delay = base * 2 ** (count - 1)
-        delay = max(min(delay, cap), base if base > cap else 0) if count == 1 else min(delay, cap)
-        at = _sec(self.now + timedelta(seconds=delay))
+        # Kueue jitters by up to 0.01 %; kuota uses none so runs are repeatable.
+        delay = base if count == 1 else min(base * 2 ** (count - 1), cap)
+        at = self.now + timedelta(seconds=delay)
         if state.requeue_at is not None and state.requeue_at > at:
             at = state.requeue_at
         wl.status.requeue_state = kt.RequeueState(count=count, requeue_at=at)
@@ -881,14 +887,8 @@ class AdmissionCore:
                 state = "reserved"
         else:
             ev = find_condition(wl, "Evicted")
-            rq_c = find_condition(wl, "Requeued")
             queued = self.queues.queued(key)
-            if (
-                ev is not None
-                and ev.status == "True"
-                and (rq_c is None or rq_c.status == "False" or not wl.spec.active)
-                and queued != "active"
-            ):
+            if ev is not None and ev.status == "True" and key in self._fresh_evictions:
                 state, reason, message = "evicted", ev.reason, ev.message
             elif queued in ("active", "inflight"):
                 state = "pending"
