@@ -901,6 +901,7 @@ class AdmissionCore:
                 if qr is not None and qr.status == "False":
                     reason, message = qr.reason, qr.message
         rs = st.requeue_state if st is not None else None
+        explanation = self.explain(key) if state in ("pending", "inadmissible", "unqueued") else ""
         return WorkloadView(
             key=key,
             state=state,  # type: ignore[arg-type]
@@ -912,7 +913,14 @@ class AdmissionCore:
             requeue_count=(rs.count or 0) if rs is not None else None,
             has_requeue_at=rs is not None and rs.requeue_at is not None,
             requeue_state_set=rs is not None,
+            explanation=explanation,
         )
+
+    def explain(self, key: str) -> str:
+        """Why the workload waits, in one line with numbers."""
+        from kuota.scheduler.explain import explain
+
+        return explain(self, key)
 
     def _usage_of(self, infos: Iterable[WorkloadInfo], admitted_only: bool) -> FlavorUsage:
         acc: dict[FR, int] = {}

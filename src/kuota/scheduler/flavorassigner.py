@@ -317,21 +317,7 @@ class FlavorAssigner:
         return best, reasons, None
 
     def _check_flavor(self, fname: str, spec: PodSpec | None) -> str | None:
-        flavor = self.flavors.get(fname)
-        if flavor is None:
-            return f"flavor {fname} not found"
-        fs = flavor.spec
-        tolerations = list(spec.tolerations or ()) if spec else []
-        tolerations += list(fs.tolerations or ())
-        for taint in fs.node_taints or ():
-            if taint.effect not in ("NoSchedule", "NoExecute"):
-                continue
-            if not any(_tolerates(t, taint) for t in tolerations):
-                return f"untolerated taint {_taint_str(taint)} in flavor {fname}"
-        labels = fs.node_labels or {}
-        if spec is not None and not _selector_matches(spec, labels):
-            return f"flavor {fname} doesn't match node affinity"
-        return None
+        return flavor_mismatch(self.flavors.get(fname), fname, spec)
 
     def _fits_quota(self, fr: FR, assumed: int, request: int) -> tuple[int, int, str | None, str]:
         cq = self.cq
@@ -367,6 +353,24 @@ class FlavorAssigner:
         return (bwc is not None and bwc.policy != "Never") or (
             self.fair_sharing and p.reclaim_within_cohort != "Never"
         )
+
+
+def flavor_mismatch(flavor: ResourceFlavor | None, fname: str, spec: PodSpec | None) -> str | None:
+    """Why a podSet cannot use a flavor (untolerated taint, node labels), or None."""
+    if flavor is None:
+        return f"flavor {fname} not found"
+    fs = flavor.spec
+    tolerations = list(spec.tolerations or ()) if spec else []
+    tolerations += list(fs.tolerations or ())
+    for taint in fs.node_taints or ():
+        if taint.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(_tolerates(t, taint) for t in tolerations):
+            return f"untolerated taint {_taint_str(taint)} in flavor {fname}"
+    labels = fs.node_labels or {}
+    if spec is not None and not _selector_matches(spec, labels):
+        return f"flavor {fname} doesn't match node affinity"
+    return None
 
 
 def _flavor_mode(pm: int) -> int:

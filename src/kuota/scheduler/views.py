@@ -37,6 +37,8 @@ class WorkloadView:
     requeue_count: int | None  # status.requeueState.count (None: requeueState unset)
     has_requeue_at: bool
     requeue_state_set: bool
+    # kuota's one-line reason, with numbers, for a workload that holds no quota.
+    explanation: str = ""
 
 
 @dataclass(frozen=True)

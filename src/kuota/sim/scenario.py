@@ -884,6 +884,8 @@ def _check_workload(we: WorkloadExpect, view: WorkloadView) -> Iterator[tuple[st
             actual = f"state: {view.state}"
             if view.reason:
                 actual += f" (reason {view.reason})"
+            if getattr(view, "explanation", ""):
+                actual += f": {view.explanation}"
             yield f"state: {_any_of(we.state)}", actual
     if we.reason is not None and view.reason not in we.reason:
         yield f"reason: {_any_of(we.reason)}", f"reason: {view.reason or '(none)'}"
