@@ -20,7 +20,8 @@ def test_waiting_workload_is_explained_with_numbers() -> None:
         return core
 
     result = run_scenario(
-        load_scenario(HERE / "scenarios" / "kuota" / "waiting-explained-with-numbers.yaml"), core_factory=factory
+        load_scenario(HERE / "scenarios" / "kuota" / "waiting-explained-with-numbers.yaml"),
+        core_factory=factory,
     )
     assert result.passed, result.failures
     view = captured["core"].workload("ns/big")
