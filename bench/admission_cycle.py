@@ -1,0 +1,581 @@
+"""Benchmark: one admission cycle with 1,000 ClusterQueues in 10 cohorts.
+
+Reported as numbers (``make bench``), never asserted in tests. The goal it
+watches: a cycle's cost grows with the heads (one per ClusterQueue), not with
+the backlog -- the 100k-pending cycle within 1.5x of the 1k-pending one -- and
+a pending workload costs at most 4 KiB.
+
+The world: one ResourceFlavor, 10 Cohorts of 100 ClusterQueues (cpu
+nominalQuota 10, borrowing unlimited inside the cohort, preemption
+withinClusterQueue LowerPriority), one Namespace, one LocalQueue per
+ClusterQueue. Before the pending workloads arrive, every ClusterQueue is filled
+to its nominal quota by ten 1-cpu "running" workloads of priority 0, admitted
+through ordinary cycles, so the cluster is full and both sizes start with a
+head in every ClusterQueue. The N pending workloads (1 podSet, count 1, 1-4
+cpu, priority 0-9, from a seeded generator) are spread round-robin over the
+LocalQueues: 1 per ClusterQueue at 1k, 100 at 100k.
+
+Variants (each on a fresh world):
+
+* ``saturated``: StrictFIFO, nothing finishes. Higher-priority heads preempt
+  the fillers of their own ClusterQueue at first; then every cycle re-evaluates
+  1,000 heads that fit nowhere -- the steady state of a full cluster. The
+  1.5x goal is read here.
+* ``churn``: BestEffortFIFO (Kueue's default); before each cycle the oldest
+  ``--finish`` running workloads finish (``core.finish``), so cycles keep
+  admitting. Finish events are timed apart from the cycles (``event ms``):
+  releasing quota wakes the parked workloads of the whole cohort.
+
+Memory per pending workload is measured on its own world with tracemalloc
+(tracing slows allocation, so timed runs are untraced): ``objects`` is what
+building the Workload objects costs, ``core`` what ``core.add`` adds on top.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import io
+import json
+import pstats
+import random
+import statistics
+import time
+import tracemalloc
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from msgspec.structs import replace
+from rich.console import Console
+from rich.table import Table
+
+from kuota.api.config import config_from_scenario
+from kuota.api.decode import decode_object
+from kuota.api.kueue import types as kt
+from kuota.api.meta import ObjectMeta
+from kuota.api.quantity import Quantity
+from kuota.scheduler.core import AdmissionCore
+
+API = "kueue.x-k8s.io/v1beta2"
+COHORTS = 10
+CQS_PER_COHORT = 100
+NOMINAL_CPU = 10
+FLAVOR = "default"
+NAMESPACE = "bench"
+SEED = 20240601
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+VARIANTS = ("saturated", "churn")
+STRATEGY = {"saturated": "StrictFIFO", "churn": "BestEffortFIFO"}
+
+
+def _decode(raw: dict[str, Any]) -> Any:
+    doc = decode_object(raw)
+    if not doc.ok:
+        raise SystemExit("\n".join(doc.shown(err) for err in doc.errors))
+    return doc.obj
+
+
+class Objects:
+    """Stamps out typed objects; every one gets a uid and a creationTimestamp."""
+
+    def __init__(self) -> None:
+        self.serial = 0
+        self.wl_template: kt.Workload = _decode(
+            {
+                "apiVersion": API,
+                "kind": "Workload",
+                "metadata": {"name": "template", "namespace": NAMESPACE},
+                "spec": {
+                    "queueName": "lq-0",
+                    "priority": 0,
+                    "podSets": [
+                        {
+                            "name": "main",
+                            "count": 1,
+                            "template": {
+                                "spec": {
+                                    "restartPolicy": "Never",
+                                    "containers": [
+                                        {
+                                            "name": "main",
+                                            "image": "registry.example/job:1",
+                                            "resources": {"requests": {"cpu": "1"}},
+                                        }
+                                    ],
+                                }
+                            },
+                        }
+                    ],
+                },
+            }
+        )
+        self.cpu = {n: Quantity(str(n)) for n in range(1, 5)}
+
+    def _meta(self, name: str, namespace: str = "") -> ObjectMeta:
+        self.serial += 1
+        return ObjectMeta(
+            name=name,
+            namespace=namespace,
+            uid=f"00000000-0000-4000-8000-{self.serial:012d}",
+            creation_timestamp=T0 + timedelta(milliseconds=self.serial),
+        )
+
+    def decoded(self, raw: dict[str, Any]) -> Any:
+        obj = _decode(raw)
+        m = self._meta(obj.metadata.name, obj.metadata.namespace)
+        obj.metadata.uid, obj.metadata.creation_timestamp = m.uid, m.creation_timestamp
+        return obj
+
+    def workload(self, name: str, queue: str, cpu: int, priority: int) -> kt.Workload:
+        """A fresh Workload: its own metadata, spec, podSet, template, container
+        and requests (what a decoder would build); no status object."""
+        t = self.wl_template
+        ps = t.spec.pod_sets[0]
+        tmpl = ps.template
+        assert tmpl.spec is not None
+        c = tmpl.spec.containers[0]
+        container = replace(c, resources=replace(c.resources, requests={"cpu": self.cpu[cpu]}))
+        pod_set = replace(
+            ps,
+            template=replace(
+                tmpl,
+                metadata=ObjectMeta(),
+                spec=replace(tmpl.spec, containers=[container]),
+            ),
+        )
+        return replace(
+            t,
+            metadata=self._meta(name, NAMESPACE),
+            spec=replace(t.spec, queue_name=queue, priority=priority, pod_sets=[pod_set]),
+            status=None,
+        )
+
+
+def cq_name(i: int) -> str:
+    return f"cq-{i:04d}"
+
+
+def lq_name(i: int) -> str:
+    return f"lq-{i:04d}"
+
+
+def build_world(objs: Objects, strategy: str) -> AdmissionCore:
+    """Flavor, namespace, cohorts, ClusterQueues and LocalQueues; no workloads."""
+    core = AdmissionCore(config_from_scenario({}, None), T0)
+    core.add(
+        objs.decoded({"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": FLAVOR}})
+    )
+    core.add(
+        objs.decoded({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+    )
+    for c in range(COHORTS):
+        core.add(
+            objs.decoded(
+                {
+                    "apiVersion": API,
+                    "kind": "Cohort",
+                    "metadata": {"name": f"cohort-{c}"},
+                    "spec": {},
+                }
+            )
+        )
+    cq_raw: dict[str, Any] = {
+        "apiVersion": API,
+        "kind": "ClusterQueue",
+        "metadata": {"name": "x"},
+        "spec": {
+            "cohortName": "x",
+            "namespaceSelector": {},
+            "queueingStrategy": strategy,
+            "preemption": {"withinClusterQueue": "LowerPriority"},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [
+                        {
+                            "name": FLAVOR,
+                            "resources": [{"name": "cpu", "nominalQuota": str(NOMINAL_CPU)}],
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+    for i in range(COHORTS * CQS_PER_COHORT):
+        cq_raw["metadata"]["name"] = cq_name(i)
+        cq_raw["spec"]["cohortName"] = f"cohort-{i // CQS_PER_COHORT}"
+        core.add(objs.decoded(cq_raw))
+    for i in range(COHORTS * CQS_PER_COHORT):
+        core.add(
+            objs.decoded(
+                {
+                    "apiVersion": API,
+                    "kind": "LocalQueue",
+                    "metadata": {"name": lq_name(i), "namespace": NAMESPACE},
+                    "spec": {"clusterQueue": cq_name(i)},
+                }
+            )
+        )
+    return core
+
+
+def fill(core: AdmissionCore, objs: Objects) -> list[str]:
+    """Fill every ClusterQueue to its nominal quota with 1-cpu priority-0
+    workloads, admitted by ordinary cycles. Returns their keys, oldest first."""
+    n_cq = COHORTS * CQS_PER_COHORT
+    for j in range(NOMINAL_CPU):
+        for i in range(n_cq):
+            core.add(objs.workload(f"run-{i:04d}-{j}", lq_name(i), 1, 0))
+    admitted: list[str] = []
+    for _ in range(4 * NOMINAL_CPU):
+        admitted += core.cycle().admitted
+        if len(admitted) == n_cq * NOMINAL_CPU:
+            break
+    assert len(admitted) == n_cq * NOMINAL_CPU, len(admitted)
+    return admitted
+
+
+def pending_specs(n: int) -> Iterator[tuple[str, str, int, int]]:
+    """(name, LocalQueue, cpu, priority) of the n pending workloads."""
+    rng = random.Random(SEED)
+    n_cq = COHORTS * CQS_PER_COHORT
+    for k in range(n):
+        yield f"job-{k:06d}", lq_name(k % n_cq), rng.randint(1, 4), rng.randrange(10)
+
+
+def add_pending(core: AdmissionCore, objs: Objects, n: int) -> None:
+    for name, lq, cpu, prio in pending_specs(n):
+        core.add(objs.workload(name, lq, cpu, prio))
+
+
+def pending_count(core: AdmissionCore) -> int:
+    return sum(q.pending_count() + len(q.inflight) for q in core.queues.cqs.values())
+
+
+class GcTimer:
+    """Time the cyclic garbage collector spends while ``on`` (gc.callbacks)."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.ms = 0.0
+        self.full = 0  # generation-2 collections
+        self._t = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if not self.on:
+            return
+        if phase == "start":
+            self._t = time.perf_counter()
+            return
+        self.ms += (time.perf_counter() - self._t) * 1e3
+        self.full += info["generation"] == 2
+
+    def __enter__(self) -> GcTimer:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
+@dataclass
+class Run:
+    size: int
+    variant: str
+    setup_s: float = 0.0  # world + fill + adding the pending workloads
+    add_s: float = 0.0  # adding the pending workloads alone
+    cycle_ms: list[float] = field(default_factory=list)
+    event_ms: list[float] = field(default_factory=list)
+    heads: list[int] = field(default_factory=list)
+    admitted: int = 0
+    preempted: int = 0
+    finished: int = 0
+    pending_end: int = 0
+    advance_ms: float = 0.0
+    gc_ms: float = 0.0  # inside the timed cycles
+    gc_full: int = 0
+
+    def pct(self, p: float, xs: list[float] | None = None) -> float:
+        xs = sorted(self.cycle_ms if xs is None else xs)
+        if not xs:
+            return 0.0
+        return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
+
+    @property
+    def admissions_per_s(self) -> float:
+        total = sum(self.cycle_ms) / 1e3
+        return self.admitted / total if total else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "size": self.size,
+            "variant": self.variant,
+            "strategy": STRATEGY[self.variant],
+            "cycles": len(self.cycle_ms),
+            "p50_ms": round(self.pct(50), 3),
+            "p99_ms": round(self.pct(99), 3),
+            "mean_ms": round(statistics.fmean(self.cycle_ms), 3) if self.cycle_ms else 0.0,
+            "mean_heads": round(statistics.fmean(self.heads), 1) if self.heads else 0.0,
+            "admitted": self.admitted,
+            "admissions_per_s": round(self.admissions_per_s, 1),
+            "preempted": self.preempted,
+            "finished": self.finished,
+            "event_p50_ms": round(self.pct(50, self.event_ms), 3),
+            "event_p99_ms": round(self.pct(99, self.event_ms), 3),
+            "pending_end": self.pending_end,
+            "setup_s": round(self.setup_s, 3),
+            "add_pending_s": round(self.add_s, 3),
+            "advance_ms": round(self.advance_ms, 3),
+            "gc_ms_in_cycles": round(self.gc_ms, 1),
+            "gc_full_collections": self.gc_full,
+        }
+
+
+def run(
+    size: int, variant: str, cycles: int, finish_per_cycle: int, profile: cProfile.Profile | None
+) -> Run:
+    r = Run(size, variant)
+    t0 = time.perf_counter()
+    objs = Objects()
+    core = build_world(objs, STRATEGY[variant])
+    running = deque(fill(core, objs))
+    t1 = time.perf_counter()
+    add_pending(core, objs, size)
+    t2 = time.perf_counter()
+    r.setup_s, r.add_s = t2 - t0, t2 - t1
+
+    gc.collect()
+    with GcTimer() as gct:
+        cycle_loop(core, r, running, cycles, finish_per_cycle, profile, gct)
+    r.gc_ms, r.gc_full = gct.ms, gct.full
+    r.pending_end = pending_count(core)
+
+    # Advancing the clock looks for due timers; timed once, outside the cycles.
+    ta = time.perf_counter()
+    core.advance(core.now + timedelta(seconds=1))
+    r.advance_ms = (time.perf_counter() - ta) * 1e3
+    return r
+
+
+def cycle_loop(
+    core: AdmissionCore,
+    r: Run,
+    running: deque[str],
+    cycles: int,
+    finish_per_cycle: int,
+    profile: cProfile.Profile | None,
+    gct: GcTimer,
+) -> None:
+    for _ in range(cycles):
+        if r.variant == "churn":
+            if profile is not None:
+                profile.enable()
+            te = time.perf_counter()
+            done = 0
+            while running and done < finish_per_cycle:
+                key = running.popleft()
+                if key in core.snap.holders:  # not preempted meanwhile
+                    core.finish(key)
+                    done += 1
+            r.event_ms.append((time.perf_counter() - te) * 1e3)
+            if profile is not None:
+                profile.disable()
+            r.finished += done
+        core.complete_evictions()  # the preempted jobs stopped: quota released
+        if profile is not None:
+            profile.enable()
+        gct.on = True
+        tc = time.perf_counter()
+        res = core.cycle()
+        dt = time.perf_counter() - tc
+        gct.on = False
+        if profile is not None:
+            profile.disable()
+        r.cycle_ms.append(dt * 1e3)
+        r.heads.append(len(res.admitted) + len(res.waiting))
+        r.admitted += len(res.admitted)
+        r.preempted += len(res.preempted)
+        running.extend(res.admitted)
+        if pending_count(core) == 0:
+            break
+
+
+@dataclass
+class Memory:
+    size: int
+    objects_b: float  # building one Workload object
+    core_b: float  # what core.add keeps on top of it
+    peak_b: float  # tracemalloc peak while adding, per workload
+
+    @property
+    def total_b(self) -> float:
+        return self.objects_b + self.core_b
+
+
+def measure_memory(size: int) -> Memory:
+    objs = Objects()
+    core = build_world(objs, "BestEffortFIFO")
+    fill(core, objs)
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    wls = [objs.workload(name, lq, cpu, prio) for name, lq, cpu, prio in pending_specs(size)]
+    gc.collect()
+    built = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    for wl in wls:
+        core.add(wl)
+    del wls
+    gc.collect()
+    added, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return Memory(size, (built - base) / size, (added - built) / size, (peak - built) / size)
+
+
+def print_profile(prof: cProfile.Profile, title: str, console: Console) -> None:
+    out = io.StringIO()
+    stats = pstats.Stats(prof, stream=out)
+    stats.sort_stats("cumulative").print_stats(15)
+    console.print(f"\n[bold]{title}[/bold] (cProfile, top 15 by cumulative time)")
+    text = out.getvalue()
+    start = text.find("   ncalls")
+    console.print(text[start:] if start >= 0 else text, markup=False, highlight=False)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument(
+        "--sizes",
+        type=lambda s: [int(x) for x in s.split(",") if x],
+        default=[1_000, 100_000],
+        help="pending workloads, comma-separated (default 1000,100000)",
+    )
+    p.add_argument("--cycles", type=int, default=200, help="measured cycles per run (default 200)")
+    p.add_argument(
+        "--variants",
+        type=lambda s: [v for v in s.split(",") if v],
+        default=list(VARIANTS),
+        help="saturated,churn (default both)",
+    )
+    p.add_argument(
+        "--finish",
+        type=int,
+        default=200,
+        help="running workloads finished before each churn cycle (default 200)",
+    )
+    p.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="also profile the largest size (a separate, untimed run per variant)",
+    )
+    args = p.parse_args(argv)
+    for v in args.variants:
+        if v not in VARIANTS:
+            p.error(f"unknown variant {v!r}; known: {', '.join(VARIANTS)}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    console = Console(width=max(Console().width, 170))
+    sizes: list[int] = sorted(args.sizes)
+    runs: list[Run] = []
+    for variant in args.variants:
+        for size in sizes:
+            runs.append(run(size, variant, args.cycles, args.finish, None))
+    mems = [] if args.no_memory else [measure_memory(size) for size in sizes]
+
+    t = Table(
+        title=f"admission cycle: {COHORTS * CQS_PER_COHORT} ClusterQueues in {COHORTS} cohorts"
+    )
+    for col in (
+        "pending",
+        "variant",
+        "cycles",
+        "heads/cycle",
+        "p50 ms",
+        "p99 ms",
+        "admitted",
+        "adm/s",
+        "preempted",
+        "event p50/p99 ms",
+        "setup s (add)",
+        "advance ms",
+        "gc ms (full)",
+    ):
+        t.add_column(col, justify="right")
+    for r in runs:
+        s = r.summary()
+        t.add_row(
+            f"{r.size:,}",
+            f"{r.variant} ({s['strategy']})",
+            str(s["cycles"]),
+            f"{s['mean_heads']:.0f}",
+            f"{s['p50_ms']:.2f}",
+            f"{s['p99_ms']:.2f}",
+            f"{r.admitted:,}",
+            f"{s['admissions_per_s']:,.0f}",
+            f"{r.preempted:,}",
+            f"{s['event_p50_ms']:.1f}/{s['event_p99_ms']:.1f}" if r.event_ms else "-",
+            f"{r.setup_s:.2f} ({r.add_s:.2f})",
+            f"{r.advance_ms:.1f}",
+            f"{r.gc_ms:.0f} ({r.gc_full})",
+        )
+    console.print(t)
+
+    ratios: dict[str, float] = {}
+    if len(sizes) >= 2:
+        for variant in args.variants:
+            by = {r.size: r for r in runs if r.variant == variant}
+            lo, hi = by[sizes[0]], by[sizes[-1]]
+            if lo.pct(50):
+                ratios[variant] = hi.pct(50) / lo.pct(50)
+        for variant, ratio in ratios.items():
+            verdict = "ok" if ratio <= 1.5 else "OVER the 1.5x goal"
+            console.print(
+                f"p50 cycle {sizes[-1]:,} / {sizes[0]:,} pending ({variant}): {ratio:.2f}x -- {verdict}"
+            )
+    for m in mems:
+        verdict = "ok" if m.total_b <= 4096 else "OVER the 4 KiB goal"
+        console.print(
+            f"memory per pending workload at {m.size:,}: {m.total_b / 1024:.2f} KiB "
+            f"(objects {m.objects_b / 1024:.2f} + core {m.core_b / 1024:.2f}; "
+            f"peak while adding {m.peak_b / 1024:.2f}) -- {verdict}"
+        )
+
+    print(
+        json.dumps(
+            {
+                "bench": "admission_cycle",
+                "cluster_queues": COHORTS * CQS_PER_COHORT,
+                "cohorts": COHORTS,
+                "runs": [r.summary() for r in runs],
+                "p50_ratio": {k: round(v, 3) for k, v in ratios.items()},
+                "memory_per_pending_bytes": {
+                    str(m.size): {
+                        "total": round(m.total_b),
+                        "objects": round(m.objects_b),
+                        "core": round(m.core_b),
+                        "peak_while_adding": round(m.peak_b),
+                    }
+                    for m in mems
+                },
+            }
+        )
+    )
+    if args.profile:
+        # A separate run per variant: the profiler's overhead stays out of the timings.
+        for variant in args.variants:
+            prof = cProfile.Profile()
+            run(sizes[-1], variant, args.cycles, args.finish, prof)
+            what = "cycles and finish events" if variant == "churn" else "cycles"
+            print_profile(prof, f"{what} at {sizes[-1]:,} pending, {variant}", console)
+
+
+if __name__ == "__main__":
+    main()

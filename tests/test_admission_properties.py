@@ -1,0 +1,844 @@
+"""Property tests of the admission core on random worlds.
+
+Hypothesis builds random but valid worlds (flavors with labels and taints,
+cohort trees with their own quota, ClusterQueues with borrowing and lending
+limits and random preemption policies, partially admissible workloads) as raw
+kueue.x-k8s.io/v1beta2 manifests, then runs scheduling cycles with classic and
+with fair sharing. After every cycle the decisions are checked against a model
+of the quota rules computed here from the manifests, not from the core:
+
+1. quota: every ClusterQueue's usage equals the sum of its quota holders'
+   ``status.admission`` and every cohort's usage and subtree quota equal the
+   ones recomputed from the specs; no node holds more than it could ever hold;
+2. lending limits: the root of every tree uses no more than its subtree quota,
+   which counts only what each child may lend (nominal - local quota);
+3. an admitted podSet tolerates its flavors' taints and its nodeSelector agrees
+   with their labels;
+4. every preemption is one the preemptor's ClusterQueue policy allows;
+5. decisions do not depend on the order the objects were added in;
+6. partial admission stays within [minCount, count].
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from kuota.api.config import KueueConfig, config_from_scenario
+from kuota.api.decode import decode_object
+from kuota.api.kueue import types as kt
+from kuota.quota.requests import resource_value
+from kuota.quota.tree import potential_available
+from kuota.quota.workload import has_quota_reservation, is_finished
+from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.views import CycleResult
+
+V1B2 = "kueue.x-k8s.io/v1beta2"
+START = datetime(2026, 1, 1, tzinfo=UTC)
+NS = "ns"
+CPU, GPU = "cpu", "example.com/gpu"
+POOL, ZONE, TAINT_KEY = "kuota.test/pool", "kuota.test/zone", "kuota.test/dedicated"
+FLAVORS = ("f0", "f1", "f2")
+COHORTS = ("co0", "co1", "co2")
+MAX_CYCLES = 30
+CYCLE_SECONDS = 10  # the clock moves this much before every cycle
+PRIORITIES = st.integers(min_value=-2, max_value=2)
+
+FR = tuple[str, str]
+
+CONFIGS: dict[str, KueueConfig] = {
+    "classic": config_from_scenario({}, None),
+    # v1beta2 requires the strategies once fairSharing is set; these are Kueue's defaults.
+    "fair": config_from_scenario(
+        {
+            "fairSharing": {
+                "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+            }
+        },
+        None,
+    ),
+}
+
+
+# ============================================================================ the world model
+
+
+@dataclass(frozen=True)
+class Quota:
+    nominal: int  # Kueue units (cpu in milli)
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+
+@dataclass
+class FlavorSpec:
+    name: str
+    labels: dict[str, str]
+    taints: list[dict[str, str]]
+    tolerations: list[dict[str, str]]
+
+
+@dataclass
+class CohortSpec:
+    name: str
+    parent: str | None
+    quotas: dict[FR, Quota]
+    groups: list[dict[str, Any]]
+
+
+@dataclass
+class CQSpec:
+    name: str
+    cohort: str | None
+    quotas: dict[FR, Quota]
+    groups: list[dict[str, Any]]
+    within: str
+    reclaim: str
+    bwc_policy: str | None
+    bwc_threshold: int | None
+    strategy: str
+    fungibility: dict[str, str] | None
+
+
+@dataclass
+class PodSetSpec:
+    name: str
+    count: int
+    min_count: int | None
+    requests: dict[str, int]  # per pod, Kueue units
+    raw_requests: dict[str, str]
+    tolerations: list[dict[str, str]]
+    node_selector: dict[str, str]
+
+
+@dataclass
+class WorkloadSpec:
+    name: str
+    cq: str
+    priority: int
+    podsets: list[PodSetSpec]
+    arrival: int  # the cycle before which it is created (0: with the world)
+
+    @property
+    def key(self) -> str:
+        return f"{NS}/{self.name}"
+
+
+@dataclass
+class World:
+    flavors: dict[str, FlavorSpec]
+    cohorts: dict[str, CohortSpec]
+    cqs: dict[str, CQSpec]
+    workloads: dict[str, WorkloadSpec]  # by key
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    stamps: list[tuple[datetime, str]] = field(default_factory=list)
+    arrival: list[int] = field(default_factory=list)  # per object, see WorkloadSpec
+    order: list[int] = field(default_factory=list)  # a permutation of objects
+    finish_every: int | None = None  # finish the first admitted workload every n cycles
+
+    def __repr__(self) -> str:  # what hypothesis prints for a failing example
+        lines = ["World("]
+        for o, (ts, uid), a in zip(self.objects, self.stamps, self.arrival, strict=True):
+            lines.append(f"  {o!r}  # created {ts.isoformat()} uid {uid[-4:]} cycle {a}")
+        lines.append(f"  order={self.order}, finish_every={self.finish_every})")
+        return "\n".join(lines)
+
+
+def _clock(cycle: int) -> datetime:
+    return START + timedelta(seconds=cycle * CYCLE_SECONDS)
+
+
+def _units(resource: str, whole: int) -> int:
+    return whole * 1000 if resource == CPU else whole
+
+
+# ============================================================================ strategies
+
+QUOTA_VALUES = st.one_of(
+    st.integers(min_value=0, max_value=10), st.integers(min_value=4, max_value=10)
+)
+
+
+@st.composite
+def _quota(draw: st.DrawFn, resource: str, limits: bool, lending_le_nominal: bool) -> Quota:
+    nominal = draw(QUOTA_VALUES)
+    bl = ll = None
+    if limits:
+        if draw(st.booleans()):
+            bl = draw(QUOTA_VALUES)
+        if draw(st.booleans()):
+            ll = draw(st.integers(min_value=0, max_value=nominal if lending_le_nominal else 10))
+    return Quota(
+        _units(resource, nominal),
+        None if bl is None else _units(resource, bl),
+        None if ll is None else _units(resource, ll),
+    )
+
+
+def _raw_quota(resource: str, q: Quota) -> dict[str, str]:
+    def s(v: int) -> str:
+        return f"{v}m" if resource == CPU else str(v)
+
+    out = {"name": resource, "nominalQuota": s(q.nominal)}
+    if q.borrowing_limit is not None:
+        out["borrowingLimit"] = s(q.borrowing_limit)
+    if q.lending_limit is not None:
+        out["lendingLimit"] = s(q.lending_limit)
+    return out
+
+
+@st.composite
+def _resource_groups(
+    draw: st.DrawFn,
+    flavors: list[str],
+    limits: bool,
+    lending_le_nominal: bool,
+    layouts: list[list[list[str]]],
+) -> tuple[list[dict[str, Any]], dict[FR, Quota]]:
+    layout = draw(st.sampled_from(layouts))
+    if len(layout) > len(flavors):
+        layout = [[r for g in layout for r in g]]
+    pool = draw(st.permutations(flavors))
+    groups: list[dict[str, Any]] = []
+    quotas: dict[FR, Quota] = {}
+    for gi, covered in enumerate(layout):
+        left = len(pool) - (len(layout) - gi - 1)  # leave one flavor for each later group
+        n = draw(st.integers(min_value=1, max_value=max(1, left)))
+        chosen, pool = pool[:n], pool[n:]
+        raw_flavors = []
+        for f in chosen:
+            resources = []
+            for r in covered:
+                q = draw(_quota(r, limits, lending_le_nominal))
+                quotas[(f, r)] = q
+                resources.append(_raw_quota(r, q))
+            raw_flavors.append({"name": f, "resources": resources})
+        groups.append({"coveredResources": list(covered), "flavors": raw_flavors})
+    return groups, quotas
+
+
+CQ_LAYOUTS = [[[CPU]], [[CPU, GPU]], [[CPU], [GPU]]]
+COHORT_LAYOUTS = [[[CPU]], [[CPU, GPU]]]
+
+TOLERATIONS = [
+    {"key": TAINT_KEY, "operator": "Exists"},
+    {"key": TAINT_KEY, "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+    {"key": TAINT_KEY, "operator": "Equal", "value": "spot"},
+    {"key": TAINT_KEY, "operator": "Exists", "effect": "NoExecute"},
+    {"operator": "Exists"},
+]
+CPU_REQUESTS = {"0": 0, "500m": 500, "1": 1000, "2": 2000, "3": 3000, "4": 4000}
+
+
+@st.composite
+def _flavor(draw: st.DrawFn, name: str, contended: bool) -> FlavorSpec:
+    labels: dict[str, str] = {}
+    if draw(st.booleans()):
+        labels[POOL] = name
+    if draw(st.booleans()):
+        labels[ZONE] = draw(st.sampled_from(["a", "b"]))
+    taints: list[dict[str, str]] = []
+    if not contended and draw(st.integers(min_value=0, max_value=2)) == 0:
+        taints.append(
+            {
+                "key": TAINT_KEY,
+                "value": draw(st.sampled_from(["gpu", "spot"])),
+                "effect": draw(st.sampled_from(["NoSchedule", "NoSchedule", "NoExecute"])),
+            }
+        )
+        if draw(st.integers(min_value=0, max_value=3)) == 0:
+            taints.append({"key": "kuota.test/soft", "effect": "PreferNoSchedule"})
+    tolerations: list[dict[str, str]] = []
+    if taints and draw(st.integers(min_value=0, max_value=3)) == 0:
+        tolerations.append({"key": TAINT_KEY, "operator": "Exists"})
+    return FlavorSpec(name, labels, taints, tolerations)
+
+
+@st.composite
+def _podset(
+    draw: st.DrawFn, name: str, may_min: bool, flavors: list[str], contended: bool
+) -> PodSetSpec:
+    count = draw(st.sampled_from([1, 1, 1, 2, 2, 3, 4]))
+    min_count = None
+    if may_min and count > 1 and draw(st.booleans()):
+        min_count = draw(st.integers(min_value=1, max_value=count))
+    raw: dict[str, str] = {}
+    req: dict[str, int] = {}
+    if draw(st.integers(min_value=0, max_value=5)) > 0:
+        c = draw(st.sampled_from(["0", "500m", "500m", "1", "1", "1", "2", "2", "3", "4"]))
+        raw[CPU], req[CPU] = c, CPU_REQUESTS[c]
+    if draw(st.integers(min_value=0, max_value=4 if contended else 1)) == 0:
+        g = draw(st.integers(min_value=0, max_value=2))
+        raw[GPU], req[GPU] = str(g), g
+    tolerations: list[dict[str, str]] = []
+    if draw(st.integers(min_value=0, max_value=3)) > 0:
+        tolerations = draw(
+            st.lists(st.sampled_from(TOLERATIONS), min_size=1, max_size=2, unique_by=str)
+        )
+    selector: dict[str, str] = {}
+    if not contended and draw(st.integers(min_value=0, max_value=4)) == 0:
+        selector[POOL] = draw(st.sampled_from(flavors))
+    if not contended and draw(st.integers(min_value=0, max_value=4)) == 0:
+        selector[ZONE] = draw(st.sampled_from(["a", "b"]))
+    return PodSetSpec(name, count, min_count, req, raw, tolerations, selector)
+
+
+@st.composite
+def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
+    # Half the worlds are "contended": every queue in a cohort tree, no taints, few
+    # selectors and GPUs, late arrivals of higher priority: borrowing, reclaim and
+    # preemption. The others mix everything, most of which cannot be admitted.
+    if contended is None:
+        contended = draw(st.booleans())
+    flavors = {
+        n: draw(_flavor(n, contended))
+        for n in FLAVORS[: draw(st.integers(min_value=1, max_value=3))]
+    }
+    flavor_names = list(flavors)
+
+    cohorts: dict[str, CohortSpec] = {}
+    cohort_names = list(COHORTS[: draw(st.integers(min_value=1, max_value=3))])
+    for i, name in enumerate(cohort_names):
+        if not draw(st.booleans()):
+            continue  # only named by ClusterQueues (an implicit cohort)
+        parent = None
+        if i > 0 and draw(st.booleans()):
+            parent = draw(st.sampled_from(cohort_names[:i]))
+        groups: list[dict[str, Any]] = []
+        quotas: dict[FR, Quota] = {}
+        if draw(st.booleans()):
+            groups, quotas = draw(
+                _resource_groups(flavor_names, parent is not None, False, COHORT_LAYOUTS)
+            )
+        cohorts[name] = CohortSpec(name, parent, quotas, groups)
+
+    cqs: dict[str, CQSpec] = {}
+    for i in range(draw(st.integers(min_value=1, max_value=3 if contended else 5))):
+        name = f"cq{i}"
+        cohort = draw(
+            st.sampled_from(cohort_names)
+            if contended
+            else st.one_of(st.none(), st.sampled_from(cohort_names))
+        )
+        groups, quotas = draw(_resource_groups(flavor_names, cohort is not None, True, CQ_LAYOUTS))
+        within = draw(st.sampled_from(["Never", "LowerPriority", "LowerOrNewerEqualPriority"]))
+        reclaim = draw(st.sampled_from(["Never", "LowerPriority", "Any"][contended:]))
+        bwc_policy = bwc_threshold = None
+        if reclaim != "Never" and draw(st.booleans()):
+            bwc_policy = draw(st.sampled_from(["Never", "LowerPriority", "LowerPriority"]))
+            if draw(st.booleans()):
+                bwc_threshold = draw(PRIORITIES)
+        fungibility = None
+        if draw(st.integers(min_value=0, max_value=2)) == 0:
+            fungibility = {
+                "whenCanBorrow": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+                "whenCanPreempt": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+            }
+        cqs[name] = CQSpec(
+            name,
+            cohort,
+            quotas,
+            groups,
+            within,
+            reclaim,
+            bwc_policy,
+            bwc_threshold,
+            draw(
+                st.sampled_from(["BestEffortFIFO", "BestEffortFIFO", "StrictFIFO"][: 3 - contended])
+            ),
+            fungibility,
+        )
+
+    workloads: dict[str, WorkloadSpec] = {}
+    for i in range(draw(st.integers(min_value=5 if contended else 1, max_value=15))):
+        n_ps = draw(st.sampled_from([1, 1, 2]))
+        min_at = draw(st.integers(min_value=0, max_value=n_ps - 1))  # at most one minCount
+        podsets = [
+            draw(_podset(ps, j == min_at, flavor_names, contended))
+            for j, ps in enumerate(["main", "side"][:n_ps])
+        ]
+        arrival = draw(st.one_of(st.just(0), st.integers(min_value=0, max_value=6)))
+        # Late arrivals and a favourite queue make for contention, hence preemption.
+        cq = draw(st.one_of(st.just("cq0"), st.sampled_from(sorted(cqs))))
+        prio = draw(st.one_of(PRIORITIES, st.integers(0, 2) if arrival else st.integers(-2, 0)))
+        w = WorkloadSpec(f"w{i}", cq, prio, podsets, arrival)
+        workloads[w.key] = w
+
+    world = World(flavors, cohorts, cqs, workloads)
+    _render(world)
+    # Creation timestamps: a few seconds apart within the cycle an object
+    # arrives in, ties allowed; UIDs unique, as the scenario runner makes them.
+    wl_arrival = {f"{NS}/{wl.name}": wl.arrival for wl in workloads.values()}
+    for i, o in enumerate(world.objects):
+        a = wl_arrival.get(f"{NS}/{o['metadata']['name']}", 0) if o["kind"] == "Workload" else 0
+        jitter = draw(st.integers(min_value=0, max_value=CYCLE_SECONDS - 2))
+        world.stamps.append(
+            (_clock(a) + timedelta(seconds=jitter), f"00000000-0000-4000-8000-{i + 1:012d}")
+        )
+        world.arrival.append(a)
+    world.order = list(draw(st.permutations(range(len(world.objects)))))
+    world.finish_every = draw(st.sampled_from([None, None, 2, 3]))
+    return world
+
+
+def _render(w: World) -> None:
+    objs = w.objects
+    objs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    for f in w.flavors.values():
+        spec: dict[str, Any] = {}
+        if f.labels:
+            spec["nodeLabels"] = dict(f.labels)
+        if f.taints:
+            spec["nodeTaints"] = [dict(t) for t in f.taints]
+        if f.tolerations:
+            spec["tolerations"] = [dict(t) for t in f.tolerations]
+        objs.append(
+            {
+                "apiVersion": V1B2,
+                "kind": "ResourceFlavor",
+                "metadata": {"name": f.name},
+                "spec": spec,
+            }
+        )
+    for c in w.cohorts.values():
+        cspec: dict[str, Any] = {}
+        if c.parent:
+            cspec["parentName"] = c.parent
+        if c.groups:
+            cspec["resourceGroups"] = copy.deepcopy(c.groups)
+        objs.append(
+            {"apiVersion": V1B2, "kind": "Cohort", "metadata": {"name": c.name}, "spec": cspec}
+        )
+    for q in w.cqs.values():
+        preemption: dict[str, Any] = {
+            "withinClusterQueue": q.within,
+            "reclaimWithinCohort": q.reclaim,
+        }
+        if q.bwc_policy is not None:
+            bwc: dict[str, Any] = {"policy": q.bwc_policy}
+            if q.bwc_threshold is not None:
+                bwc["maxPriorityThreshold"] = q.bwc_threshold
+            preemption["borrowWithinCohort"] = bwc
+        qspec: dict[str, Any] = {
+            "namespaceSelector": {},
+            "queueingStrategy": q.strategy,
+            "resourceGroups": copy.deepcopy(q.groups),
+            "preemption": preemption,
+        }
+        if q.cohort:
+            qspec["cohortName"] = q.cohort
+        if q.fungibility:
+            qspec["flavorFungibility"] = dict(q.fungibility)
+        objs.append(
+            {
+                "apiVersion": V1B2,
+                "kind": "ClusterQueue",
+                "metadata": {"name": q.name},
+                "spec": qspec,
+            }
+        )
+        objs.append(
+            {
+                "apiVersion": V1B2,
+                "kind": "LocalQueue",
+                "metadata": {"name": f"lq-{q.name}", "namespace": NS},
+                "spec": {"clusterQueue": q.name},
+            }
+        )
+    for wl in w.workloads.values():
+        podsets = []
+        for ps in wl.podsets:
+            resources: dict[str, Any] = {"requests": dict(ps.raw_requests)}
+            if GPU in ps.raw_requests:
+                resources["limits"] = {GPU: ps.raw_requests[GPU]}  # extended: limits = requests
+            pod: dict[str, Any] = {"containers": [{"name": "c", "resources": resources}]}
+            if ps.tolerations:
+                pod["tolerations"] = [dict(t) for t in ps.tolerations]
+            if ps.node_selector:
+                pod["nodeSelector"] = dict(ps.node_selector)
+            raw_ps: dict[str, Any] = {"name": ps.name, "count": ps.count, "template": {"spec": pod}}
+            if ps.min_count is not None:
+                raw_ps["minCount"] = ps.min_count
+            podsets.append(raw_ps)
+        objs.append(
+            {
+                "apiVersion": V1B2,
+                "kind": "Workload",
+                "metadata": {"name": wl.name, "namespace": NS},
+                "spec": {"queueName": f"lq-{wl.cq}", "priority": wl.priority, "podSets": podsets},
+            }
+        )
+
+
+# ============================================================================ running
+
+
+def add_objects(core: AdmissionCore, world: World, order: Iterable[int], cycle: int) -> None:
+    """Add the objects that arrive before ``cycle``, in ``order``."""
+    for i in order:
+        if world.arrival[i] != cycle:
+            continue
+        doc = decode_object(copy.deepcopy(world.objects[i]))
+        assert doc.ok, [doc.shown(err) for err in doc.errors]
+        obj = doc.obj
+        obj.metadata.creation_timestamp, obj.metadata.uid = world.stamps[i]
+        core.add(obj)
+
+
+def build(world: World, mode: str, order: Iterable[int]) -> AdmissionCore:
+    core = AdmissionCore(CONFIGS[mode], START)
+    add_objects(core, world, order, 0)
+    return core
+
+
+Decision = tuple[tuple[str, ...], tuple[tuple[str, str, str], ...], str | None]
+
+
+def run(
+    core: AdmissionCore,
+    world: World,
+    order: list[int],
+    cycles: int | None = None,
+    check: bool = True,
+) -> list[Decision]:
+    """Cycles until all workloads have arrived and three cycles in a row change
+    no decision and no workload's state (or exactly ``cycles``). Before every cycle the clock moves, the
+    workloads due arrive (in ``order``) and evictions complete; if the world
+    says so, the first admitted workload finishes every few cycles."""
+    trace: list[Decision] = []
+    quiet = 0
+    before: list[str] = []
+    last_arrival = max(world.arrival)
+    for n in range(cycles if cycles is not None else MAX_CYCLES):
+        core.advance(_clock(n) + timedelta(seconds=CYCLE_SECONDS - 1))
+        if n:
+            add_objects(core, world, order, n)
+        core.complete_evictions()
+        r = core.cycle()
+        if check:
+            check_cycle(core, world, r)
+            check_state(core, world)
+        finished = None
+        if world.finish_every and n % world.finish_every == world.finish_every - 1:
+            for key in sorted(core.workloads):
+                v = core.workload(key)
+                if v is not None and v.state == "admitted":
+                    core.finish(key)
+                    finished = key
+                    break
+            if check and finished:
+                check_state(core, world)
+        trace.append(
+            (
+                tuple(sorted(r.admitted)),
+                tuple(sorted((p.victim, p.reason, p.preemptor) for p in r.preempted)),
+                finished,
+            )
+        )
+        states = [core.workload(k).state for k in sorted(core.workloads)]  # type: ignore[union-attr]
+        same = states == before
+        before = states
+        quiet = 0 if r.changed or finished or n < last_arrival or not same else quiet + 1
+        if cycles is None and quiet >= 3:
+            break
+    return trace
+
+
+# ============================================================================ the model
+
+
+def holders(core: AdmissionCore) -> dict[str, kt.Workload]:
+    """Workloads holding quota by their status (the preempted ones included)."""
+    return {
+        k: wl
+        for k, wl in core.workloads.items()
+        if has_quota_reservation(wl)
+        and not is_finished(wl)
+        and wl.status is not None
+        and wl.status.admission is not None
+    }
+
+
+@dataclass
+class TreeModel:
+    """The quota tree recomputed from the specs (Kueue's resource_node.go rules)."""
+
+    parent: dict[str, str | None]  # node -> parent cohort
+    quotas: dict[str, dict[FR, Quota]]
+    subtree: dict[str, dict[FR, int]]
+    usage: dict[str, dict[FR, int]]
+    is_cq: dict[str, bool]
+
+    def local(self, n: str, fr: FR) -> int:
+        q = self.quotas[n].get(fr)
+        if q is None or q.lending_limit is None:
+            return 0
+        return max(0, self.subtree[n].get(fr, 0) - q.lending_limit)
+
+    def root(self, n: str) -> str:
+        while self.parent[n] is not None:
+            n = self.parent[n]  # type: ignore[assignment]
+        return n
+
+
+def tree_model(world: World, cq_usage: dict[str, dict[FR, int]]) -> TreeModel:
+    parent: dict[str, str | None] = {}
+    quotas: dict[str, dict[FR, Quota]] = {}
+    is_cq: dict[str, bool] = {}
+    for c in world.cohorts.values():
+        parent["co:" + c.name] = "co:" + c.parent if c.parent else None
+        quotas["co:" + c.name] = c.quotas
+        is_cq["co:" + c.name] = False
+        if c.parent and "co:" + c.parent not in parent:
+            parent["co:" + c.parent], quotas["co:" + c.parent] = None, {}
+            is_cq["co:" + c.parent] = False
+    for q in world.cqs.values():
+        parent[q.name] = "co:" + q.cohort if q.cohort else None
+        quotas[q.name] = q.quotas
+        is_cq[q.name] = True
+        if q.cohort and "co:" + q.cohort not in parent:
+            parent["co:" + q.cohort], quotas["co:" + q.cohort] = None, {}
+            is_cq["co:" + q.cohort] = False
+    m = TreeModel(parent, quotas, {}, {}, is_cq)
+    children: dict[str, list[str]] = {n: [] for n in parent}
+    for n, p in parent.items():
+        if p is not None:
+            children[p].append(n)
+
+    def fill(n: str) -> None:
+        sub = {fr: q.nominal for fr, q in quotas[n].items()}
+        use: dict[FR, int] = dict(cq_usage.get(n, {})) if is_cq[n] else {}
+        for ch in children[n]:
+            fill(ch)
+            for fr, v in m.subtree[ch].items():
+                sub[fr] = sub.get(fr, 0) + v - m.local(ch, fr)
+            for fr, u in m.usage[ch].items():
+                stored = max(0, u - m.local(ch, fr))
+                if stored:
+                    use[fr] = use.get(fr, 0) + stored
+        m.subtree[n], m.usage[n] = sub, use
+
+    for n, p in parent.items():
+        if p is None:
+            fill(n)
+    return m
+
+
+def _tolerates(t: dict[str, str], taint: dict[str, str]) -> bool:
+    if t.get("effect") and t["effect"] != taint["effect"]:
+        return False
+    if t.get("key") and t["key"] != taint["key"]:
+        return False
+    if t.get("operator", "Equal") == "Exists":
+        return True
+    return t.get("value", "") == taint.get("value", "")
+
+
+# ============================================================================ the checks
+
+
+def check_state(core: AdmissionCore, world: World) -> None:
+    held = holders(core)
+    cq_usage: dict[str, dict[FR, int]] = {}
+    for key, wl in held.items():
+        spec = world.workloads[key]
+        assert wl.status is not None and wl.status.admission is not None
+        adm = wl.status.admission
+        cq = world.cqs[adm.cluster_queue]
+        # Admitted to the ClusterQueue of its LocalQueue.
+        assert adm.cluster_queue == spec.cq, (key, adm.cluster_queue)
+        by_name = {ps.name: ps for ps in spec.podsets}
+        assert sorted(p.name for p in adm.pod_set_assignments) == sorted(by_name), key
+        for psa in adm.pod_set_assignments:
+            ps = by_name[psa.name]
+            count = psa.count if psa.count is not None else ps.count
+            # 6. partial admission stays within [minCount, count].
+            assert count <= ps.count, (key, psa.name, count)
+            assert count >= (ps.min_count if ps.min_count is not None else ps.count), (
+                key,
+                psa.name,
+                count,
+                ps.min_count,
+            )
+            flavors = psa.flavors or {}
+            usage = psa.resource_usage or {}
+            # Every requested resource is assigned a flavor and accounted at the admitted count.
+            for r, per_pod in ps.requests.items():
+                if per_pod:
+                    assert r in flavors and r in usage, (key, psa.name, r, flavors, usage)
+            for r, q in usage.items():
+                v = resource_value(r, q)
+                assert v == ps.requests.get(r, 0) * count, (key, psa.name, r, str(q), count)
+                f = flavors[r]
+                # The flavor is one of the queue's flavors for that resource.
+                assert (f, r) in cq.quotas, (key, psa.name, f, r)
+                if v:
+                    u = cq_usage.setdefault(cq.name, {})
+                    u[(f, r)] = u.get((f, r), 0) + v
+            # 3. an admitted podSet matches its flavors.
+            for f in set(flavors.values()):
+                fl = world.flavors[f]
+                tols = ps.tolerations + fl.tolerations
+                for taint in fl.taints:
+                    if taint["effect"] in ("NoSchedule", "NoExecute"):
+                        assert any(_tolerates(t, taint) for t in tols), (key, psa.name, f, taint)
+                for k, val in ps.node_selector.items():
+                    if k in fl.labels:
+                        assert fl.labels[k] == val, (key, psa.name, f, k, val)
+
+    # 1. the core's usage is the sum of what its holders' admissions say.
+    for name, st_ in core.snap.cqs.items():
+        node = st_.node
+        want = cq_usage.get(name, {})
+        got = {fr: v for fr, v in node.usage.items() if v}
+        assert got == want, (name, got, want)
+
+    model = tree_model(world, cq_usage)
+    for n, p in model.parent.items():
+        node = core.snap.cqs[n].node if model.is_cq[n] else core.tree.cohorts[n[3:]]
+        # The tree's shape, subtree quotas and usage are the model's.
+        assert (node.parent.name if node.parent else None) == (p[3:] if p else None), n
+        assert {fr: v for fr, v in node.subtree.items() if v} == {
+            fr: v for fr, v in model.subtree[n].items() if v
+        }, (n, node.subtree, model.subtree[n])
+        assert {fr: v for fr, v in node.usage.items() if v} == {
+            fr: v for fr, v in model.usage[n].items() if v
+        }, (n, node.usage, model.usage[n])
+        for fr in set(model.usage[n]) | set(model.quotas[n]):
+            used = model.usage[n].get(fr, 0)
+            # 1. nothing holds more than it could ever hold.
+            assert used <= potential_available(node, fr), (n, fr, used)
+            q = model.quotas[n].get(fr)
+            if p is None:
+                # 2. a root holds at most its subtree quota, which counts only what
+                # each child can lend (nominal - local quota): lending limits hold.
+                assert used <= model.subtree[n].get(fr, 0), (n, fr, used, model.subtree[n])
+            elif q is not None and q.borrowing_limit is not None:
+                # A borrowing limit caps what the node takes beyond its own quota.
+                assert used <= model.subtree[n].get(fr, 0) + q.borrowing_limit, (n, fr, used)
+            if model.is_cq[n] and p is None:
+                # A queue in no cohort never borrows.
+                assert used <= (q.nominal if q else 0), (n, fr, used)
+
+
+def check_cycle(core: AdmissionCore, world: World, r: CycleResult) -> None:
+    held = holders(core)
+    for key in r.admitted:
+        v = core.workload(key)
+        assert v is not None and v.state == "admitted", (key, v)
+    model_parent = {n: (None if q.cohort is None else q.cohort) for n, q in world.cqs.items()}
+    cohort_parent = {c.name: c.parent for c in world.cohorts.values()}
+
+    def root(cq: str) -> str | None:
+        c = model_parent[cq]
+        if c is None:
+            return None
+        while cohort_parent.get(c):
+            c = cohort_parent[c]  # type: ignore[assignment]
+        return c
+
+    victims = [p.victim for p in r.preempted]
+    assert len(victims) == len(set(victims)), victims
+    for p in r.preempted:
+        # 4. preemption only as the policy allows.
+        assert p.victim in core.workloads and p.preemptor in core.workloads, p
+        assert p.victim != p.preemptor, p
+        assert p.victim in held, p
+        vv = core.workload(p.victim)
+        assert vv is not None and vv.state == "preempted", (p, vv)
+        pv = core.workload(p.preemptor)
+        assert pv is not None and pv.state not in ("admitted", "reserved"), (p, pv)
+        victim, preemptor = world.workloads[p.victim], world.workloads[p.preemptor]
+        adm = held[p.victim].status.admission  # type: ignore[union-attr]
+        victim_cq = adm.cluster_queue  # type: ignore[union-attr]
+        assert victim_cq == victim.cq, p
+        pcq = world.cqs[preemptor.cq]
+        lower = victim.priority < preemptor.priority
+        if p.reason == "InClusterQueue":
+            assert victim_cq == pcq.name, p
+            assert pcq.within != "Never", (p, pcq.within)
+            if pcq.within == "LowerPriority":
+                assert lower, (p, victim.priority, preemptor.priority)
+            else:
+                older = _created(core, p.preemptor) < _created(core, p.victim)
+                assert lower or (victim.priority == preemptor.priority and older), (
+                    p,
+                    victim.priority,
+                    preemptor.priority,
+                )
+        elif p.reason in (
+            "InCohortReclamation",
+            "InCohortReclaimWhileBorrowing",
+            "InCohortFairSharing",
+        ):
+            assert victim_cq != pcq.name, p
+            assert root(victim_cq) is not None and root(victim_cq) == root(pcq.name), p
+            assert pcq.reclaim != "Never", (p, pcq.reclaim)
+            if pcq.reclaim == "LowerPriority":
+                assert lower, (p, victim.priority, preemptor.priority)
+            if p.reason == "InCohortReclaimWhileBorrowing":
+                assert pcq.bwc_policy == "LowerPriority", (p, pcq.bwc_policy)
+                assert lower, (p, victim.priority, preemptor.priority)
+                if pcq.bwc_threshold is not None:
+                    assert victim.priority <= pcq.bwc_threshold, (p, pcq.bwc_threshold)
+            if p.reason == "InCohortFairSharing":
+                assert core.config.fair_sharing is not None, p
+        else:
+            raise AssertionError(f"unknown preemption reason {p.reason}")
+
+
+def _created(core: AdmissionCore, key: str) -> datetime:
+    ts = core.workloads[key].metadata.creation_timestamp
+    assert ts is not None
+    return ts
+
+
+def final_states(core: AdmissionCore) -> dict[str, tuple[Any, ...]]:
+    out: dict[str, tuple[Any, ...]] = {}
+    for key in sorted(core.workloads):
+        v = core.workload(key)
+        assert v is not None
+        out[key] = (v.state, v.reason, v.flavors, v.count)
+    return out
+
+
+# ============================================================================ the tests
+
+
+def test_fair_sharing_config_is_on() -> None:
+    assert CONFIGS["classic"].fair_sharing is None
+    assert CONFIGS["fair"].fair_sharing is not None
+
+
+@pytest.mark.parametrize("mode", ["classic", "fair"])
+@settings(max_examples=60)
+@given(world=worlds())
+def test_invariants_hold_after_every_cycle(mode: str, world: World) -> None:
+    order = list(range(len(world.objects)))
+    core = build(world, mode, order)
+    check_state(core, world)
+    trace = run(core, world, order)
+    # What the examples exercised (pytest --hypothesis-show-statistics).
+    event("cycles", len(trace))
+    event("admissions", min(sum(len(d[0]) for d in trace), 10))
+    for reason in sorted({p[1] for d in trace for p in d[1]}):
+        event("preempted " + reason)
+
+
+@pytest.mark.parametrize("mode", ["classic", "fair"])
+@settings(max_examples=40)
+@given(world=worlds())
+def test_decisions_do_not_depend_on_object_order(mode: str, world: World) -> None:
+    order = list(range(len(world.objects)))
+    first = build(world, mode, order)
+    trace = run(first, world, order, check=False)
+    second = build(world, mode, world.order)
+    assert run(second, world, world.order, cycles=len(trace), check=False) == trace
+    assert final_states(second) == final_states(first)
