@@ -25,6 +25,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/api_decode.py
+	$(BIN)/python bench/admission_cycle.py
 
 # Re-pin dependencies (needs network); commit the result.
 lock: $(STAMP)
