@@ -138,8 +138,22 @@ def compiled_pattern(go_re: str) -> re.Pattern[str]:
     return p
 
 
+# Quantity texts repeat across manifests ("1", "500m", "16Gi") and quantities are
+# immutable, so the decoder hands out one object per text. Bounded: odd texts
+# past the limit are parsed each time.
+_QUANTITY_OF_TEXT: dict[str, Quantity] = {}
+_QUANTITY_CACHE_SIZE = 4096
+
+
 def dec_hook(typ: type, obj: Any) -> Any:
     if typ is Quantity:
+        if type(obj) is str:
+            q = _QUANTITY_OF_TEXT.get(obj)
+            if q is None:
+                q = Quantity.from_value(obj)
+                if len(_QUANTITY_OF_TEXT) < _QUANTITY_CACHE_SIZE:
+                    _QUANTITY_OF_TEXT[obj] = q
+            return q
         return Quantity.from_value(obj)
     raise NotImplementedError(f"cannot decode {typ!r}")
 

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 import msgspec.inspect as mi
@@ -35,6 +35,12 @@ import msgspec.inspect as mi
 from kuota.api import errors as e
 from kuota.api.base import Meta, Object, Quantity, dec_hook, enc_hook
 from kuota.api.errors import FieldError, child, index, key
+from kuota.api.features import (
+    FEATURE_GATE_DEFAULTS,
+    FEATURE_GATE_DEPENDENCIES,
+    FEATURE_GATE_STAGES,
+)
+from kuota.api.features import GATES as _GATES
 from kuota.api.meta import LabelSelector, LabelSelectorRequirement
 from kuota.api.schema import validate_raw
 
@@ -254,129 +260,8 @@ def _ns_to_td(ns: int) -> timedelta:
 
 
 # ============================================================================ feature gates
-@dataclass(frozen=True, slots=True)
-class _Gate:
-    default: bool
-    stage: Literal["Alpha", "Beta", "GA", "Deprecated"]
-    locked: bool = False
-
-
-# pkg/features/kube_features.go at Kueue ff69552e: the last VersionedSpec of each gate
-# (Kueue's binary emulates a Kubernetes version above every Kueue version, so the
-# newest spec is the one in force).
-_GATES: dict[str, _Gate] = {
-    "PartialAdmission": _Gate(True, "Beta"),
-    "FlavorFungibility": _Gate(True, "Beta"),
-    "VisibilityOnDemand": _Gate(True, "Beta"),
-    "DisableWaitForPodsReady": _Gate(False, "Alpha"),
-    "PrioritySortingWithinCohort": _Gate(True, "Beta"),
-    "FairSharingPreemptWithinNominal": _Gate(True, "Beta"),
-    "FairSharingPrioritizeNonBorrowing": _Gate(True, "Beta"),
-    "MultiKueue": _Gate(True, "Beta"),
-    "TopologyAwareScheduling": _Gate(True, "Beta"),
-    "LocalQueueMetrics": _Gate(True, "Beta"),
-    "TASProfileMixed": _Gate(True, "Beta"),
-    "AdmissionFairSharing": _Gate(True, "Beta"),
-    "TASFailedNodeReplacement": _Gate(True, "Beta"),
-    "ElasticJobsViaWorkloadSlices": _Gate(True, "Beta"),
-    "ElasticJobsViaWorkloadSlicesWithTAS": _Gate(False, "Alpha"),
-    "TASFailedNodeReplacementFailFast": _Gate(True, "Beta"),
-    "TASReplaceNodeOnPodTermination": _Gate(True, "Beta"),
-    "SkipReassignmentForPodOwnedWorkloads": _Gate(True, "Beta"),
-    "TASReplaceNodeDueToNotReadyOverFixedTime": _Gate(False, "Deprecated"),
-    "ManagedJobsNamespaceSelectorAlwaysRespected": _Gate(True, "GA", locked=True),
-    "TASBalancedPlacement": _Gate(False, "Alpha"),
-    "TASAssignmentsEncodingByHostnamePrefix": _Gate(True, "Beta"),
-    "KueueDRAIntegration": _Gate(True, "Beta"),
-    "KueueDRAIntegrationExtendedResource": _Gate(True, "Beta"),
-    "KueueDRARejectWorkloadsWhenDRADisabled": _Gate(True, "Beta"),
-    "KueueDRAIntegrationPartitionableDevices": _Gate(True, "Beta"),
-    "KueueDRAIntegrationConsumableCapacity": _Gate(False, "Alpha"),
-    "MultiKueueAdaptersForCustomJobs": _Gate(True, "Beta"),
-    "WorkloadRequestUseMergePatch": _Gate(False, "Alpha"),
-    "MultiKueueKubeConfigPathValidation": _Gate(True, "Beta"),
-    "ReclaimablePods": _Gate(True, "Beta"),
-    "MultiKueueClusterProfile": _Gate(False, "Alpha"),
-    "FailureRecoveryPolicy": _Gate(False, "Alpha"),
-    "TLSOptions": _Gate(True, "GA", locked=True),
-    "RemoveFinalizersWithStrictPatch": _Gate(True, "Beta"),
-    "TASReplaceNodeOnNodeTaints": _Gate(True, "Beta"),
-    "AssignQueueLabelsForPods": _Gate(True, "Beta"),
-    "TASMultiLayerTopology": _Gate(True, "Beta"),
-    "SchedulingEquivalenceHashing": _Gate(True, "Beta"),
-    "CustomMetricLabels": _Gate(False, "Alpha"),
-    "SparkApplicationIntegration": _Gate(False, "Alpha"),
-    "MultiKueueOrchestratedPreemption": _Gate(False, "Alpha"),
-    "PriorityBoost": _Gate(False, "Alpha"),
-    "AdmissionGatedBy": _Gate(True, "Beta"),
-    "ShortWorkloadNames": _Gate(False, "Alpha"),
-    "FastQuotaReleaseInPodIntegration": _Gate(False, "Alpha"),
-    "RejectUpdatesToCQWithInvalidOnFlavors": _Gate(False, "Alpha"),
-    "FinishOrphanedWorkloads": _Gate(True, "Beta"),
-    "MultiKueueIncrementalDispatcherConfig": _Gate(True, "Beta"),
-    "MultiKueueIncrementalDispatcherRespectConfigOrder": _Gate(True, "Beta"),
-    "ConcurrentAdmission": _Gate(False, "Alpha"),
-    "QuotaCheckStrategy": _Gate(True, "Beta"),
-    "MetricForWorkloadCreationLatency": _Gate(True, "Beta"),
-    "TASRespectNodeAffinityPreferred": _Gate(False, "Alpha"),
-    "MultiKueueManagerQuotaAutomation": _Gate(False, "Alpha"),
-    "WorkloadIdentifierAnnotations": _Gate(True, "Beta"),
-    "WorkloadPriorityClassDefaulting": _Gate(True, "Beta"),
-    "MetricsForCohorts": _Gate(True, "Beta"),
-    "CleanupProvisioningRequestsOnEviction": _Gate(True, "Beta"),
-    "TASHandleOverlappingFlavors": _Gate(True, "Beta"),
-    "UnadmittedWorkloadsObservability": _Gate(True, "Beta"),
-    "TASRecomputeAssignmentWithinSchedulingCycle": _Gate(True, "Beta"),
-    "UnadmittedWorkloadsExplicitStatus": _Gate(False, "Beta"),
-    "DeferRayServiceFinalizationForRedisCleanup": _Gate(True, "Beta"),
-    "TASCacheNodeMatchResults": _Gate(True, "Beta"),
-    "TASCachingRemainingResources": _Gate(True, "Beta"),
-    "TASCacheTopologyTree": _Gate(True, "Beta"),
-    "SchedulerLibraryIntegration": _Gate(False, "Alpha"),
-    "VectorizedResourceRequests": _Gate(True, "Beta"),
-    "WorkloadValidateResourcesAreNonNegative": _Gate(True, "Beta"),
-    "TASValidateWorkloadSliceSize": _Gate(True, "Beta"),
-    "WorkloadValidationForPodSetMetadata": _Gate(True, "Beta"),
-    "PrioritizePreemptorWorkloads": _Gate(False, "Alpha"),
-    "LWSImmutableGroupSize": _Gate(True, "Beta"),
-    "FlavorFungibilityPreserveScanProgress": _Gate(True, "Beta"),
-    "SkipAncestorCheckForDeletedWorkloads": _Gate(True, "Beta"),
-    "MultiKueueRemoteSpecSync": _Gate(True, "Beta"),
-    "RecomputeAssignmentUponPreemptionTargetsOverlap": _Gate(True, "Beta"),
-    "PodIntegrationValidateGroupOwner": _Gate(True, "Beta"),
-    "ValidateRayAndSparkJobUpdates": _Gate(True, "Beta"),
-}
-
-# Read-only by convention: KueueConfig.feature_gates and validate_feature_gates copy it.
-FEATURE_GATE_DEFAULTS: dict[str, bool] = {n: g.default for n, g in _GATES.items()}
-FEATURE_GATE_STAGES: dict[str, str] = {n: g.stage for n, g in _GATES.items()}
-
-# defaultFeatureGateDependencies: a gate may be on only while all of these are on.
-FEATURE_GATE_DEPENDENCIES: Mapping[str, tuple[str, ...]] = {
-    "TASFailedNodeReplacement": ("TopologyAwareScheduling",),
-    "TASFailedNodeReplacementFailFast": ("TopologyAwareScheduling", "TASFailedNodeReplacement"),
-    "TASReplaceNodeOnPodTermination": ("TopologyAwareScheduling", "TASFailedNodeReplacement"),
-    "TASReplaceNodeDueToNotReadyOverFixedTime": (
-        "TopologyAwareScheduling",
-        "TASFailedNodeReplacement",
-    ),
-    "TASBalancedPlacement": ("TopologyAwareScheduling",),
-    "TASReplaceNodeOnNodeTaints": ("TopologyAwareScheduling",),
-    "TASMultiLayerTopology": ("TopologyAwareScheduling",),
-    "TASRespectNodeAffinityPreferred": ("TopologyAwareScheduling",),
-    "UnadmittedWorkloadsExplicitStatus": ("UnadmittedWorkloadsObservability",),
-    "TASHandleOverlappingFlavors": ("TopologyAwareScheduling",),
-    "TASProfileMixed": ("TopologyAwareScheduling",),
-    "TASRecomputeAssignmentWithinSchedulingCycle": ("TopologyAwareScheduling",),
-    "ElasticJobsViaWorkloadSlicesWithTAS": (
-        "ElasticJobsViaWorkloadSlices",
-        "TopologyAwareScheduling",
-    ),
-    "KueueDRAIntegrationExtendedResource": ("KueueDRAIntegration",),
-    "KueueDRAIntegrationPartitionableDevices": ("KueueDRAIntegration",),
-    "KueueDRAIntegrationConsumableCapacity": ("KueueDRAIntegration",),
-    "FlavorFungibilityPreserveScanProgress": ("FlavorFungibility",),
-}
+# The gate table is in ``features``: decoding manifests reads its defaults without
+# loading this module.
 
 # component-base's special keys: switch every gate of that stage not named explicitly.
 _ALL_STAGE_KEYS = {"AllAlpha": "Alpha", "AllBeta": "Beta"}

@@ -179,6 +179,8 @@ def validate_labels(labels: Mapping[str, str] | None, path: str) -> Errors:
     """Errors name the map, not the key (as apimachinery reports them)."""
     errs: Errors = []
     for k, v in (labels or {}).items():
+        if names.qualified_name_ok(k) and names.label_value_ok(v):
+            continue
         errs += validate_label_name(k, path)
         errs += [invalid(path, v, msg) for msg in names.is_label_value(v)]
     return errs
@@ -188,7 +190,8 @@ def validate_annotations(annotations: Mapping[str, str] | None, path: str) -> Er
     errs: Errors = []
     total = 0
     for k, v in (annotations or {}).items():
-        errs += [invalid(path, k, msg) for msg in names.is_qualified_name(k.lower())]
+        if not names.qualified_name_ok(k.lower()):
+            errs += [invalid(path, k, msg) for msg in names.is_qualified_name(k.lower())]
         total += len(k) + len(v)
     if total > TOTAL_ANNOTATION_SIZE_LIMIT:
         errs.append(too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT))
@@ -267,6 +270,8 @@ def validate_object_meta(
     """``ValidateObjectMeta`` on create. A missing name is fine with a
     generateName, a missing namespace of a namespaced object is filled from the
     request (see the module docstring)."""
+    # Every decoded object comes here: a part that is absent or valid costs a
+    # test, and paths are built only for errors.
     errs: Errors = []
     if meta.generate_name:
         errs += [
@@ -274,19 +279,26 @@ def validate_object_meta(
             for msg in name_fn(_mask_trailing_dash(meta.generate_name))
         ]
     if meta.name:
-        errs += _name_errors(name_fn, meta.name, child(path, "name"))
+        msgs = name_fn(meta.name)
+        if msgs:
+            errs += [invalid(child(path, "name"), meta.name, msg) for msg in msgs]
     elif not meta.generate_name:
         errs.append(required(child(path, "name"), "name or generateName is required"))
     if namespaced:
-        if meta.namespace:
+        if meta.namespace and not names.dns1123_label_ok(meta.namespace):
             errs += _name_errors(names.is_dns1123_label, meta.namespace, child(path, "namespace"))
     elif meta.namespace:
         errs.append(forbidden(child(path, "namespace"), "not allowed on this type"))
-    errs += _nonnegative(meta.generation, child(path, "generation"))
-    errs += validate_labels(meta.labels, child(path, "labels"))
-    errs += validate_annotations(meta.annotations, child(path, "annotations"))
-    errs += _validate_owner_references(meta, child(path, "ownerReferences"))
-    errs += _validate_finalizers(meta.finalizers, child(path, "finalizers"))
+    if meta.generation < 0:
+        errs += _nonnegative(meta.generation, child(path, "generation"))
+    if meta.labels:
+        errs += validate_labels(meta.labels, child(path, "labels"))
+    if meta.annotations:
+        errs += validate_annotations(meta.annotations, child(path, "annotations"))
+    if meta.owner_references:
+        errs += _validate_owner_references(meta, child(path, "ownerReferences"))
+    if meta.finalizers:
+        errs += _validate_finalizers(meta.finalizers, child(path, "finalizers"))
     return errs
 
 

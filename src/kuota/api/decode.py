@@ -167,7 +167,7 @@ class Document:
 def _gates(gates: Mapping[str, bool] | None) -> Mapping[str, bool]:
     if gates is not None:
         return gates
-    from kuota.api.config import FEATURE_GATE_DEFAULTS
+    from kuota.api.features import FEATURE_GATE_DEFAULTS
 
     return FEATURE_GATE_DEFAULTS
 
@@ -293,19 +293,28 @@ class YamlError(Exception):
 
 
 def load_yaml_documents(data: bytes | str) -> list[Any]:
-    try:
-        docs = list(yaml.load_all(data, Loader=_Loader))
-    except yaml.YAMLError as err:
-        raise YamlError(_yaml_message(err)) from None
-    except RecursionError:
-        raise YamlError("document is nested too deeply") from None
-    except (UnicodeDecodeError, ValueError) as err:
-        raise YamlError(f"not UTF-8 text: {err}") from None
-    if (b"&" if isinstance(data, bytes) else "&") in data:
-        for i, d in enumerate(docs):
-            if _too_many_nodes(d):
-                docs[i] = _TooLarge()
-    return [d for d in docs if d is not None]
+    return list(_iter_yaml_documents(data))
+
+
+def _iter_yaml_documents(data: bytes | str) -> Iterator[Any]:
+    """The stream's non-empty documents, loaded one at a time (so a caller that
+    decodes each in turn never holds every raw document). Raises ``YamlError``."""
+    aliases = (b"&" if isinstance(data, bytes) else "&") in data
+    docs = yaml.load_all(data, Loader=_Loader)
+    while True:
+        # Only loading is guarded: what the caller does between documents is its own.
+        try:
+            d = next(docs)
+        except StopIteration:
+            return
+        except yaml.YAMLError as err:
+            raise YamlError(_yaml_message(err)) from None
+        except RecursionError:
+            raise YamlError("document is nested too deeply") from None
+        except (UnicodeDecodeError, ValueError) as err:
+            raise YamlError(f"not UTF-8 text: {err}") from None
+        if d is not None:
+            yield _TooLarge() if aliases and _too_many_nodes(d) else d
 
 
 class _TooLarge:
@@ -368,7 +377,7 @@ def decode_yaml(
     """Every object of a multi-document YAML stream. Raises ``YamlError``."""
     return [
         doc
-        for i, raw in enumerate(load_yaml_documents(data))
+        for i, raw in enumerate(_iter_yaml_documents(data))
         for doc in decode_document(raw, source=source, index=i, gates=gates)
     ]
 

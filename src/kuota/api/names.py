@@ -9,6 +9,7 @@ newline, Python's does.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 DNS1123_LABEL_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + r"(\." + DNS1123_LABEL_FMT + r")*"
@@ -141,6 +142,29 @@ def is_label_value(value: str) -> list[str]:
             )
         )
     return errs
+
+
+def _valid_memo(check: Callable[[str], list[str]]) -> Callable[[str], bool]:
+    """The predicate ``not check(value)``. Label keys, label values and
+    namespaces repeat across objects, so valid values are remembered (a bounded
+    number) and the reasons are worded only for an invalid one."""
+    valid: set[str] = set()
+
+    def ok(value: str) -> bool:
+        if value in valid:
+            return True
+        if check(value):
+            return False
+        if len(valid) < 4096:
+            valid.add(value)
+        return True
+
+    return ok
+
+
+qualified_name_ok = _valid_memo(is_qualified_name)
+label_value_ok = _valid_memo(is_label_value)
+dns1123_label_ok = _valid_memo(is_dns1123_label)
 
 
 def go_pattern(go_re: str) -> re.Pattern[str]:

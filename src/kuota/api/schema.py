@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -316,7 +317,11 @@ def validate_raw(doc: Any, typ: type) -> tuple[Any, list[FieldError], list[str]]
 
 
 # ----------------------------------------------------------------------------- rules on structs
-Check = Callable[[Any, str, list[FieldError]], None]
+# Every decoded object runs these checks, so each kind gets one generated
+# function: straight-line code over exactly the fields that carry rules or
+# list semantics (nested structs inlined, nothing else visited), and field
+# paths that are built only when an error is reported.
+Checker = Callable[[Any, list[FieldError]], None]
 
 
 def _kind_word(v: Any) -> str:
@@ -327,132 +332,197 @@ def _kind_word(v: Any) -> str:
     return _shown(v)
 
 
-def _compile(t: mi.Type) -> Check | None:
-    """A checker for values of type ``t`` or None when nothing in it has rules."""
-    if isinstance(t, mi.Metadata):
-        inner = _compile(t.type)
-        extra = t.extra_json_schema or {}
-        rules = [RULES[r["rule"]] for r in extra.get("x-kubernetes-validations", ())]
-        list_keys = (
-            tuple(extra.get("x-kubernetes-list-map-keys", ()))
-            if extra.get("x-kubernetes-list-type") == "map"
-            else None
-        )
-        is_set = extra.get("x-kubernetes-list-type") == "set"
-        if not rules and list_keys is None and not is_set:
-            return inner
-
-        def check_meta(v: Any, path: str, errs: list[FieldError]) -> None:
-            if inner is not None:
-                inner(v, path, errs)
-            for r in rules:
-                if not r.check(v):
-                    p = path + r.field_path if r.field_path else path
-                    errs.append(e.invalid(p, _kind_word(v), r.message))
-            if list_keys is not None:
-                seen: set[tuple[Any, ...]] = set()
-                for i, x in enumerate(v):
-                    sig = tuple(getattr(x, _attr(x, k)) for k in list_keys)
-                    if sig in seen:
-                        errs.append(
-                            e.duplicate(index(path, i), sig[0] if len(sig) == 1 else list(sig))
-                        )
-                    seen.add(sig)
-            elif is_set:
-                seen_v: set[Any] = set()
-                for i, x in enumerate(v):
-                    if x in seen_v:
-                        errs.append(e.duplicate(index(path, i), x))
-                    seen_v.add(x)
-
-        return check_meta
-    if isinstance(t, mi.UnionType):
-        subs = [_compile(x) for x in t.types if not isinstance(x, mi.NoneType)]
-        subs = [c for c in subs if c is not None]
-        if not subs:
-            return None
-        only = subs[0]
-
-        def check_union(v: Any, path: str, errs: list[FieldError]) -> None:
-            if v is not None:
-                only(v, path, errs)
-
-        return check_union
-    if isinstance(t, mi.ListType):
-        item = _compile(t.item_type)
-        if item is None:
-            return None
-
-        def check_list(v: list[Any], path: str, errs: list[FieldError]) -> None:
-            for i, x in enumerate(v):
-                item(x, index(path, i), errs)
-
-        return check_list
-    if isinstance(t, mi.DictType):
-        val = _compile(t.value_type)
-        if val is None:
-            return None
-
-        def check_dict(v: dict[str, Any], path: str, errs: list[FieldError]) -> None:
-            for k, x in v.items():
-                val(x, key(path, k), errs)
-
-        return check_dict
-    if isinstance(t, mi.StructType):
-        return _struct_checker(t.cls)
-    return None
-
-
 def _attr(obj: Any, wire: str) -> str:
     return _wire_to_attr(type(obj))[wire]
 
 
 @functools.cache
 def _wire_to_attr(cls: type) -> dict[str, str]:
-    info = mi.type_info(cls)
-    return {f.encode_name: f.name for f in info.fields}  # type: ignore[attr-defined]
+    return dict(zip(cls.__struct_encode_fields__, cls.__struct_fields__, strict=True))  # type: ignore[attr-defined]
 
 
-_STRUCT_CHECKERS: dict[type, Check | None] = {}
-_IN_PROGRESS: set[type] = set()
+@dataclass(frozen=True, slots=True)
+class _Path:
+    """A field path in generated code: the expression computing it, and its
+    value when it is known at generation time (no list index or map key in it)."""
+
+    expr: str
+    known: str | None = None
+
+    def child(self, name: str) -> _Path:
+        if self.known is not None:
+            p = e.child(self.known, name)
+            return _Path(repr(p), p)
+        return _Path(f"_child({self.expr}, {name!r})")
+
+    def index(self, var: str) -> _Path:
+        return _Path(f"_index({self.expr}, {var})")
+
+    def key(self, var: str) -> _Path:
+        return _Path(f"_key({self.expr}, {var})")
+
+    def plus(self, suffix: str) -> _Path:
+        if self.known is not None:
+            return _Path(repr(self.known + suffix), self.known + suffix)
+        return _Path(f"{self.expr} + {suffix!r}")
 
 
-def _struct_checker(cls: type) -> Check | None:
-    if cls in _STRUCT_CHECKERS:
-        return _STRUCT_CHECKERS[cls]
-    if cls in _IN_PROGRESS:
+def _indent(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
+
+
+class _Gen:
+    """Writes the source of one kind's checker; values it needs become names
+    in the function's globals."""
+
+    def __init__(self) -> None:
+        self.ns: dict[str, Any] = {
+            "_child": e.child,
+            "_index": index,
+            "_key": key,
+            "_invalid": e.invalid,
+            "_duplicate": e.duplicate,
+            "_kind_word": _kind_word,
+            "_attr": _attr,
+        }
+        self.n = 0
+        self.open: set[type] = set()  # structs being inlined: a recursive type stops here
+
+    def const(self, value: Any) -> str:
+        name = f"_c{len(self.ns)}"
+        self.ns[name] = value
+        return name
+
+    def var(self, stem: str) -> str:
+        self.n += 1
+        return f"{stem}{self.n}"
+
+    def node(self, t: mi.Type, v: str, p: _Path) -> list[str] | None:
+        """Lines checking the value in variable ``v`` (of type ``t``, not None
+        unless a union allows it) at path ``p``; None when nothing in it has rules."""
+        if isinstance(t, mi.Metadata):
+            return self.metadata(t, v, p)
+        if isinstance(t, mi.UnionType):
+            body = self.present(t, v, p)
+            return None if body is None else [f"if {v} is not None:", *_indent(body)]
+        if isinstance(t, mi.ListType):
+            i, x = self.var("i"), self.var("x")
+            body = self.node(t.item_type, x, p.index(i))
+            return None if body is None else [f"for {i}, {x} in enumerate({v}):", *_indent(body)]
+        if isinstance(t, mi.DictType):
+            k, x = self.var("k"), self.var("x")
+            body = self.node(t.value_type, x, p.key(k))
+            return None if body is None else [f"for {k}, {x} in {v}.items():", *_indent(body)]
+        if isinstance(t, mi.StructType):
+            return self.struct(t, v, p)
         return None
-    _IN_PROGRESS.add(cls)
-    info = mi.type_info(cls)
-    fields = []
-    for f in info.fields:  # type: ignore[attr-defined]
-        c = _compile(f.type)
-        if c is not None:
-            fields.append((f.name, f.encode_name, c))
-    _IN_PROGRESS.discard(cls)
-    if not fields:
-        _STRUCT_CHECKERS[cls] = None
+
+    def present(self, t: mi.Type, v: str, p: _Path) -> list[str] | None:
+        """``node`` for a value known not to be None."""
+        if not isinstance(t, mi.UnionType):
+            return self.node(t, v, p)
+        # The first member with checks applies (unions here are "T | None").
+        for x in t.types:
+            if not isinstance(x, mi.NoneType):
+                body = self.node(x, v, p)
+                if body is not None:
+                    return body
         return None
 
-    def check_struct(v: Any, path: str, errs: list[FieldError]) -> None:
-        for attr, wire, c in fields:
-            x = getattr(v, attr)
-            if x is not None:
-                c(x, child(path, wire), errs)
+    def struct(self, t: mi.StructType, v: str, p: _Path) -> list[str] | None:
+        if t.cls in self.open:
+            return None
+        self.open.add(t.cls)
+        lines: list[str] = []
+        for f in t.fields:
+            x = self.var("x")
+            body = self.present(f.type, x, p.child(f.encode_name))
+            if body is not None:
+                lines += [f"{x} = {v}.{f.name}", f"if {x} is not None:", *_indent(body)]
+        self.open.discard(t.cls)
+        return lines or None
 
-    _STRUCT_CHECKERS[cls] = check_struct
-    return check_struct
+    def metadata(self, t: mi.Metadata, v: str, p: _Path) -> list[str] | None:
+        inner = self.node(t.type, v, p)
+        extra = t.extra_json_schema or {}
+        rules = [RULES[r["rule"]] for r in extra.get("x-kubernetes-validations", ())]
+        list_type = extra.get("x-kubernetes-list-type")
+        map_keys = (
+            tuple(extra.get("x-kubernetes-list-map-keys", ())) if list_type == "map" else None
+        )
+        if not rules and map_keys is None and list_type != "set":
+            return inner
+        # The order errors come in: the value's insides, its rules, then duplicates.
+        lines = list(inner or ())
+        for r in rules:
+            rp = p.plus(r.field_path) if r.field_path else p
+            lines += [
+                f"if not {self.const(r.check)}({v}):",
+                f"    errs.append(_invalid({rp.expr}, _kind_word({v}), {self.const(r.message)}))",
+            ]
+        if map_keys is None and list_type != "set":
+            return lines
+        i, x, seen, sig = self.var("i"), self.var("x"), self.var("seen"), self.var("sig")
+        if map_keys is None:
+            sig_expr, shown = x, sig
+        else:
+            attrs = _item_attrs(t.type, map_keys)
+            parts = [
+                f"{x}.{a}" if a is not None else f"getattr({x}, _attr({x}, {k!r}))"
+                for k, a in zip(map_keys, attrs, strict=True)
+            ]
+            # One key: the value itself stands for the 1-tuple (same equality).
+            sig_expr = parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
+            shown = sig if len(parts) == 1 else f"list({sig})"
+        # Fewer than two items cannot repeat.
+        return [
+            *lines,
+            f"if len({v}) > 1:",
+            f"    {seen} = set()",
+            f"    for {i}, {x} in enumerate({v}):",
+            f"        {sig} = {sig_expr}",
+            f"        if {sig} in {seen}:",
+            f"            errs.append(_duplicate({p.index(i).expr}, {shown}))",
+            f"        {seen}.add({sig})",
+        ]
+
+
+def _item_attrs(t: mi.Type, wire_keys: tuple[str, ...]) -> list[str | None]:
+    """Attribute names of a list-map's keys when its items are one struct type
+    (None where only the item's own type can tell)."""
+    item = t.item_type if isinstance(t, mi.ListType) else None
+    while isinstance(item, mi.Metadata):
+        item = item.type
+    if not isinstance(item, mi.StructType):
+        return [None] * len(wire_keys)
+    names = {f.encode_name: f.name for f in item.fields}
+    return [names.get(k) for k in wire_keys]
+
+
+_CHECKERS: dict[tuple[type, Any], Checker] = {}
+
+
+def _checker(typ: type, root_rules: Any) -> Checker:
+    g = _Gen()
+    body = g.node(mi.type_info(typ), "obj", _Path('""', "")) or []
+    extra = (root_rules.extra_json_schema if root_rules is not None else None) or {}
+    for r in extra.get("x-kubernetes-validations", ()):
+        rule = RULES[r["rule"]]
+        body += [
+            f"if not {g.const(rule.check)}(obj):",
+            f"    errs.append(_invalid('', 'object', {g.const(rule.message)}))",
+        ]
+    src = "\n".join(["def check(obj, errs):", *_indent(body or ["pass"])])
+    exec(compile(src, f"<rules of {typ.__qualname__}>", "exec"), g.ns)
+    check: Checker = g.ns["check"]
+    return check
 
 
 def check_rules(obj: Any, typ: type, root_rules: Any = None) -> list[FieldError]:
     """CEL rules and list uniqueness of ``obj`` (a decoded ``typ``)."""
+    c = _CHECKERS.get((typ, root_rules))
+    if c is None:
+        c = _CHECKERS[(typ, root_rules)] = _checker(typ, root_rules)
     errs: list[FieldError] = []
-    c = _struct_checker(typ)
-    if c is not None:
-        c(obj, "", errs)
-    if root_rules is not None:
-        for r in (root_rules.extra_json_schema or {}).get("x-kubernetes-validations", ()):
-            rule = RULES[r["rule"]]
-            if not rule.check(obj):
-                errs.append(e.invalid("", "object", rule.message))
+    c(obj, errs)
     return errs

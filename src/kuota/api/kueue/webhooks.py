@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 
 from kuota.api import errors as e
 from kuota.api.base import Quantity
-from kuota.api.core import ResourceList, Taint, Toleration
+from kuota.api.core import ResourceList, ResourceRequirements, Taint, Toleration
 from kuota.api.core_validation import (
     validate_annotations,
     validate_label_selector,
@@ -309,33 +309,57 @@ def _resource_list(res: ResourceList | None, path: str, gates: Gates) -> list[Fi
     return errs
 
 
+def _requirements_ok(r: ResourceRequirements, non_negative: bool) -> bool:
+    """``_resource_list`` would find nothing in either list (told apart without
+    building paths)."""
+    for res in (r.requests, r.limits):
+        if res:
+            if "pods" in res:
+                return False
+            if non_negative:
+                for q in res.values():
+                    if q.nanos < 0:
+                        return False
+    return True
+
+
 def _validate_pod_set(ps: t.PodSet, path: str, gates: Gates) -> list[FieldError]:
+    # Runs for every podSet of every Workload: the valid case is told apart
+    # first, and paths and error lists are built only where something is wrong.
     errs: list[FieldError] = []
     tmpl = ps.template
-    if gates.get("WorkloadValidationForPodSetMetadata", True) and tmpl.metadata is not None:
-        errs += validate_labels(tmpl.metadata.labels, child(path, "template.metadata.labels"))
-        errs += validate_annotations(
-            tmpl.metadata.annotations, child(path, "template.metadata.annotations")
-        )
+    md = tmpl.metadata
+    if (
+        md is not None
+        and (md.labels or md.annotations)
+        and gates.get("WorkloadValidationForPodSetMetadata", True)
+    ):
+        errs += validate_labels(md.labels, child(path, "template.metadata.labels"))
+        errs += validate_annotations(md.annotations, child(path, "template.metadata.annotations"))
     spec = tmpl.spec
     if spec is None:
         return errs
+    non_negative = gates.get("WorkloadValidateResourcesAreNonNegative", True)
     for field_name, containers in (
         ("initContainers", spec.init_containers),
         ("containers", spec.containers),
     ):
-        cp = child(path, f"template.spec.{field_name}")
-        for ci, c in enumerate(containers or ()):
-            rp = child(index(cp, ci), "resources")
-            if c.resources is not None:
-                errs += _resource_list(c.resources.requests, child(rp, "requests"), gates)
-                errs += _resource_list(c.resources.limits, child(rp, "limits"), gates)
-    if spec.resources is not None:
+        if not containers:
+            continue
+        for ci, c in enumerate(containers):
+            r = c.resources
+            if r is None or _requirements_ok(r, non_negative):
+                continue
+            rp = child(index(child(path, f"template.spec.{field_name}"), ci), "resources")
+            errs += _resource_list(r.requests, child(rp, "requests"), gates)
+            errs += _resource_list(r.limits, child(rp, "limits"), gates)
+    r = spec.resources
+    if r is not None and not _requirements_ok(r, non_negative):
         rp = child(path, "template.spec.resources")
-        errs += _resource_list(spec.resources.requests, child(rp, "requests"), gates)
-        errs += _resource_list(spec.resources.limits, child(rp, "limits"), gates)
+        errs += _resource_list(r.requests, child(rp, "requests"), gates)
+        errs += _resource_list(r.limits, child(rp, "limits"), gates)
     tr = ps.topology_request
-    if gates.get("TASValidateWorkloadSliceSize", True) and tr is not None:
+    if tr is not None and gates.get("TASValidateWorkloadSliceSize", True):
         tp = child(path, "topologyRequest")
         if tr.pod_set_slice_required_topology is not None:
             if tr.pod_set_slice_size is None:
@@ -377,8 +401,8 @@ def validate_workload(wl: t.Workload, gates: Gates) -> list[FieldError]:
     if with_min > 1:
         errs.append(e.invalid("spec.podSets", with_min, "at most one podSet can use minCount"))
     st = wl.status
-    names = [ps.name for ps in wl.spec.pod_sets]
     if st is not None:
+        names = [ps.name for ps in wl.spec.pod_sets]
         if quota_reserved(wl):
             errs += _validate_admission(wl, names)
         errs += _validate_conditions(st)
