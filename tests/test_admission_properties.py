@@ -2,19 +2,26 @@
 
 Hypothesis builds random but valid worlds (flavors with labels and taints,
 cohort trees with their own quota, ClusterQueues with borrowing and lending
-limits and random preemption policies, partially admissible workloads) as raw
-kueue.x-k8s.io/v1beta2 manifests, then runs scheduling cycles with classic and
-with fair sharing. After every cycle the decisions are checked against a model
+limits, random preemption policies, fungibility and fair-sharing weights,
+partially admissible workloads) as raw kueue.x-k8s.io/v1beta2 manifests, then
+runs scheduling cycles with classic and with fair sharing: workloads arrive
+over several cycles, evictions complete between cycles and some admitted
+workloads finish. After every cycle the decisions are checked against a model
 of the quota rules computed here from the manifests, not from the core:
 
 1. quota: every ClusterQueue's usage equals the sum of its quota holders'
-   ``status.admission`` and every cohort's usage and subtree quota equal the
-   ones recomputed from the specs; no node holds more than it could ever hold;
+   ``status.admission`` (each at per-pod requests x admitted count) and every
+   cohort's usage and subtree quota equal the ones recomputed from the specs;
+   no node holds more than it could ever hold (``potential_available``) nor
+   more than its subtree quota plus its borrowing limit. A non-root cohort may
+   hold more than its subtree quota: it borrows from its parent as a queue
+   borrows from its cohort (see the last test); only roots are capped by it;
 2. lending limits: the root of every tree uses no more than its subtree quota,
    which counts only what each child may lend (nominal - local quota);
 3. an admitted podSet tolerates its flavors' taints and its nodeSelector agrees
    with their labels;
-4. every preemption is one the preemptor's ClusterQueue policy allows;
+4. every preemption is one the preemptor's ClusterQueue policy allows, and
+   quota is reclaimed only from a queue that borrows;
 5. decisions do not depend on the order the objects were added in;
 6. partial admission stays within [minCount, count].
 """
@@ -53,18 +60,22 @@ PRIORITIES = st.integers(min_value=-2, max_value=2)
 
 FR = tuple[str, str]
 
-CONFIGS: dict[str, KueueConfig] = {
-    "classic": config_from_scenario({}, None),
-    # v1beta2 requires the strategies once fairSharing is set; these are Kueue's defaults.
-    "fair": config_from_scenario(
-        {
-            "fairSharing": {
-                "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
-            }
-        },
-        None,
-    ),
+# The valid fair-sharing preemption strategy lists (v1beta2 requires one once
+# fairSharing is set); the first is Kueue's default.
+FS_STRATEGIES: list[tuple[str, ...]] = [
+    ("LessThanOrEqualToFinalShare", "LessThanInitialShare"),
+    ("LessThanOrEqualToFinalShare",),
+    ("LessThanInitialShare",),
+]
+CLASSIC = config_from_scenario({}, None)
+FAIR = {
+    s: config_from_scenario({"fairSharing": {"preemptionStrategies": list(s)}}, None)
+    for s in FS_STRATEGIES
 }
+
+
+def config(mode: str, world: World) -> KueueConfig:
+    return CLASSIC if mode == "classic" else FAIR[world.fs_strategies]
 
 
 # ============================================================================ the world model
@@ -91,6 +102,7 @@ class CohortSpec:
     parent: str | None
     quotas: dict[FR, Quota]
     groups: list[dict[str, Any]]
+    weight: str | None = None  # fairSharing.weight
 
 
 @dataclass
@@ -105,6 +117,7 @@ class CQSpec:
     bwc_threshold: int | None
     strategy: str
     fungibility: dict[str, str] | None
+    weight: str | None = None  # fairSharing.weight
 
 
 @dataclass
@@ -142,12 +155,14 @@ class World:
     arrival: list[int] = field(default_factory=list)  # per object, see WorkloadSpec
     order: list[int] = field(default_factory=list)  # a permutation of objects
     finish_every: int | None = None  # finish the first admitted workload every n cycles
+    fs_strategies: tuple[str, ...] = FS_STRATEGIES[0]  # when run with fair sharing
 
     def __repr__(self) -> str:  # what hypothesis prints for a failing example
         lines = ["World("]
         for o, (ts, uid), a in zip(self.objects, self.stamps, self.arrival, strict=True):
             lines.append(f"  {o!r}  # created {ts.isoformat()} uid {uid[-4:]} cycle {a}")
-        lines.append(f"  order={self.order}, finish_every={self.finish_every})")
+        lines.append(f"  order={self.order}, finish_every={self.finish_every},")
+        lines.append(f"  fs_strategies={self.fs_strategies})")
         return "\n".join(lines)
 
 
@@ -167,8 +182,10 @@ QUOTA_VALUES = st.one_of(
 
 
 @st.composite
-def _quota(draw: st.DrawFn, resource: str, limits: bool, lending_le_nominal: bool) -> Quota:
-    nominal = draw(QUOTA_VALUES)
+def _quota(
+    draw: st.DrawFn, resource: str, limits: bool, lending_le_nominal: bool, borrower: bool
+) -> Quota:
+    nominal = 0 if borrower else draw(QUOTA_VALUES)
     bl = ll = None
     if limits:
         if draw(st.booleans()):
@@ -201,7 +218,10 @@ def _resource_groups(
     limits: bool,
     lending_le_nominal: bool,
     layouts: list[list[list[str]]],
+    borrower: bool = False,
 ) -> tuple[list[dict[str, Any]], dict[FR, Quota]]:
+    """The resource groups of a queue or cohort, and their quotas; a borrower
+    has no quota of its own."""
     layout = draw(st.sampled_from(layouts))
     if len(layout) > len(flavors):
         layout = [[r for g in layout for r in g]]
@@ -216,7 +236,7 @@ def _resource_groups(
         for f in chosen:
             resources = []
             for r in covered:
-                q = draw(_quota(r, limits, lending_le_nominal))
+                q = draw(_quota(r, limits, lending_le_nominal, borrower))
                 quotas[(f, r)] = q
                 resources.append(_raw_quota(r, q))
             raw_flavors.append({"name": f, "resources": resources})
@@ -235,6 +255,7 @@ TOLERATIONS = [
     {"operator": "Exists"},
 ]
 CPU_REQUESTS = {"0": 0, "500m": 500, "1": 1000, "2": 2000, "3": 3000, "4": 4000}
+WEIGHTS = st.sampled_from([None, None, None, "0", "500m", "1", "2"])
 
 
 @st.composite
@@ -292,9 +313,10 @@ def _podset(
 
 @st.composite
 def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
-    # Half the worlds are "contended": every queue in a cohort tree, no taints, few
-    # selectors and GPUs, late arrivals of higher priority: borrowing, reclaim and
-    # preemption. The others mix everything, most of which cannot be admitted.
+    # Half the worlds are "contended": every queue in a cohort tree, some queues
+    # with no quota of their own, no taints or selectors, few GPUs, waves of
+    # higher-priority arrivals: borrowing, reclaim and preemption. The others
+    # mix everything, much of which can never be admitted.
     if contended is None:
         contended = draw(st.booleans())
     flavors = {
@@ -317,7 +339,7 @@ def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
             groups, quotas = draw(
                 _resource_groups(flavor_names, parent is not None, False, COHORT_LAYOUTS)
             )
-        cohorts[name] = CohortSpec(name, parent, quotas, groups)
+        cohorts[name] = CohortSpec(name, parent, quotas, groups, draw(WEIGHTS))
 
     cqs: dict[str, CQSpec] = {}
     for i in range(draw(st.integers(min_value=1, max_value=3 if contended else 5))):
@@ -327,11 +349,15 @@ def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
             if contended
             else st.one_of(st.none(), st.sampled_from(cohort_names))
         )
-        groups, quotas = draw(_resource_groups(flavor_names, cohort is not None, True, CQ_LAYOUTS))
+        # In contended worlds some queues only borrow: the ones others reclaim from.
+        borrower = contended and draw(st.integers(min_value=0, max_value=3)) == 0
+        groups, quotas = draw(
+            _resource_groups(flavor_names, cohort is not None, True, CQ_LAYOUTS, borrower)
+        )
         within = draw(st.sampled_from(["Never", "LowerPriority", "LowerOrNewerEqualPriority"]))
         reclaim = draw(st.sampled_from(["Never", "LowerPriority", "Any"][contended:]))
         bwc_policy = bwc_threshold = None
-        if reclaim != "Never" and draw(st.booleans()):
+        if reclaim != "Never" and (contended or draw(st.booleans())):
             bwc_policy = draw(st.sampled_from(["Never", "LowerPriority", "LowerPriority"]))
             if draw(st.booleans()):
                 bwc_threshold = draw(PRIORITIES)
@@ -341,6 +367,10 @@ def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
                 "whenCanBorrow": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
                 "whenCanPreempt": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
             }
+            if set(fungibility.values()) == {"TryNextFlavor"} and draw(st.booleans()):
+                fungibility["preference"] = draw(
+                    st.sampled_from(["BorrowingOverPreemption", "PreemptionOverBorrowing"])
+                )
         cqs[name] = CQSpec(
             name,
             cohort,
@@ -354,6 +384,7 @@ def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
                 st.sampled_from(["BestEffortFIFO", "BestEffortFIFO", "StrictFIFO"][: 3 - contended])
             ),
             fungibility,
+            draw(WEIGHTS),
         )
 
     workloads: dict[str, WorkloadSpec] = {}
@@ -364,9 +395,18 @@ def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
             draw(_podset(ps, j == min_at, flavor_names, contended))
             for j, ps in enumerate(["main", "side"][:n_ps])
         ]
-        arrival = draw(st.one_of(st.just(0), st.integers(min_value=0, max_value=6)))
+        arrival = draw(
+            # In contended worlds workloads arrive in waves: preemptors of one cycle compete.
+            st.sampled_from([0, 0, 2, 2, 4])
+            if contended
+            else st.one_of(st.just(0), st.integers(min_value=0, max_value=6))
+        )
         # Late arrivals and a favourite queue make for contention, hence preemption.
-        cq = draw(st.one_of(st.just("cq0"), st.sampled_from(sorted(cqs))))
+        cq = draw(
+            st.sampled_from(sorted(cqs))
+            if contended
+            else st.one_of(st.just("cq0"), st.sampled_from(sorted(cqs)))
+        )
         prio = draw(st.one_of(PRIORITIES, st.integers(0, 2) if arrival else st.integers(-2, 0)))
         w = WorkloadSpec(f"w{i}", cq, prio, podsets, arrival)
         workloads[w.key] = w
@@ -378,13 +418,14 @@ def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
     wl_arrival = {f"{NS}/{wl.name}": wl.arrival for wl in workloads.values()}
     for i, o in enumerate(world.objects):
         a = wl_arrival.get(f"{NS}/{o['metadata']['name']}", 0) if o["kind"] == "Workload" else 0
-        jitter = draw(st.integers(min_value=0, max_value=CYCLE_SECONDS - 2))
+        jitter = draw(st.integers(min_value=0, max_value=3))  # ties are common
         world.stamps.append(
             (_clock(a) + timedelta(seconds=jitter), f"00000000-0000-4000-8000-{i + 1:012d}")
         )
         world.arrival.append(a)
     world.order = list(draw(st.permutations(range(len(world.objects)))))
     world.finish_every = draw(st.sampled_from([None, None, 2, 3]))
+    world.fs_strategies = draw(st.sampled_from(FS_STRATEGIES))
     return world
 
 
@@ -413,6 +454,8 @@ def _render(w: World) -> None:
             cspec["parentName"] = c.parent
         if c.groups:
             cspec["resourceGroups"] = copy.deepcopy(c.groups)
+        if c.weight is not None:
+            cspec["fairSharing"] = {"weight": c.weight}
         objs.append(
             {"apiVersion": V1B2, "kind": "Cohort", "metadata": {"name": c.name}, "spec": cspec}
         )
@@ -436,6 +479,8 @@ def _render(w: World) -> None:
             qspec["cohortName"] = q.cohort
         if q.fungibility:
             qspec["flavorFungibility"] = dict(q.fungibility)
+        if q.weight is not None:
+            qspec["fairSharing"] = {"weight": q.weight}
         objs.append(
             {
                 "apiVersion": V1B2,
@@ -493,7 +538,7 @@ def add_objects(core: AdmissionCore, world: World, order: Iterable[int], cycle: 
 
 
 def build(world: World, mode: str, order: Iterable[int]) -> AdmissionCore:
-    core = AdmissionCore(CONFIGS[mode], START)
+    core = AdmissionCore(config(mode, world), START)
     add_objects(core, world, order, 0)
     return core
 
@@ -509,9 +554,10 @@ def run(
     check: bool = True,
 ) -> list[Decision]:
     """Cycles until all workloads have arrived and three cycles in a row change
-    no decision and no workload's state (or exactly ``cycles``). Before every cycle the clock moves, the
-    workloads due arrive (in ``order``) and evictions complete; if the world
-    says so, the first admitted workload finishes every few cycles."""
+    no decision and no workload's state (or exactly ``cycles``). Before every
+    cycle the clock moves, the workloads due arrive (in ``order``) and
+    evictions complete; if the world says so, the first admitted workload
+    finishes every few cycles. Returns each cycle's decisions."""
     trace: list[Decision] = []
     quiet = 0
     before: list[str] = []
@@ -588,6 +634,22 @@ class TreeModel:
         return n
 
 
+def usage_by_cq(held: dict[str, kt.Workload]) -> dict[str, dict[FR, int]]:
+    """What the holders' ``status.admission`` says each ClusterQueue uses."""
+    out: dict[str, dict[FR, int]] = {}
+    for wl in held.values():
+        adm = wl.status.admission  # type: ignore[union-attr]
+        assert adm is not None
+        u = out.setdefault(adm.cluster_queue, {})
+        for psa in adm.pod_set_assignments:
+            for r, q in (psa.resource_usage or {}).items():
+                v = resource_value(r, q)
+                if v:
+                    fr = ((psa.flavors or {})[r], r)
+                    u[fr] = u.get(fr, 0) + v
+    return out
+
+
 def tree_model(world: World, cq_usage: dict[str, dict[FR, int]]) -> TreeModel:
     parent: dict[str, str | None] = {}
     quotas: dict[str, dict[FR, Quota]] = {}
@@ -646,7 +708,7 @@ def _tolerates(t: dict[str, str], taint: dict[str, str]) -> bool:
 
 def check_state(core: AdmissionCore, world: World) -> None:
     held = holders(core)
-    cq_usage: dict[str, dict[FR, int]] = {}
+    cq_usage = usage_by_cq(held)
     for key, wl in held.items():
         spec = world.workloads[key]
         assert wl.status is not None and wl.status.admission is not None
@@ -679,9 +741,6 @@ def check_state(core: AdmissionCore, world: World) -> None:
                 f = flavors[r]
                 # The flavor is one of the queue's flavors for that resource.
                 assert (f, r) in cq.quotas, (key, psa.name, f, r)
-                if v:
-                    u = cq_usage.setdefault(cq.name, {})
-                    u[(f, r)] = u.get((f, r), 0) + v
             # 3. an admitted podSet matches its flavors.
             for f in set(flavors.values()):
                 fl = world.flavors[f]
@@ -744,6 +803,7 @@ def check_cycle(core: AdmissionCore, world: World, r: CycleResult) -> None:
             c = cohort_parent[c]  # type: ignore[assignment]
         return c
 
+    cq_usage = usage_by_cq(held)
     victims = [p.victim for p in r.preempted]
     assert len(victims) == len(set(victims)), victims
     for p in r.preempted:
@@ -790,6 +850,12 @@ def check_cycle(core: AdmissionCore, world: World, r: CycleResult) -> None:
                     assert victim.priority <= pcq.bwc_threshold, (p, pcq.bwc_threshold)
             if p.reason == "InCohortFairSharing":
                 assert core.config.fair_sharing is not None, p
+            # Quota is reclaimed only from a queue that borrows (its victims still
+            # count: they hold their quota until their eviction completes).
+            vq = world.cqs[victim_cq].quotas
+            assert any(
+                u > (vq[fr].nominal if fr in vq else 0) for fr, u in cq_usage[victim_cq].items()
+            ), (p, cq_usage[victim_cq])
         else:
             raise AssertionError(f"unknown preemption reason {p.reason}")
 
@@ -813,12 +879,14 @@ def final_states(core: AdmissionCore) -> dict[str, tuple[Any, ...]]:
 
 
 def test_fair_sharing_config_is_on() -> None:
-    assert CONFIGS["classic"].fair_sharing is None
-    assert CONFIGS["fair"].fair_sharing is not None
+    assert CLASSIC.fair_sharing is None
+    for s, cfg in FAIR.items():
+        assert cfg.fair_sharing is not None
+        assert tuple(cfg.fair_sharing.preemption_strategies) == s
 
 
 @pytest.mark.parametrize("mode", ["classic", "fair"])
-@settings(max_examples=60)
+@settings(max_examples=200)
 @given(world=worlds())
 def test_invariants_hold_after_every_cycle(mode: str, world: World) -> None:
     order = list(range(len(world.objects)))
@@ -833,7 +901,7 @@ def test_invariants_hold_after_every_cycle(mode: str, world: World) -> None:
 
 
 @pytest.mark.parametrize("mode", ["classic", "fair"])
-@settings(max_examples=40)
+@settings(max_examples=100)
 @given(world=worlds())
 def test_decisions_do_not_depend_on_object_order(mode: str, world: World) -> None:
     order = list(range(len(world.objects)))
@@ -842,3 +910,101 @@ def test_decisions_do_not_depend_on_object_order(mode: str, world: World) -> Non
     second = build(world, mode, world.order)
     assert run(second, world, world.order, cycles=len(trace), check=False) == trace
     assert final_states(second) == final_states(first)
+
+
+# ============================================================================ hand-made worlds
+
+
+def cpu_world(
+    cqs: dict[str, tuple[str | None, int]],
+    cohorts: dict[str, tuple[str | None, int]],
+    workloads: dict[str, tuple[str, int, int, int]],
+) -> World:
+    """One flavor, cpu only. cqs: name -> (cohort, nominal cores); cohorts:
+    name -> (parent, nominal cores); workloads: name -> (queue, priority,
+    cores, arrival cycle). Queues preempt lower priorities anywhere."""
+
+    def groups(nominal: int) -> list[dict[str, Any]]:
+        res = [{"name": CPU, "nominalQuota": str(nominal)}]
+        return [{"coveredResources": [CPU], "flavors": [{"name": "f0", "resources": res}]}]
+
+    w = World(
+        {"f0": FlavorSpec("f0", {}, [], [])},
+        {
+            n: CohortSpec(n, p, {("f0", CPU): Quota(_units(CPU, q))}, groups(q))
+            for n, (p, q) in cohorts.items()
+        },
+        {
+            n: CQSpec(
+                n,
+                c,
+                {("f0", CPU): Quota(_units(CPU, q))},
+                groups(q),
+                "LowerPriority",
+                "LowerPriority",
+                None,
+                None,
+                "BestEffortFIFO",
+                None,
+            )
+            for n, (c, q) in cqs.items()
+        },
+        {
+            f"{NS}/{n}": WorkloadSpec(
+                n,
+                q,
+                prio,
+                [PodSetSpec("main", 1, None, {CPU: _units(CPU, c)}, {CPU: str(c)}, [], {})],
+                a,
+            )
+            for n, (q, prio, c, a) in workloads.items()
+        },
+    )
+    _render(w)
+    for i, o in enumerate(w.objects):
+        spec = w.workloads.get(f"{NS}/{o['metadata']['name']}") if o["kind"] == "Workload" else None
+        a = spec.arrival if spec is not None else 0
+        w.stamps.append(
+            (_clock(a) + timedelta(seconds=i % 3), f"00000000-0000-4000-8000-{i + 1:012d}")
+        )
+        w.arrival.append(a)
+    w.order = list(reversed(range(len(w.objects))))
+    return w
+
+
+@pytest.mark.parametrize("mode", ["classic", "fair"])
+def test_two_queues_reclaim_from_the_same_borrower_in_one_cycle(mode: str) -> None:
+    """Both lenders want their quota back in the same cycle and both need the
+    same victim: one preempts it, the other waits for that preemption (its
+    targets overlap) and neither is admitted before the victim is gone."""
+    world = cpu_world(
+        {"borrower": ("co", 0), "lender-a": ("co", 4), "lender-b": ("co", 4)},
+        {},
+        {"big": ("borrower", -2, 8, 0), "a": ("lender-a", 0, 4, 1), "b": ("lender-b", 0, 4, 1)},
+    )
+    order = list(range(len(world.objects)))
+    core = build(world, mode, order)
+    trace = run(core, world, order)
+    assert trace[0][0] == (f"{NS}/big",)
+    assert trace[1][0] == ()
+    assert [(v, p) for v, _, p in trace[1][1]] == [(f"{NS}/big", f"{NS}/a")]
+    assert trace[2][0] == (f"{NS}/a", f"{NS}/b")
+    second = build(world, mode, world.order)
+    assert run(second, world, world.order, cycles=len(trace)) == trace
+
+
+def test_a_child_cohort_may_hold_more_than_its_subtree_quota() -> None:
+    """Why the quota property bounds non-root cohorts by what they could ever
+    hold, not by their subtree quota: a cohort borrows from its parent as a
+    ClusterQueue borrows from its cohort. Only the root is capped by its subtree."""
+    world = cpu_world(
+        {"q": ("child", 0)},
+        {"root": (None, 4), "child": ("root", 1)},
+        {"w": ("q", 0, 3, 0)},
+    )
+    core = build(world, "classic", range(len(world.objects)))
+    run(core, world, list(range(len(world.objects))))
+    assert core.workload(f"{NS}/w").state == "admitted"  # type: ignore[union-attr]
+    child, root = core.tree.cohorts["child"], core.tree.cohorts["root"]
+    assert child.usage[("f0", CPU)] == 3000 > child.subtree[("f0", CPU)] == 1000
+    assert root.usage[("f0", CPU)] == 3000 <= root.subtree[("f0", CPU)] == 5000
