@@ -41,7 +41,7 @@ from kuota.api.features import (
     FEATURE_GATE_STAGES,
 )
 from kuota.api.features import GATES as _GATES
-from kuota.api.meta import LabelSelector, LabelSelectorRequirement
+from kuota.api.meta import LabelSelector, LabelSelectorRequirement, selector_matches
 from kuota.api.schema import validate_raw
 
 __all__ = [
@@ -1220,27 +1220,6 @@ def _validate_label_selector(sel: LabelSelector | None, path: str) -> list[Field
     return errs
 
 
-def _selector_matches(sel: LabelSelector | None, labels: Mapping[str, str]) -> bool:
-    """LabelSelectorAsSelector(sel).Matches(labels) for a selector that validated."""
-    if sel is None:
-        return False  # labels.Nothing()
-    for k, v in (sel.match_labels or {}).items():
-        if labels.get(k) != v:
-            return False
-    for req in sel.match_expressions or ():
-        has = req.key in labels
-        values = req.values or []
-        if req.operator == "In" and not (has and labels[req.key] in values):
-            return False
-        if req.operator == "NotIn" and has and labels[req.key] in values:
-            return False
-        if req.operator == "Exists" and not has:
-            return False
-        if req.operator == "DoesNotExist" and has:
-            return False
-    return True
-
-
 def _selector_data(sel: LabelSelector | None) -> Any:
     return None if sel is None else _builtins(sel)
 
@@ -1410,7 +1389,7 @@ def _namespace_selector_errors(c: ConfigurationV1Beta2) -> list[FieldError]:
     if c.namespace:
         prohibited.append(c.namespace)
     for ns in prohibited:
-        if _selector_matches(sel, {NAMESPACE_NAME_LABEL: ns}):
+        if selector_matches(sel, {NAMESPACE_NAME_LABEL: ns}):
             errs.append(e.invalid(p, _selector_data(sel), f'should not match the "{ns}" namespace'))
     return errs
 

@@ -96,7 +96,7 @@ from kuota.api.errors import (
     required,
     too_long,
 )
-from kuota.api.meta import LabelSelector, ObjectMeta
+from kuota.api.meta import LabelSelector, ObjectMeta, selector_matches
 
 __all__ = [
     "NAMESPACED",
@@ -337,26 +337,6 @@ def validate_label_selector(
                 vp = index(child(p, "values"), j)
                 errs += [invalid(vp, v, msg) for msg in names.is_label_value(v)]
     return errs
-
-
-def selector_matches(sel: LabelSelector, labels: Mapping[str, str] | None) -> bool:
-    """``metav1.LabelSelectorAsSelector(sel).Matches(labels)`` for a non-nil selector."""
-    labels = labels or {}
-    for k, v in (sel.match_labels or {}).items():
-        if labels.get(k) != v:
-            return False
-    for req in sel.match_expressions or []:
-        present = req.key in labels
-        values = req.values or []
-        if req.operator == "In" and not (present and labels[req.key] in values):
-            return False
-        if req.operator == "NotIn" and present and labels[req.key] in values:
-            return False
-        if req.operator == "Exists" and not present:
-            return False
-        if req.operator == "DoesNotExist" and present:
-            return False
-    return True
 
 
 # ------------------------------------------------------------ node selector terms

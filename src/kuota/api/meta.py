@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -68,3 +69,26 @@ TYPE_META_FIELDS = ("apiVersion", "kind")
 
 def object_key(namespace: str, name: str) -> str:
     return f"{namespace}/{name}" if namespace else name
+
+
+def selector_matches(sel: LabelSelector | None, labels: Mapping[str, str] | None) -> bool:
+    """``metav1.LabelSelectorAsSelector(sel).Matches(labels)``; a nil selector
+    matches nothing (``labels.Nothing()``), an empty one everything."""
+    if sel is None:
+        return False
+    labels = labels or {}
+    for k, v in (sel.match_labels or {}).items():
+        if labels.get(k) != v:
+            return False
+    for req in sel.match_expressions or ():
+        present = req.key in labels
+        values = req.values or []
+        if req.operator == "In" and not (present and labels[req.key] in values):
+            return False
+        if req.operator == "NotIn" and present and labels[req.key] in values:
+            return False
+        if req.operator == "Exists" and not present:
+            return False
+        if req.operator == "DoesNotExist" and present:
+            return False
+    return True

@@ -82,16 +82,21 @@ class QueueManager:
         lq = self.lqs.get(lq_key)
         if lq is None:
             return False
-        self.assigned[info.key] = lq_key
-        lq.items[info.key] = info
-        if lq.stopped:
-            return False
-        cq = self.cqs.get(lq.cluster_queue)
+        cq = self._file(info, lq)
         if cq is None:
             return False
         info.cluster_queue = cq.name
         cq.push_or_update(info, now)
         return True
+
+    def _file(self, info: WorkloadInfo, lq: LocalQueueEntry) -> ClusterQueueQueue | None:
+        """Record the workload under its LocalQueue; its ClusterQueue's queue
+        if the LocalQueue is running and points at an existing one."""
+        self.assigned[info.key] = lq.key
+        lq.items[info.key] = info
+        if lq.stopped:
+            return None
+        return self.cqs.get(lq.cluster_queue)
 
     def delete(self, key: str) -> None:
         lq_key = self.assigned.pop(key, None)
@@ -152,11 +157,7 @@ class QueueManager:
             for q in self.cqs.values():
                 q.inflight.pop(info.key, None)
             return False
-        self.assigned[info.key] = lq_key
-        lq.items[info.key] = info
-        if lq.stopped:
-            return False
-        cq = self.cqs.get(lq.cluster_queue)
+        cq = self._file(info, lq)
         if cq is None:
             return False
         return cq.requeue(info, reason, now, pending_flavors)

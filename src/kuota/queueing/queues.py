@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -96,22 +96,6 @@ class ClusterQueueQueue:
             return e[1]
         return None
 
-    def active_items(self) -> Iterable[WorkloadInfo]:
-        return [info for _, info in self._in_heap.values()]
-
-    def ordered_active(self) -> list[WorkloadInfo]:
-        items = sorted(self._in_heap.values(), key=lambda e: self._key(e[1], e[0]))
-        out = [info for _, info in items]
-        if self.sticky is not None:
-            for i, info in enumerate(out):
-                if info.key == self.sticky:
-                    out.insert(0, out.pop(i))
-                    break
-        return out
-
-    def __len__(self) -> int:
-        return len(self._in_heap) + len(self.inadmissible)
-
     def has(self, key: str) -> bool:
         return key in self._in_heap or key in self.inadmissible or key in self.inflight
 
@@ -181,12 +165,6 @@ class ClusterQueueQueue:
             self.push_active(info)
             moved += 1
         return moved
-
-    def rebuild(self) -> None:
-        """Re-sort after an ordering input changed for many workloads."""
-        items = list(self._in_heap.values())
-        self._heap = [self._key(info, seq) for seq, info in items]
-        heapq.heapify(self._heap)
 
 
 def _same_for_queueing(old: WorkloadInfo, new: WorkloadInfo) -> bool:

@@ -17,17 +17,12 @@ from dataclasses import dataclass
 FR = tuple[str, str]  # (flavor, resource)
 Usage = dict[FR, int]
 
-ZERO_QUOTA: Quota
-
 
 @dataclass(frozen=True, slots=True)
 class Quota:
     nominal: int = 0
     borrowing_limit: int | None = None
     lending_limit: int | None = None
-
-
-ZERO_QUOTA = Quota()
 
 
 class Node:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from kuota.api.kueue.types import Workload
 from kuota.api.meta import Condition
@@ -80,7 +80,6 @@ class WorkloadInfo:
 
     __slots__ = (
         "cluster_queue",
-        "evaluated_spec",
         "key",
         "last_assignment",
         "min_counts",
@@ -104,7 +103,6 @@ class WorkloadInfo:
         self.cluster_queue = cluster_queue
         self.min_counts = [ps.min_count for ps in obj.spec.pod_sets]
         self.last_assignment: object | None = None
-        self.evaluated_spec: object | None = None
         self.signature = _signature(obj)
 
     @property
@@ -219,7 +217,3 @@ def quota_reservation_time(wl: Workload, now: datetime) -> datetime:
     if c is None or c.status != "True" or c.last_transition_time is None:
         return now
     return c.last_transition_time
-
-
-def truncate_to_second(t: datetime) -> datetime:
-    return t - timedelta(microseconds=t.microsecond)

@@ -17,7 +17,7 @@ from typing import Any
 from kuota.api import core as kc
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
-from kuota.api.meta import Condition, LabelSelector
+from kuota.api.meta import Condition, selector_matches
 from kuota.api.quantity import Quantity
 from kuota.queueing.manager import QueueManager
 from kuota.quota.requests import (
@@ -26,7 +26,7 @@ from kuota.quota.requests import (
     resource_value,
     validate_podset_resources,
 )
-from kuota.quota.tree import FR, Quota, QuotaTree
+from kuota.quota.tree import FR, Cohort, Quota, QuotaTree
 from kuota.quota.workload import (
     WorkloadInfo,
     condition_true,
@@ -63,27 +63,6 @@ CLUSTER_SCOPED = frozenset(
         "Node",
     }
 )
-
-
-def selector_matches(sel: LabelSelector | None, labels: dict[str, str]) -> bool:
-    """metav1.LabelSelectorAsSelector(sel).Matches(labels); nil matches nothing."""
-    if sel is None:
-        return False
-    for k, v in (sel.match_labels or {}).items():
-        if labels.get(k) != v:
-            return False
-    for e in sel.match_expressions or ():
-        has = e.key in labels
-        vals = e.values or []
-        if e.operator == "In" and not (has and labels[e.key] in vals):
-            return False
-        if e.operator == "NotIn" and has and labels[e.key] in vals:
-            return False
-        if e.operator == "Exists" and not has:
-            return False
-        if e.operator == "DoesNotExist" and has:
-            return False
-    return True
 
 
 def set_condition(
@@ -413,8 +392,6 @@ class AdmissionCore:
         root = self.tree.root_of(st.node)
         if root is None:
             return []
-        from kuota.quota.tree import Cohort
-
         assert isinstance(root, Cohort)
         return [c.name for c in root.subtree_cqs()]
 
@@ -425,8 +402,6 @@ class AdmissionCore:
         root = self.tree.root_of(c)
         if root is None:
             return []
-        from kuota.quota.tree import Cohort
-
         assert isinstance(root, Cohort)
         return [q.name for q in root.subtree_cqs()]
 
@@ -515,7 +490,7 @@ class AdmissionCore:
             return
         prev = self.infos.get(key)
         if is_finished(wl):
-            self._forget_workload(key, keep_object=True)
+            self._forget_workload(key)
             return
         info = self._build_info(wl)
         if prev is not None:
@@ -574,7 +549,7 @@ class AdmissionCore:
         st.generation += 1
         self._retry(self._root_cqs(st.name))
 
-    def _forget_workload(self, key: str, keep_object: bool = False) -> None:
+    def _forget_workload(self, key: str) -> None:
         info = self.infos.pop(key, None)
         self.queues.delete(key)
         self._pending_evictions.pop(key, None)

@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kuota.queueing import queues as rq
-from kuota.quota.tree import FR, Cohort, Usage, add_usage, cq_available, drs, remove_usage
+from kuota.quota.tree import (
+    DRS,
+    Cohort,
+    Usage,
+    add_usage,
+    compare_drs,
+    cq_available,
+    drs,
+    remove_usage,
+)
 from kuota.quota.workload import WorkloadInfo, queue_order_timestamp
 from kuota.scheduler.flavorassigner import (
     DEFERRED_FIT,
@@ -33,7 +42,6 @@ if TYPE_CHECKING:
 class Entry:
     info: WorkloadInfo
     cq: ClusterQueueState
-    is_preemptor: bool = False
     assignment: Assignment = field(default_factory=Assignment)
     targets: list[Target] = field(default_factory=list)
     status: str = ""  # "", skipped, nominated, assumed
@@ -61,6 +69,9 @@ class Cycle:
         )
         self.undo: list[Callable[[], None]] = []
         self.preempted: dict[str, WorkloadInfo] = {}
+        # The same victims by the root of their quota tree: removing usage in
+        # another tree cannot change what a queue has available.
+        self.preempted_in_tree: dict[int, dict[str, WorkloadInfo]] = {}
         self.result = CycleResult()
 
     # ------------------------------------------------------------ run
@@ -72,8 +83,6 @@ class Cycle:
         inadmissible: list[Entry] = []
         for cq_name, info in heads:
             e = Entry(info, self.snap.cqs[cq_name])
-            q = core.queues.cqs.get(cq_name)
-            e.is_preemptor = q is not None and q.preemptor == info.key
             if info.key in self.snap.holders:
                 continue
             ns = core.namespaces.get(info.namespace)
@@ -95,8 +104,11 @@ class Cycle:
                 continue
             inadmissible.append(e)
 
-        for e in self._order(entries):
-            self._process(e)
+        if self.fair:
+            self._tournament(entries)
+        else:
+            for e in self._order(entries):
+                self._process(e)
         for fn in reversed(self.undo):
             fn()
         for e in entries:
@@ -194,8 +206,6 @@ class Cycle:
 
     # ------------------------------------------------------------ ordering
     def _order(self, entries: list[Entry]) -> list[Entry]:
-        if self.fair:
-            return self._tournament(entries)
         et = self.eviction_ts
 
         def key(e: Entry) -> tuple[int, int, object, float, str]:
@@ -209,13 +219,10 @@ class Cycle:
 
         return sorted(entries, key=key)
 
-    def _tournament(self, entries: list[Entry]) -> list[Entry]:
-        """Kueue's fair-sharing iterator: entries are picked one at a time, so
-        admissions earlier in the cycle count in later comparisons."""
+    def _tournament(self, entries: list[Entry]) -> None:
+        """Kueue's fair-sharing iterator: entries are picked and processed one
+        at a time, so admissions earlier in the cycle count in later picks."""
         remaining = {e.cq.name: e for e in entries}
-        out: list[Entry] = []
-        # Yielding lazily: _process must run between picks.
-        self._lazy = True
         while remaining:
             name = sorted(remaining)[0]
             e = remaining[name]
@@ -230,7 +237,6 @@ class Cycle:
             assert winner is not None
             del remaining[winner.cq.name]
             self._process(winner)
-        return out
 
     def _compute_drs(
         self, root: Cohort, remaining: dict[str, Entry]
@@ -265,8 +271,6 @@ class Cycle:
         values: dict[tuple[str, str], object],
         requested: dict[str, Usage],
     ) -> Entry | None:
-        from kuota.quota.tree import DRS, compare_drs
-
         cands: list[Entry] = []
         for n in sorted(cohort.child_cohorts):
             w = self._run_tournament(cohort.child_cohorts[n], remaining, values, requested)
@@ -310,7 +314,7 @@ class Cycle:
         self.undo.append(lambda n=cq.node, u=usage: remove_usage(n, u))
 
     def _fits(self, cq: ClusterQueueState, usage: Usage, targets: list[Target]) -> bool:
-        victims = dict(self.preempted)
+        victims = dict(self.preempted_in_tree.get(id(cq.node.root()), {}))
         for t in targets:
             victims[t.info.key] = t.info
         revert = self.snap.simulate_removal(victims.values())
@@ -324,6 +328,9 @@ class Cycle:
         if not overlap or not self.core.config.gate(
             "RecomputeAssignmentUponPreemptionTargetsOverlap"
         ):
+            mode = e.assignment.mode()
+            if mode == NO_FIT or (mode == PREEMPT_MODE and not e.targets):
+                return usage, False  # _process leaves these before consulting fits
             return usage, self._fits(e.cq, usage, e.targets)
         victims = list(self.preempted.values())
         removed = []
@@ -381,8 +388,10 @@ class Cycle:
             e.qr_reason = "WaitingForQuota"
             self.result.waiting[e.info.key] = e.message
             return
+        in_tree = self.preempted_in_tree.setdefault(id(cq.node.root()), {})
         for t in e.targets:
             self.preempted[t.info.key] = t.info
+            in_tree[t.info.key] = t.info
         if mode == PREEMPT_MODE:
             self._hold(cq, usage)
             e.qr_reason = "WaitingForPreemptedWorkloads"
@@ -424,7 +433,3 @@ class Cycle:
         if e.status != "" and e.requeue_reason == rq.GENERIC:
             e.requeue_reason = rq.FAILED_AFTER_NOMINATION
         self.core.requeue(e.info, e.requeue_reason, e.qr_reason, e.message, e.skip_status)
-
-
-def frs(usage: Usage) -> frozenset[FR]:
-    return frozenset(usage)

@@ -27,7 +27,6 @@ from kuota.scheduler.snapshot import ClusterQueueState
 
 # Flavor assignment modes (worst first).
 NO_FIT, PREEMPT_MODE, DEFERRED_FIT, FIT = 0, 1, 2, 3
-MODE_NAMES = {NO_FIT: "NoFit", PREEMPT_MODE: "Preempt", DEFERRED_FIT: "DeferredFit", FIT: "Fit"}
 
 # Granular preemption modes (worst first).
 PM_NOFIT, PM_NO_CANDIDATES, PM_PREEMPT, PM_RECLAIM, PM_FIT = 0, 1, 2, 3, 4

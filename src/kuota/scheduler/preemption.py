@@ -10,7 +10,7 @@ common/).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -560,7 +560,3 @@ def preemption_message(
         f"JobUID: {job_uid}) due to {HUMAN_REASONS.get(reason, 'UNKNOWN')}; "
         f"preemptor path: {cq_path(preemptor_cq)}; preemptee path: {cq_path(target_cq)}"
     )
-
-
-def frs_of(usage: Mapping[FR, int]) -> frozenset[FR]:
-    return frozenset(usage)

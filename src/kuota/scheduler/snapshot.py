@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from kuota.api.kueue.types import ClusterQueuePreemption, FlavorFungibility, ResourceFlavor
 from kuota.quota.tree import (
-    FR,
     ClusterQueueNode,
     QuotaTree,
     Usage,
@@ -98,7 +97,3 @@ class Snapshot:
 
     def cq_of(self, info: WorkloadInfo) -> ClusterQueueState | None:
         return self.holders.get(info.key)
-
-
-def fr_set(usage: Usage) -> frozenset[FR]:
-    return frozenset(usage)
