@@ -17,6 +17,7 @@ import yaml
 
 from kuota.api import base, core
 from kuota.api import core_validation as cv
+from kuota.api.decode import decode_object
 from kuota.api.errors import DUPLICATE, FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, TOO_LONG
 from kuota.api.meta import LabelSelector
 
@@ -1409,3 +1410,40 @@ def test_label_selector_helper() -> None:
     assert cv.selector_matches(sel, {"app": "train", "tier": "b"})
     assert not cv.selector_matches(sel, {"app": "train", "tier": "c"})
     assert not cv.selector_matches(sel, {"app": "train", "tier": "a", "canary": "1"})
+
+
+def _job_requesting(resource: str, value: str) -> dict[str, object]:
+    container = {"name": "c", "image": "i", "resources": {"requests": {resource: value}}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "n"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [container]}}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "whole"),
+    [("1e999", True), ("1.0004", False), ("1.0000000001", False), ("2k", True), ("1500m", False)],
+)
+def test_integer_resource_check_is_exact_at_any_magnitude(value: str, whole: bool) -> None:
+    # Extended resources must be whole: Kubernetes rounds up to milli units
+    # (MilliValue) and checks % 1000, so 1.0004 is refused and 1e999 is not.
+    doc = decode_object(_job_requesting("example.com/foo", value), source="t", index=0)
+    not_integer = [e for e in doc.errors if "must be an integer" in e.detail]
+    assert bool(not_integer) is not whole
+
+
+def test_v1alpha1_cohort_is_read() -> None:
+    doc = decode_object(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1alpha1",
+            "kind": "Cohort",
+            "metadata": {"name": "child"},
+            "spec": {"parent": "root"},
+        },
+        source="t",
+        index=0,
+    )
+    assert doc.ok, doc.errors
+    assert doc.obj.spec.parent_name == "root"

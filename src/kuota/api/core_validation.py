@@ -715,11 +715,10 @@ def validate_resource_quantity_value(name: str, q: Quantity, path: str) -> Error
     errs: Errors = []
     if q.sign() < 0:
         errs.append(invalid(path, str(q), IS_NEGATIVE))
-    if _is_integer_resource(name):
-        # Kubernetes checks MilliValue() % 1000, i.e. whole units at milli precision.
-        value = _decimal(q)
-        if (value * 1000).to_integral_value() % 1000 != 0:
-            errs.append(invalid(path, str(q), NOT_INTEGER))
+    # Kubernetes checks MilliValue() % 1000: the value rounded up to milli
+    # units must be whole. Integer arithmetic: exact at any magnitude.
+    if _is_integer_resource(name) and -(-q.nanos // 1_000_000) % 1000 != 0:
+        errs.append(invalid(path, str(q), NOT_INTEGER))
     return errs
 
 

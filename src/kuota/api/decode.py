@@ -65,7 +65,7 @@ def _build_registry() -> dict[tuple[str, str], KindInfo]:
     reg[(f"{kt.GROUP}/v1alpha1", "Cohort")] = KindInfo(
         f"{kt.GROUP}/v1alpha1",
         "Cohort",
-        v1alpha1_cohort(),
+        CohortAlpha,
         False,
         _cohort_from_alpha,
         _identity,
@@ -90,21 +90,19 @@ def _snake(kind: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
 
 
-def v1alpha1_cohort() -> type:
-    class CohortSpecAlpha(kt.Object, kw_only=True):
-        parent: kt.CohortReference | None = None
-        resource_groups: kt.ResourceGroups | None = None
-        fair_sharing: kt.FairSharing | None = None
+# Cohorts were served as v1alpha1 before v1beta1 (``spec.parent`` rather than
+# ``spec.parentName``). Module level: msgspec resolves the annotations by name.
+class CohortSpecAlpha(kt.Object, kw_only=True):
+    parent: kt.CohortReference | None = None
+    resource_groups: kt.ResourceGroups | None = None
+    fair_sharing: kt.FairSharing | None = None
 
-    class CohortAlpha(kt.Object, kw_only=True):
-        api_version: str = f"{kt.GROUP}/v1alpha1"
-        kind: str = "Cohort"
-        metadata: kt.ObjectMeta = msgspec.field(default_factory=kt.ObjectMeta)
-        spec: CohortSpecAlpha = msgspec.field(default_factory=CohortSpecAlpha)
 
-    CohortAlpha.__name__ = "Cohort"
-    CohortSpecAlpha.__name__ = "CohortSpec"
-    return CohortAlpha
+class CohortAlpha(kt.Object, kw_only=True):
+    api_version: str = f"{kt.GROUP}/v1alpha1"
+    kind: str = "Cohort"
+    metadata: kt.ObjectMeta = msgspec.field(default_factory=kt.ObjectMeta)
+    spec: CohortSpecAlpha = msgspec.field(default_factory=CohortSpecAlpha)
 
 
 def _cohort_from_alpha(o: Any) -> kt.Cohort:

@@ -1,0 +1,203 @@
+"""The object store protocol: what the API server offers its clients.
+
+Shaped like httpx/h11: the controllers and the runtime talk to this protocol
+only, and the transport behind it is injected — the in-memory store (with or
+without the durable journal) in embedded mode, a real API server in cluster
+mode.
+
+Objects are kuota's typed API structs (``kuota.api``): Kueue kinds in the
+internal (v1beta2-shaped) model, core kinds as ``kuota.api.core`` declares
+them. Every object carries ``api_version``, ``kind`` and ``metadata``.
+
+**Objects read from a store are shared and must not be mutated.** ``get``,
+``list`` and watch events hand out the stored instance (as an informer cache
+does); call :func:`kuota.store.clone` before changing one. Writes store a
+private copy of what they are given.
+
+Resource versions are one store-wide counter (as etcd's revision): every
+write gets the next integer, written into ``metadata.resourceVersion`` as a
+decimal string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from kuota.api.errors import FieldError
+from kuota.api.meta import LabelSelector
+
+# (API group, kind): "" is the core group. Versions of one kind share a key:
+# a v1beta1 and a v1beta2 Workload are the same object.
+ResourceType = tuple[str, str]
+
+EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+Operation = Literal["CREATE", "UPDATE", "DELETE"]
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+def rtype_of(obj: Any) -> ResourceType:
+    return (group_of(obj.api_version), obj.kind)
+
+
+# ------------------------------------------------------------------ errors
+class StoreError(Exception):
+    """A request the store refused; ``code`` is the HTTP status the API server
+    would answer with and ``reason`` its StatusReason."""
+
+    code = 500
+    reason = "InternalError"
+
+
+class NotFound(StoreError):
+    code, reason = 404, "NotFound"
+
+
+class AlreadyExists(StoreError):
+    code, reason = 409, "AlreadyExists"
+
+
+class Conflict(StoreError):
+    """Compare-and-set failed: the object changed since it was read."""
+
+    code, reason = 409, "Conflict"
+
+
+class Gone(StoreError):
+    """A watch asked for a resourceVersion older than the store remembers."""
+
+    code, reason = 410, "Expired"
+
+
+class Invalid(StoreError):
+    """Admission (defaulting and validation) refused the object."""
+
+    code, reason = 422, "Invalid"
+
+    def __init__(self, ref: str, errors: Sequence[FieldError]) -> None:
+        self.ref = ref
+        self.errors = list(errors)
+        super().__init__(f"{ref} is invalid: " + "; ".join(str(e) for e in self.errors))
+
+
+# ------------------------------------------------------------------ watch
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: EventType
+    # The object after the change (for DELETED: its last state). None for BOOKMARK.
+    object: Any
+    resource_version: int
+
+
+class Watch(Protocol):
+    def poll(self) -> list[Event]:
+        """Events since the last poll, oldest first; never blocks."""
+        ...
+
+    def close(self) -> None: ...
+
+
+# ------------------------------------------------------------------ admission
+# An admission hook sees every write before it is stored: it may return a
+# changed object (defaulting, on a private copy) or raise Invalid.
+AdmissionHook = Callable[[Operation, Any, Any | None], Any]
+
+
+@dataclass(slots=True)
+class ListResult:
+    items: list[Any]
+    resource_version: int  # the store's resourceVersion when the list was taken
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ObjectStore(Protocol):
+    @property
+    def resource_version(self) -> int:
+        """The newest resourceVersion written."""
+        ...
+
+    def get(self, rtype: ResourceType, namespace: str, name: str) -> Any:
+        """The object; raises NotFound. Cluster-scoped kinds use namespace ""."""
+        ...
+
+    def list(
+        self,
+        rtype: ResourceType,
+        namespace: str | None = None,
+        label_selector: LabelSelector | str | None = None,
+    ) -> ListResult:
+        """Objects of one kind sorted by (namespace, name); ``namespace=None``
+        means all namespaces; the selector is a LabelSelector or its string
+        form (``a=b,c!=d,e in (x,y),!f``)."""
+        ...
+
+    def create(self, obj: Any) -> Any:
+        """Store a new object: fills uid, resourceVersion, generation (1),
+        creationTimestamp (if unset), a name from generateName. Status given at
+        creation is kept (worlds and scenarios load objects with status).
+        Raises AlreadyExists, Invalid."""
+        ...
+
+    def update(self, obj: Any) -> Any:
+        """Replace metadata and spec (the status is kept: status has its own
+        subresource). Compare-and-set when ``metadata.resourceVersion`` is set
+        (Conflict if stale). ``generation`` grows when anything but metadata
+        and status changed. Removing the last finalizer of an object being
+        deleted deletes it. Raises NotFound, Conflict, Invalid."""
+        ...
+
+    def update_status(self, obj: Any) -> Any:
+        """Replace the status only; compare-and-set as ``update``."""
+        ...
+
+    def patch(
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        status: bool = False,
+    ) -> Any:
+        """JSON merge patch (RFC 7386) on the object's wire form (camelCase
+        keys); ``status=True`` patches the status subresource. A
+        ``metadata.resourceVersion`` in the patch is a precondition."""
+        ...
+
+    def delete(
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        *,
+        resource_version: int | None = None,
+    ) -> Any | None:
+        """Delete: an object with finalizers gets ``deletionTimestamp`` and is
+        returned (removed once its finalizers are gone); otherwise it is
+        removed and None returned. Dependents (ownerReferences to its uid) are
+        deleted in the background, as the garbage collector does. Raises
+        NotFound, Conflict (precondition)."""
+        ...
+
+    def watch(
+        self,
+        rtype: ResourceType | None,
+        since: int,
+        *,
+        namespace: str | None = None,
+        bookmarks: bool = False,
+    ) -> Watch:
+        """Events after resourceVersion ``since`` (``rtype=None``: every
+        kind). Raises Gone when ``since`` is older than the store's event
+        history. With ``bookmarks``, a poll that found no event for this
+        watch while the store moved on returns one BOOKMARK carrying the
+        newest resourceVersion."""
+        ...
+
+
+Clock = Callable[[], datetime]
