@@ -1,8 +1,7 @@
-"""Every scenario under tests/scenarios passes on the real admission core.
-
-Skipped while ``kuota.scheduler.core`` cannot be imported (the core is written
-separately from the runner); the runner itself is tested in test_check.py.
-"""
+"""Every scenario under tests/scenarios passes through the embedded control
+plane (store, manager, Kueue's controllers: what ``kuota check`` and ``kuota
+run`` use) and on the admission core alone (the same decisions without the
+store in between)."""
 
 from __future__ import annotations
 
@@ -10,21 +9,36 @@ from pathlib import Path
 
 import pytest
 
-from kuota.sim.scenario import load_scenarios, run_scenario
+from kuota.sim.scenario import (
+    CoreFactory,
+    default_core_factory,
+    direct_core_factory,
+    load_scenarios,
+    run_scenario,
+)
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 FILES = sorted(SCENARIOS.rglob("*.yaml"))
+IDS = [str(p.relative_to(SCENARIOS)) for p in FILES]
 
 
 def test_scenarios_found() -> None:
     assert len(FILES) > 50
 
 
-@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(SCENARIOS)) for p in FILES])
-def test_scenario_passes(path: Path) -> None:
-    core = pytest.importorskip("kuota.scheduler.core")
+def _passes(path: Path, factory: CoreFactory) -> None:
     for scenario in load_scenarios(path):
-        result = run_scenario(scenario, core.AdmissionCore)
+        result = run_scenario(scenario, factory)
         assert result.passed, f"{scenario.name} ({path}):\n" + "\n".join(
             f"  {f}" for f in result.failures
         )
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_scenario_passes_through_the_control_plane(path: Path) -> None:
+    _passes(path, default_core_factory())
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_scenario_passes_on_the_core_alone(path: Path) -> None:
+    _passes(path, direct_core_factory())

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from kuota.api import core_validation
+from kuota.api import core_validation, openshift
 from kuota.api import errors as e
 from kuota.api.base import Meta, dec_hook, enc_hook
 from kuota.api.core import CORE_KINDS
@@ -83,6 +83,17 @@ def _build_registry() -> dict[tuple[str, str], KindInfo]:
             (lambda fn: lambda o, g: fn(o))(validator) if validator else (lambda o, g: []),
             name_fn=is_dns1123_label if kind == "Namespace" else is_dns1123_subdomain,
         )
+    # OpenShift's Kueue operator resource, read in place of Kueue's Configuration file.
+    reg[(openshift.API_VERSION, openshift.KIND)] = KindInfo(
+        openshift.API_VERSION,
+        openshift.KIND,
+        openshift.Kueue,
+        False,
+        _identity,
+        _identity,
+        openshift.validate_kueue,
+        openshift.ROOT_RULES,
+    )
     return reg
 
 

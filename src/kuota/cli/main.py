@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import click
@@ -240,10 +241,104 @@ def crds(kinds: tuple[str, ...]) -> None:
 @main.command()
 @click.argument("directory", default="examples/quickstart", type=click.Path(file_okay=False))
 def demo(directory: str) -> None:
-    """Validate the example world and show what it holds."""
+    """Run the example world in the embedded control plane, in virtual time."""
     from kuota.cli.demo import run_demo
 
     sys.exit(run_demo(Path(directory)))
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> timedelta | None:
+    if value is None:
+        return None
+    from kuota.api.config import parse_duration
+
+    try:
+        return parse_duration(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+STATE_HELP = "State directory (the durable journal); default: $KUOTA_STATE."
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
+@click.option(
+    "--until", callback=_duration, default=None, help="Stop after this much time (e.g. 8h)."
+)
+@click.option("--real-time", is_flag=True, help="Run in real time instead of virtual time.")
+@click.option("--speed", default=1.0, show_default=True, help="With --real-time: time factor.")
+@click.option("--no-live", is_flag=True, help="No live table, only the summary.")
+def run(
+    paths: tuple[str, ...],
+    state: str | None,
+    until: timedelta | None,
+    real_time: bool,
+    speed: float,
+    no_live: bool,
+) -> None:
+    """Run a world (Kueue objects, Namespaces, Nodes, Jobs, ...) in the embedded
+    control plane until nothing more can happen."""
+    from rich.console import Console
+
+    from kuota.cli.run import run_world
+
+    sys.exit(
+        run_world(
+            list(paths),
+            state=state,
+            until=until,
+            real_time=real_time,
+            speed=speed,
+            live=not no_live,
+            console=Console(highlight=False),
+        )
+    )
+
+
+@main.command()
+@click.argument("resource")
+@click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
+@click.option("-n", "--namespace", default=None)
+@click.option("-A", "--all-namespaces", is_flag=True)
+@click.option("-o", "--output", type=click.Choice(["wide", "yaml", "json"]), default=None)
+def get(
+    resource: str,
+    state: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
+    output: str | None,
+) -> None:
+    """List workloads, localqueues, clusterqueues, nodes, jobs or pods of a run."""
+    from rich.console import Console
+
+    from kuota.cli import get as getmod
+
+    console = Console(highlight=False, width=200)
+    try:
+        sys.exit(getmod.get(resource, state, namespace, all_namespaces, output, console))
+    except CannotRead as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(EXIT_UNREADABLE)
+
+
+@main.command()
+@click.argument("kind", type=click.Choice(["workload", "workloads", "wl"]))
+@click.argument("name")
+@click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
+@click.option("-n", "--namespace", default=None)
+def describe(kind: str, name: str, state: str | None, namespace: str | None) -> None:
+    """Show a workload's conditions, their history and why it waits."""
+    from rich.console import Console
+
+    from kuota.cli.get import describe_workload
+
+    try:
+        sys.exit(describe_workload(name, state, namespace, Console(highlight=False, width=200)))
+    except CannotRead as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(EXIT_UNREADABLE)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,12 +19,20 @@ class QueueManager:
 
     # -- ClusterQueues
     def set_cluster_queue(
-        self, name: str, strategy: str, active: bool, eviction_timestamp: bool, now: datetime
+        self,
+        name: str,
+        strategy: str,
+        active: bool,
+        eviction_timestamp: bool,
+        now: datetime,
+        lq_usage: Callable[[str], float] | None = None,
     ) -> ClusterQueueQueue:
+        """Create or update a ClusterQueue's queue; ``lq_usage`` (admission fair
+        sharing) counts only when the queue is created, as in Kueue."""
         q = self.cqs.get(name)
         if q is None:
             q = self.cqs[name] = ClusterQueueQueue(
-                name, strategy, active, eviction_timestamp=eviction_timestamp
+                name, strategy, active, eviction_timestamp=eviction_timestamp, lq_usage=lq_usage
             )
             for lq in self.lqs.values():
                 if lq.cluster_queue == name and not lq.stopped:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,6 +34,9 @@ PREEMPTION_NO_CANDIDATES = "PreemptionNoCandidates"
 
 _IMMEDIATE_BEST_EFFORT = frozenset((FAILED_AFTER_NOMINATION, PENDING_PREEMPTION, PREEMPTION_FAILED))
 
+# A heap entry: (-priority, queue-order timestamp, UID, push sequence, key).
+_Entry = tuple[int, datetime, str, int, str]
+
 
 def backoff_expired(info: WorkloadInfo, now: datetime) -> bool:
     """Kueue's backoffWaitingTimeExpired."""
@@ -53,7 +57,12 @@ class ClusterQueueQueue:
     strategy: str = "BestEffortFIFO"
     active: bool = True
     eviction_timestamp: bool = True  # waitForPodsReady requeuing timestamp is Eviction
-    _heap: list[tuple[int, datetime, str, int, str]] = field(default_factory=list)
+    # Admission fair sharing: the usage of a LocalQueue ("namespace/name"), read
+    # at every pop. Kueue fixes the ordering when it creates the queue.
+    lq_usage: Callable[[str], float] | None = None
+    _heap: list[_Entry] = field(default_factory=list)
+    # With lq_usage: one heap per LocalQueue (its workloads share one usage).
+    _lq_heaps: dict[str, list[_Entry]] = field(default_factory=dict)
     _in_heap: dict[str, tuple[int, WorkloadInfo]] = field(default_factory=dict)
     inadmissible: dict[str, WorkloadInfo] = field(default_factory=dict)
     inflight: dict[str, WorkloadInfo] = field(default_factory=dict)
@@ -64,14 +73,18 @@ class ClusterQueueQueue:
     _seq: Iterator[int] = field(default_factory=itertools.count)
 
     # -- the active heap
-    def _key(self, info: WorkloadInfo, seq: int) -> tuple[int, datetime, str, int, str]:
+    def _key(self, info: WorkloadInfo, seq: int) -> _Entry:
         ts = queue_order_timestamp(info.obj, self.eviction_timestamp)
         return (-info.priority, ts, info.uid, seq, info.key)
 
     def push_active(self, info: WorkloadInfo) -> None:
         seq = next(self._seq)
         self._in_heap[info.key] = (seq, info)
-        heapq.heappush(self._heap, self._key(info, seq))
+        if self.lq_usage is None:
+            heapq.heappush(self._heap, self._key(info, seq))
+        else:
+            heap = self._lq_heaps.setdefault(lq_key(info), [])
+            heapq.heappush(heap, self._key(info, seq))
 
     def remove_active(self, key: str) -> bool:
         return self._in_heap.pop(key, None) is not None
@@ -82,19 +95,49 @@ class ClusterQueueQueue:
 
     def pop(self) -> WorkloadInfo | None:
         self.pop_cycle += 1
-        if self.sticky is not None and self.sticky in self._in_heap:
-            _, info = self._in_heap.pop(self.sticky)
+        info = self._pop_by_usage() if self.lq_usage is not None else self._pop()
+        if info is not None:
             self.inflight[info.key] = info
-            return info
-        while self._heap:
-            *_, seq, key = heapq.heappop(self._heap)
-            e = self._in_heap.get(key)
-            if e is None or e[0] != seq:
-                continue  # stale entry
-            del self._in_heap[key]
-            self.inflight[key] = e[1]
-            return e[1]
-        return None
+        return info
+
+    def _pop(self) -> WorkloadInfo | None:
+        if self.sticky is not None and self.sticky in self._in_heap:
+            return self._in_heap.pop(self.sticky)[1]
+        top = _live_top(self._heap, self._in_heap)
+        if top is None:
+            return None
+        heapq.heappop(self._heap)
+        return self._in_heap.pop(top[-1])[1]
+
+    def _pop_by_usage(self) -> WorkloadInfo | None:
+        """Kueue's queueOrderingFunc: the less used LocalQueue first, then the
+        sticky preemptor, then priority and time. Usage changes with every
+        admission and sampling tick, and Kueue re-heapifies before a pop that
+        could see a change; reading it here at every pop is that order."""
+        assert self.lq_usage is not None
+        sticky = self._in_heap.get(self.sticky) if self.sticky is not None else None
+        sticky_lq = lq_key(sticky[1]) if sticky is not None else None
+        best: tuple[float, int, _Entry] | None = None
+        best_lq = ""
+        for lq in list(self._lq_heaps):
+            heap = self._lq_heaps[lq]
+            top = _live_top(heap, self._in_heap)
+            if top is None:
+                del self._lq_heaps[lq]
+                continue
+            rank = 1
+            if sticky is not None and lq == sticky_lq:
+                top, rank = self._key(sticky[1], sticky[0]), 0
+            usage = self.lq_usage(lq)
+            # Go's cmp.Compare puts NaN before every number.
+            cand = (-math.inf if math.isnan(usage) else usage, rank, top)
+            if best is None or cand < best:
+                best, best_lq = cand, lq
+        if best is None:
+            return None
+        if best[1] == 1:
+            heapq.heappop(self._lq_heaps[best_lq])
+        return self._in_heap.pop(best[2][-1])[1]
 
     def has(self, key: str) -> bool:
         return key in self._in_heap or key in self.inadmissible or key in self.inflight
@@ -165,6 +208,22 @@ class ClusterQueueQueue:
             self.push_active(info)
             moved += 1
         return moved
+
+
+def lq_key(info: WorkloadInfo) -> str:
+    """The workload's LocalQueue, "namespace/name"."""
+    return f"{info.namespace}/{info.queue_name}"
+
+
+def _live_top(heap: list[_Entry], live: dict[str, tuple[int, WorkloadInfo]]) -> _Entry | None:
+    """The heap's first entry that is still queued, dropping stale ones."""
+    while heap:
+        *_, seq, key = heap[0]
+        e = live.get(key)
+        if e is not None and e[0] == seq:
+            return heap[0]
+        heapq.heappop(heap)
+    return None
 
 
 def _same_for_queueing(old: WorkloadInfo, new: WorkloadInfo) -> bool:

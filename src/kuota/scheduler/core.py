@@ -10,7 +10,7 @@ the same core serves scenarios, simulations and the controllers of a cluster.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,6 +20,14 @@ from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition, selector_matches
 from kuota.api.quantity import Quantity
 from kuota.queueing.manager import QueueManager
+from kuota.quota.afs import (
+    Amounts,
+    UsageLedger,
+    decimal_of,
+    from_units,
+    quantity_weight,
+    to_quantity,
+)
 from kuota.quota.requests import (
     RequestContext,
     resource_quantity,
@@ -125,10 +133,40 @@ class AdmissionCore:
         self.queues = QueueManager()
         self.preemptions: list[Preemption] = []
         self.evictions: list[tuple[str, str]] = []
+        # Admission fair sharing (config and gate): the LocalQueues' usage
+        # ledger, when each LocalQueue samples next, and their weights.
+        afs = config.admission_fair_sharing
+        self.afs = (
+            UsageLedger(afs) if afs is not None and config.gate("AdmissionFairSharing") else None
+        )
+        self._afs_due: dict[str, datetime] = {}
+        self._lq_weights: dict[str, float] = {}
         self._pending_evictions: dict[str, str] = {}  # key -> reason, quota still held
         # Evicted (not preempted) since the last cycle: shown as "evicted" until
         # the scheduler has run again.
         self._fresh_evictions: set[str] = set()
+        # Workloads whose status may have changed since take_touched(): what a
+        # controller writes back to the store.
+        self._touched: set[str] = set()
+
+    def _cond(
+        self, wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
+    ) -> bool:
+        self._touched.add(_key(wl.metadata.namespace, wl.metadata.name))
+        return set_condition(wl, ctype, status, reason, message, now)
+
+    def take_touched(self) -> set[str]:
+        """The workloads whose status may have changed since the last call."""
+        out, self._touched = self._touched, set()
+        return out
+
+    @property
+    def has_pending_evictions(self) -> bool:
+        return bool(self._pending_evictions)
+
+    def next_timer(self) -> datetime | None:
+        """When the core next needs time to pass (timeouts, backoff expiry)."""
+        return self._next_timer()
 
     # ================================================================ objects
     def add(self, obj: Any) -> None:
@@ -196,6 +234,10 @@ class AdmissionCore:
             if wl is None:
                 return False
             self._forget_workload(key)
+            if self.afs is not None:
+                lq = _key(namespace, wl.spec.queue_name or "")
+                self.afs.sub_penalty(lq, key)
+                self._afs_reconcile(lq)
             return True
         if kind == "ClusterQueue":
             if self.cq_objs.pop(name, None) is None:
@@ -209,12 +251,17 @@ class AdmissionCore:
                 for k in list(st.workloads):
                     self.snap.holders.pop(k, None)
             self._retry(root)
+            self._afs_reconcile_cq(name)
             return True
         if kind == "LocalQueue":
             key = _key(namespace, name)
             if self.lq_objs.pop(key, None) is None:
                 return False
             self.queues.delete_local_queue(key)
+            self._lq_weights.pop(key, None)
+            if self.afs is not None:
+                self.afs.delete(key)
+                self._afs_due.pop(key, None)
             return True
         if kind == "Cohort":
             if self.cohort_objs.pop(name, None) is None:
@@ -258,6 +305,7 @@ class AdmissionCore:
         spec = obj.spec
         quotas = _quotas(spec.resource_groups)
         st = self.snap.cqs.get(name)
+        created = st is None
         spec_changed = old is None or old.spec != spec or structural is False
         if st is None or (structural and spec_changed):
             node = self.tree.set_cluster_queue(
@@ -273,17 +321,23 @@ class AdmissionCore:
         st.preemption = spec.preemption
         st.fungibility = spec.flavor_fungibility
         st.admission_checks = self._check_rules(spec)
-        was_active = st.active
+        was = (st.active, st.inactive_reason)
         st.active, st.inactive_reason, st.inactive_message = self._cq_activity(name, st)
         ev_ts = self.eviction_timestamp
-        q = self.queues.set_cluster_queue(name, spec.queueing_strategy, st.active, ev_ts, self.now)
+        usage = self._lq_usage if self._afs_cq(name) else None
+        q = self.queues.set_cluster_queue(
+            name, spec.queueing_strategy, st.active, ev_ts, self.now, usage
+        )
         q.strategy = spec.queueing_strategy
         stop = spec.stop_policy or "None"
         old_stop = (old.spec.stop_policy or "None") if old is not None else "None"
         if structural and old is not None and stop != old_stop:
             self._on_cq_stop_change(name, old_stop, stop)
-        if structural or was_active != st.active:
+        if structural or was[0] != st.active:
             self._retry(self._root_cqs(name))
+        # The LocalQueue controller watches ClusterQueue creation and conditions.
+        if created or was != (st.active, st.inactive_reason):
+            self._afs_reconcile_cq(name)
 
     def _check_rules(self, spec: kt.ClusterQueueSpec) -> tuple[tuple[str, frozenset[str]], ...]:
         acs = spec.admission_checks_strategy
@@ -333,7 +387,7 @@ class AdmissionCore:
                     and c.reason == "ClusterQueueStopped"
                     and not has_quota_reservation(wl)
                 ):
-                    set_condition(
+                    self._cond(
                         wl,
                         "Requeued",
                         "True",
@@ -345,7 +399,9 @@ class AdmissionCore:
 
     def _refresh_lq(self, obj: kt.LocalQueue, old: kt.LocalQueue | None) -> None:
         m = obj.metadata
-        _key(m.namespace, m.name)
+        key = _key(m.namespace, m.name)
+        fs = obj.spec.fair_sharing
+        self._lq_weights[key] = quantity_weight(fs.weight if fs is not None else None)
         stop = obj.spec.stop_policy or "None"
         old_stop = (old.spec.stop_policy or "None") if old is not None else "None"
         self.queues.set_local_queue(
@@ -371,7 +427,7 @@ class AdmissionCore:
                     and c.reason == "LocalQueueStopped"
                     and not has_quota_reservation(wl)
                 ):
-                    set_condition(
+                    self._cond(
                         wl,
                         "Requeued",
                         "True",
@@ -382,7 +438,8 @@ class AdmissionCore:
         # (Re)file the workloads that name this queue.
         for wkey, wl in list(self.workloads.items()):
             if wl.metadata.namespace == m.namespace and wl.spec.queue_name == m.name:
-                self._sync(wkey)
+                self._sync(wkey, event=False)
+        self._afs_reconcile(key)
 
     def _root_cqs(self, cq_name: str) -> list[str]:
         """The ClusterQueues whose parked workloads a change in cq_name can wake."""
@@ -467,7 +524,7 @@ class AdmissionCore:
             if has_quota_reservation(wl):
                 self._evict(key, "Deactivated", "The workload is deactivated")
             else:
-                set_condition(
+                self._cond(
                     wl, "Evicted", "True", "Deactivated", "The workload is deactivated", self.now
                 )
                 self.evictions.append((key, "Deactivated"))
@@ -477,18 +534,28 @@ class AdmissionCore:
             and wl.spec.active
             and (find_condition(wl, "Requeued") is not None or find_condition(wl, "Evicted"))
         ):
-            set_condition(
+            self._cond(
                 wl, "Requeued", "True", "Reactivated", "The workload was reactivated", self.now
             )
         self._sync(key)
 
-    def _sync(self, key: str) -> None:
+    def _sync(self, key: str, event: bool = True) -> None:
         """Put a workload where its status says it belongs: the quota cache, a
-        queue, or nowhere."""
+        queue, or nowhere. ``event``: the change is an update Kueue's workload
+        controller sees, which admission fair sharing follows."""
         wl = self.workloads.get(key)
         if wl is None:
             return
+        self._touched.add(key)
         prev = self.infos.get(key)
+        if self.afs is None or not event:
+            self._file(key, wl, prev)
+            return
+        was_admitted = is_admitted(prev.obj if prev is not None else wl)
+        self._file(key, wl, prev)
+        self._afs_workload_event(key, wl, prev, was_admitted)
+
+    def _file(self, key: str, wl: kt.Workload, prev: WorkloadInfo | None) -> None:
         if is_finished(wl):
             self._forget_workload(key)
             return
@@ -532,7 +599,7 @@ class AdmissionCore:
         }
         states = {s.name: s.state for s in wl.status.admission_checks or ()}
         if all(states.get(n) == "Ready" for n in st.checks_for(flavors)):
-            set_condition(wl, "Admitted", "True", "Admitted", "The workload is admitted", self.now)
+            self._cond(wl, "Admitted", "True", "Admitted", "The workload is admitted", self.now)
 
     def _admissible(self, wl: kt.Workload) -> bool:
         if not wl.spec.active or is_finished(wl) or has_quota_reservation(wl):
@@ -560,7 +627,7 @@ class AdmissionCore:
         wl = self.workloads.get(key)
         if wl is None:
             raise KeyError(f"no workload {key}")
-        set_condition(wl, "Finished", "True", "Succeeded", "Job finished successfully", self.now)
+        self._cond(wl, "Finished", "True", "Succeeded", "Job finished successfully", self.now)
         self._sync(key)
 
     def resources_invalid(self, info: WorkloadInfo) -> str | None:
@@ -574,6 +641,7 @@ class AdmissionCore:
     # ================================================================ decisions
     def admit(self, info: WorkloadInfo, cq: ClusterQueueState, a: Assignment) -> None:
         wl = info.obj
+        self._touched.add(info.key)
         if wl.status is None:
             wl.status = kt.WorkloadStatus()
         psas = []
@@ -586,7 +654,7 @@ class AdmissionCore:
                 )
             )
         wl.status.admission = kt.Admission(cluster_queue=cq.name, pod_set_assignments=psas)
-        set_condition(
+        self._cond(
             wl,
             "QuotaReserved",
             "True",
@@ -597,7 +665,7 @@ class AdmissionCore:
         for ctype in ("Evicted", "Preempted"):
             c = find_condition(wl, ctype)
             if c is not None and c.status == "True":
-                set_condition(
+                self._cond(
                     wl, ctype, "False", "QuotaReserved", "Previously: " + c.message, self.now
                 )
         flavors = {f.name for ps in a.podsets for f in ps.flavors.values()}
@@ -610,7 +678,7 @@ class AdmissionCore:
                 )
         wl.status.admission_checks = [states[n] for n in sorted(states)] or None
         if all(states[n].state == "Ready" for n in checks):
-            set_condition(wl, "Admitted", "True", "Admitted", "The workload is admitted", self.now)
+            self._cond(wl, "Admitted", "True", "Admitted", "The workload is admitted", self.now)
         info.last_assignment = None
         self.queues.delete(info.key)
         # The cycle held the assignment's usage in the tree for the rest of the
@@ -618,6 +686,8 @@ class AdmissionCore:
         new = self._build_info(wl)
         self.infos[info.key] = new
         self.snap.add_workload(new)
+        if self.afs is not None:
+            self._afs_assumed(info, cq, wl)
 
     def issue_preemptions(
         self,
@@ -633,7 +703,7 @@ class AdmissionCore:
             if condition_true(wl, "Evicted"):
                 continue
             msg = preemption_message(preemptor, t.reason, cq, t.cq)
-            set_condition(wl, "Preempted", "True", t.reason, msg, self.now)
+            self._cond(wl, "Preempted", "True", t.reason, msg, self.now)
             self._evict(t.info.key, "Preempted", msg)
             p = Preemption(t.info.key, t.reason, preemptor.key, msg)
             self.preemptions.append(p)
@@ -642,7 +712,7 @@ class AdmissionCore:
 
     def _evict(self, key: str, reason: str, message: str) -> None:
         wl = self.workloads[key]
-        set_condition(wl, "Evicted", "True", reason, message, self.now)
+        self._cond(wl, "Evicted", "True", reason, message, self.now)
         self.evictions.append((key, reason))
         # Admission checks go back to Pending on eviction.
         if wl.status is not None and wl.status.admission_checks:
@@ -650,6 +720,7 @@ class AdmissionCore:
                 s.state = "Pending"
         if reason == "Preempted":
             self._pending_evictions[key] = reason
+            self._afs_reconcile(_key(wl.metadata.namespace, wl.spec.queue_name or ""))
         else:
             self._fresh_evictions.add(key)
             self._complete_eviction(key, reason)
@@ -668,9 +739,9 @@ class AdmissionCore:
         msg = c.message if c is not None else ""
         if wl.status is not None:
             wl.status.admission = None
-        set_condition(wl, "QuotaReserved", "False", "Pending", msg, self.now)
+        self._cond(wl, "QuotaReserved", "False", "Pending", msg, self.now)
         if find_condition(wl, "Admitted") is not None:
-            set_condition(
+            self._cond(
                 wl,
                 "Admitted",
                 "False",
@@ -679,9 +750,9 @@ class AdmissionCore:
                 self.now,
             )
         if reason in ("Preempted", "NodeFailures"):
-            set_condition(wl, "Requeued", "True", reason, msg, self.now)
+            self._cond(wl, "Requeued", "True", reason, msg, self.now)
         else:
-            set_condition(wl, "Requeued", "False", reason, msg, self.now)
+            self._cond(wl, "Requeued", "False", reason, msg, self.now)
         self._sync(key)
 
     def requeue(
@@ -697,8 +768,10 @@ class AdmissionCore:
         la = info.last_assignment
         pending = isinstance(la, Assignment) and la.pending_flavors()
         self.queues.requeue(info, reason, self.now, pending)
-        if not skip_status:
-            set_condition(wl, "QuotaReserved", "False", qr_reason or "Pending", message, self.now)
+        if not skip_status and self._cond(
+            wl, "QuotaReserved", "False", qr_reason or "Pending", message, self.now
+        ):
+            self._afs_reconcile(_key(info.namespace, info.queue_name))
 
     def blocked_by_pods_ready(self) -> bool:
         w = self.config.wait_for_pods_ready
@@ -709,6 +782,137 @@ class AdmissionCore:
             if is_admitted(wl) and not condition_true(wl, "PodsReady"):
                 return True
         return False
+
+    # ================================================================ admission fair sharing
+    # Kueue keeps the LocalQueues' usage in a ledger shared by the scheduler
+    # (entry penalties), the workload controller (settling them on admission)
+    # and the LocalQueue controller (a sampling tick every usageSamplingInterval).
+    # kuota runs those controllers' reactions synchronously, at the virtual time
+    # of the event that triggers them.
+    def _afs_cq(self, name: str) -> bool:
+        """The ClusterQueue orders and charges by LocalQueue usage (ResourceWeights)."""
+        cq = self.cq_objs.get(name)
+        scope = cq.spec.admission_scope if cq is not None else None
+        return (
+            self.afs is not None
+            and scope is not None
+            and scope.admission_mode == "UsageBasedAdmissionFairSharing"
+        )
+
+    def _lq_usage(self, lq: str) -> float:
+        assert self.afs is not None
+        return self.afs.usage(lq, self._lq_weights.get(lq, 1.0))
+
+    def afs_usage_snapshot(self) -> Callable[[WorkloadInfo], float | None] | None:
+        """Each quota holder's LocalQueue usage for preemption ordering, as the
+        cycle's snapshot takes it (snapshotClusterQueue): None outside
+        usage-based ClusterQueues; frozen before the cycle admits anything."""
+        if self.afs is None:
+            return None
+        usage: dict[str, float] = {}
+        for name, st in self.snap.cqs.items():
+            if not self._afs_cq(name):
+                continue
+            for info in st.workloads.values():
+                lq = _key(info.namespace, info.queue_name)
+                if lq not in usage:
+                    usage[lq] = self._lq_usage(lq)
+
+        def of(info: WorkloadInfo) -> float | None:
+            if not self._afs_cq(info.cluster_queue or ""):
+                return None
+            return usage.get(_key(info.namespace, info.queue_name), 0.0)
+
+        return of
+
+    def _lq_admitted_usage(self, lq: str, st: ClusterQueueState) -> Amounts:
+        """GetAdmittedUsage: the admitted workloads of the LocalQueue in the
+        ClusterQueue, flavors summed per resource."""
+        ns, name = lq.split("/", 1)
+        acc: dict[str, int] = {}
+        for info in st.workloads.values():
+            if info.namespace == ns and info.queue_name == name and is_admitted(info.obj):
+                for (_, r), v in info.usage().items():
+                    acc[r] = acc.get(r, 0) + v
+        return {r: from_units(r, v) for r, v in acc.items()}
+
+    def _afs_assumed(self, info: WorkloadInfo, cq: ClusterQueueState, wl: kt.Workload) -> None:
+        """The scheduler's entry penalty (assumeWorkload): the requests of the
+        pending workload, before partial admission, times one sampling alpha."""
+        assert self.afs is not None
+        lq = _key(info.namespace, info.queue_name)
+        if self._afs_cq(cq.name):
+            total: dict[str, int] = {}
+            covered = {r for rg in cq.resource_groups for r in rg.covered}
+            for ps in info.podsets:
+                for r, v in ps.requests.items():
+                    if not self.ignore_undeclared or r in covered:
+                        total[r] = total.get(r, 0) + v
+            penalty = self.afs.entry_penalty({r: from_units(r, v) for r, v in total.items()})
+            self.afs.push_penalty(lq, info.key, penalty, self.now)
+            if is_admitted(wl):
+                self._afs_settle(info.key, wl)
+        self._afs_reconcile(lq)
+
+    def _afs_settle(self, key: str, wl: kt.Workload) -> None:
+        """updateAfsConsumedUsage, on a transition into Admitted."""
+        assert self.afs is not None
+        adm = wl.status.admission if wl.status is not None else None
+        if adm is None or not self._afs_cq(adm.cluster_queue):
+            return
+        lq = _key(wl.metadata.namespace, wl.spec.queue_name or "")
+        lq_obj = self.lq_objs.get(lq)
+        st = self.snap.cqs.get(adm.cluster_queue)
+        # The cache's LocalQueue is filed under the ClusterQueue its spec names.
+        if lq_obj is None or st is None or lq_obj.spec.cluster_queue != adm.cluster_queue:
+            return
+        self.afs.settle(lq, key, self._lq_admitted_usage(lq, st), self.now)
+
+    def _afs_workload_event(
+        self, key: str, wl: kt.Workload, prev: WorkloadInfo | None, was_admitted: bool
+    ) -> None:
+        """reconcileAfsPenaltiesOnUpdate, then the LocalQueue controller, which
+        every workload update notifies."""
+        assert self.afs is not None
+        lq = _key(wl.metadata.namespace, wl.spec.queue_name or "")
+        moved_from = None
+        if prev is not None and prev.queue_name != (wl.spec.queue_name or ""):
+            moved_from = _key(wl.metadata.namespace, prev.queue_name)
+            self.afs.sub_penalty(moved_from, key)
+        if is_finished(wl) or (not wl.spec.active and not has_quota_reservation(wl)):
+            self.afs.sub_penalty(lq, key)
+        elif wl.spec.active and is_admitted(wl) and not was_admitted:
+            self._afs_settle(key, wl)
+        self._afs_reconcile(lq)
+        if moved_from is not None:
+            self._afs_reconcile(moved_from)
+
+    def _afs_reconcile_cq(self, name: str) -> None:
+        for lq, obj in list(self.lq_objs.items()):
+            if obj.spec.cluster_queue == name:
+                self._afs_reconcile(lq)
+
+    def _afs_reconcile(self, lq: str) -> None:
+        """The LocalQueue controller's admission fair sharing part: sample when
+        the interval has passed or a penalty waits, else wait for the tick."""
+        afs = self.afs
+        if afs is None:
+            return
+        obj = self.lq_objs.get(lq)
+        cq_name = (obj.spec.cluster_queue or "") if obj is not None else ""
+        st = self.snap.cqs.get(cq_name)
+        if obj is None or (obj.spec.stop_policy or "None") != "None" or st is None or not st.active:
+            self._afs_due.pop(lq, None)  # Kueue returns before requeueing it
+            return
+        entry = afs.get(lq)
+        had = entry is not None and entry.status_accounted
+        if not had:
+            had, entry = afs.initialize(lq, _persisted_consumed(obj), self.now)
+        if had and self.now - entry.last_update < afs.interval and not entry.has_pending_penalty():
+            self._afs_due[lq] = entry.last_update + afs.interval
+            return
+        afs.sample(lq, self._lq_admitted_usage(lq, st), self.now)
+        self._afs_due[lq] = self.now + afs.interval
 
     # ================================================================ cycles and time
     def cycle(self) -> CycleResult:
@@ -755,6 +959,10 @@ class AdmissionCore:
                 t = rs.requeue_at if t is None else min(t, rs.requeue_at)
             if t is not None and (best is None or t < best):
                 best = t
+        if self._afs_due:
+            t = min(self._afs_due.values())
+            if best is None or t < best:
+                best = t
         return best
 
     def _pods_ready_deadline(self, wl: kt.Workload) -> datetime | None:
@@ -795,7 +1003,7 @@ class AdmissionCore:
                     and c.status == "False"
                     and c.reason in ("PodsReadyTimeout", "AdmissionCheck")
                 ):
-                    set_condition(
+                    self._cond(
                         wl,
                         "Requeued",
                         "True",
@@ -804,6 +1012,9 @@ class AdmissionCore:
                         now,
                     )
                 self._sync(key)
+        # LocalQueue sampling ticks, after the workload timers of the same instant.
+        for lq in sorted(k for k, t in self._afs_due.items() if t <= now):
+            self._afs_reconcile(lq)
 
     def _pods_ready_timeout(self, key: str, wl: kt.Workload) -> None:
         w = self.config.wait_for_pods_ready
@@ -955,6 +1166,8 @@ class AdmissionCore:
             st = self.snap.cqs.get(obj.spec.cluster_queue or "")
             reason = "Ready" if st is not None and st.active else "ClusterQueueIsInactive"
             active = active and st is not None and st.active
+        entry = self.afs.get(key) if self.afs is not None else None
+        written = entry.status if entry is not None else None
         return LocalQueueView(
             key=key,
             usage=self._usage_of(holders, False),
@@ -964,6 +1177,10 @@ class AdmissionCore:
             admitted_workloads=sum(1 for i in holders if is_admitted(i.obj)),
             active=active,
             reason=reason,
+            consumed_resources={r: str(to_quantity(v)) for r, v in sorted(written[0].items())}
+            if written is not None
+            else None,
+            last_update=written[1] if written is not None else None,
         )
 
     # ================================================================ helpers
@@ -973,7 +1190,7 @@ class AdmissionCore:
             if namespace is not None and wl.metadata.namespace != namespace:
                 continue
             if not has_quota_reservation(wl):
-                self._sync(key)
+                self._sync(key, event=False)
 
 
 def _quotas(groups: list[kt.ResourceGroup] | None) -> dict[FR, Quota]:
@@ -991,6 +1208,16 @@ def _quotas(groups: list[kt.ResourceGroup] | None) -> dict[FR, Quota]:
                     else None,
                 )
     return out
+
+
+def _persisted_consumed(lq: kt.LocalQueue) -> Amounts:
+    """status.fairSharing.admissionFairSharingStatus.consumedResources: the usage
+    a LocalQueue had when the world was stored."""
+    fs = lq.status.fair_sharing if lq.status is not None else None
+    afs = fs.admission_fair_sharing_status if fs is not None else None
+    if afs is None:
+        return {}
+    return {r: decimal_of(q) for r, q in (afs.consumed_resources or {}).items()}
 
 
 def _weight(fs: kt.FairSharing | None) -> float:

@@ -66,6 +66,7 @@ class Cycle:
             eviction_ts=self.eviction_ts,
             now=core.now,
             within_nominal_gate=core.config.gate("FairSharingPreemptWithinNominal"),
+            lq_usage=core.afs_usage_snapshot(),
         )
         self.undo: list[Callable[[], None]] = []
         self.preempted: dict[str, WorkloadInfo] = {}

@@ -10,9 +10,11 @@ common/).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cmp_to_key
+from typing import TypeVar
 
 from kuota.quota.tree import (
     DRS,
@@ -51,6 +53,11 @@ HUMAN_REASONS = {
     IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
     IN_COHORT_RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
 }
+
+T = TypeVar("T")
+# CandidatesOrdering without admission fair sharing: evicted first, other
+# ClusterQueues first, lower priority, more recently reserved, UID.
+_OrderKey = tuple[int, int, int, float, str]
 
 # Preemption possibilities the flavor assigner asks about.
 NO_CANDIDATES, PREEMPT, RECLAIM = 0, 1, 2
@@ -102,6 +109,7 @@ class Preemptor:
         eviction_ts: bool,
         now: datetime,
         within_nominal_gate: bool = True,
+        lq_usage: Callable[[WorkloadInfo], float | None] | None = None,
     ) -> None:
         self.snap = snap
         self.fair = fair_sharing
@@ -109,12 +117,15 @@ class Preemptor:
         self.eviction_ts = eviction_ts
         self.now = now
         self.within_nominal_gate = within_nominal_gate
+        # Admission fair sharing: a quota holder's LocalQueue usage (None outside
+        # usage-based ClusterQueues); None when the feature is off.
+        self.lq_usage = lq_usage
 
     # ------------------------------------------------------------ ordering
-    def _order_key(self, cq_name: str) -> object:
+    def _order_key(self, cq_name: str) -> Callable[[WorkloadInfo], _OrderKey]:
         now = self.now
 
-        def key(w: WorkloadInfo) -> tuple[int, int, int, float, str]:
+        def key(w: WorkloadInfo) -> _OrderKey:
             return (
                 0 if is_evicted(w.obj) else 1,
                 1 if w.cluster_queue == cq_name else 0,
@@ -124,6 +135,29 @@ class Preemptor:
             )
 
         return key
+
+    def _sort(self, items: list[T], cq_name: str, workload: Callable[[T], WorkloadInfo]) -> None:
+        """Kueue's CandidatesOrdering. With admission fair sharing, two
+        candidates of one ClusterQueue from different LocalQueues go by usage,
+        the more used first, right after the other-ClusterQueues-first rule."""
+        key = self._order_key(cq_name)
+        usage = self.lq_usage
+        if usage is None:
+            items.sort(key=lambda e: key(workload(e)))
+            return
+
+        def compare(x: T, y: T) -> int:
+            a, b = workload(x), workload(y)
+            ka, kb = key(a), key(b)
+            if ka[:2] != kb[:2]:
+                return -1 if ka[:2] < kb[:2] else 1
+            if a.cluster_queue == b.cluster_queue and a.queue_name != b.queue_name:
+                ua, ub = usage(a), usage(b)
+                if ua is not None and ub is not None and ua != ub:
+                    return -1 if ua > ub else 1
+            return (ka > kb) - (ka < kb)
+
+        items.sort(key=cmp_to_key(compare))
 
     def _active_cqs(self, cohort: Cohort) -> list[ClusterQueueState]:
         out = []
@@ -240,9 +274,8 @@ class Preemptor:
                 fits, remaining = fits_in_quota(root, remaining)
                 advantage = advantage or fits
                 previous = root
-        key = self._order_key(cq.name)
         for lst in (same, prio, hier):
-            lst.sort(key=lambda e: key(e[0]))  # type: ignore[operator]
+            self._sort(lst, cq.name, _first)
 
         def split(
             lst: list[tuple[WorkloadInfo, Cohort | None, int]],
@@ -361,7 +394,7 @@ class Preemptor:
                         candidates.append(c)
         if not candidates:
             return []
-        candidates.sort(key=self._order_key(cq.name))  # type: ignore[arg-type]
+        self._sort(candidates, cq.name, _itself)
         add_usage(node, usage)
         fits, targets, retry = self._fs_first(wl, cq, frs, usage, candidates)
         if not fits and len(self.strategies) > 1:
@@ -445,6 +478,14 @@ class Preemptor:
         return False, targets
 
 
+def _first(e: tuple[WorkloadInfo, Cohort | None, int]) -> WorkloadInfo:
+    return e[0]
+
+
+def _itself(w: WorkloadInfo) -> WorkloadInfo:
+    return w
+
+
 def _strategy(name: str, preemptor_new: DRS, target_old: DRS, target_new: DRS) -> bool:
     if name == "LessThanInitialShare":
         return compare_drs(preemptor_new, target_old) < 0
@@ -499,7 +540,7 @@ class _TargetOrdering:
                 continue
             c = compare_drs(d, best_cq_drs)
             if c == 0 and best_cq is not None:
-                if key(self.by_cq[st.name][0]) < key(self.by_cq[best_cq.name][0]):  # type: ignore[operator]
+                if key(self.by_cq[st.name][0]) < key(self.by_cq[best_cq.name][0]):
                     best_cq = st
             elif c == 1:
                 best_cq_drs, best_cq = d, st

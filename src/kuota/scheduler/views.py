@@ -5,6 +5,7 @@ controllers) read these instead of reaching into the core's state."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 # The states a scenario names (tests/scenarios/README.md).
@@ -63,6 +64,11 @@ class LocalQueueView:
     admitted_workloads: int
     active: bool
     reason: str
+    # status.fairSharing.admissionFairSharingStatus as Kueue's LocalQueue
+    # controller last wrote it (admission fair sharing on): the decayed usage
+    # (resource -> quantity) and when it was sampled. None: nothing written.
+    consumed_resources: dict[str, str] | None = None
+    last_update: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -757,7 +757,16 @@ CoreFactory = Callable[[KueueConfig, datetime], Core]
 
 
 def default_core_factory() -> CoreFactory:
-    """``kuota.scheduler.core.AdmissionCore``; raises ImportError while it is missing."""
+    """The embedded control plane, as ``kuota run`` uses it: the store, the
+    manager and Kueue's controllers around the admission core."""
+    from kuota.embedded.controlplane import scenario_control_plane
+
+    factory: CoreFactory = scenario_control_plane
+    return factory
+
+
+def direct_core_factory() -> CoreFactory:
+    """The admission core alone, without store or controllers."""
     from kuota.scheduler.core import AdmissionCore
 
     factory: CoreFactory = AdmissionCore

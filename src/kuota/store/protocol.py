@@ -96,7 +96,8 @@ class Event:
 
 class Watch(Protocol):
     def poll(self) -> list[Event]:
-        """Events since the last poll, oldest first; never blocks."""
+        """Events since the last poll, oldest first; never blocks. Raises Gone
+        when the store dropped events this watch had not read yet (list again)."""
         ...
 
     def close(self) -> None: ...
@@ -148,7 +149,10 @@ class ObjectStore(Protocol):
         subresource). Compare-and-set when ``metadata.resourceVersion`` is set
         (Conflict if stale). ``generation`` grows when anything but metadata
         and status changed. Removing the last finalizer of an object being
-        deleted deletes it. Raises NotFound, Conflict, Invalid."""
+        deleted deletes it (and returns its last state). An update that
+        changes nothing is no write: no new resourceVersion, no event, the
+        stored object returned (as the API server does). Raises NotFound,
+        Conflict, Invalid."""
         ...
 
     def update_status(self, obj: Any) -> Any:
@@ -194,9 +198,10 @@ class ObjectStore(Protocol):
     ) -> Watch:
         """Events after resourceVersion ``since`` (``rtype=None``: every
         kind). Raises Gone when ``since`` is older than the store's event
-        history. With ``bookmarks``, a poll that found no event for this
-        watch while the store moved on returns one BOOKMARK carrying the
-        newest resourceVersion."""
+        history (or newer than the store: it restarted without its state).
+        With ``bookmarks``, a poll that found no event for this watch while
+        the store moved on returns one BOOKMARK carrying the newest
+        resourceVersion."""
         ...
 
 

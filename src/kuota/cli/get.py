@@ -1,0 +1,310 @@
+"""``kuota get`` and ``kuota describe`` over a kept state directory, with the
+columns users know from ``oc get``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from kuota.api.decode import to_wire
+from kuota.api.kueue import types as kt
+from kuota.cli.files import CannotRead
+from kuota.embedded.controlplane import CLOCK_META, CONFIG_META
+from kuota.scheduler.core import AdmissionCore
+from kuota.store import MemoryStore, StoreError, clone, open_store
+from kuota.store.protocol import ResourceType
+
+G = kt.GROUP
+Row = list[str]
+
+
+def _cond(obj: Any, ctype: str) -> Any | None:
+    for c in (obj.status.conditions if obj.status else None) or ():
+        if c.type == ctype:
+            return c
+    return None
+
+
+def _cond_status(obj: Any, ctype: str) -> str:
+    c = _cond(obj, ctype)
+    return c.status if c is not None else ""
+
+
+def _age(obj: Any, now: datetime) -> str:
+    ts = obj.metadata.creation_timestamp
+    if ts is None:
+        return "<unknown>"
+    s = int((now - ts).total_seconds())
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    if s < 3 * 3600:
+        return f"{s // 60}m{s % 60}s" if s < 600 else f"{s // 60}m"
+    if s < 48 * 3600:
+        return f"{s // 3600}h{(s % 3600) // 60}m" if s < 8 * 3600 else f"{s // 3600}h"
+    return f"{s // 86400}d"
+
+
+def _workload_row(o: Any, now: datetime, wide: bool) -> Row:
+    adm = o.status.admission if o.status else None
+    return [
+        o.spec.queue_name or "",
+        adm.cluster_queue if adm else "",
+        _cond_status(o, "Admitted"),
+        _cond_status(o, "Finished"),
+        _age(o, now),
+    ]
+
+
+def _lq_row(o: Any, now: datetime, wide: bool) -> Row:
+    st = o.status or kt.LocalQueueStatus()
+    return [o.spec.cluster_queue or "", str(st.pending_workloads), str(st.admitted_workloads)]
+
+
+def _cq_row(o: Any, now: datetime, wide: bool) -> Row:
+    st = o.status or kt.ClusterQueueStatus()
+    return [
+        o.spec.cohort_name or "",
+        o.spec.queueing_strategy or "BestEffortFIFO",
+        str(st.pending_workloads),
+        str(st.admitted_workloads),
+    ]
+
+
+def _node_row(o: Any, now: datetime, wide: bool) -> Row:
+    ready = _cond_status(o, "Ready") or "True"
+    status = "Ready" if ready == "True" else "NotReady"
+    if o.spec is not None and o.spec.unschedulable:
+        status += ",SchedulingDisabled"
+    return [status, "<none>", _age(o, now)]
+
+
+def _job_row(o: Any, now: datetime, wide: bool) -> Row:
+    st = o.status
+    status = "Running"
+    for ctype, word in (
+        ("Complete", "Complete"),
+        ("Failed", "Failed"),
+        ("Suspended", "Suspended"),
+    ):
+        if _cond_status(o, ctype) == "True":
+            status = word
+            break
+    completions = o.spec.completions if o.spec.completions is not None else o.spec.parallelism
+    done = st.succeeded if st else 0
+    duration = ""
+    if st is not None and st.start_time is not None:
+        end = st.completion_time or now
+        duration = _age_between(st.start_time, end)
+    return [status, f"{done}/{completions}", duration, _age(o, now)]
+
+
+def _age_between(a: datetime, b: datetime) -> str:
+    class _M:
+        creation_timestamp = a
+
+    class _O:
+        metadata = _M
+
+    return _age(_O, b)
+
+
+def _pod_row(o: Any, now: datetime, wide: bool) -> Row:
+    n = len(o.spec.containers) if o.spec else 0
+    phase = (o.status.phase if o.status else None) or "Pending"
+    ready = n if phase == "Running" and _cond_status(o, "Ready") == "True" else 0
+    row = [f"{ready}/{n}", phase, "0", _age(o, now)]
+    if wide:
+        row.append((o.spec.node_name if o.spec else None) or "<none>")
+    return row
+
+
+# resource name -> (rtype, namespaced, columns after NAME, row builder)
+KINDS: dict[str, tuple[ResourceType, bool, list[str], Callable[[Any, datetime, bool], Row]]] = {
+    "workloads": (
+        (G, "Workload"),
+        True,
+        ["QUEUE", "RESERVED IN", "ADMITTED", "FINISHED", "AGE"],
+        _workload_row,
+    ),
+    "localqueues": (
+        (G, "LocalQueue"),
+        True,
+        ["CLUSTERQUEUE", "PENDING WORKLOADS", "ADMITTED WORKLOADS"],
+        _lq_row,
+    ),
+    "clusterqueues": (
+        (G, "ClusterQueue"),
+        False,
+        ["COHORT", "STRATEGY", "PENDING WORKLOADS", "ADMITTED WORKLOADS"],
+        _cq_row,
+    ),
+    "nodes": (("", "Node"), False, ["STATUS", "ROLES", "AGE"], _node_row),
+    "jobs": (("batch", "Job"), True, ["STATUS", "COMPLETIONS", "DURATION", "AGE"], _job_row),
+    "pods": (("", "Pod"), True, ["READY", "STATUS", "RESTARTS", "AGE"], _pod_row),
+}
+ALIASES = {
+    "workload": "workloads",
+    "wl": "workloads",
+    "localqueue": "localqueues",
+    "lq": "localqueues",
+    "queues": "localqueues",
+    "clusterqueue": "clusterqueues",
+    "cq": "clusterqueues",
+    "node": "nodes",
+    "no": "nodes",
+    "job": "jobs",
+    "pod": "pods",
+    "po": "pods",
+}
+
+
+def open_state(state: str | None) -> tuple[MemoryStore, datetime]:
+    if not state:
+        raise CannotRead("no state directory: give --state DIR or set KUOTA_STATE")
+    if not Path(state).is_dir():
+        raise CannotRead(f"{state}: no such state directory")
+    try:
+        store = open_store(state, lambda: datetime.now(UTC))
+    except (StoreError, OSError) as err:
+        raise CannotRead(f"{state}: {err}") from None
+    saved = store.get_meta(CLOCK_META)
+    now = datetime.fromisoformat(saved) if saved else datetime.now(UTC)
+    return store, now
+
+
+def get(
+    resource: str,
+    state: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
+    output: str | None,
+    console: Console,
+) -> int:
+    name = ALIASES.get(resource, resource)
+    if name not in KINDS:
+        console.print(
+            f'error: the server doesn\'t have a resource type "{resource}" '
+            f"(kuota knows: {', '.join(KINDS)})",
+            markup=False,
+        )
+        return 1
+    rtype, namespaced, columns, row = KINDS[name]
+    store, now = open_state(state)
+    try:
+        ns = None if all_namespaces or not namespaced else (namespace or "default")
+        items = store.list(rtype, ns).items
+    finally:
+        store.close()
+    if output in ("json", "yaml"):
+        doc = {"apiVersion": "v1", "kind": "List", "items": [to_wire(o) for o in items]}
+        text = (
+            json.dumps(doc, indent=4, default=str)
+            if output == "json"
+            else yaml.safe_dump(json.loads(json.dumps(doc, default=str)), sort_keys=False)
+        )
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        return 0
+    if not items:
+        where = f" in {ns} namespace" if ns else ""
+        console.print(f"No resources found{where}.", markup=False)
+        return 0
+    wide = output == "wide"
+    head = (["NAMESPACE"] if namespaced and ns is None else []) + ["NAME", *columns]
+    if wide and name == "pods":
+        head.append("NODE")
+    t = Table(box=None, show_edge=False, pad_edge=False, header_style="")
+    for h in head:
+        t.add_column(h, no_wrap=True)
+    for o in items:
+        cells = ([o.metadata.namespace] if namespaced and ns is None else []) + [o.metadata.name]
+        t.add_row(*cells, *row(o, now, wide))
+    console.print(t)
+    return 0
+
+
+def describe_workload(name: str, state: str | None, namespace: str | None, console: Console) -> int:
+    store, now = open_state(state)
+    try:
+        ns = namespace or "default"
+        try:
+            wl = store.get((G, "Workload"), ns, name)
+        except StoreError:
+            console.print(
+                f'Error from server (NotFound): workloads "{name}" not found', markup=False
+            )
+            return 1
+        reason = _pending_reason(store, wl, now)
+    finally:
+        store.close()
+    adm = wl.status.admission if wl.status else None
+    lines = [
+        f"Name:          {wl.metadata.name}",
+        f"Namespace:     {wl.metadata.namespace}",
+        f"Queue:         {wl.spec.queue_name or ''}",
+        f"Priority:      {wl.spec.priority if wl.spec.priority is not None else 0}",
+        f"Active:        {str(wl.spec.active).lower()}",
+        f"Reserved in:   {adm.cluster_queue if adm else '<none>'}",
+        f"Created:       {wl.metadata.creation_timestamp}",
+    ]
+    for ps in wl.spec.pod_sets:
+        lines.append(f"PodSet {ps.name}: count {ps.count}")
+    for psa in adm.pod_set_assignments if adm else ():
+        flv = ", ".join(f"{r}: {f}" for r, f in (psa.flavors or {}).items())
+        lines.append(f"Assigned {psa.name}: {psa.count} pods in {flv}")
+    if reason:
+        lines.append(f"Pending:       {reason}")
+    console.print("\n".join(lines), markup=False)
+    t = Table(title="Conditions", title_justify="left", box=None, header_style="")
+    for col in ("TYPE", "STATUS", "REASON", "LAST TRANSITION", "MESSAGE"):
+        t.add_column(col)
+    conds = sorted(
+        (wl.status.conditions if wl.status else None) or (),
+        key=lambda c: c.last_transition_time or now,
+    )
+    for c in conds:
+        t.add_row(c.type, c.status, c.reason, str(c.last_transition_time or ""), c.message)
+    console.print(t)
+    console.print("Events (from the conditions' transitions):", markup=False)
+    for c in conds:
+        console.print(
+            f"  {c.last_transition_time}  {c.type}={c.status}  {c.reason}: {c.message}",
+            markup=False,
+        )
+    return 0
+
+
+def _pending_reason(store: MemoryStore, wl: Any, now: datetime) -> str:
+    """The admission core's one-line reason, rebuilt from the stored objects."""
+    from kuota.controllers.kueue import WATCHED
+
+    if _cond_status(wl, "QuotaReserved") == "True" or _cond_status(wl, "Finished") == "True":
+        return ""
+    try:
+        cfg = _stored_config(store)
+        core = AdmissionCore(cfg, now)
+        for rtype in WATCHED:
+            for o in store.list(rtype).items:
+                core.add(clone(o))
+        key = f"{wl.metadata.namespace}/{wl.metadata.name}"
+        return core.explain(key)
+    except Exception as err:  # the explanation is a courtesy; never fail describe
+        return f"(no explanation: {err})"
+
+
+def _stored_config(store: MemoryStore) -> Any:
+    """The Kueue configuration the run used (kept in the state), else the default."""
+    from kuota.api.config import load_config
+    from kuota.cli.world import _default_config
+
+    raw = store.get_meta(CONFIG_META)
+    cfg = load_config(raw)[0] if raw else None
+    return cfg if cfg is not None else _default_config()

@@ -1,0 +1,191 @@
+"""``kuota run``: a world in the embedded control plane, with a live table and
+a summary; ``kuota get`` / ``kuota describe`` read a kept state afterwards."""
+
+from __future__ import annotations
+
+import signal
+import time
+from datetime import UTC, datetime, timedelta
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import BarColumn, Progress, TextColumn
+from rich.table import Table
+
+from kuota.api.kueue import types as kt
+from kuota.cli.files import CannotRead
+from kuota.cli.world import World, load_world
+from kuota.embedded.controlplane import ControlPlane
+from kuota.embedded.report import Recorder
+from kuota.runtime.clock import RealClock, VirtualClock
+from kuota.store import StoreError
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+JOB = ("batch", "Job")
+WORKLOAD = (kt.GROUP, "Workload")
+
+
+def _fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 120:
+        return f"{s:.0f}s"
+    if s < 7200:
+        return f"{s / 60:.1f}m"
+    return f"{s / 3600:.1f}h"
+
+
+def _start_of(world: World) -> datetime:
+    stamps = [
+        o.metadata.creation_timestamp
+        for o in world.objects
+        if getattr(o.metadata, "creation_timestamp", None) is not None
+    ]
+    return min(stamps) if stamps else START
+
+
+def run_world(
+    paths: list[str],
+    *,
+    state: str | None,
+    until: timedelta | None,
+    real_time: bool,
+    speed: float,
+    live: bool,
+    console: Console,
+) -> int:
+    try:
+        world = load_world(paths)
+    except CannotRead as err:
+        console.print(f"error: {err}", markup=False)
+        return 2
+    for w in world.warnings:
+        console.print(f"warning: {w}", markup=False)
+    if world.problems:
+        for p in world.problems:
+            console.print(p, markup=False)
+        console.print(f"{len(world.problems)} problem(s); nothing was run.", markup=False)
+        return 1
+    assert world.config is not None
+    start = _start_of(world)
+    clock = RealClock(start, speed) if real_time else VirtualClock(start)
+    try:
+        cp = ControlPlane(
+            world.config, start, clock=clock, state_dir=state, openshift=world.openshift
+        )
+    except (StoreError, OSError) as err:
+        console.print(f"error: {state}: {err}", markup=False)
+        return 2
+    try:
+        return _run(cp, world, until, live, console)
+    finally:
+        cp.close()
+
+
+def _run(
+    cp: ControlPlane, world: World, until: timedelta | None, live: bool, console: Console
+) -> int:
+    try:
+        cp.submit(world.objects)
+    except StoreError as err:
+        console.print(f"error: {err}", markup=False)
+        return 1
+    assert cp.kueue.core is not None
+    rec = Recorder(cp.mgr, cp.kueue.core)
+    stop_at = cp.clock.now() + until if until is not None else None
+    jobs_total = sum(1 for o in world.objects if o.kind == "Job")
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}")
+    )
+    task = progress.add_task("jobs finished", total=max(jobs_total, 1))
+    last_draw = [0.0]
+
+    def on_round() -> None:
+        rec.sample()
+        if live_view is None:
+            return
+        t = time.monotonic()
+        if t - last_draw[0] < 0.1:
+            return
+        last_draw[0] = t
+        progress.update(task, completed=_finished_jobs(cp))
+        live_view.update(Group(_queue_table(cp), progress))
+
+    live_view: Live | None = None
+    old = signal.signal(signal.SIGINT, lambda *_: cp.mgr.stop())
+    try:
+        if live and console.is_terminal:
+            with Live(console=console, refresh_per_second=8, transient=True) as live_view:
+                reason = cp.run(stop_at, on_round=on_round)
+        else:
+            reason = cp.run(stop_at, on_round=on_round)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    rec.sample()
+    console.print(_queue_table(cp))
+    console.print(_summary(cp, rec, reason))
+    errors = cp.mgr.stats.errors
+    for e in errors[:10]:
+        console.print(f"reconcile error: {e.controller} {e.key}: {e.error}", markup=False)
+    return 0
+
+
+def _finished_jobs(cp: ControlPlane) -> int:
+    n = 0
+    for job in cp.mgr.informer(JOB).objects.values():
+        for c in (job.status.conditions if job.status else None) or ():
+            if c.type in ("Complete", "Failed") and c.status == "True":
+                n += 1
+                break
+    return n
+
+
+def _queue_table(cp: ControlPlane) -> Table:
+    t = Table(title=f"local queues at {cp.clock.now():%Y-%m-%d %H:%M:%S}", title_justify="left")
+    for col in ("LOCALQUEUE", "CLUSTERQUEUE", "PENDING", "RESERVING", "ADMITTED"):
+        t.add_column(col)
+    for key, lq in sorted(cp.mgr.informer((kt.GROUP, "LocalQueue")).objects.items()):
+        st = lq.status or kt.LocalQueueStatus()
+        t.add_row(
+            key,
+            lq.spec.cluster_queue or "",
+            str(st.pending_workloads),
+            str(st.reserving_workloads),
+            str(st.admitted_workloads),
+        )
+    return t
+
+
+def _summary(cp: ControlPlane, rec: Recorder, reason: str) -> Table:
+    elapsed = (cp.clock.now() - rec.first).total_seconds() if rec.first else 0.0
+    util = rec.utilization
+    title = (
+        f"summary: {_fmt_seconds(elapsed)} of {'virtual' if cp.clock.virtual else 'real'} time, "
+        f"stopped: {reason}; GPU utilization "
+        + (f"{util:.1%}" if util is not None else "-")
+        + f"; {cp.kueue.admissions} admissions, {cp.kueue.preemptions} preemptions"
+    )
+    t = Table(title=title, title_justify="left")
+    for col in (
+        "TEAM",
+        "WORKLOADS",
+        "ADMITTED",
+        "FINISHED",
+        "MEAN WAIT",
+        "P95 WAIT",
+        "BORROWED GPU-H",
+        "PREEMPTED",
+    ):
+        t.add_column(col)
+    for team, s in sorted(rec.teams.items()):
+        t.add_row(
+            team,
+            str(s.workloads),
+            str(s.admitted),
+            str(s.finished),
+            _fmt_seconds(s.mean_wait),
+            _fmt_seconds(s.p95_wait),
+            f"{s.borrowed_gpu_seconds / 3600:.2f}",
+            str(s.preempted),
+        )
+    return t

@@ -1,0 +1,102 @@
+"""Reading a world for ``kuota run``: any mix of Kueue objects, core objects
+(Namespaces, Nodes, Jobs, Pods, ...), at most one Kueue Configuration or
+OpenShift ``Kueue`` resource, from YAML files and directories."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kuota.api.config import KueueConfig, load_config
+from kuota.api.decode import YamlError, decode_document, load_yaml_documents
+from kuota.cli.files import CannotRead, expand, read_bytes
+
+CONFIG_GROUP = "config.kueue.x-k8s.io"
+OPENSHIFT_API = "kueue.openshift.io/v1"
+
+
+@dataclass
+class World:
+    objects: list[Any] = field(default_factory=list)
+    config: KueueConfig | None = None
+    openshift: bool = False
+    config_source: str = ""
+    problems: list[str] = field(default_factory=list)  # "file (document N): Kind/name: error"
+    warnings: list[str] = field(default_factory=list)
+
+
+def _default_config() -> KueueConfig:
+    cfg, errs = load_config({"apiVersion": f"{CONFIG_GROUP}/v1beta2", "kind": "Configuration"})
+    assert cfg is not None, errs
+    return cfg
+
+
+def load_world(paths: list[str]) -> World:
+    """Everything in the named files; raises CannotRead for a path or file
+    that cannot be read at all."""
+    world = World()
+    for path in expand(paths):
+        _load_file(world, path)
+    if world.config is None:
+        world.config = _default_config()
+    return world
+
+
+def _load_file(world: World, path: Path) -> None:
+    data = read_bytes(path)
+    try:
+        raws = load_yaml_documents(data)
+    except YamlError as err:
+        raise CannotRead(f"{path}: {err}") from None
+    for i, raw in enumerate(raws):
+        where = f"{path} (document {i + 1})"
+        if raw is None:
+            continue
+        api_version = raw.get("apiVersion", "") if isinstance(raw, dict) else ""
+        kind = raw.get("kind", "") if isinstance(raw, dict) else ""
+        if api_version.startswith(CONFIG_GROUP + "/"):
+            _set_config(world, where, *load_config(raw), openshift=False)
+            continue
+        if api_version == OPENSHIFT_API and kind == "Kueue":
+            _load_openshift(world, where, raw)
+            continue
+        for doc in decode_document(raw, source=str(path), index=i):
+            for w in doc.warnings:
+                world.warnings.append(f"{doc.where}: {doc.ref}: {w}")
+            if doc.ok:
+                world.objects.append(doc.obj)
+            else:
+                for err in doc.errors:
+                    world.problems.append(f"{doc.where}: {doc.ref}: {doc.shown(err)}")
+
+
+def _set_config(
+    world: World, where: str, cfg: KueueConfig | None, errs: list[Any], *, openshift: bool
+) -> None:
+    if world.config_source:
+        world.problems.append(
+            f"{where}: a second configuration (the first is in {world.config_source})"
+        )
+        return
+    if cfg is None:
+        for err in errs:
+            world.problems.append(f"{where}: {err}")
+        return
+    world.config, world.openshift, world.config_source = cfg, openshift, where
+
+
+def _load_openshift(world: World, where: str, raw: Any) -> None:
+    try:
+        from kuota.api.openshift import to_kueue_config
+    except ImportError:
+        world.problems.append(f"{where}: OpenShift's Kueue resource is not supported yet")
+        return
+    docs = decode_document(raw, source=where, index=0)
+    doc = docs[0]
+    if not doc.ok:
+        for err in doc.errors:
+            world.problems.append(f"{where}: {doc.ref}: {doc.shown(err)}")
+        return
+    cfg, errs = to_kueue_config(doc.obj)
+    _set_config(world, where, cfg, errs, openshift=True)

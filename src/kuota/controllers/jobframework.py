@@ -1,0 +1,504 @@
+"""One generic job reconciler; every job kind is a small adapter.
+
+As Kueue's ``jobframework``: the reconciler decides whether a job is managed,
+creates its one Workload, starts the job when the Workload is admitted (the
+flavors' node labels and tolerations injected), stops and restores it when
+the Workload loses its admission, reports PodsReady and Finished back. An
+adapter (``JobAdapter``) knows only its kind: its pod sets, how to suspend,
+run and stop it, and when it is ready or finished.
+
+The defaulting half of Kueue's job webhook (default LocalQueue, suspend on
+create) is ``JobWebhook``, an admission hook the embedded store runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import msgspec
+
+from kuota.api import core as kc
+from kuota.api.config import KueueConfig
+from kuota.api.kueue import types as kt
+from kuota.api.meta import Condition, ObjectMeta, OwnerReference, selector_matches
+from kuota.runtime.informer import key_of
+from kuota.runtime.manager import Manager
+from kuota.store import NotFound, clone
+from kuota.store.protocol import Operation, ResourceType, group_of
+
+QUEUE_NAME = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
+JOB_UID = "kueue.x-k8s.io/job-uid"
+PODSET_LABEL = "kueue.x-k8s.io/podset"
+LQ_LABEL = "kueue.x-k8s.io/local-queue-name"
+CQ_LABEL = "kueue.x-k8s.io/cluster-queue-name"
+RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
+DEFAULT_QUEUE = "default"
+OPENSHIFT_MANAGED = "kueue.openshift.io/managed"
+WORKLOAD: ResourceType = (kt.GROUP, "Workload")
+NAMESPACE: ResourceType = ("", "Namespace")
+LOCAL_QUEUE: ResourceType = (kt.GROUP, "LocalQueue")
+WPC: ResourceType = (kt.GROUP, "WorkloadPriorityClass")
+PC: ResourceType = ("scheduling.k8s.io", "PriorityClass")
+FLAVOR: ResourceType = (kt.GROUP, "ResourceFlavor")
+
+_READY_MSG = "All pods reached readiness and the workload is running"
+_NOT_READY_MSG = "Not all pods are ready or succeeded"
+_RECOVERY_MSG = "At least one pod has failed, waiting for recovery"
+
+
+@dataclass(frozen=True)
+class PodSetInfo:
+    """What admission adds to a podSet's pod template (podset.FromAssignment)."""
+
+    name: str
+    count: int
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: list[kc.Toleration] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Finished:
+    success: bool
+    message: str
+
+
+class JobAdapter(Protocol):
+    """One job kind, as the generic reconciler needs to see it."""
+
+    rtype: ResourceType
+    kind: str  # for the Workload name and ownerReferences
+    api_version: str
+
+    def pod_sets(self, job: Any, partial_admission: bool) -> list[kt.PodSet]: ...
+    def is_suspended(self, job: Any) -> bool: ...
+    def is_active(self, job: Any) -> bool: ...
+    def finished(self, job: Any) -> Finished | None: ...
+    def pods_ready(self, job: Any, wl: kt.Workload) -> bool: ...
+    def reclaimable_pods(self, job: Any) -> list[kt.ReclaimablePod] | None: ...
+    def suspend_on_create(self, job: Any) -> Any:
+        """The webhook's default for a managed job: created suspended."""
+        ...
+
+    def run(self, job: Any, infos: list[PodSetInfo]) -> Any:
+        """A copy of the job started with the admission's podSet infos."""
+        ...
+
+    def stop(self, job: Any, original: list[kt.PodSet]) -> Any | None:
+        """A copy of the job suspended with its templates restored to the
+        Workload's (the originals); None if it needs no change."""
+        ...
+
+
+# ------------------------------------------------------------------ naming
+def workload_name(adapter: JobAdapter, job_name: str, job_uid: str) -> str:
+    """Kueue's GetWorkloadNameForOwnerWithGVK: ``<kind>-<name>-<hash5>``."""
+    prefix = f"{adapter.kind.lower()}-{job_name}"[: 253 - 6]
+    h = hashlib.sha1(
+        "\n".join([adapter.kind, group_of(adapter.api_version), job_name, job_uid]).encode()
+    ).hexdigest()
+    return f"{prefix}-{h[:5]}"
+
+
+# ------------------------------------------------------------------ management policy
+@dataclass(frozen=True)
+class ManagePolicy:
+    """Which jobs Kueue manages: upstream's rules, or OpenShift's when the
+    world holds the operator's ``Kueue`` resource."""
+
+    manage_without_queue_name: bool
+    namespace_selector: Any  # LabelSelector | None (None: every namespace)
+    openshift: bool = False
+
+    @classmethod
+    def from_config(cls, config: KueueConfig, openshift: bool = False) -> ManagePolicy:
+        return cls(
+            config.manage_jobs_without_queue_name,
+            config.managed_jobs_namespace_selector,
+            openshift,
+        )
+
+    def namespace_managed(self, ns: kc.Namespace | None, name: str) -> bool:
+        labels = ns.metadata.labels if ns is not None else None
+        if self.openshift:
+            return (labels or {}).get(OPENSHIFT_MANAGED) == "true"
+        if self.namespace_selector is None:
+            return True
+        # A namespace not (yet) in the store has only its implicit name label.
+        labels = dict(labels or {})
+        labels.setdefault("kubernetes.io/metadata.name", name)
+        return selector_matches(self.namespace_selector, labels)
+
+    def job_managed(self, labels: dict[str, str] | None) -> bool:
+        return bool((labels or {}).get(QUEUE_NAME)) or self.manage_without_queue_name
+
+
+# ------------------------------------------------------------------ webhook
+class JobWebhook:
+    """Kueue's job defaulting webhook for one kind: the default LocalQueue
+    label, then suspend-on-create for managed jobs."""
+
+    def __init__(
+        self,
+        adapter: JobAdapter,
+        policy: ManagePolicy,
+        lookup: Callable[[ResourceType, str, str], Any | None],
+    ) -> None:
+        self.adapter = adapter
+        self.policy = policy
+        self.lookup = lookup  # (rtype, namespace, name) -> object or None
+
+    def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
+        if op != "CREATE" or (group_of(new.api_version), new.kind) != self.adapter.rtype:
+            return new
+        m = new.metadata
+        if _controlled(m):
+            return new  # children of managed owners follow their owner
+        ns = self.lookup(NAMESPACE, "", m.namespace)
+        if not self.policy.namespace_managed(ns, m.namespace):
+            return new
+        labels = m.labels or {}
+        if not labels.get(QUEUE_NAME) and self.lookup(LOCAL_QUEUE, m.namespace, DEFAULT_QUEUE):
+            new = clone(new)
+            new.metadata.labels = {**labels, QUEUE_NAME: DEFAULT_QUEUE}
+        if not self.policy.job_managed(new.metadata.labels):
+            return new
+        return self.adapter.suspend_on_create(new)
+
+
+def _controlled(m: ObjectMeta) -> bool:
+    return any(r.controller for r in m.owner_references or ())
+
+
+# ------------------------------------------------------------------ reconciler
+class JobReconciler:
+    """The generic job reconciler (jobframework.ReconcileGenericJob)."""
+
+    def __init__(self, adapter: JobAdapter, config: KueueConfig, policy: ManagePolicy) -> None:
+        self.adapter = adapter
+        self.config = config
+        self.policy = policy
+        self.name = f"job:{adapter.rtype[0]}/{adapter.rtype[1]}"
+        self.mgr: Manager | None = None
+        self.partial = config.gate("PartialAdmission")
+        self.wait_for_pods_ready = config.wait_for_pods_ready is not None
+        self.label_keys = config.integrations.label_keys_to_copy
+        self.events: list[tuple[str, str, str]] = []  # (job key, reason, message)
+
+    def setup(self, mgr: Manager) -> None:
+        self.mgr = mgr
+        jobs = mgr.informer(self.adapter.rtype)
+        jobs.on_change(lambda t, o, old: mgr.enqueue(self.name, key_of(o)))
+        wls = mgr.informer(WORKLOAD)
+        wls.add_index("owner", _owner_uids)
+        jobs.add_index("uid", lambda o: [o.metadata.uid])
+        wls.on_change(self._workload_changed)
+        for rt in (NAMESPACE, LOCAL_QUEUE, WPC, PC, FLAVOR):
+            mgr.informer(rt)
+
+    def _workload_changed(self, etype: str, wl: Any, old: Any | None) -> None:
+        assert self.mgr is not None
+        jobs = self.mgr.informer(self.adapter.rtype)
+        for uid in _owner_uids(wl):
+            for job in jobs.by_index("uid", uid):
+                self.mgr.enqueue(self.name, key_of(job))
+
+    # -------------------------------------------------------------- reconcile
+    def reconcile(self, key: str) -> None:
+        mgr = self._mgr()
+        job = mgr.informer(self.adapter.rtype).get(key)
+        if job is None or job.metadata.deletion_timestamp is not None:
+            return None  # the store's garbage collection removes its Workload
+        m = job.metadata
+        if _controlled(m) or not self.policy.job_managed(m.labels):
+            return None
+        ns = mgr.informer(NAMESPACE).get(m.namespace)
+        if not self.policy.namespace_managed(ns, m.namespace):
+            return None
+        wl = self._workload_of(job)
+        fin = self.adapter.finished(job)
+        if fin is not None:
+            if wl is not None:
+                self._finish_workload(wl, fin)
+            return None
+        if wl is None:
+            if not self.adapter.is_suspended(job):
+                self._stop(job, None, "Not admitted by cluster queue")
+                return None
+            self._create_workload(job)
+            return None
+        if _is_finished(wl):
+            return None
+        admitted = _is_admitted(wl) and not _evicted(wl)
+        if admitted:
+            if self.adapter.is_suspended(job):
+                self._start(job, wl)
+                return None
+            self._sync_running(job, wl)
+        elif not self.adapter.is_suspended(job):
+            self._stop(job, wl, _stop_reason(wl))
+        elif self.wait_for_pods_ready:
+            self._set_pods_ready(wl, False, "WaitForStart", _NOT_READY_MSG)
+        return None
+
+    def _workload_of(self, job: Any) -> kt.Workload | None:
+        mine = self._mgr().informer(WORKLOAD).by_index("owner", job.metadata.uid)
+        return mine[0] if mine else None
+
+    def _create_workload(self, job: Any) -> None:
+        mgr = self._mgr()
+        m = job.metadata
+        pod_sets = self.adapter.pod_sets(job, self.partial)
+        ref, priority = self._priority(job, pod_sets)
+        if ref is False:
+            return  # the named WorkloadPriorityClass does not exist (event recorded)
+        labels = {k: v for k, v in (m.labels or {}).items() if k in self.label_keys}
+        if m.uid and len(m.uid) <= 63:
+            labels[JOB_UID] = m.uid
+        wl = kt.Workload(
+            api_version=kt.V1BETA2,
+            metadata=ObjectMeta(
+                name=workload_name(self.adapter, m.name, m.uid),
+                namespace=m.namespace,
+                labels=labels or None,
+                finalizers=[RESOURCE_IN_USE],
+                owner_references=[
+                    OwnerReference(
+                        api_version=self.adapter.api_version,
+                        kind=self.adapter.kind,
+                        name=m.name,
+                        uid=m.uid,
+                        controller=True,
+                        block_owner_deletion=True,
+                    )
+                ],
+            ),
+            spec=kt.WorkloadSpec(
+                pod_sets=pod_sets,
+                queue_name=(m.labels or {}).get(QUEUE_NAME) or None,
+                priority_class_ref=ref or None,
+                priority=priority,
+            ),
+        )
+        mgr.store.create(wl)
+        self.events.append((key_of(job), "CreatedWorkload", f"Created Workload: {key_of(wl)}"))
+
+    def _priority(self, job: Any, pod_sets: list[kt.PodSet]) -> tuple[Any, int | None]:
+        """jobframework.ExtractPriority: WorkloadPriorityClass label, else the
+        pod PriorityClass, else the global default PriorityClass."""
+        mgr = self._mgr()
+        name = (job.metadata.labels or {}).get(PRIORITY_CLASS)
+        if name:
+            wpc = mgr.informer(WPC).get(name)
+            if wpc is None:
+                self.events.append(
+                    (
+                        key_of(job),
+                        "WorkloadPriorityClassNotFound",
+                        f'workloadPriorityClass "{name}" not found',
+                    )
+                )
+                return False, None
+            ref = kt.PriorityClassRef(
+                group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name=name
+            )
+            return ref, wpc.value
+        spec = pod_sets[0].template.spec if pod_sets else None
+        pcs = mgr.informer(PC)
+        if spec is not None and spec.priority_class_name:
+            pc = pcs.get(spec.priority_class_name)
+            if pc is not None:
+                ref = kt.PriorityClassRef(
+                    group="scheduling.k8s.io", kind="PriorityClass", name=pc.metadata.name
+                )
+                return ref, pc.value
+        defaults = [p for p in pcs.list() if p.global_default]
+        if defaults:
+            pc = min(defaults, key=lambda p: p.value)
+            ref = kt.PriorityClassRef(
+                group="scheduling.k8s.io", kind="PriorityClass", name=pc.metadata.name
+            )
+            return ref, pc.value
+        return None, None
+
+    def _start(self, job: Any, wl: kt.Workload) -> None:
+        infos = self._infos(wl)
+        started = self.adapter.run(job, infos)
+        self._mgr().store.update(started)
+        adm = wl.status.admission if wl.status else None
+        cq = adm.cluster_queue if adm else ""
+        self.events.append((key_of(job), "Started", f"Admitted by clusterQueue {cq}"))
+
+    def _infos(self, wl: kt.Workload) -> list[PodSetInfo]:
+        mgr = self._mgr()
+        flavors = mgr.informer(FLAVOR)
+        adm = wl.status.admission if wl.status else None
+        out = []
+        checks = {s.name: s for s in (wl.status.admission_checks or ()) if wl.status}
+        for psa in adm.pod_set_assignments if adm else ():
+            selector: dict[str, str] = {}
+            tolerations: list[kc.Toleration] = []
+            for fname in dict.fromkeys((psa.flavors or {}).values()):
+                rf = flavors.get(fname)
+                if rf is None:
+                    continue
+                selector.update(rf.spec.node_labels or {})
+                for t in rf.spec.tolerations or ():
+                    if t not in tolerations:
+                        tolerations.append(t)
+            labels = {PODSET_LABEL: psa.name}
+            if wl.spec.queue_name:
+                labels[LQ_LABEL] = wl.spec.queue_name
+            if adm is not None and len(adm.cluster_queue) <= 63:
+                labels[CQ_LABEL] = adm.cluster_queue
+            for state in checks.values():
+                for upd in state.pod_set_updates or ():
+                    if upd.name == psa.name:
+                        selector.update(upd.node_selector or {})
+                        labels.update(upd.labels or {})
+                        tolerations += [t for t in upd.tolerations or () if t not in tolerations]
+            count = psa.count if psa.count is not None else _podset_count(wl, psa.name)
+            out.append(PodSetInfo(psa.name, count, selector, tolerations, labels))
+        return out
+
+    def _stop(self, job: Any, wl: kt.Workload | None, reason: str) -> None:
+        original = wl.spec.pod_sets if wl is not None else []
+        stopped = self.adapter.stop(job, original)
+        if stopped is not None:
+            self._mgr().store.update(stopped)
+            self.events.append((key_of(job), "Stopped", reason))
+        if wl is not None and self.wait_for_pods_ready:
+            self._set_pods_ready(wl, False, "WaitForStart", _NOT_READY_MSG)
+
+    def _sync_running(self, job: Any, wl: kt.Workload) -> None:
+        """A running job: keep PodsReady and reclaimablePods current."""
+        ready = self.adapter.pods_ready(job, wl)
+        if self.wait_for_pods_ready:
+            prev = _condition(wl, "PodsReady")
+            if ready:
+                reason = (
+                    "Recovered"
+                    if prev is not None and prev.reason in ("WaitForRecovery", "Recovered")
+                    else "Started"
+                )
+                self._set_pods_ready(wl, True, reason, _READY_MSG)
+            elif prev is not None and (prev.status == "True" or prev.reason == "WaitForRecovery"):
+                self._set_pods_ready(wl, False, "WaitForRecovery", _RECOVERY_MSG)
+            else:
+                self._set_pods_ready(wl, False, "WaitForStart", _NOT_READY_MSG)
+        rp = self.adapter.reclaimable_pods(job)
+        current = wl.status.reclaimable_pods if wl.status else None
+        if (rp or None) != (current or None):
+            self._write_status(wl, lambda st: setattr(st, "reclaimable_pods", rp or None))
+
+    def _set_pods_ready(self, wl: kt.Workload, ok: bool, reason: str, message: str) -> None:
+        prev = _condition(wl, "PodsReady")
+        status = "True" if ok else "False"
+        if prev is not None and (prev.status, prev.reason, prev.message) == (
+            status,
+            reason,
+            message,
+        ):
+            return
+        now = self._mgr().clock.now()
+        self._write_status(
+            wl, lambda st: _set_condition(st, "PodsReady", status, reason, message, now)
+        )
+
+    def _finish_workload(self, wl: kt.Workload, fin: Finished) -> None:
+        if _is_finished(wl):
+            return
+        reason = "Succeeded" if fin.success else "Failed"
+        now = self._mgr().clock.now()
+        self._write_status(
+            wl, lambda st: _set_condition(st, "Finished", "True", reason, fin.message, now)
+        )
+
+    def _write_status(self, wl: kt.Workload, change: Callable[[kt.WorkloadStatus], None]) -> None:
+        mgr = self._mgr()
+        st = clone(wl.status) if wl.status is not None else kt.WorkloadStatus()
+        change(st)
+        try:
+            mgr.store.update_status(msgspec.structs.replace(wl, status=st))
+        except NotFound:
+            return
+        # A Conflict propagates: the manager retries the job key with backoff.
+
+    def _mgr(self) -> Manager:
+        assert self.mgr is not None, "setup() first"
+        return self.mgr
+
+
+# ------------------------------------------------------------------ workload helpers
+def _owner_uids(wl: Any) -> list[str]:
+    return [r.uid for r in wl.metadata.owner_references or () if r.controller]
+
+
+def _condition(wl: kt.Workload, ctype: str) -> Condition | None:
+    for c in (wl.status.conditions if wl.status else None) or ():
+        if c.type == ctype:
+            return c
+    return None
+
+
+def _true(wl: kt.Workload, ctype: str) -> bool:
+    c = _condition(wl, ctype)
+    return c is not None and c.status == "True"
+
+
+def _is_admitted(wl: kt.Workload) -> bool:
+    return _true(wl, "Admitted")
+
+
+def _evicted(wl: kt.Workload) -> bool:
+    return _true(wl, "Evicted")
+
+
+def _is_finished(wl: kt.Workload) -> bool:
+    return _true(wl, "Finished")
+
+
+def _stop_reason(wl: kt.Workload) -> str:
+    ev = _condition(wl, "Evicted")
+    if ev is not None and ev.status == "True":
+        return ev.message or ev.reason
+    return "Not admitted by cluster queue"
+
+
+def _podset_count(wl: kt.Workload, name: str) -> int:
+    for ps in wl.spec.pod_sets:
+        if ps.name == name:
+            return ps.count
+    return 0
+
+
+def _set_condition(
+    st: kt.WorkloadStatus, ctype: str, status: str, reason: str, message: str, now: Any
+) -> None:
+    conds = list(st.conditions or ())
+    for i, c in enumerate(conds):
+        if c.type == ctype:
+            at = c.last_transition_time if c.status == status else now
+            conds[i] = Condition(
+                type=ctype,
+                status=status,  # type: ignore[arg-type]
+                reason=reason,
+                message=message,
+                last_transition_time=at,
+            )
+            break
+    else:
+        conds.append(
+            Condition(
+                type=ctype,
+                status=status,  # type: ignore[arg-type]
+                reason=reason,
+                message=message,
+                last_transition_time=now,
+            )
+        )
+    st.conditions = conds

@@ -1,0 +1,1 @@
+"""One small adapter per job kind over ``kuota.controllers.jobframework``."""

@@ -1,0 +1,153 @@
+"""batch/v1 Job (Kueue's ``pkg/controller/jobs/job``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kuota.api import core as kc
+from kuota.api.kueue import types as kt
+from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.store import clone
+from kuota.store.protocol import ResourceType
+
+MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
+COMPLETIONS_EQUAL_PARALLELISM = "kueue.x-k8s.io/job-completions-equal-parallelism"
+STOPPING = "kueue.x-k8s.io/stopping"
+# Labels the Job controller adds to its own template: not part of the podSet.
+_JOB_CONTROLLER_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+
+
+def _count(job: kc.Job) -> int:
+    spec = job.spec
+    assert spec is not None
+    p = spec.parallelism
+    return min(p, spec.completions) if spec.completions is not None else p
+
+
+def _min_count(job: kc.Job) -> int | None:
+    raw = (job.metadata.annotations or {}).get(MIN_PARALLELISM)
+    if raw is None:
+        return None
+    try:
+        v = int(raw)
+    except ValueError:
+        return None
+    return v if 0 < v < _count(job) else None
+
+
+class BatchJobAdapter:
+    rtype: ResourceType = ("batch", "Job")
+    kind = "Job"
+    api_version = "batch/v1"
+
+    def pod_sets(self, job: kc.Job, partial_admission: bool) -> list[kt.PodSet]:
+        assert job.spec is not None
+        template = clone(job.spec.template)
+        labels = {
+            k: v
+            for k, v in (template.metadata.labels or {}).items()
+            if k not in _JOB_CONTROLLER_LABELS
+        }
+        template.metadata.labels = labels or None
+        return [
+            kt.PodSet(
+                name="main",
+                template=template,
+                count=_count(job),
+                min_count=_min_count(job) if partial_admission else None,
+            )
+        ]
+
+    def is_suspended(self, job: kc.Job) -> bool:
+        stopping = (job.metadata.annotations or {}).get(STOPPING) == "true"
+        return bool(job.spec and job.spec.suspend) and not stopping
+
+    def is_active(self, job: kc.Job) -> bool:
+        return job.status is not None and job.status.active > 0
+
+    def finished(self, job: kc.Job) -> Finished | None:
+        for c in (job.status.conditions if job.status else None) or ():
+            if c.status == "True" and c.type in ("Complete", "Failed"):
+                return Finished(c.type == "Complete", c.message or "")
+        return None
+
+    def pods_ready(self, job: kc.Job, wl: kt.Workload) -> bool:
+        st = job.status
+        if st is None:
+            return False
+        return (st.ready or 0) + st.succeeded >= _count(job)
+
+    def reclaimable_pods(self, job: kc.Job) -> list[kt.ReclaimablePod] | None:
+        spec, st = job.spec, job.status
+        if spec is None or st is None or spec.parallelism <= 1 or st.succeeded <= 0:
+            return None
+        completions = spec.completions if spec.completions is not None else spec.parallelism
+        remaining = max(completions - st.succeeded, 0)
+        if remaining >= spec.parallelism:
+            return None
+        return [kt.ReclaimablePod(name="main", count=spec.parallelism - remaining)]
+
+    def suspend_on_create(self, job: kc.Job) -> kc.Job:
+        if job.spec is None or job.spec.suspend:
+            return job
+        job = clone(job)
+        assert job.spec is not None
+        job.spec.suspend = True
+        return job
+
+    def run(self, job: kc.Job, infos: list[PodSetInfo]) -> kc.Job:
+        job = clone(job)
+        spec = job.spec
+        assert spec is not None
+        spec.suspend = False
+        info = next((i for i in infos if i.name == "main"), None)
+        if info is None:
+            return job
+        tmpl = spec.template
+        tmpl.metadata.labels = {**(tmpl.metadata.labels or {}), **info.labels} or None
+        if tmpl.spec is not None:
+            if info.node_selector:
+                tmpl.spec.node_selector = {**(tmpl.spec.node_selector or {}), **info.node_selector}
+            tols = list(tmpl.spec.tolerations or ())
+            tols += [t for t in info.tolerations if t not in tols]
+            tmpl.spec.tolerations = tols or None
+        if _min_count(job) is not None and info.count != spec.parallelism:
+            spec.parallelism = info.count
+            equal = (job.metadata.annotations or {}).get(COMPLETIONS_EQUAL_PARALLELISM)
+            if equal == "true" and spec.completion_mode == "Indexed":
+                spec.completions = info.count
+        return job
+
+    def stop(self, job: kc.Job, original: list[kt.PodSet]) -> kc.Job | None:
+        assert job.spec is not None
+        ps = next((p for p in original if p.name == "main"), None)
+        restored = _restored_template(job.spec.template, ps.template) if ps else None
+        if job.spec.suspend and (restored is None or restored == job.spec.template):
+            return None
+        job = clone(job)
+        spec = job.spec
+        assert spec is not None
+        spec.suspend = True
+        if restored is not None:
+            spec.template = restored
+        if ps is not None and _min_count(job) is not None:
+            spec.parallelism = ps.count
+        return job
+
+
+def _restored_template(current: kc.PodTemplateSpec, original: Any) -> kc.PodTemplateSpec:
+    """podset.RestorePodSpec: labels, annotations, nodeSelector, tolerations
+    and scheduling gates back to the Workload's copy of the template."""
+    t = clone(current)
+    t.metadata.labels = clone(original.metadata.labels)
+    # The Job controller's own labels stay (they were left out of the podSet).
+    for k in _JOB_CONTROLLER_LABELS:
+        v = (current.metadata.labels or {}).get(k)
+        if v is not None:
+            t.metadata.labels = {**(t.metadata.labels or {}), k: v}
+    t.metadata.annotations = clone(original.metadata.annotations)
+    if t.spec is not None and original.spec is not None:
+        t.spec.node_selector = clone(original.spec.node_selector)
+        t.spec.tolerations = clone(original.spec.tolerations)
+        t.spec.scheduling_gates = clone(original.spec.scheduling_gates)
+    return t

@@ -1,0 +1,405 @@
+"""Kueue's own controllers over the store: the admission core fed by watches.
+
+The core (``kuota.scheduler.core.AdmissionCore``) already decides as Kueue's
+scheduler, workload controller and queue controllers do; this controller is
+the glue that keeps it in step with the store. Objects flow in through the
+informers; decisions flow out as status writes (Workload conditions and
+admission, ClusterQueue and LocalQueue status). Scheduling cycles run when
+the rest of the control plane is idle, so every change at an instant is seen
+before a cycle decides, and keep running while they change something.
+
+A Workload's status is shared: Kueue owns admission, requeueState and most
+conditions; the job integration writes PodsReady and Finished, check
+controllers write admissionChecks. Before writing a status, the controller
+makes the core observe the newest stored status, so no one's write is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from kuota.api.config import KueueConfig
+from kuota.api.kueue import types as kt
+from kuota.api.meta import Condition
+from kuota.api.quantity import Quantity
+from kuota.runtime.informer import key_of
+from kuota.runtime.manager import Manager
+from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.views import ClusterQueueView, CycleResult, FlavorUsage, LocalQueueView
+from kuota.store import Conflict, NotFound, clone
+from kuota.store.protocol import ResourceType
+
+G = kt.GROUP
+WORKLOAD: ResourceType = (G, "Workload")
+CLUSTER_QUEUE: ResourceType = (G, "ClusterQueue")
+LOCAL_QUEUE: ResourceType = (G, "LocalQueue")
+# Everything the admission core reads.
+WATCHED: tuple[ResourceType, ...] = (
+    ("", "Namespace"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("node.k8s.io", "RuntimeClass"),
+    ("", "LimitRange"),
+    (G, "ResourceFlavor"),
+    (G, "AdmissionCheck"),
+    (G, "WorkloadPriorityClass"),
+    (G, "Cohort"),
+    (G, "ClusterQueue"),
+    (G, "LocalQueue"),
+    (G, "Workload"),
+)
+# Conditions written by others (the job integration); the core only reads them.
+EXTERNAL_CONDITIONS = frozenset({"PodsReady", "Finished"})
+TIMERS = "@timers"
+QUIET_CYCLES = 3  # as AdmissionCore.settle: requeued heads may fit once all flavors are tried
+
+_CQ_MESSAGES = {"Ready": "Can admit new workloads"}
+_LQ_MESSAGES = {
+    "Ready": "Can submit new workloads to localQueue",
+    "Stopped": "LocalQueue is stopped",
+    "ClusterQueueDoesNotExist": "Can't submit new workloads to clusterQueue",
+    "ClusterQueueIsInactive": "Can't submit new workloads to clusterQueue",
+}
+
+
+def _ref(rtype: ResourceType, key: str) -> str:
+    return f"{rtype[0]}/{rtype[1]}:{key}"
+
+
+def _split(ref: str) -> tuple[ResourceType, str]:
+    gk, _, key = ref.partition(":")
+    group, _, kind = gk.partition("/")
+    return (group, kind), key
+
+
+class KueueController:
+    name = "kueue"
+
+    def __init__(self, config: KueueConfig) -> None:
+        self.config = config
+        self.core: AdmissionCore | None = None
+        self.mgr: Manager | None = None
+        # The resourceVersion of each Workload status the core has seen or
+        # written: an event carrying it is our own echo.
+        self._seen_rv: dict[str, str] = {}
+        self._quiet = QUIET_CYCLES  # cycles left before scheduling rests
+        self._cqs_dirty: set[str] = set()
+        self._lqs_dirty: set[str] = set()
+        self._queues_of: dict[str, tuple[str | None, str]] = {}  # workload -> (cq, lq key)
+        self.cycles: list[CycleResult] = []  # kept only when record_cycles
+        self.record_cycles = False
+        # False: cycles run only when run_cycle() is called (scenario steps).
+        self.auto_schedule = True
+        self.admissions = 0
+        self.preemptions = 0
+
+    # ------------------------------------------------------------ wiring
+    def setup(self, mgr: Manager) -> None:
+        self.mgr = mgr
+        self.core = AdmissionCore(self.config, mgr.clock.now())
+        for rtype in WATCHED:
+            mgr.informer(rtype).on_change(self._handler(rtype))
+        mgr.on_idle(self._idle)
+
+    def _handler(self, rtype: ResourceType) -> Any:
+        def on_change(etype: str, obj: Any, old: Any | None) -> None:
+            key = key_of(obj)
+            if (
+                etype != "DELETED"
+                and self._seen_rv.get(_ref(rtype, key)) == obj.metadata.resource_version
+            ):
+                return
+            assert self.mgr is not None
+            self.mgr.enqueue(self.name, _ref(rtype, key))
+
+        return on_change
+
+    # ------------------------------------------------------------ reconcile
+    def reconcile(self, ref: str) -> None:
+        core, mgr = self._parts()
+        core.advance(mgr.clock.now())
+        if ref == TIMERS:
+            self.wake()
+            self.flush()
+            return None
+        rtype, key = _split(ref)
+        obj = mgr.informer(rtype).get(key)
+        ns, _, name = key.rpartition("/")
+        if obj is None:
+            core.delete(rtype[1], ns, name)
+            self._seen_rv.pop(ref, None)
+            if rtype == WORKLOAD:
+                self._mark_queues(key)
+                self._queues_of.pop(key, None)
+        elif rtype == WORKLOAD:
+            self._observe_workload(key, obj)
+        else:
+            core.apply(clone(obj)) if self._known(rtype, key) else core.add(clone(obj))
+            if rtype == CLUSTER_QUEUE:
+                self._cqs_dirty.add(key)
+            elif rtype == LOCAL_QUEUE:
+                self._lqs_dirty.add(key)
+        self.wake()
+        self.flush()
+        return None
+
+    def _known(self, rtype: ResourceType, key: str) -> bool:
+        core, _ = self._parts()
+        kind = rtype[1]
+        tables: dict[str, Any] = {
+            "Namespace": core.namespaces,
+            "ResourceFlavor": core.flavors,
+            "ClusterQueue": core.cq_objs,
+            "Cohort": core.cohort_objs,
+            "LocalQueue": core.lq_objs,
+            "WorkloadPriorityClass": core.wpcs,
+            "PriorityClass": core.pcs,
+            "RuntimeClass": core.runtime_classes,
+            "AdmissionCheck": core.checks,
+        }
+        if kind == "LimitRange":
+            ns, _, name = key.partition("/")
+            return name in core.limit_ranges.get(ns, {})
+        return key in tables.get(kind, {})
+
+    def _observe_workload(self, key: str, stored: kt.Workload) -> None:
+        """Bring the core in step with the stored Workload: its spec, and the
+        status fields others own, over the core's own status."""
+        core, _ = self._parts()
+        mine = core.workloads.get(key)
+        obj = clone(stored)
+        if mine is not None and mine.status is not None:
+            obj.status = _merged_status(clone(mine.status), stored.status)
+        core.add(obj)
+        self._seen_rv[_ref(WORKLOAD, key)] = stored.metadata.resource_version
+        self._mark_queues(key)
+
+    # ------------------------------------------------------------ scheduling
+    def wake(self) -> None:
+        self._quiet = 0
+
+    def _idle(self) -> bool:
+        """Run one scheduling cycle if anything may have changed since the
+        last quiet one; report whether it did."""
+        core, mgr = self._parts()
+        core.advance(mgr.clock.now())
+        if not self.auto_schedule or self._quiet >= QUIET_CYCLES:
+            self._schedule_timer()
+            return False
+        core.complete_evictions()
+        result = self.run_cycle()
+        self._quiet = 0 if result.changed or core.has_pending_evictions else self._quiet + 1
+        return True
+
+    def run_cycle(self) -> CycleResult:
+        core, mgr = self._parts()
+        core.advance(mgr.clock.now())
+        result = core.cycle()
+        if self.record_cycles:
+            self.cycles.append(result)
+        self.admissions += len(result.admitted)
+        self.preemptions += len(result.preempted)
+        self.flush()
+        return result
+
+    def _schedule_timer(self) -> None:
+        core, mgr = self._parts()
+        at = core.next_timer()
+        if at is not None:
+            mgr.enqueue_at(self.name, TIMERS, at)
+
+    # ------------------------------------------------------------ status out
+    def flush(self) -> None:
+        core, _ = self._parts()
+        for key in sorted(core.take_touched()):
+            self._write_workload(key)
+            self._mark_queues(key)
+        for name in sorted(self._cqs_dirty):
+            self._write_cluster_queue(name)
+        self._cqs_dirty.clear()
+        for key in sorted(self._lqs_dirty):
+            self._write_local_queue(key)
+        self._lqs_dirty.clear()
+
+    def _mark_queues(self, key: str) -> None:
+        core, _ = self._parts()
+        info = core.infos.get(key)
+        wl = core.workloads.get(key)
+        if wl is not None:
+            ns = wl.metadata.namespace
+            cq = info.cluster_queue if info is not None else None
+            self._queues_of[key] = (cq, f"{ns}/{wl.spec.queue_name or ''}")
+        prev = self._queues_of.get(key)
+        if prev is not None:
+            if prev[0]:
+                self._cqs_dirty.add(prev[0])
+            self._lqs_dirty.add(prev[1])
+            lq = core.lq_objs.get(prev[1])
+            if lq is not None and lq.spec.cluster_queue:
+                self._cqs_dirty.add(lq.spec.cluster_queue)
+
+    def _write_workload(self, key: str) -> None:
+        core, mgr = self._parts()
+        mine = core.workloads.get(key)
+        if mine is None:
+            return
+        inf = mgr.informer(WORKLOAD)
+        for _ in range(5):
+            stored = inf.get(key)
+            if stored is None:
+                return
+            if self._seen_rv.get(_ref(WORKLOAD, key)) != stored.metadata.resource_version:
+                self._observe_workload(key, stored)
+                mine = core.workloads[key]
+            try:
+                if mine.spec.active != stored.spec.active:
+                    # Kueue deactivated it (requeuing limit): a spec write.
+                    spec = msgspec.structs.replace(stored.spec, active=mine.spec.active)
+                    stored = mgr.store.update(msgspec.structs.replace(stored, spec=spec))
+                    self._seen_rv[_ref(WORKLOAD, key)] = stored.metadata.resource_version
+                if _equal(mine.status, stored.status):
+                    return
+                new = msgspec.structs.replace(stored, status=clone(mine.status))
+                written = mgr.store.update_status(new)
+            except Conflict:
+                mgr.pump()
+                continue
+            except NotFound:
+                return
+            self._seen_rv[_ref(WORKLOAD, key)] = written.metadata.resource_version
+            return
+
+    def _write_cluster_queue(self, name: str) -> None:
+        core, _ = self._parts()
+        view = core.cluster_queue(name)
+        if view is None:
+            return
+        self._write_status(CLUSTER_QUEUE, name, lambda old: _cq_status(view, old, core.now))
+
+    def _write_local_queue(self, key: str) -> None:
+        core, _ = self._parts()
+        view = core.local_queue(key)
+        if view is None:
+            return
+        self._write_status(LOCAL_QUEUE, key, lambda old: _lq_status(view, old, core.now))
+
+    def _write_status(self, rtype: ResourceType, key: str, build: Any) -> None:
+        _, mgr = self._parts()
+        inf = mgr.informer(rtype)
+        for _ in range(5):
+            stored = inf.get(key)
+            if stored is None:
+                return
+            status = build(stored.status)
+            if _equal(status, stored.status):
+                return
+            try:
+                written = mgr.store.update_status(msgspec.structs.replace(stored, status=status))
+            except Conflict:
+                mgr.pump()
+                continue
+            except NotFound:
+                return
+            self._seen_rv[_ref(rtype, key)] = written.metadata.resource_version
+            return
+
+    def _parts(self) -> tuple[AdmissionCore, Manager]:
+        assert self.core is not None and self.mgr is not None, "setup() first"
+        return self.core, self.mgr
+
+
+# ---------------------------------------------------------------- helpers
+def _equal(a: Any, b: Any) -> bool:
+    return a == b
+
+
+def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) -> kt.WorkloadStatus:
+    """The core's status with what other writers own taken from the store."""
+    if theirs is None:
+        return mine
+    conds = {c.type: c for c in mine.conditions or ()}
+    for c in theirs.conditions or ():
+        if c.type in EXTERNAL_CONDITIONS:
+            conds[c.type] = clone(c)
+    mine.conditions = list(conds.values()) or None
+    if theirs.admission_checks is not None:
+        states = {s.name: s for s in mine.admission_checks or ()}
+        for s in theirs.admission_checks:
+            cur = states.get(s.name)
+            # A check controller's verdict moves a check out of Pending; the
+            # core's own reset to Pending (on eviction) is newer otherwise.
+            if cur is None or (cur.state == "Pending" and s.state != "Pending"):
+                states[s.name] = clone(s)
+        mine.admission_checks = [states[n] for n in sorted(states)] or None
+    mine.reclaimable_pods = clone(theirs.reclaimable_pods) if theirs.reclaimable_pods else None
+    return mine
+
+
+def _usage_list(usage: FlavorUsage, lq: bool) -> list[Any] | None:
+    out: list[Any] = []
+    for flavor in sorted(usage):
+        res = [
+            kt.ResourceUsage(name=r, total=Quantity.from_value(q))
+            for r, q in sorted(usage[flavor].items())
+        ]
+        out.append(
+            kt.LocalQueueFlavorUsage(name=flavor, resources=res)
+            if lq
+            else kt.FlavorUsage(name=flavor, resources=res)
+        )
+    return out or None
+
+
+def _condition(
+    old: Iterable[Condition] | None, status: str, reason: str, message: str, now: datetime
+) -> list[Condition]:
+    prev = next((c for c in old or () if c.type == "Active"), None)
+    at = prev.last_transition_time if prev is not None and prev.status == status else now
+    return [
+        Condition(
+            type="Active",
+            status=status,  # type: ignore[arg-type]
+            reason=reason,
+            message=message,
+            last_transition_time=at,
+        )
+    ]
+
+
+def _cq_status(
+    v: ClusterQueueView, old: kt.ClusterQueueStatus | None, now: datetime
+) -> kt.ClusterQueueStatus:
+    reason = v.reason or ("Ready" if v.active else "Unknown")
+    message = _CQ_MESSAGES.get(reason) or f"Can't admit new workloads: {reason}."
+    st = clone(old) if old is not None else kt.ClusterQueueStatus()
+    st.conditions = _condition(
+        old.conditions if old else None, "True" if v.active else "False", reason, message, now
+    )
+    st.flavors_reservation = _usage_list(v.usage, lq=False)
+    st.flavors_usage = _usage_list(v.admitted_usage, lq=False)
+    st.pending_workloads = v.pending_workloads
+    st.reserving_workloads = v.reserving_workloads
+    st.admitted_workloads = v.admitted_workloads
+    return st
+
+
+def _lq_status(
+    v: LocalQueueView, old: kt.LocalQueueStatus | None, now: datetime
+) -> kt.LocalQueueStatus:
+    st = clone(old) if old is not None else kt.LocalQueueStatus()
+    st.conditions = _condition(
+        old.conditions if old else None,
+        "True" if v.active else "False",
+        v.reason,
+        _LQ_MESSAGES.get(v.reason, v.reason),
+        now,
+    )
+    st.flavors_reservation = _usage_list(v.usage, lq=True)
+    st.flavors_usage = _usage_list(v.admitted_usage, lq=True)
+    st.pending_workloads = v.pending_workloads
+    st.reserving_workloads = v.reserving_workloads
+    st.admitted_workloads = v.admitted_workloads
+    return st

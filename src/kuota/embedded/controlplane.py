@@ -1,0 +1,293 @@
+"""kuota's default mode: everything a cluster with Kueue would run, in-process.
+
+``ControlPlane`` wires the store (in memory, journaled with ``state_dir``),
+the manager and its clock, Kueue's controllers (``KueueController`` around the
+admission core), the job integrations with their defaulting webhooks, and
+the embedded cluster (placement, kubelet, Job controller). ``kuota run``
+drives it in virtual or real time; ``kuota check`` drives it step by step
+through the same controllers (the ``Core`` protocol of ``kuota.sim.scenario``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kuota.api.base import enc_hook
+from kuota.api.config import KueueConfig
+from kuota.api.kueue import types as kt
+from kuota.api.meta import Condition
+from kuota.controllers.jobframework import JobReconciler, JobWebhook, ManagePolicy
+from kuota.controllers.jobs.batchjob import BatchJobAdapter
+from kuota.controllers.kueue import KueueController
+from kuota.runtime.clock import Clock, VirtualClock
+from kuota.runtime.manager import Manager, StopReason
+from kuota.scheduler.views import (
+    ClusterQueueView,
+    CycleResult,
+    LocalQueueView,
+    Preemption,
+    WorkloadView,
+)
+from kuota.store import AlreadyExists, NotFound, clone, open_store
+from kuota.store.kinds import registered_kinds
+from kuota.store.protocol import ResourceType, rtype_of
+
+WORKLOAD: ResourceType = (kt.GROUP, "Workload")
+_CONFIG_V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
+CLOCK_META = "clock"  # the virtual time, persisted so a restart resumes it
+CONFIG_META = "config"  # the Kueue Configuration the run used, for get/describe
+
+
+class ControlPlane:
+    def __init__(
+        self,
+        config: KueueConfig,
+        start: datetime,
+        *,
+        clock: Clock | None = None,
+        state_dir: str | Path | None = None,
+        openshift: bool = False,
+        cluster: bool = True,
+        raise_errors: bool = False,
+        auto_schedule: bool = True,
+    ) -> None:
+        self.config = config
+        self.clock: Clock = clock if clock is not None else VirtualClock(start)
+        self.policy = ManagePolicy.from_config(config, openshift=openshift)
+        self.adapters = [BatchJobAdapter()]
+        hooks = [JobWebhook(a, self.policy, self._lookup) for a in self.adapters]
+        self.store = open_store(state_dir, self.clock.now, admission=hooks)
+        saved = self.store.get_meta(CLOCK_META)
+        if saved and isinstance(self.clock, VirtualClock):
+            self.clock.wait_until(datetime.fromisoformat(saved))
+        if state_dir is not None:
+            wire = msgspec.to_builtins(config.source, enc_hook=enc_hook)
+            self.store.set_meta(
+                CONFIG_META, {**wire, "apiVersion": _CONFIG_V1BETA2, "kind": "Configuration"}
+            )
+        self.mgr = Manager(self.store, self.clock, raise_errors=raise_errors)
+        self.kueue = KueueController(config)
+        self.kueue.auto_schedule = auto_schedule
+        self.mgr.add(self.kueue)
+        self.jobs = [JobReconciler(a, config, self.policy) for a in self.adapters]
+        for r in self.jobs:
+            self.mgr.add(r)
+        self.arrivals = Arrivals(self)
+        self.mgr.add(self.arrivals)
+        if cluster:
+            from kuota.cluster import install as install_cluster
+
+            install_cluster(self.mgr)
+
+    def _lookup(self, rtype: ResourceType, namespace: str, name: str) -> Any | None:
+        try:
+            return self.store.get(rtype, namespace, name)
+        except NotFound:
+            return None
+
+    # ------------------------------------------------------------ objects
+    def create(self, objs: Iterable[Any]) -> list[Any]:
+        """Create objects (an existing one is updated, as ``kubectl apply``)."""
+        out = []
+        with self.store.batch():
+            for obj in objs:
+                out.append(self._put(obj))
+        return out
+
+    def submit(self, objs: Iterable[Any]) -> None:
+        """Create objects when the clock reaches their creationTimestamp: a
+        world's stream of Jobs arrives over (virtual) time. Objects stamped in
+        the past or not at all are created at once."""
+        now = self.clock.now()
+        due = []
+        for obj in sorted(objs, key=creation_rank):
+            at = obj.metadata.creation_timestamp
+            if at is not None and at > now:
+                self.arrivals.add(obj, at)
+            else:
+                due.append(obj)
+        self.create(due)
+
+    def _put(self, obj: Any) -> Any:
+        try:
+            return self.store.create(obj)
+        except AlreadyExists:
+            m = obj.metadata
+            cur = self.store.get(rtype_of(obj), m.namespace, m.name)
+            new = clone(obj)
+            new.metadata.resource_version = cur.metadata.resource_version
+            new.metadata.uid = cur.metadata.uid
+            new.metadata.creation_timestamp = cur.metadata.creation_timestamp
+            return self.store.update(new)
+
+    def run(self, until: datetime | None = None, **kw: Any) -> StopReason:
+        reason = self.mgr.run(until, **kw)
+        self.save_clock()
+        return reason
+
+    def save_clock(self) -> None:
+        if self.clock.virtual:
+            self.store.set_meta(CLOCK_META, self.clock.now().isoformat())
+
+    def close(self) -> None:
+        self.save_clock()
+        self.store.close()
+
+    # ------------------------------------------------------------ the scenario runner's Core
+    @property
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    @property
+    def preemptions(self) -> list[Preemption]:
+        return self._core().preemptions
+
+    def add(self, obj: Any) -> None:
+        self._put(obj)
+        self.mgr.run_until_idle()
+
+    def apply(self, obj: Any) -> None:
+        self._put(obj)
+        self.mgr.run_until_idle()
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        rtype = _rtype_named(kind)
+        try:
+            self.store.delete(rtype, namespace, name)
+        except NotFound:
+            return False
+        if rtype == WORKLOAD:
+            self._release_finalizers(namespace, name)
+        self.mgr.run_until_idle()
+        return True
+
+    def _release_finalizers(self, namespace: str, name: str) -> None:
+        # Kueue removes its resource-in-use finalizer from a deleted Workload.
+        try:
+            wl = self.store.get(WORKLOAD, namespace, name)
+        except NotFound:
+            return
+        if wl.metadata.finalizers:
+            new = clone(wl)
+            new.metadata.finalizers = None
+            self.store.update(new)
+
+    def finish(self, key: str) -> None:
+        ns, _, name = key.partition("/")
+        wl = self.store.get(WORKLOAD, ns, name)
+        st = clone(wl.status) if wl.status is not None else kt.WorkloadStatus()
+        conds = [c for c in st.conditions or () if c.type != "Finished"]
+        conds.append(
+            Condition(
+                type="Finished",
+                status="True",
+                reason="Succeeded",
+                message="Job finished successfully",
+                last_transition_time=self.clock.now(),
+            )
+        )
+        st.conditions = conds
+        self.store.update_status(msgspec.structs.replace(wl, status=st))
+        self.mgr.run_until_idle()
+
+    def advance(self, to: datetime) -> None:
+        self.mgr.run(until=to)
+
+    def complete_evictions(self) -> None:
+        self.mgr.run_until_idle()
+        self._core().complete_evictions()
+        self.kueue.flush()
+        self.mgr.run_until_idle()
+
+    def cycle(self) -> CycleResult:
+        self.mgr.run_until_idle()
+        result = self.kueue.run_cycle()
+        self.mgr.run_until_idle()
+        return result
+
+    def settle(self, max_cycles: int = 1000) -> list[CycleResult]:
+        self.kueue.auto_schedule = True
+        before = len(self.kueue.cycles)
+        self.kueue.record_cycles = True
+        try:
+            self.kueue.wake()
+            self.mgr.run_until_idle()
+        finally:
+            self.kueue.auto_schedule = False
+            self.kueue.record_cycles = False
+        return self.kueue.cycles[before:]
+
+    def workload(self, key: str) -> WorkloadView | None:
+        return self._core().workload(key)
+
+    def cluster_queue(self, name: str) -> ClusterQueueView | None:
+        return self._core().cluster_queue(name)
+
+    def local_queue(self, key: str) -> LocalQueueView | None:
+        return self._core().local_queue(key)
+
+    def _core(self) -> Any:
+        assert self.kueue.core is not None
+        return self.kueue.core
+
+
+# The order a world is created in, as an admin would apply it: namespaces and
+# classes first, then flavors, cohorts and queues, then nodes, then workloads
+# (so a Job finds its namespace's default LocalQueue, as it would in a cluster).
+_RANK = {
+    "Namespace": 0,
+    "PriorityClass": 1,
+    "WorkloadPriorityClass": 1,
+    "RuntimeClass": 1,
+    "LimitRange": 2,
+    "ResourceFlavor": 3,
+    "AdmissionCheck": 3,
+    "Cohort": 4,
+    "ClusterQueue": 5,
+    "LocalQueue": 6,
+    "Node": 7,
+}
+
+
+def creation_rank(obj: Any) -> int:
+    return _RANK.get(obj.kind, 10)
+
+
+class Arrivals:
+    """Objects waiting for their creationTimestamp, created when it comes."""
+
+    name = "arrivals"
+
+    def __init__(self, cp: ControlPlane) -> None:
+        self.cp = cp
+        self.waiting: dict[str, list[Any]] = {}
+
+    def setup(self, mgr: Manager) -> None:
+        self.mgr = mgr
+
+    def add(self, obj: Any, at: datetime) -> None:
+        key = at.isoformat()
+        self.waiting.setdefault(key, []).append(obj)
+        self.mgr.enqueue_at(self.name, key, at)
+
+    def reconcile(self, key: str) -> None:
+        self.cp.create(self.waiting.pop(key, []))
+        return None
+
+
+def scenario_control_plane(config: KueueConfig, start: datetime) -> ControlPlane:
+    """The factory ``kuota check`` uses: scheduling only when a step says so,
+    no simulated pods (scenarios say when workloads finish)."""
+    return ControlPlane(config, start, cluster=False, auto_schedule=False, raise_errors=True)
+
+
+def _rtype_named(kind: str) -> ResourceType:
+    for rtype in registered_kinds():
+        if rtype[1] == kind:
+            return rtype
+    raise NotFound(f'no kind "{kind}"')

@@ -1,0 +1,258 @@
+"""The manager: one watch on the store feeds the informer caches, whose
+handlers queue keys for the controllers; the manager runs reconciles until
+nothing is left at the current instant, then lets the clock move to the next
+timer. Single-threaded and deterministic: the same world in virtual time
+gives the same run, event for event."""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal, Protocol
+
+import structlog
+
+from kuota.runtime.clock import Clock
+from kuota.runtime.informer import Informer
+from kuota.runtime.workqueue import WorkQueue
+from kuota.store.protocol import Gone, ObjectStore, ResourceType
+
+log = structlog.get_logger("kuota.runtime")
+
+
+class Controller(Protocol):
+    name: str
+
+    def setup(self, mgr: Manager) -> None:
+        """Ask for informers and register the handlers that queue keys."""
+        ...
+
+    def reconcile(self, key: str) -> timedelta | None:
+        """Bring one object to its desired state; return a delay to be called
+        again for the same key (None: only when something changes)."""
+        ...
+
+
+IdleHook = Callable[[], bool]  # runs when no work is left; True if it did some
+StopReason = Literal["idle", "until", "stopped", "max-steps"]
+
+
+@dataclass
+class ReconcileError:
+    controller: str
+    key: str
+    error: str
+    at: datetime
+
+
+@dataclass
+class Stats:
+    reconciles: int = 0
+    events: int = 0
+    rounds: int = 0
+    errors: list[ReconcileError] = field(default_factory=list)
+
+
+class Manager:
+    def __init__(self, store: ObjectStore, clock: Clock, *, raise_errors: bool = False) -> None:
+        self.store = store
+        self.clock = clock
+        self.raise_errors = raise_errors  # tests: a failing reconcile fails the test
+        self.informers: dict[ResourceType, Informer] = {}
+        self.controllers: dict[str, Controller] = {}
+        self.queues: dict[str, WorkQueue] = {}
+        self.idle_hooks: list[IdleHook] = []
+        self.stats = Stats()
+        self._timers: list[tuple[datetime, int, str, str]] = []
+        self._timer_at: dict[tuple[str, str], datetime] = {}
+        self._seq = itertools.count()
+        self._watch: Any = None
+        self._started = False
+        self._stop = False
+
+    # ------------------------------------------------------------ wiring
+    def informer(self, rtype: ResourceType) -> Informer:
+        inf = self.informers.get(rtype)
+        if inf is None:
+            if self._started:
+                raise RuntimeError(f"informer for {rtype} requested after start")
+            inf = self.informers[rtype] = Informer(rtype)
+        return inf
+
+    def add(self, controller: Controller) -> None:
+        self.controllers[controller.name] = controller
+        self.queues[controller.name] = WorkQueue(controller.name)
+        controller.setup(self)
+
+    def on_idle(self, hook: IdleHook) -> None:
+        self.idle_hooks.append(hook)
+
+    def enqueue(self, controller: str, key: str) -> None:
+        self.queues[controller].add(key)
+
+    def enqueue_at(self, controller: str, key: str, at: datetime) -> None:
+        """Queue the key when the clock reaches ``at`` (the earliest request wins)."""
+        if at <= self.clock.now():
+            self.enqueue(controller, key)
+            return
+        prev = self._timer_at.get((controller, key))
+        if prev is not None and prev <= at:
+            return
+        self._timer_at[(controller, key)] = at
+        heapq.heappush(self._timers, (at, next(self._seq), controller, key))
+
+    def enqueue_after(self, controller: str, key: str, delay: timedelta) -> None:
+        self.enqueue_at(controller, key, self.clock.now() + delay)
+
+    def stop(self) -> None:
+        """Graceful shutdown: the current reconcile finishes, then run() returns."""
+        self._stop = True
+
+    # ------------------------------------------------------------ running
+    def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self._resync()
+
+    def _resync(self) -> None:
+        rv = self.store.resource_version
+        for rtype, inf in self.informers.items():
+            listed = self.store.list(rtype)
+            seen = set()
+            for obj in listed.items:
+                inf.apply("MODIFIED", obj)
+                seen.add(id(obj))
+            for key, obj in list(inf.objects.items()):
+                if id(obj) not in seen:
+                    inf.apply("DELETED", obj)
+                    inf.objects.pop(key, None)
+        self._watch = self.store.watch(None, rv)
+
+    def pump(self) -> int:
+        """Deliver the store's new events to the informers."""
+        try:
+            events = self._watch.poll()
+        except Gone:
+            self._resync()
+            return 1
+        for ev in events:
+            if ev.type == "BOOKMARK":
+                continue
+            inf = self.informers.get(_rtype(ev.object))
+            if inf is not None:
+                inf.apply(ev.type, ev.object)
+        self.stats.events += len(events)
+        return len(events)
+
+    def _batch(self) -> contextlib.AbstractContextManager[Any]:
+        batch = getattr(self.store, "batch", None)
+        return batch() if batch is not None else contextlib.nullcontext()
+
+    def run_until_idle(self, max_steps: int = 10_000_000) -> bool:
+        """Reconcile until no event, key or idle hook has work at this instant.
+        Returns False if ``max_steps`` ran out first (a controller loops)."""
+        self.start()
+        steps = 0
+        with self._batch():
+            while not self._stop:
+                self.pump()
+                did = False
+                for name, q in self.queues.items():
+                    key = q.get()
+                    if key is None:
+                        continue
+                    did = True
+                    steps += 1
+                    self._reconcile(name, q, key)
+                    self.pump()
+                if did:
+                    if steps >= max_steps:
+                        return False
+                    continue
+                if any([hook() for hook in self.idle_hooks]):
+                    continue
+                if self.pump() == 0:
+                    break
+        self.stats.rounds += 1
+        return True
+
+    def _reconcile(self, name: str, q: WorkQueue, key: str) -> None:
+        self.stats.reconciles += 1
+        try:
+            again = self.controllers[name].reconcile(key)
+        except Exception as err:
+            if self.raise_errors:
+                q.done(key)
+                raise
+            delay = q.backoff(key)
+            self.stats.errors.append(
+                ReconcileError(name, key, f"{type(err).__name__}: {err}", self.clock.now())
+            )
+            log.warning("reconcile failed", controller=name, key=key, error=str(err))
+            q.done(key)
+            self.enqueue_after(name, key, delay)
+            return
+        q.forget(key)
+        q.done(key)
+        if again is not None:
+            self.enqueue_after(name, key, again)
+
+    def next_timer(self) -> datetime | None:
+        while self._timers:
+            at, _, ctrl, key = self._timers[0]
+            if self._timer_at.get((ctrl, key)) == at:
+                return at
+            heapq.heappop(self._timers)  # superseded by an earlier request
+        return None
+
+    def fire_due(self) -> int:
+        now = self.clock.now()
+        n = 0
+        while self._timers and self._timers[0][0] <= now:
+            at, _, ctrl, key = heapq.heappop(self._timers)
+            if self._timer_at.get((ctrl, key)) == at:
+                del self._timer_at[(ctrl, key)]
+                self.enqueue(ctrl, key)
+                n += 1
+        return n
+
+    def run(
+        self,
+        until: datetime | None = None,
+        *,
+        on_round: Callable[[], None] | None = None,
+        max_steps: int = 10_000_000,
+    ) -> StopReason:
+        """Run until nothing more can happen (no work, no timer), until the
+        clock passes ``until``, or until stop() is called."""
+        self.start()
+        while True:
+            if not self.run_until_idle(max_steps):
+                return "max-steps"
+            if on_round is not None:
+                on_round()
+            if self._stop:
+                return "stopped"
+            at = self.next_timer()
+            if at is None:
+                return "idle"
+            if until is not None and at > until:
+                self.clock.wait_until(until)
+                if self.clock.now() >= until:
+                    return "until"
+                continue
+            self.clock.wait_until(at)
+            self.fire_due()
+
+    def timers(self) -> Iterator[tuple[datetime, str, str]]:
+        for (ctrl, key), at in sorted(self._timer_at.items(), key=lambda kv: kv[1]):
+            yield at, ctrl, key
+
+
+def _rtype(obj: Any) -> ResourceType:
+    return (obj.api_version.rpartition("/")[0], obj.kind)

@@ -1,0 +1,53 @@
+"""A work queue as client-go has it: keys, not events, are queued, so a burst
+of changes to one object costs one reconcile; a key being processed is never
+handed out twice; failures are retried with per-key exponential backoff."""
+
+from __future__ import annotations
+
+from collections import deque
+from datetime import timedelta
+
+# client-go's default per-item backoff: 5 ms doubling up to 1000 s.
+BASE_DELAY = timedelta(milliseconds=5)
+MAX_DELAY = timedelta(seconds=1000)
+
+
+class WorkQueue:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._queue: deque[str] = deque()
+        self._dirty: set[str] = set()  # queued, or to be re-queued when done
+        self._processing: set[str] = set()
+        self._failures: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def add(self, key: str) -> None:
+        if key in self._dirty:
+            return
+        self._dirty.add(key)
+        if key not in self._processing:
+            self._queue.append(key)
+
+    def get(self) -> str | None:
+        if not self._queue:
+            return None
+        key = self._queue.popleft()
+        self._processing.add(key)
+        self._dirty.discard(key)
+        return key
+
+    def done(self, key: str) -> None:
+        self._processing.discard(key)
+        if key in self._dirty:
+            self._queue.append(key)
+
+    def backoff(self, key: str) -> timedelta:
+        """The delay before retrying a failed key; grows with its failures."""
+        n = self._failures.get(key, 0)
+        self._failures[key] = n + 1
+        return min(BASE_DELAY * (2**n), MAX_DELAY)
+
+    def forget(self, key: str) -> None:
+        self._failures.pop(key, None)

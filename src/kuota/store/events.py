@@ -1,0 +1,89 @@
+"""The store's bounded event history and the watches that read it.
+
+Every write appends one event with the next resourceVersion, so the history
+is a run of consecutive versions; a watch is a cursor into it. Reading scans
+from the newest end, so a poll costs the number of new events, whatever the
+history's length.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+from kuota.store.protocol import Event, Gone, ResourceType
+
+
+class EventLog:
+    def __init__(self, size: int) -> None:
+        self._events: deque[tuple[ResourceType, str, Event]] = deque(maxlen=size)
+
+    def append(self, rtype: ResourceType, namespace: str, event: Event) -> None:
+        self._events.append((rtype, namespace, event))
+
+    def check(self, since: int, head: int) -> None:
+        """Raise Gone unless every event after ``since`` up to ``head`` (the
+        store's resourceVersion) is still held."""
+        if since > head:
+            raise Gone(f"resourceVersion {since} is newer than the store's ({head})")
+        oldest = self._events[0][2].resource_version if self._events else head + 1
+        if since < oldest - 1:
+            raise Gone(f"too old resource version: {since} (oldest kept: {oldest - 1})")
+
+    def read(
+        self, since: int, head: int, rtype: ResourceType | None, namespace: str | None
+    ) -> list[Event]:
+        """The events after ``since`` of one kind (None: all) and namespace
+        (None: all), oldest first."""
+        self.check(since, head)
+        out: list[Event] = []
+        for ert, ens, ev in reversed(self._events):
+            if ev.resource_version <= since:
+                break
+            if (rtype is None or ert == rtype) and (namespace is None or ens == namespace):
+                out.append(ev)
+        out.reverse()
+        return out
+
+
+class MemoryWatch:
+    """A watch on the memory store (see MemoryStore.watch)."""
+
+    __slots__ = ("_bookmarks", "_closed", "_head", "_log", "_namespace", "_pos", "_rtype")
+
+    def __init__(
+        self,
+        log: EventLog,
+        head: Callable[[], int],
+        rtype: ResourceType | None,
+        since: int,
+        namespace: str | None,
+        bookmarks: bool,
+    ) -> None:
+        self._log = log
+        self._head = head  # the store's current resourceVersion
+        self._rtype = rtype
+        self._namespace = namespace
+        self._bookmarks = bookmarks
+        self._pos = since  # every event up to here was delivered or filtered out
+        self._closed = False
+
+    @property
+    def resource_version(self) -> int:
+        """The resourceVersion this watch has read up to."""
+        return self._pos
+
+    def poll(self) -> list[Event]:
+        """Events since the last poll, oldest first. Raises Gone when the store
+        dropped events this watch has not read (the caller lists again)."""
+        head = self._head()
+        if self._closed or self._pos >= head:
+            return []
+        out = self._log.read(self._pos, head, self._rtype, self._namespace)
+        self._pos = head
+        if not out and self._bookmarks:
+            return [Event("BOOKMARK", None, head)]
+        return out
+
+    def close(self) -> None:
+        self._closed = True
