@@ -78,19 +78,19 @@ def test_pod_without_duration_runs_until_deleted(world: World) -> None:
     [
         (
             {"kuota.dev/duration": "soon"},
-            "annotation kuota.dev/duration='soon': time: invalid duration \"soon\"",
+            'annotation kuota.dev/duration="soon": time: invalid duration "soon"',
         ),
         (
             {"kuota.dev/duration": "10"},
-            "annotation kuota.dev/duration='10': time: missing unit in duration \"10\"",
+            'annotation kuota.dev/duration="10": time: missing unit in duration "10"',
         ),
         (
             {"kuota.dev/duration": "-5s"},
-            "annotation kuota.dev/duration='-5s': must not be negative",
+            'annotation kuota.dev/duration="-5s": must not be negative',
         ),
         (
             {"kuota.dev/duration": "5s", "kuota.dev/fail": "yes"},
-            "annotation kuota.dev/fail='yes': must be \"true\" or \"false\"",
+            'annotation kuota.dev/fail="yes": must be "true" or "false"',
         ),
     ],
 )

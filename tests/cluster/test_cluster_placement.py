@@ -206,7 +206,9 @@ def test_init_containers_overhead_and_node_capacity() -> None:
                 "initContainers": [
                     {"name": "init", "image": "x", "resources": {"requests": {"cpu": "3"}}}
                 ],
-                "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+                "containers": [
+                    {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}
+                ],
             },
         }
     )

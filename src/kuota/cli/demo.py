@@ -8,6 +8,7 @@ wait, borrowed GPU-hours, preemptions, and the GPUs' utilization.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -16,7 +17,7 @@ from kuota.cli.run import run_world
 
 
 def run_demo(directory: Path, live: bool = True) -> int:
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     console.rule(f"kuota demo: {directory} in the embedded control plane (virtual time)")
     return run_world(
         [str(directory)],

@@ -292,7 +292,7 @@ def run(
             real_time=real_time,
             speed=speed,
             live=not no_live,
-            console=Console(highlight=False),
+            console=Console(highlight=False, width=None if sys.stdout.isatty() else 120),
         )
     )
 

@@ -124,10 +124,47 @@ def _run(
     rec.sample()
     console.print(_queue_table(cp))
     console.print(_summary(cp, rec, reason))
+    for line in _notes(cp):
+        console.print(line, markup=False)
     errors = cp.mgr.stats.errors
     for e in errors[:10]:
         console.print(f"reconcile error: {e.controller} {e.key}: {e.error}", markup=False)
     return 0
+
+
+def _notes(cp: ControlPlane, limit: int = 10) -> list[str]:
+    """Why workloads still wait, and which Jobs Kueue never managed."""
+    core = cp.kueue.core
+    assert core is not None
+    out: list[str] = []
+    waiting = []
+    for key in sorted(cp.mgr.informer(WORKLOAD).objects):
+        view = core.workload(key)
+        if view is not None and view.state in ("pending", "inadmissible", "unqueued"):
+            waiting.append(f"  {key}: {view.explanation or view.message or view.state}")
+    if waiting:
+        out.append(f"{len(waiting)} workload(s) still waiting:")
+        out += waiting[:limit]
+        if len(waiting) > limit:
+            out.append(f"  ... and {len(waiting) - limit} more (kuota get workloads)")
+    owned = {
+        r.uid
+        for wl in cp.mgr.informer(WORKLOAD).objects.values()
+        for r in wl.metadata.owner_references or ()
+    }
+    unmanaged = [
+        key
+        for key, job in sorted(cp.mgr.informer(JOB).objects.items())
+        if job.metadata.uid not in owned
+    ]
+    if unmanaged:
+        out.append(
+            f"{len(unmanaged)} Job(s) not managed by Kueue (no kueue.x-k8s.io/queue-name "
+            "label, no LocalQueue named default in the namespace, or a namespace Kueue does "
+            "not manage): they ran without quota:"
+        )
+        out += [f"  {k}" for k in unmanaged[:limit]]
+    return out
 
 
 def _finished_jobs(cp: ControlPlane) -> int:

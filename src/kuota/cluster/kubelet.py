@@ -10,6 +10,7 @@ being deleted are finished (phase Failed) so their owners see them end.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -77,13 +78,17 @@ def annotation_run(pod: Pod) -> PodRun:
         try:
             duration = parse_duration(raw)
         except ValueError as err:
-            raise ValueError(f"annotation {DURATION_ANNOTATION}={raw!r}: {err}") from None
+            raise ValueError(f"annotation {DURATION_ANNOTATION}={_q(raw)}: {err}") from None
         if duration < timedelta(0):
-            raise ValueError(f"annotation {DURATION_ANNOTATION}={raw!r}: must not be negative")
+            raise ValueError(f"annotation {DURATION_ANNOTATION}={_q(raw)}: must not be negative")
     fail = ann.get(FAIL_ANNOTATION, "false")
     if fail not in ("true", "false"):
-        raise ValueError(f'annotation {FAIL_ANNOTATION}={fail!r}: must be "true" or "false"')
+        raise ValueError(f'annotation {FAIL_ANNOTATION}={_q(fail)}: must be "true" or "false"')
     return PodRun(duration, fail == "true")
+
+
+def _q(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 class Kubelet:
@@ -113,7 +118,10 @@ class Kubelet:
         self._nodes.on_change(self._on_node)
 
     def _on_pod(self, etype: EventType, pod: Any, old: Any | None) -> None:
-        if etype != "DELETED" and not is_terminal(pod):
+        if etype == "DELETED" or is_terminal(pod):
+            return
+        # Unbound pods are the scheduler's, unless they are being deleted.
+        if (pod.spec is not None and pod.spec.node_name) or is_deleting(pod):
             assert self._mgr is not None
             self._mgr.enqueue(self.name, key_of(pod))
 

@@ -54,6 +54,7 @@ WATCHED: tuple[ResourceType, ...] = (
 # Conditions written by others (the job integration); the core only reads them.
 EXTERNAL_CONDITIONS = frozenset({"PodsReady", "Finished"})
 TIMERS = "@timers"
+RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 QUIET_CYCLES = 3  # as AdmissionCore.settle: requeued heads may fit once all flavors are tried
 
 _CQ_MESSAGES = {"Ready": "Can admit new workloads"}
@@ -134,6 +135,12 @@ class KueueController:
             if rtype == WORKLOAD:
                 self._mark_queues(key)
                 self._queues_of.pop(key, None)
+        elif rtype == WORKLOAD and obj.metadata.deletion_timestamp is not None:
+            # Being deleted: release its quota, then let it go (Kueue removes
+            # its resource-in-use finalizer once the quota is released).
+            core.delete(rtype[1], ns, name)
+            self._mark_queues(key)
+            self._release_finalizer(obj)
         elif rtype == WORKLOAD:
             self._observe_workload(key, obj)
         else:
@@ -145,6 +152,19 @@ class KueueController:
         self.wake()
         self.flush()
         return None
+
+    def _release_finalizer(self, wl: kt.Workload) -> None:
+        _, mgr = self._parts()
+        fins = [f for f in wl.metadata.finalizers or () if f != RESOURCE_IN_USE]
+        if len(fins) == len(wl.metadata.finalizers or ()):
+            return
+        new = clone(wl)
+        new.metadata.finalizers = fins or None
+        try:
+            mgr.store.update(new)
+        except NotFound:
+            return
+        # A Conflict propagates: the manager retries the key.
 
     def _known(self, rtype: ResourceType, key: str) -> bool:
         core, _ = self._parts()

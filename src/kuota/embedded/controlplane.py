@@ -17,10 +17,11 @@ from typing import Any
 
 import msgspec
 
+from kuota.api import core as kc
 from kuota.api.base import enc_hook
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
-from kuota.api.meta import Condition
+from kuota.api.meta import Condition, ObjectMeta
 from kuota.controllers.jobframework import JobReconciler, JobWebhook, ManagePolicy
 from kuota.controllers.jobs.batchjob import BatchJobAdapter
 from kuota.controllers.kueue import KueueController
@@ -38,6 +39,9 @@ from kuota.store.kinds import registered_kinds
 from kuota.store.protocol import ResourceType, rtype_of
 
 WORKLOAD: ResourceType = (kt.GROUP, "Workload")
+NAMESPACE: ResourceType = ("", "Namespace")
+BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+NAME_LABEL = "kubernetes.io/metadata.name"
 _CONFIG_V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
 CLOCK_META = "clock"  # the virtual time, persisted so a restart resumes it
 CONFIG_META = "config"  # the Kueue Configuration the run used, for get/describe
@@ -60,7 +64,8 @@ class ControlPlane:
         self.clock: Clock = clock if clock is not None else VirtualClock(start)
         self.policy = ManagePolicy.from_config(config, openshift=openshift)
         self.adapters = [BatchJobAdapter()]
-        hooks = [JobWebhook(a, self.policy, self._lookup) for a in self.adapters]
+        hooks: list[Any] = [_namespace_name_label]
+        hooks += [JobWebhook(a, self.policy, self._lookup) for a in self.adapters]
         self.store = open_store(state_dir, self.clock.now, admission=hooks)
         saved = self.store.get_meta(CLOCK_META)
         if saved and isinstance(self.clock, VirtualClock):
@@ -104,7 +109,8 @@ class ControlPlane:
         world's stream of Jobs arrives over (virtual) time. Objects stamped in
         the past or not at all are created at once."""
         now = self.clock.now()
-        due = []
+        objs = list(objs)
+        due: list[Any] = self._implied_namespaces(objs)
         for obj in sorted(objs, key=creation_rank):
             at = obj.metadata.creation_timestamp
             if at is not None and at > now:
@@ -112,6 +118,20 @@ class ControlPlane:
             else:
                 due.append(obj)
         self.create(due)
+
+    def _implied_namespaces(self, objs: list[Any]) -> list[Any]:
+        """A cluster's own namespaces, and those the world's objects live in
+        but does not declare: an admin would have created them."""
+        declared = {o.metadata.name for o in objs if o.kind == "Namespace"}
+        wanted = set(BUILTIN_NAMESPACES)
+        wanted.update(o.metadata.namespace for o in objs if o.metadata.namespace)
+        out = []
+        for name in sorted(wanted - declared):
+            if self._lookup(NAMESPACE, "", name) is None:
+                out.append(
+                    kc.Namespace(api_version="v1", kind="Namespace", metadata=ObjectMeta(name=name))
+                )
+        return out
 
     def _put(self, obj: Any) -> Any:
         try:
@@ -161,21 +181,8 @@ class ControlPlane:
             self.store.delete(rtype, namespace, name)
         except NotFound:
             return False
-        if rtype == WORKLOAD:
-            self._release_finalizers(namespace, name)
         self.mgr.run_until_idle()
         return True
-
-    def _release_finalizers(self, namespace: str, name: str) -> None:
-        # Kueue removes its resource-in-use finalizer from a deleted Workload.
-        try:
-            wl = self.store.get(WORKLOAD, namespace, name)
-        except NotFound:
-            return
-        if wl.metadata.finalizers:
-            new = clone(wl)
-            new.metadata.finalizers = None
-            self.store.update(new)
 
     def finish(self, key: str) -> None:
         ns, _, name = key.partition("/")
@@ -234,6 +241,15 @@ class ControlPlane:
     def _core(self) -> Any:
         assert self.kueue.core is not None
         return self.kueue.core
+
+
+def _namespace_name_label(op: str, new: Any, old: Any | None) -> Any:
+    """The API server labels every Namespace with its own name."""
+    if new.kind != "Namespace" or (new.metadata.labels or {}).get(NAME_LABEL) == new.metadata.name:
+        return new
+    new = clone(new)
+    new.metadata.labels = {**(new.metadata.labels or {}), NAME_LABEL: new.metadata.name}
+    return new
 
 
 # The order a world is created in, as an admin would apply it: namespaces and

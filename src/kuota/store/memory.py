@@ -430,7 +430,10 @@ class MemoryStore:
             m.name = base + _suffix(seq)
         elif self._lookup(rtype, m.namespace, m.name) is not None:
             raise AlreadyExists(f"{_ref(rtype, m.name)} already exists")
-        m.uid = _uid(seq)
+        # A uid the world gives is kept (scenarios and restored worlds name
+        # their objects' uids: Kueue breaks ties by them); else a new one.
+        if not m.uid or m.uid in self._by_uid:
+            m.uid = _uid(seq)
         m.generation = 1
         m.resource_version = ""
         m.deletion_timestamp = None
