@@ -10,7 +10,8 @@ through the same controllers (the ``Core`` protocol of ``kuota.sim.scenario``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,15 @@ class ControlPlane:
                 self.arrivals.add(obj, at)
             else:
                 due.append(obj)
-        self.create(due)
+        with self.store.batch():
+            for obj in due:
+                self._create_missing(obj)
+
+    def _create_missing(self, obj: Any) -> None:
+        """A world's object: created unless it exists (a resumed run keeps
+        what the controllers made of it)."""
+        with contextlib.suppress(AlreadyExists):
+            self.store.create(obj)
 
     def _implied_namespaces(self, objs: list[Any]) -> list[Any]:
         """A cluster's own namespaces, and those the world's objects live in
@@ -145,8 +154,21 @@ class ControlPlane:
             new.metadata.creation_timestamp = cur.metadata.creation_timestamp
             return self.store.update(new)
 
-    def run(self, until: datetime | None = None, **kw: Any) -> StopReason:
-        reason = self.mgr.run(until, **kw)
+    def run(
+        self,
+        until: datetime | None = None,
+        *,
+        on_round: Callable[[], None] | None = None,
+        max_steps: int = 10_000_000,
+    ) -> StopReason:
+        def round_done() -> None:
+            # A journaled run keeps its virtual time with its objects, so a
+            # restart after a crash resumes at the instant it reached.
+            self.save_clock()
+            if on_round is not None:
+                on_round()
+
+        reason = self.mgr.run(until, on_round=round_done, max_steps=max_steps)
         self.save_clock()
         return reason
 
@@ -292,7 +314,9 @@ class Arrivals:
         self.mgr.enqueue_at(self.name, key, at)
 
     def reconcile(self, key: str) -> None:
-        self.cp.create(self.waiting.pop(key, []))
+        with self.cp.store.batch():
+            for obj in self.waiting.pop(key, []):
+                self.cp._create_missing(obj)
         return None
 
 
