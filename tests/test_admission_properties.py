@@ -4,7 +4,10 @@ Hypothesis builds random but valid worlds (flavors with labels and taints,
 cohort trees with their own quota, ClusterQueues with borrowing and lending
 limits, random preemption policies, fungibility and fair-sharing weights,
 partially admissible workloads) as raw kueue.x-k8s.io/v1beta2 manifests, then
-runs scheduling cycles with classic and with fair sharing: workloads arrive
+runs scheduling cycles with classic and with fair sharing, a third of them
+with admission fair sharing too (several LocalQueues per ClusterQueue, some
+with a usage-based admissionScope, weights and a persisted usage that decays
+as the clock moves): workloads arrive
 over several cycles, evictions complete between cycles and some admitted
 workloads finish. After every cycle the decisions are checked against a model
 of the quota rules computed here from the manifests, not from the core:
@@ -23,7 +26,9 @@ of the quota rules computed here from the manifests, not from the core:
 4. every preemption is one the preemptor's ClusterQueue policy allows, and
    quota is reclaimed only from a queue that borrows;
 5. decisions do not depend on the order the objects were added in;
-6. partial admission stays within [minCount, count].
+6. partial admission stays within [minCount, count];
+7. admission fair sharing: with no admission checks every entry penalty is
+   settled by the admission that charged it, and usage never goes negative.
 """
 
 from __future__ import annotations
@@ -75,7 +80,12 @@ FAIR = {
 
 
 def config(mode: str, world: World) -> KueueConfig:
-    return CLASSIC if mode == "classic" else FAIR[world.fs_strategies]
+    if world.afs is None:
+        return CLASSIC if mode == "classic" else FAIR[world.fs_strategies]
+    block: dict[str, Any] = {"admissionFairSharing": world.afs}
+    if mode == "fair":
+        block["fairSharing"] = {"preemptionStrategies": list(world.fs_strategies)}
+    return config_from_scenario(block, None)
 
 
 # ============================================================================ the world model
@@ -118,6 +128,12 @@ class CQSpec:
     strategy: str
     fungibility: dict[str, str] | None
     weight: str | None = None  # fairSharing.weight
+    # Admission fair sharing: usage-based ordering, and per LocalQueue its
+    # fairSharing.weight and persisted consumed cpu (None: unset).
+    usage_based: bool = False
+    local_queues: list[tuple[str | None, str | None]] = field(
+        default_factory=lambda: [(None, None)]
+    )
 
 
 @dataclass
@@ -138,6 +154,7 @@ class WorkloadSpec:
     priority: int
     podsets: list[PodSetSpec]
     arrival: int  # the cycle before which it is created (0: with the world)
+    local_queue: int = 0  # which of its ClusterQueue's LocalQueues
 
     @property
     def key(self) -> str:
@@ -156,13 +173,14 @@ class World:
     order: list[int] = field(default_factory=list)  # a permutation of objects
     finish_every: int | None = None  # finish the first admitted workload every n cycles
     fs_strategies: tuple[str, ...] = FS_STRATEGIES[0]  # when run with fair sharing
+    afs: dict[str, Any] | None = None  # the admissionFairSharing configuration
 
     def __repr__(self) -> str:  # what hypothesis prints for a failing example
         lines = ["World("]
         for o, (ts, uid), a in zip(self.objects, self.stamps, self.arrival, strict=True):
             lines.append(f"  {o!r}  # created {ts.isoformat()} uid {uid[-4:]} cycle {a}")
         lines.append(f"  order={self.order}, finish_every={self.finish_every},")
-        lines.append(f"  fs_strategies={self.fs_strategies})")
+        lines.append(f"  fs_strategies={self.fs_strategies}, afs={self.afs})")
         return "\n".join(lines)
 
 
@@ -341,6 +359,15 @@ def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
             )
         cohorts[name] = CohortSpec(name, parent, quotas, groups, draw(WEIGHTS))
 
+    afs = None
+    if draw(st.integers(min_value=0, max_value=2)) == 0:
+        afs = {
+            "usageHalfLifeTime": draw(st.sampled_from(["0s", "15s", "1m"])),
+            "usageSamplingInterval": draw(st.sampled_from(["5s", "10s", "25s"])),
+        }
+        if draw(st.booleans()):
+            afs["resourceWeights"] = {CPU: 1.0, GPU: draw(st.sampled_from([0.0, 4.0]))}
+
     cqs: dict[str, CQSpec] = {}
     for i in range(draw(st.integers(min_value=1, max_value=3 if contended else 5))):
         name = f"cq{i}"
@@ -386,6 +413,15 @@ def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
             fungibility,
             draw(WEIGHTS),
         )
+        if afs is not None:
+            cqs[name].usage_based = draw(st.booleans())
+            cqs[name].local_queues = draw(
+                st.lists(
+                    st.tuples(WEIGHTS, st.sampled_from([None, None, "0", "1500m", "8"])),
+                    min_size=1,
+                    max_size=3,
+                )
+            )
 
     workloads: dict[str, WorkloadSpec] = {}
     for i in range(draw(st.integers(min_value=5 if contended else 1, max_value=15))):
@@ -408,10 +444,11 @@ def worlds(draw: st.DrawFn, contended: bool | None = None) -> World:
             else st.one_of(st.just("cq0"), st.sampled_from(sorted(cqs)))
         )
         prio = draw(st.one_of(PRIORITIES, st.integers(0, 2) if arrival else st.integers(-2, 0)))
-        w = WorkloadSpec(f"w{i}", cq, prio, podsets, arrival)
+        lq = draw(st.integers(min_value=0, max_value=len(cqs[cq].local_queues) - 1))
+        w = WorkloadSpec(f"w{i}", cq, prio, podsets, arrival, lq)
         workloads[w.key] = w
 
-    world = World(flavors, cohorts, cqs, workloads)
+    world = World(flavors, cohorts, cqs, workloads, afs=afs)
     _render(world)
     # Creation timestamps: a few seconds apart within the cycle an object
     # arrives in, ties allowed; UIDs unique, as the scenario runner makes them.
@@ -481,6 +518,8 @@ def _render(w: World) -> None:
             qspec["flavorFungibility"] = dict(q.fungibility)
         if q.weight is not None:
             qspec["fairSharing"] = {"weight": q.weight}
+        if q.usage_based:
+            qspec["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
         objs.append(
             {
                 "apiVersion": V1B2,
@@ -489,14 +528,22 @@ def _render(w: World) -> None:
                 "spec": qspec,
             }
         )
-        objs.append(
-            {
+        for i, (weight, consumed) in enumerate(q.local_queues):
+            lq: dict[str, Any] = {
                 "apiVersion": V1B2,
                 "kind": "LocalQueue",
-                "metadata": {"name": f"lq-{q.name}", "namespace": NS},
+                "metadata": {"name": _lq_name(q.name, i), "namespace": NS},
                 "spec": {"clusterQueue": q.name},
             }
-        )
+            if weight is not None:
+                lq["spec"]["fairSharing"] = {"weight": weight}
+            if consumed is not None:
+                afs_status = {
+                    "consumedResources": {CPU: consumed},
+                    "lastUpdate": "2025-12-31T00:00:00Z",
+                }
+                lq["status"] = {"fairSharing": {"admissionFairSharingStatus": afs_status}}
+            objs.append(lq)
     for wl in w.workloads.values():
         podsets = []
         for ps in wl.podsets:
@@ -517,9 +564,17 @@ def _render(w: World) -> None:
                 "apiVersion": V1B2,
                 "kind": "Workload",
                 "metadata": {"name": wl.name, "namespace": NS},
-                "spec": {"queueName": f"lq-{wl.cq}", "priority": wl.priority, "podSets": podsets},
+                "spec": {
+                    "queueName": _lq_name(wl.cq, wl.local_queue),
+                    "priority": wl.priority,
+                    "podSets": podsets,
+                },
             }
         )
+
+
+def _lq_name(cq: str, i: int) -> str:
+    return f"lq-{cq}" if i == 0 else f"lq-{cq}-{i}"
 
 
 # ============================================================================ running
@@ -752,6 +807,12 @@ def check_state(core: AdmissionCore, world: World) -> None:
                     if k in fl.labels:
                         assert fl.labels[k] == val, (key, psa.name, f, k, val)
 
+    # 7. penalties settle at once and usage stays non-negative.
+    if core.afs is not None:
+        for lq, entry in core.afs.entries.items():
+            assert not entry.penalties and not entry.pending, (lq, entry.penalties)
+            assert all(v >= 0 for v in entry.resources.values()), (lq, entry.resources)
+
     # 1. the core's usage is the sum of what its holders' admissions say.
     for name, st_ in core.snap.cqs.items():
         node = st_.node
@@ -895,6 +956,8 @@ def test_invariants_hold_after_every_cycle(mode: str, world: World) -> None:
     trace = run(core, world, order)
     # What the examples exercised (pytest --hypothesis-show-statistics).
     event("cycles", len(trace))
+    if world.afs is not None:
+        event("admission fair sharing")
     event("admissions", min(sum(len(d[0]) for d in trace), 10))
     for reason in sorted({p[1] for d in trace for p in d[1]}):
         event("preempted " + reason)

@@ -298,3 +298,15 @@ def test_scaling_down_deletes_the_newest_pods_without_counting_them(world: World
     assert len(world.pods_of("j")) == 1
     st = world.job("j").status
     assert (st.active, st.failed, st.ready) == (1, 0, 1)
+
+
+def test_deadline_does_not_run_while_suspended(world: World) -> None:
+    world.apply(node_manifest("n1"), job_manifest("j", duration="50s", active_deadline=100))
+    world.run(until=seconds(30))
+    world.store.patch(JOB, NS, "j", {"spec": {"suspend": True}})
+    world.run(until=seconds(500))
+    world.store.patch(JOB, NS, "j", {"spec": {"suspend": False}})
+    world.run()
+    st = world.job("j").status
+    assert (st.start_time, st.succeeded, st.failed) == (T0 + seconds(500), 1, 0)
+    assert "Failed" not in world.job_conditions("j")

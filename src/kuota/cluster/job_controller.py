@@ -307,6 +307,9 @@ class JobController:
         ads = spec.active_deadline_seconds
         if ads is None or status.start_time is None or spec.suspend:
             return None
+        resuming = find_job_condition(status.conditions, "Suspended")
+        if resuming is not None and resuming.status == "True":
+            return None  # this sync resumes it and restarts the clock
         return status.start_time + timedelta(seconds=ads)
 
     def _past_deadline(self, job: Job, status: JobStatus, now: datetime) -> bool:

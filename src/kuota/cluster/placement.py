@@ -12,9 +12,11 @@ topology plugins belong to a fuller placement that can replace
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+import msgspec
 
 from kuota.api.core import NodeSelectorRequirement, Pod, PodSpec, Taint, Toleration
 from kuota.cluster.nodes import NodeState, NodeTable, pod_resource_requests
@@ -221,6 +223,15 @@ def fit_error_message(num_nodes: int, reasons: Iterable[Sequence[str]]) -> str:
 
 class FirstFit:
     """The first node, in name order, that passes every filter."""
+
+    def equivalence_key(self, pod: Pod) -> Hashable | None:
+        """What the filters read from a pod: its requests, nodeSelector,
+        affinity and tolerations (equal keys, equal answers)."""
+        spec = pod.spec
+        if spec is None:
+            return None
+        scheduling = msgspec.json.encode((spec.node_selector, spec.affinity, spec.tolerations))
+        return (tuple(sorted(pod_resource_requests(pod).items())), scheduling)
 
     def place(self, pod: Pod, nodes: NodeTable) -> PlacementResult:
         requests = pod_resource_requests(pod)

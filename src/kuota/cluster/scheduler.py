@@ -7,14 +7,20 @@ depends on the order events happened to arrive in. A pod that fits nowhere
 gets ``PodScheduled=False``/``Unschedulable`` with kube-scheduler's message
 and waits in the unschedulable set until capacity may have appeared (a bound
 pod finished or went away, a node was added or changed); then every waiting
-pod is tried again. kube-scheduler's backoff between attempts is not modelled:
-in virtual time it would only delay pods by a few seconds.
+pod is tried again.
+
+A cycle is queued from the manager's idle hook, once nothing else is left to
+do at the current instant: the pods that finish together free their capacity
+before the waiting pods are tried, and one cycle serves them all.
+kube-scheduler's backoff between attempts is not modelled: in virtual time it
+would only delay pods by a few seconds.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import deque
+from collections.abc import Hashable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +48,7 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 REASON_UNSCHEDULABLE = "Unschedulable"
 _CYCLE_KEY = "pods"
 _EPOCH = datetime.min
+_NO_CLASS = object()  # a pod whose placement says nothing about others
 
 
 class PodScheduler:
@@ -50,6 +57,11 @@ class PodScheduler:
     Reads Pods and Nodes (informers); writes a pod's ``spec.nodeName``
     (update) then its ``PodScheduled`` condition (status), or only the
     condition when the pod fits nowhere.
+
+    A placement may offer ``equivalence_key(pod) -> Hashable | None``: pods
+    with equal keys get equal answers from the same nodes, so within a cycle
+    a pod equivalent to one that did not fit, with nothing bound since, is
+    not placed again.
     """
 
     name = "pod-scheduler"
@@ -63,14 +75,21 @@ class PodScheduler:
         self.placement: Placement = placement if placement is not None else FirstFit()
         self.scheduler_name = scheduler_name
         self.nodes = NodeTable()
+        self.unschedulable: set[str] = set()
         self._mgr: Manager | None = None
         self._pods: Informer | None = None
         self._active: set[str] = set()
-        self.unschedulable: set[str] = set()
+        self._cycle_wanted = False
         # The order pods were first seen in breaks creation-time ties, as the
         # time a pod entered kube-scheduler's queue does.
         self._seen: dict[str, int] = {}
         self._seq = itertools.count()
+        self._classes: dict[str, Hashable] = {}  # pod key -> equivalence key
+
+    @property
+    def mgr(self) -> Manager:
+        assert self._mgr is not None
+        return self._mgr
 
     # ------------------------------------------------------------ wiring
     def setup(self, mgr: Manager) -> None:
@@ -78,6 +97,7 @@ class PodScheduler:
         self._pods = mgr.informer(POD)
         self._pods.on_change(self._on_pod)
         mgr.informer(NODE).on_change(self._on_node)
+        mgr.on_idle(self._on_idle)
 
     def _wants(self, pod: Pod) -> bool:
         """Unbound, Pending, not being deleted, not gated, and ours."""
@@ -92,15 +112,16 @@ class PodScheduler:
         key = key_of(pod)
         freed = self.nodes.set_pod(key, None if etype == "DELETED" else pod)
         if etype == "DELETED" or not self._wants(pod):
-            self._active.discard(key)
-            self.unschedulable.discard(key)
-            self._seen.pop(key, None)
+            self._forget(key)
         elif key not in self.unschedulable or old is None or old.spec != pod.spec:
             # New, or changed in a way that may change where it fits; our own
             # status writes (PodScheduled=False) change nothing here.
+            if old is not None and old.spec != pod.spec:
+                self._classes.pop(key, None)
             self.unschedulable.discard(key)
             self._seen.setdefault(key, next(self._seq))
-            self._activate(key)
+            self._active.add(key)
+            self._cycle_wanted = True
         if freed:
             self._wake()
 
@@ -113,19 +134,25 @@ class PodScheduler:
         if before is None or before.signature() != after.signature():
             self._wake()
 
-    def _activate(self, key: str) -> None:
-        self._active.add(key)
-        assert self._mgr is not None
-        self._mgr.enqueue(self.name, _CYCLE_KEY)
+    def _forget(self, key: str) -> None:
+        self._active.discard(key)
+        self.unschedulable.discard(key)
+        self._seen.pop(key, None)
+        self._classes.pop(key, None)
 
     def _wake(self) -> None:
         """Capacity may have appeared: try every unschedulable pod again."""
-        if not self.unschedulable:
-            return
-        self._active |= self.unschedulable
-        self.unschedulable.clear()
-        assert self._mgr is not None
-        self._mgr.enqueue(self.name, _CYCLE_KEY)
+        if self.unschedulable:
+            self._active |= self.unschedulable
+            self.unschedulable.clear()
+            self._cycle_wanted = True
+
+    def _on_idle(self) -> bool:
+        if not self._cycle_wanted:
+            return False
+        self._cycle_wanted = False
+        self.mgr.enqueue(self.name, _CYCLE_KEY)
+        return True
 
     # ------------------------------------------------------------ cycle
     def _order(self, key: str) -> tuple[int, datetime, int, str]:
@@ -137,33 +164,45 @@ class PodScheduler:
         created = pod.metadata.creation_timestamp
         return (-prio, created if created is not None else _EPOCH, self._seen.get(key, 0), key)
 
+    def _class_of(self, key: str, pod: Pod) -> Hashable:
+        cls = self._classes.get(key)
+        if cls is None:
+            fn = getattr(self.placement, "equivalence_key", None)
+            cls = fn(pod) if fn is not None else None
+            cls = self._classes[key] = _NO_CLASS if cls is None else cls
+        return cls
+
     def reconcile(self, key: str) -> timedelta | None:
         assert self._pods is not None
         pending = deque(sorted(self._active, key=self._order))
         self._active.clear()
+        binds = 0
+        failed: dict[Hashable, tuple[int, str]] = {}  # class -> (binds then, message)
         try:
             while pending:
-                pod = self._pods.get(pending[0])
+                pod_key = pending[0]
+                pod = self._pods.get(pod_key)
                 if pod is not None and self._wants(pod):
-                    self._schedule_one(pending[0], pod)
+                    cls = self._class_of(pod_key, pod)
+                    seen = failed.get(cls) if cls is not _NO_CLASS else None
+                    if seen is not None and seen[0] == binds:
+                        self._unschedulable(pod_key, pod, seen[1])
+                    else:
+                        result = self.placement.place(pod, self.nodes)
+                        if result.node is not None:
+                            self._bind(pod_key, pod, result.node)
+                            binds += 1
+                        else:
+                            failed[cls] = (binds, result.message)
+                            self._unschedulable(pod_key, pod, result.message)
                 pending.popleft()
         finally:
             # A failed write leaves the rest to the retry of this key.
             self._active.update(pending)
         return None
 
-    def _schedule_one(self, key: str, pod: Pod) -> None:
-        assert self._mgr is not None
-        result = self.placement.place(pod, self.nodes)
-        if result.node is None:
-            self.unschedulable.add(key)
-            self._mark_unschedulable(pod, result.message)
-            return
-        self._bind(key, pod, result.node)
-
     def _bind(self, key: str, pod: Pod, node: str) -> None:
-        assert self._mgr is not None
-        store, now = self._mgr.store, self._mgr.clock.now()
+        store, now = self.mgr.store, self.mgr.clock.now()
         new = clone(pod)
         assert new.spec is not None
         new.spec.node_name = node
@@ -171,15 +210,16 @@ class PodScheduler:
         # Count it at once: the next pod of this cycle must see the usage
         # before the informer delivers the event.
         self.nodes.set_pod(key, bound)
-        self._seen.pop(key, None)
+        self._forget(key)
         new = clone(bound)
         if new.status is None:
             new.status = PodStatus(phase="Pending")
         if set_pod_condition(new.status, "PodScheduled", "True", now):
             store.update_status(new)
 
-    def _mark_unschedulable(self, pod: Pod, message: str) -> None:
-        assert self._mgr is not None
+    def _unschedulable(self, key: str, pod: Pod, message: str) -> None:
+        """Park the pod and record why, writing only when the reason changed."""
+        self.unschedulable.add(key)
         c = get_pod_condition(pod, "PodScheduled")
         if (
             c is not None
@@ -195,8 +235,8 @@ class PodScheduler:
             new.status,
             "PodScheduled",
             "False",
-            self._mgr.clock.now(),
+            self.mgr.clock.now(),
             REASON_UNSCHEDULABLE,
             message,
         )
-        self._mgr.store.update_status(new)
+        self.mgr.store.update_status(new)

@@ -87,6 +87,7 @@ class KueueController:
         # written: an event carrying it is our own echo.
         self._seen_rv: dict[str, str] = {}
         self._quiet = QUIET_CYCLES  # cycles left before scheduling rests
+        self._advanced_to: datetime | None = None
         self._cqs_dirty: set[str] = set()
         self._lqs_dirty: set[str] = set()
         self._queues_of: dict[str, tuple[str | None, str]] = {}  # workload -> (cq, lq key)
@@ -121,7 +122,7 @@ class KueueController:
     # ------------------------------------------------------------ reconcile
     def reconcile(self, ref: str) -> None:
         core, mgr = self._parts()
-        core.advance(mgr.clock.now())
+        self._advance()
         if ref == TIMERS:
             self.wake()
             self.flush()
@@ -204,9 +205,10 @@ class KueueController:
     def _idle(self) -> bool:
         """Run one scheduling cycle if anything may have changed since the
         last quiet one; report whether it did."""
-        core, mgr = self._parts()
-        core.advance(mgr.clock.now())
+        core, _ = self._parts()
+        self._advance()
         if not self.auto_schedule or self._quiet >= QUIET_CYCLES:
+            self.flush_queues()
             self._schedule_timer()
             return False
         core.complete_evictions()
@@ -215,8 +217,8 @@ class KueueController:
         return True
 
     def run_cycle(self) -> CycleResult:
-        core, mgr = self._parts()
-        core.advance(mgr.clock.now())
+        core, _ = self._parts()
+        self._advance()
         result = core.cycle()
         if self.record_cycles:
             self.cycles.append(result)
@@ -232,11 +234,24 @@ class KueueController:
             mgr.enqueue_at(self.name, TIMERS, at)
 
     # ------------------------------------------------------------ status out
+    def _advance(self) -> None:
+        """Let the core's timers fire up to now; only when time moved (the
+        core's timer scan is not free)."""
+        core, mgr = self._parts()
+        now = mgr.clock.now()
+        if now != self._advanced_to:
+            core.advance(now)
+            self._advanced_to = now
+
     def flush(self) -> None:
+        """Write the workloads whose status changed. Queue statuses wait for
+        flush_queues(): once per settled instant is enough for counters."""
         core, _ = self._parts()
         for key in sorted(core.take_touched()):
             self._write_workload(key)
             self._mark_queues(key)
+
+    def flush_queues(self) -> None:
         for name in sorted(self._cqs_dirty):
             self._write_cluster_queue(name)
         self._cqs_dirty.clear()

@@ -161,14 +161,12 @@ class ControlPlane:
         on_round: Callable[[], None] | None = None,
         max_steps: int = 10_000_000,
     ) -> StopReason:
-        def round_done() -> None:
-            # A journaled run keeps its virtual time with its objects, so a
-            # restart after a crash resumes at the instant it reached.
-            self.save_clock()
-            if on_round is not None:
-                on_round()
-
-        reason = self.mgr.run(until, on_round=round_done, max_steps=max_steps)
+        # A journaled run keeps its virtual time before anything is written at
+        # a new instant, so a restart after a crash resumes at the instant the
+        # last acknowledged write was made.
+        reason = self.mgr.run(
+            until, on_round=on_round, on_tick=self.save_clock, max_steps=max_steps
+        )
         self.save_clock()
         return reason
 
@@ -250,6 +248,12 @@ class ControlPlane:
             self.kueue.auto_schedule = False
             self.kueue.record_cycles = False
         return self.kueue.cycles[before:]
+
+    def sync_status(self) -> None:
+        """Queue statuses are written once an instant settles; scenario steps
+        settle explicitly."""
+        self.kueue.flush_queues()
+        self.mgr.run_until_idle()
 
     def workload(self, key: str) -> WorkloadView | None:
         return self._core().workload(key)

@@ -111,9 +111,11 @@ class ClusterQueueQueue:
 
     def _pop_by_usage(self) -> WorkloadInfo | None:
         """Kueue's queueOrderingFunc: the less used LocalQueue first, then the
-        sticky preemptor, then priority and time. Usage changes with every
-        admission and sampling tick, and Kueue re-heapifies before a pop that
-        could see a change; reading it here at every pop is that order."""
+        sticky preemptor, then priority and time. A LocalQueue's workloads
+        share its usage, so each LocalQueue has its own heap and the head is
+        the best of their heads, by the usage read now (Kueue's comparator
+        reads the ledger live and re-heapifies when usage moves: at a pop while
+        a penalty is pending, after a sampling tick, on a weight change)."""
         assert self.lq_usage is not None
         sticky = self._in_heap.get(self.sticky) if self.sticky is not None else None
         sticky_lq = lq_key(sticky[1]) if sticky is not None else None

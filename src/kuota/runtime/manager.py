@@ -226,10 +226,13 @@ class Manager:
         until: datetime | None = None,
         *,
         on_round: Callable[[], None] | None = None,
+        on_tick: Callable[[], None] | None = None,
         max_steps: int = 10_000_000,
     ) -> StopReason:
         """Run until nothing more can happen (no work, no timer), until the
-        clock passes ``until``, or until stop() is called."""
+        clock passes ``until``, or until stop() is called. ``on_round`` runs
+        when an instant has settled, ``on_tick`` when the clock has moved and
+        before anything happens at the new instant."""
         self.start()
         while True:
             if not self.run_until_idle(max_steps):
@@ -247,6 +250,8 @@ class Manager:
                     return "until"
                 continue
             self.clock.wait_until(at)
+            if on_tick is not None:
+                on_tick()
             self.fire_due()
 
     def timers(self) -> Iterator[tuple[datetime, str, str]]:
