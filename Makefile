@@ -26,6 +26,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/api_decode.py
 	$(BIN)/python bench/admission_cycle.py
+	$(BIN)/python bench/store_ops.py
+	$(BIN)/python bench/embedded_run.py --jobs 2000
 
 # Re-pin dependencies (needs network); commit the result.
 lock: $(STAMP)
