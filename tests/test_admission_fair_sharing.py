@@ -183,6 +183,18 @@ def test_initialize_seeds_once_and_merges_into_a_penalty_entry() -> None:
     assert had and e.resources == {"cpu": d("3")} and e.last_update == T0
 
 
+def test_a_frozen_ledger_shows_the_usage_of_the_cycle_start() -> None:
+    led = ledger()
+    led.initialize(LQ, {"cpu": d("3")}, T0)
+    led.freeze()
+    led.push_penalty(LQ, "ns/w", {"cpu": d("2")}, T0)
+    led.push_penalty("ns/new", "ns/x", {"cpu": d("1")}, T0)
+    assert led.snapshot_usage(LQ, 1.0) == 3.0 and led.usage(LQ, 1.0) == 5.0
+    assert led.snapshot_usage("ns/new", 1.0) == 0.0
+    led.thaw()
+    assert led.snapshot_usage(LQ, 1.0) == 5.0
+
+
 # ============================================================================ the core
 
 
@@ -490,9 +502,9 @@ def test_preemption_takes_the_more_used_local_queue_first() -> None:
         now=T0,
         lq_usage=lambda w: usage[w.queue_name],
     )
-    p._sort(infos, "other", lambda w: w)
+    p._sort(infos, p._order_key("other"), lambda w: w)
     # lq-a's two before lq-b's, each LocalQueue's own by priority.
     assert [i.key for i in infos] == ["ns/c", "ns/a", "ns/b"]
     p.lq_usage = None
-    p._sort(infos, "other", lambda w: w)
+    p._sort(infos, p._order_key("other"), lambda w: w)
     assert [i.key for i in infos] == ["ns/c", "ns/b", "ns/a"]

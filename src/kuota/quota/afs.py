@@ -173,18 +173,37 @@ class UsageLedger:
     ``namespace/name`` of the LocalQueue; time is passed in."""
 
     def __init__(self, cfg: AdmissionFairSharing) -> None:
-        self.half_life = seconds(cfg.usage_half_life_time)
+        self.half_life = seconds(cfg.usage_half_life_time)  # seconds, as Kueue computes
         self.interval = cfg.usage_sampling_interval
         self.weights = cfg.resource_weights
         self.entries: dict[str, LedgerEntry] = {}
+        # While frozen: (consumed, pending) of each entry as it was when frozen,
+        # recorded before its first change.
+        self._frozen: dict[str, tuple[Amounts, Amounts]] | None = None
 
     def get(self, lq: str) -> LedgerEntry | None:
         return self.entries.get(lq)
 
     def delete(self, lq: str) -> None:
+        self._touch(lq)
         self.entries.pop(lq, None)
 
+    def freeze(self) -> None:
+        """Keep the usage as it is now readable (snapshot_usage) while the
+        entries change: what a scheduling cycle's snapshot sees."""
+        self._frozen = {}
+
+    def thaw(self) -> None:
+        self._frozen = None
+
+    def _touch(self, lq: str) -> None:
+        if self._frozen is not None and lq not in self._frozen:
+            e = self.entries.get(lq)
+            # Every change replaces these maps, so keeping them is a copy.
+            self._frozen[lq] = (e.resources, e.pending) if e is not None else ({}, {})
+
     def _entry(self, lq: str, now: datetime) -> LedgerEntry:
+        self._touch(lq)
         e = self.entries.get(lq)
         if e is None:
             e = self.entries[lq] = LedgerEntry(now)
@@ -205,7 +224,9 @@ class UsageLedger:
     def sub_penalty(self, lq: str, wl_key: str) -> None:
         """SubPenalty: the workload will never settle; a no-op without a record."""
         e = self.entries.get(lq)
-        if e is not None and e.drop_penalty(wl_key) is not None:
+        if e is not None and wl_key in e.penalties:
+            self._touch(lq)
+            e.drop_penalty(wl_key)
             e.cached = None
 
     def settle(self, lq: str, wl_key: str, admitted: Amounts, now: datetime) -> None:
@@ -221,6 +242,7 @@ class UsageLedger:
         """initializeAfsIfNeeded: seed a new entry from the persisted status (its
         clock starting now), or fold the status once into an entry a penalty
         created first. Returns whether the entry existed."""
+        self._touch(lq)
         e = self.entries.get(lq)
         if e is None:
             e = self.entries[lq] = LedgerEntry(now, dict(seed), status_accounted=True)
@@ -250,3 +272,10 @@ class UsageLedger:
         if e.cached is None or e.cached[0] != lq_weight:
             e.cached = (lq_weight, usage_value(e.resources, e.pending, lq_weight, self.weights))
         return e.cached[1]
+
+    def snapshot_usage(self, lq: str, lq_weight: float) -> float:
+        """The usage as it was when the ledger was frozen (the current one if not)."""
+        was = self._frozen.get(lq) if self._frozen is not None else None
+        if was is None:
+            return self.usage(lq, lq_weight)
+        return usage_value(was[0], was[1], lq_weight, self.weights)

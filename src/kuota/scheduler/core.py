@@ -720,7 +720,8 @@ class AdmissionCore:
                 s.state = "Pending"
         if reason == "Preempted":
             self._pending_evictions[key] = reason
-            self._afs_reconcile(_key(wl.metadata.namespace, wl.spec.queue_name or ""))
+            if self.afs is not None:
+                self._afs_reconcile(_key(wl.metadata.namespace, wl.spec.queue_name or ""))
         else:
             self._fresh_evictions.add(key)
             self._complete_eviction(key, reason)
@@ -768,8 +769,10 @@ class AdmissionCore:
         la = info.last_assignment
         pending = isinstance(la, Assignment) and la.pending_flavors()
         self.queues.requeue(info, reason, self.now, pending)
-        if not skip_status and self._cond(
-            wl, "QuotaReserved", "False", qr_reason or "Pending", message, self.now
+        if (
+            not skip_status
+            and self._cond(wl, "QuotaReserved", "False", qr_reason or "Pending", message, self.now)
+            and self.afs is not None
         ):
             self._afs_reconcile(_key(info.namespace, info.queue_name))
 
@@ -806,22 +809,16 @@ class AdmissionCore:
     def afs_usage_snapshot(self) -> Callable[[WorkloadInfo], float | None] | None:
         """Each quota holder's LocalQueue usage for preemption ordering, as the
         cycle's snapshot takes it (snapshotClusterQueue): None outside
-        usage-based ClusterQueues; frozen before the cycle admits anything."""
-        if self.afs is None:
+        usage-based ClusterQueues; as it was when the cycle started."""
+        afs = self.afs
+        if afs is None:
             return None
-        usage: dict[str, float] = {}
-        for name, st in self.snap.cqs.items():
-            if not self._afs_cq(name):
-                continue
-            for info in st.workloads.values():
-                lq = _key(info.namespace, info.queue_name)
-                if lq not in usage:
-                    usage[lq] = self._lq_usage(lq)
 
         def of(info: WorkloadInfo) -> float | None:
             if not self._afs_cq(info.cluster_queue or ""):
                 return None
-            return usage.get(_key(info.namespace, info.queue_name), 0.0)
+            lq = _key(info.namespace, info.queue_name)
+            return afs.snapshot_usage(lq, self._lq_weights.get(lq, 1.0))
 
         return of
 
@@ -888,6 +885,8 @@ class AdmissionCore:
             self._afs_reconcile(moved_from)
 
     def _afs_reconcile_cq(self, name: str) -> None:
+        if self.afs is None:
+            return
         for lq, obj in list(self.lq_objs.items()):
             if obj.spec.cluster_queue == name:
                 self._afs_reconcile(lq)
@@ -919,7 +918,13 @@ class AdmissionCore:
         from kuota.scheduler.cycle import Cycle
 
         self._fresh_evictions.clear()
-        return Cycle(self).run()
+        if self.afs is None:
+            return Cycle(self).run()
+        self.afs.freeze()
+        try:
+            return Cycle(self).run()
+        finally:
+            self.afs.thaw()
 
     def settle(self, max_cycles: int = 1000) -> list[CycleResult]:
         results = []

@@ -136,11 +136,15 @@ class Preemptor:
 
         return key
 
-    def _sort(self, items: list[T], cq_name: str, workload: Callable[[T], WorkloadInfo]) -> None:
+    def _sort(
+        self,
+        items: list[T],
+        key: Callable[[WorkloadInfo], _OrderKey],
+        workload: Callable[[T], WorkloadInfo],
+    ) -> None:
         """Kueue's CandidatesOrdering. With admission fair sharing, two
         candidates of one ClusterQueue from different LocalQueues go by usage,
         the more used first, right after the other-ClusterQueues-first rule."""
-        key = self._order_key(cq_name)
         usage = self.lq_usage
         if usage is None:
             items.sort(key=lambda e: key(workload(e)))
@@ -274,8 +278,10 @@ class Preemptor:
                 fits, remaining = fits_in_quota(root, remaining)
                 advantage = advantage or fits
                 previous = root
+        key = self._order_key(cq.name)
         for lst in (same, prio, hier):
-            self._sort(lst, cq.name, _first)
+            if len(lst) > 1:
+                self._sort(lst, key, _first)
 
         def split(
             lst: list[tuple[WorkloadInfo, Cohort | None, int]],
@@ -394,7 +400,7 @@ class Preemptor:
                         candidates.append(c)
         if not candidates:
             return []
-        self._sort(candidates, cq.name, _itself)
+        self._sort(candidates, self._order_key(cq.name), _itself)
         add_usage(node, usage)
         fits, targets, retry = self._fs_first(wl, cq, frs, usage, candidates)
         if not fits and len(self.strategies) > 1:
