@@ -137,3 +137,23 @@ def test_deleting_the_job_deletes_its_workload_and_frees_quota() -> None:
     cp.mgr.run_until_idle()
     assert [w.metadata.owner_references[0].name for w in cp.store.list(WL, "team").items] == ["b"]
     assert cp.store.get(JOB, "team", "b").spec.suspend is False
+
+
+def test_local_queue_status_carries_admission_fair_sharing_usage() -> None:
+    from .world import config
+
+    cfg = config(admissionFairSharing={"usageHalfLifeTime": "10m", "usageSamplingInterval": "1m"})
+    cp = control_plane(cfg, cluster=True)
+    cq = cluster_queue("cq", {"a100": 4, "h100": 0})
+    cq.spec.admission_scope = kt.AdmissionScope(admission_mode="UsageBasedAdmissionFairSharing")
+    cp.create([namespace("team"), flavor("a100", {"gpu": "a100"}), flavor("h100", {"gpu": "h100"})])
+    cp.create([cq, local_queue("team", "main", "cq"), node("n-a100", 4, {"gpu": "a100"})])
+    cp.create([job("team", "j", 4, duration="30m")])
+    cp.run(until=T0 + timedelta(minutes=10))
+    lq = cp.store.get((kt.GROUP, "LocalQueue"), "team", "main")
+    afs = lq.status.fair_sharing.admission_fair_sharing_status
+    consumed = afs.consumed_resources[GPU]
+    # Ten minutes (one half-life) of 4 GPUs in use: consumed usage is well
+    # above zero and below the 4 GPUs held.
+    assert 0 < consumed.milli_value() < 4000
+    assert afs.last_update is not None and afs.last_update <= T0 + timedelta(minutes=10)

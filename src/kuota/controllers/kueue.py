@@ -124,6 +124,9 @@ class KueueController:
         core, mgr = self._parts()
         self._advance()
         if ref == TIMERS:
+            if self.config.admission_fair_sharing is not None:
+                # Sampling moved the LocalQueues' consumed usage.
+                self._lqs_dirty.update(core.lq_objs)
             self.wake()
             self.flush()
             return None
@@ -437,4 +440,14 @@ def _lq_status(
     st.pending_workloads = v.pending_workloads
     st.reserving_workloads = v.reserving_workloads
     st.admitted_workloads = v.admitted_workloads
+    if v.consumed_resources is not None and v.last_update is not None:
+        # Admission fair sharing: the LocalQueue's decayed usage.
+        st.fair_sharing = kt.LocalQueueFairSharingStatus(
+            admission_fair_sharing_status=kt.AdmissionFairSharingStatus(
+                consumed_resources={
+                    r: Quantity.from_value(q) for r, q in sorted(v.consumed_resources.items())
+                },
+                last_update=v.last_update,
+            )
+        )
     return st
