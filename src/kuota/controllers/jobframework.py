@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import msgspec
-
 from kuota.api import core as kc
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
-from kuota.api.meta import Condition, ObjectMeta, OwnerReference, selector_matches
+from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
+from kuota.quota.workload import find_condition, is_admitted, is_evicted, is_finished
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
+from kuota.scheduler.core import set_condition
 from kuota.store import NotFound, clone
 from kuota.store.protocol import Operation, ResourceType, group_of
 
@@ -231,9 +231,9 @@ class JobReconciler:
                 return None
             self._create_workload(job)
             return None
-        if _is_finished(wl):
+        if is_finished(wl):
             return None
-        admitted = _is_admitted(wl) and not _evicted(wl)
+        admitted = is_admitted(wl) and not is_evicted(wl)
         if admitted:
             if self.adapter.is_suspended(job):
                 self._start(job, wl)
@@ -378,7 +378,7 @@ class JobReconciler:
         """A running job: keep PodsReady and reclaimablePods current."""
         ready = self.adapter.pods_ready(job, wl)
         if self.wait_for_pods_ready:
-            prev = _condition(wl, "PodsReady")
+            prev = find_condition(wl, "PodsReady")
             if ready:
                 reason = (
                     "Recovered"
@@ -393,37 +393,31 @@ class JobReconciler:
         rp = self.adapter.reclaimable_pods(job)
         current = wl.status.reclaimable_pods if wl.status else None
         if (rp or None) != (current or None):
-            self._write_status(wl, lambda st: setattr(st, "reclaimable_pods", rp or None))
+            new = clone(wl)
+            new.status = new.status or kt.WorkloadStatus()
+            new.status.reclaimable_pods = rp or None
+            self._write_status(new)
 
     def _set_pods_ready(self, wl: kt.Workload, ok: bool, reason: str, message: str) -> None:
-        prev = _condition(wl, "PodsReady")
         status = "True" if ok else "False"
-        if prev is not None and (prev.status, prev.reason, prev.message) == (
-            status,
-            reason,
-            message,
-        ):
-            return
-        now = self._mgr().clock.now()
-        self._write_status(
-            wl, lambda st: _set_condition(st, "PodsReady", status, reason, message, now)
-        )
+        self._set_condition(wl, "PodsReady", status, reason, message)
 
     def _finish_workload(self, wl: kt.Workload, fin: Finished) -> None:
-        if _is_finished(wl):
+        if is_finished(wl):
             return
         reason = "Succeeded" if fin.success else "Failed"
-        now = self._mgr().clock.now()
-        self._write_status(
-            wl, lambda st: _set_condition(st, "Finished", "True", reason, fin.message, now)
-        )
+        self._set_condition(wl, "Finished", "True", reason, fin.message)
 
-    def _write_status(self, wl: kt.Workload, change: Callable[[kt.WorkloadStatus], None]) -> None:
-        mgr = self._mgr()
-        st = clone(wl.status) if wl.status is not None else kt.WorkloadStatus()
-        change(st)
+    def _set_condition(
+        self, wl: kt.Workload, ctype: str, status: str, reason: str, message: str
+    ) -> None:
+        new = clone(wl)
+        if set_condition(new, ctype, status, reason, message, self._mgr().clock.now()):
+            self._write_status(new)
+
+    def _write_status(self, wl: kt.Workload) -> None:
         try:
-            mgr.store.update_status(msgspec.structs.replace(wl, status=st))
+            self._mgr().store.update_status(wl)
         except NotFound:
             return
         # A Conflict propagates: the manager retries the job key with backoff.
@@ -438,32 +432,8 @@ def _owner_uids(wl: Any) -> list[str]:
     return [r.uid for r in wl.metadata.owner_references or () if r.controller]
 
 
-def _condition(wl: kt.Workload, ctype: str) -> Condition | None:
-    for c in (wl.status.conditions if wl.status else None) or ():
-        if c.type == ctype:
-            return c
-    return None
-
-
-def _true(wl: kt.Workload, ctype: str) -> bool:
-    c = _condition(wl, ctype)
-    return c is not None and c.status == "True"
-
-
-def _is_admitted(wl: kt.Workload) -> bool:
-    return _true(wl, "Admitted")
-
-
-def _evicted(wl: kt.Workload) -> bool:
-    return _true(wl, "Evicted")
-
-
-def _is_finished(wl: kt.Workload) -> bool:
-    return _true(wl, "Finished")
-
-
 def _stop_reason(wl: kt.Workload) -> str:
-    ev = _condition(wl, "Evicted")
+    ev = find_condition(wl, "Evicted")
     if ev is not None and ev.status == "True":
         return ev.message or ev.reason
     return "Not admitted by cluster queue"
@@ -474,31 +444,3 @@ def _podset_count(wl: kt.Workload, name: str) -> int:
         if ps.name == name:
             return ps.count
     return 0
-
-
-def _set_condition(
-    st: kt.WorkloadStatus, ctype: str, status: str, reason: str, message: str, now: Any
-) -> None:
-    conds = list(st.conditions or ())
-    for i, c in enumerate(conds):
-        if c.type == ctype:
-            at = c.last_transition_time if c.status == status else now
-            conds[i] = Condition(
-                type=ctype,
-                status=status,  # type: ignore[arg-type]
-                reason=reason,
-                message=message,
-                last_transition_time=at,
-            )
-            break
-    else:
-        conds.append(
-            Condition(
-                type=ctype,
-                status=status,  # type: ignore[arg-type]
-                reason=reason,
-                message=message,
-                last_transition_time=now,
-            )
-        )
-    st.conditions = conds

@@ -22,12 +22,13 @@ from kuota.api import core as kc
 from kuota.api.base import enc_hook
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
-from kuota.api.meta import Condition, ObjectMeta
+from kuota.api.meta import ObjectMeta
 from kuota.controllers.jobframework import JobReconciler, JobWebhook, ManagePolicy
 from kuota.controllers.jobs.batchjob import BatchJobAdapter
 from kuota.controllers.kueue import KueueController
 from kuota.runtime.clock import Clock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
+from kuota.scheduler.core import set_condition
 from kuota.scheduler.views import (
     ClusterQueueView,
     CycleResult,
@@ -205,21 +206,12 @@ class ControlPlane:
         return True
 
     def finish(self, key: str) -> None:
+        """The workload's job finished, as the job integration reports it."""
         ns, _, name = key.partition("/")
-        wl = self.store.get(WORKLOAD, ns, name)
-        st = clone(wl.status) if wl.status is not None else kt.WorkloadStatus()
-        conds = [c for c in st.conditions or () if c.type != "Finished"]
-        conds.append(
-            Condition(
-                type="Finished",
-                status="True",
-                reason="Succeeded",
-                message="Job finished successfully",
-                last_transition_time=self.clock.now(),
-            )
-        )
-        st.conditions = conds
-        self.store.update_status(msgspec.structs.replace(wl, status=st))
+        wl = clone(self.store.get(WORKLOAD, ns, name))
+        now = self.clock.now()
+        set_condition(wl, "Finished", "True", "Succeeded", "Job finished successfully", now)
+        self.store.update_status(wl)
         self.mgr.run_until_idle()
 
     def advance(self, to: datetime) -> None:
