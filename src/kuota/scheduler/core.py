@@ -38,6 +38,7 @@ from kuota.quota.tree import FR, Cohort, Quota, QuotaTree
 from kuota.quota.workload import (
     WorkloadInfo,
     condition_true,
+    evicted_reason,
     find_condition,
     has_quota_reservation,
     is_admitted,
@@ -564,6 +565,11 @@ class AdmissionCore:
             info.last_assignment = prev.last_assignment
         if has_quota_reservation(wl) and info.cluster_queue is not None:
             self._sync_admitted(wl, info.cluster_queue)
+            # Evicted while still holding quota: an eviction in progress, also
+            # when it was read back from a store (a restarted control plane).
+            reason = evicted_reason(wl)
+            if reason is not None and key not in self._pending_evictions:
+                self._pending_evictions[key] = reason
             self.queues.delete(key)
             held = self.snap.holders.get(key)
             if held is not None:
