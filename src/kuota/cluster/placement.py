@@ -11,14 +11,14 @@ topology plugins belong to a fuller placement that can replace
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import msgspec
 
-from kuota.api.core import NodeSelectorRequirement, Pod, PodSpec, Taint, Toleration
+from kuota.api.core import Pod, PodSpec, Taint, Toleration
+from kuota.api.nodeselection import node_selector_requirement_matches
 from kuota.cluster.nodes import NodeState, NodeTable, pod_resource_requests
 
 __all__ = [
@@ -97,43 +97,6 @@ def untolerated_taint_reason(taint: Taint) -> str:
 
 
 # ---------------------------------------------------------------- node affinity
-_INT64 = re.compile(r"^[+-]?[0-9]+$")  # strconv.ParseInt(s, 10, 64)
-
-
-def _parse_int64(s: str | None) -> int | None:
-    if s is None or not _INT64.match(s):
-        return None
-    v = int(s)
-    return v if -(2**63) <= v < 2**63 else None
-
-
-def node_selector_requirement_matches(
-    req: NodeSelectorRequirement, labels: Mapping[str, str]
-) -> bool:
-    """One requirement of a node selector term against a node's labels (or,
-    for matchFields, ``{"metadata.name": name}``)."""
-    has = req.key in labels
-    value = labels.get(req.key)
-    values = req.values or []
-    op = req.operator
-    if op == "In":
-        return has and value in values
-    if op == "NotIn":
-        return not has or value not in values
-    if op == "Exists":
-        return has
-    if op == "DoesNotExist":
-        return not has
-    if op in ("Gt", "Lt"):
-        # Exactly one integer value; a label that is not an integer fails.
-        bound = _parse_int64(values[0]) if len(values) == 1 else None
-        actual = _parse_int64(value) if has else None
-        if bound is None or actual is None:
-            return False
-        return actual > bound if op == "Gt" else actual < bound
-    return False
-
-
 def pod_matches_node(spec: PodSpec | None, node_name: str, labels: Mapping[str, str]) -> bool:
     """The NodeAffinity filter: every nodeSelector label, and at least one term
     of the required node affinity (a term with no requirement matches nothing)."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from kuota.api.core import NodeSelectorRequirement, PodSpec, Taint, Toleration
 from kuota.api.kueue.types import ResourceFlavor
+from kuota.api.nodeselection import node_selector_requirement_matches
 from kuota.quota.requests import resource_quantity
 from kuota.quota.tree import (
     FR,
@@ -451,28 +452,4 @@ def _selector_matches(spec: PodSpec, labels: dict[str, str]) -> bool:
         terms.append(exprs)
     if not terms:
         return True
-    return any(all(_requirement_matches(e, labels) for e in t) for t in terms)
-
-
-def _requirement_matches(e: NodeSelectorRequirement, labels: dict[str, str]) -> bool:
-    has = e.key in labels
-    v = labels.get(e.key)
-    vals = e.values or []
-    op = e.operator
-    if op == "In":
-        return has and v in vals
-    if op == "NotIn":
-        return not has or v not in vals
-    if op == "Exists":
-        return has
-    if op == "DoesNotExist":
-        return not has
-    if op in ("Gt", "Lt"):
-        if not has or len(vals) != 1:
-            return False
-        try:
-            lv, rv = int(v or ""), int(vals[0])
-        except ValueError:
-            return False
-        return lv > rv if op == "Gt" else lv < rv
-    return False
+    return any(all(node_selector_requirement_matches(e, labels) for e in t) for t in terms)
