@@ -104,3 +104,19 @@ def test_missing_paths_and_state(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "KUOTA_STATE" in r.output
     r = CliRunner().invoke(main, ["get", "gizmos", "--state", str(tmp_path)])
     assert r.exit_code == 1 and 'resource type "gizmos"' in r.output
+
+
+def test_describe_shows_the_workloads_events_and_get_lists_them(state: str) -> None:
+    r = CliRunner().invoke(main, ["get", "workloads", "--state", state])
+    ok = next(line.split()[0] for line in r.output.splitlines() if line.startswith("job-ok-"))
+    r = CliRunner().invoke(main, ["describe", "workload", ok, "--state", state])
+    assert r.exit_code == 0, r.output
+    events = r.output[r.output.index("Events") :]
+    assert "QuotaReserved" in events and "Quota reserved in ClusterQueue cq" in events
+    assert "Admitted by ClusterQueue cq" in events and "kueue-admission" in events
+    r = CliRunner().invoke(main, ["get", "events", "--state", state])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert any("CreatedWorkload" in ln and "job/ok" in ln for ln in lines)
+    assert any("Started" in ln and "job/ok" in ln for ln in lines)

@@ -127,6 +127,20 @@ def _pod_row(o: Any, now: datetime, wide: bool) -> Row:
     return row
 
 
+def _event_row(o: Any, now: datetime, wide: bool) -> Row:
+    io = o.involved_object
+    seen = o.last_timestamp or o.metadata.creation_timestamp
+    ago = _age_between(seen, now) if seen is not None else "<unknown>"
+    count = f" (x{o.count})" if o.count and o.count > 1 else ""
+    return [
+        ago,
+        o.type or "",
+        o.reason or "",
+        f"{(io.kind or '').lower()}/{io.name}",
+        (o.message or "") + count,
+    ]
+
+
 # resource name -> (rtype, namespaced, columns after NAME, row builder)
 KINDS: dict[str, tuple[ResourceType, bool, list[str], Callable[[Any, datetime, bool], Row]]] = {
     "workloads": (
@@ -150,6 +164,13 @@ KINDS: dict[str, tuple[ResourceType, bool, list[str], Callable[[Any, datetime, b
     "nodes": (("", "Node"), False, ["STATUS", "ROLES", "AGE"], _node_row),
     "jobs": (("batch", "Job"), True, ["STATUS", "COMPLETIONS", "DURATION", "AGE"], _job_row),
     "pods": (("", "Pod"), True, ["READY", "STATUS", "RESTARTS", "AGE"], _pod_row),
+    # As oc prints events: no NAME column, oldest first.
+    "events": (
+        ("", "Event"),
+        True,
+        ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+        _event_row,
+    ),
 }
 ALIASES = {
     "workload": "workloads",
@@ -164,6 +185,8 @@ ALIASES = {
     "job": "jobs",
     "pod": "pods",
     "po": "pods",
+    "event": "events",
+    "ev": "events",
 }
 
 
@@ -218,17 +241,57 @@ def get(
         console.print(f"No resources found{where}.", markup=False)
         return 0
     wide = output == "wide"
-    head = (["NAMESPACE"] if namespaced and ns is None else []) + ["NAME", *columns]
+    named = name != "events"
+    if not named:
+        items = sorted(items, key=_event_time)
+    head = (["NAMESPACE"] if namespaced and ns is None else []) + (["NAME"] if named else [])
+    head += columns
     if wide and name == "pods":
         head.append("NODE")
     t = Table(box=None, show_edge=False, pad_edge=False, header_style="")
     for h in head:
         t.add_column(h, no_wrap=True)
     for o in items:
-        cells = ([o.metadata.namespace] if namespaced and ns is None else []) + [o.metadata.name]
+        cells = [o.metadata.namespace] if namespaced and ns is None else []
+        cells += [o.metadata.name] if named else []
         t.add_row(*cells, *row(o, now, wide))
     console.print(t)
     return 0
+
+
+def _event_time(e: Any) -> datetime:
+    return e.last_timestamp or e.metadata.creation_timestamp or datetime.min.replace(tzinfo=UTC)
+
+
+def events_for(store: MemoryStore, obj: Any) -> list[Any]:
+    """The stored events about ``obj``, oldest first."""
+    m = obj.metadata
+    items = store.list(("", "Event"), m.namespace or "default").items
+    mine = [
+        e
+        for e in items
+        if e.involved_object.name == m.name
+        and e.involved_object.kind == obj.kind
+        and (not e.involved_object.uid or e.involved_object.uid == m.uid)
+    ]
+    return sorted(mine, key=_event_time)
+
+
+def print_events(events: list[Any], now: datetime, console: Console) -> None:
+    if not events:
+        console.print("Events:        <none>", markup=False)
+        return
+    t = Table(title="Events", title_justify="left", box=None, header_style="")
+    for col in ("TYPE", "REASON", "AGE", "FROM", "MESSAGE"):
+        t.add_column(col)
+    for e in events:
+        first = e.first_timestamp or e.last_timestamp
+        age = _age_between(first, now) if first is not None else "<unknown>"
+        if e.count and e.count > 1 and e.last_timestamp is not None and first is not None:
+            age = f"{_age_between(e.last_timestamp, now)} (x{e.count} over {_age_between(first, now)})"
+        src = e.source.component if e.source is not None and e.source.component else ""
+        t.add_row(e.type or "", e.reason or "", age, src, e.message or "")
+    console.print(t)
 
 
 def describe_workload(name: str, state: str | None, namespace: str | None, console: Console) -> int:
@@ -243,6 +306,7 @@ def describe_workload(name: str, state: str | None, namespace: str | None, conso
             )
             return 1
         reason = _pending_reason(store, wl, now)
+        events = events_for(store, wl)
     finally:
         store.close()
     adm = wl.status.admission if wl.status else None
@@ -273,12 +337,7 @@ def describe_workload(name: str, state: str | None, namespace: str | None, conso
     for c in conds:
         t.add_row(c.type, c.status, c.reason, str(c.last_transition_time or ""), c.message)
     console.print(t)
-    console.print("Events (from the conditions' transitions):", markup=False)
-    for c in conds:
-        console.print(
-            f"  {c.last_transition_time}  {c.type}={c.status}  {c.reason}: {c.message}",
-            markup=False,
-        )
+    print_events(events, now, console)
     return 0
 
 

@@ -26,6 +26,7 @@ from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
 from kuota.api.quantity import Quantity
+from kuota.controllers.workload_events import workload_events
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.core import AdmissionCore
@@ -54,6 +55,7 @@ WATCHED: tuple[ResourceType, ...] = (
 # Conditions written by others (the job integration); the core only reads them.
 EXTERNAL_CONDITIONS = frozenset({"PodsReady", "Finished"})
 TIMERS = "@timers"
+COMPONENT = "kueue-admission"  # the source Kueue's scheduler records events as
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 QUIET_CYCLES = 3  # as AdmissionCore.settle: requeued heads may fit once all flavors are tried
 
@@ -308,6 +310,11 @@ class KueueController:
             except NotFound:
                 return
             self._seen_rv[_ref(WORKLOAD, key)] = written.metadata.resource_version
+            if mgr.recorder.enabled:
+                for etype, reason, message in workload_events(
+                    written, stored.status, written.status, core.now
+                ):
+                    mgr.recorder.event(written, etype, reason, message, COMPONENT)  # type: ignore[arg-type]
             return
 
     def _write_cluster_queue(self, name: str) -> None:

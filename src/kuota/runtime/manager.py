@@ -18,6 +18,7 @@ import structlog
 
 from kuota.runtime.clock import Clock
 from kuota.runtime.informer import Informer
+from kuota.runtime.recorder import EventRecorder
 from kuota.runtime.workqueue import WorkQueue
 from kuota.store.protocol import Gone, ObjectStore, ResourceType
 
@@ -67,6 +68,7 @@ class Manager:
         self.queues: dict[str, WorkQueue] = {}
         self.idle_hooks: list[IdleHook] = []
         self.stats = Stats()
+        self.recorder = EventRecorder(store, clock)
         self._timers: list[tuple[datetime, int, str, str]] = []
         self._timer_at: dict[tuple[str, str], datetime] = {}
         self._seq = itertools.count()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from kuota.api.core import CORE_KINDS
 from kuota.api.core_validation import NAMESPACED as CORE_NAMESPACED
+from kuota.api.event import Event
 from kuota.api.kueue import types as kt
 from kuota.store.protocol import NotFound, ResourceType, group_of
 
@@ -66,6 +67,7 @@ def _register_builtin() -> None:
         register_kind((kt.GROUP, kind), typ, kind in kt.NAMESPACED_KINDS)
     for (api_version, kind), typ in CORE_KINDS.items():
         register_kind((group_of(api_version), kind), typ, kind in CORE_NAMESPACED)
+    register_kind(("", "Event"), Event, True)
 
 
 _register_builtin()

@@ -107,7 +107,7 @@ class MemoryStore:
         self._dependents: dict[str, dict[Key, None]] = {}
         self._events = EventLog(history)
         self._rv = 0
-        self._seq = 0  # uids and generated names; advanced by stored creates only
+        self._seq = 0  # uids and generated names; advanced only by creates that use it
         self._meta: dict[str, Any] = {}
         self._journal = journal
         self._depth = 0  # nesting of batch() and of write calls
@@ -419,6 +419,7 @@ class MemoryStore:
         elif not m.namespace:
             raise Invalid(ref, [e.required("metadata.namespace")])
         seq = self._seq + 1
+        used = False  # the sequence moves only when it names something
         if not m.name:
             if not m.generate_name:
                 raise Invalid(
@@ -428,12 +429,14 @@ class MemoryStore:
             while self._lookup(rtype, m.namespace, base + _suffix(seq)) is not None:
                 seq += 1
             m.name = base + _suffix(seq)
+            used = True
         elif self._lookup(rtype, m.namespace, m.name) is not None:
             raise AlreadyExists(f"{_ref(rtype, m.name)} already exists")
         # A uid the world gives is kept (scenarios and restored worlds name
         # their objects' uids: Kueue breaks ties by them); else a new one.
         if not m.uid or m.uid in self._by_uid:
             m.uid = _uid(seq)
+            used = True
         m.generation = 1
         m.resource_version = ""
         m.deletion_timestamp = None
@@ -441,7 +444,8 @@ class MemoryStore:
         if m.creation_timestamp is None:
             m.creation_timestamp = self._clock()
         new = self._admit("CREATE", rtype, new, None)
-        self._seq = seq
+        if used:
+            self._seq = seq
         return self._put(rtype, new, None, "ADDED")
 
     def _update(self, rtype: ResourceType, info: KindInfo, new: Any, old: Any) -> Any:
