@@ -16,9 +16,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from kuota.api import core as kc
+from kuota.api import errors as e
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
@@ -26,11 +27,12 @@ from kuota.quota.workload import find_condition, is_admitted, is_evicted, is_fin
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.core import set_condition
-from kuota.store import NotFound, clone
+from kuota.store import Invalid, NotFound, clone
 from kuota.store.protocol import Operation, ResourceType, group_of
 
 QUEUE_NAME = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
+MAX_EXEC_TIME = "kueue.x-k8s.io/max-exec-time-seconds"
 JOB_UID = "kueue.x-k8s.io/job-uid"
 PODSET_LABEL = "kueue.x-k8s.io/podset"
 LQ_LABEL = "kueue.x-k8s.io/local-queue-name"
@@ -153,7 +155,12 @@ class JobWebhook:
         self.lookup = lookup  # (rtype, namespace, name) -> object or None
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
-        if op != "CREATE" or (group_of(new.api_version), new.kind) != self.adapter.rtype:
+        if (group_of(new.api_version), new.kind) != self.adapter.rtype:
+            return new
+        if op == "UPDATE" and old is not None:
+            self._validate_update(new, old)
+            return new
+        if op != "CREATE":
             return new
         m = new.metadata
         if _controlled(m):
@@ -167,7 +174,36 @@ class JobWebhook:
             new.metadata.labels = {**labels, QUEUE_NAME: DEFAULT_QUEUE}
         if not self.policy.job_managed(new.metadata.labels):
             return new
+        raw = (new.metadata.labels or {}).get(MAX_EXEC_TIME)
+        if raw is not None:
+            path = e.key("metadata.labels", MAX_EXEC_TIME)
+            try:
+                v = int(raw, 10)
+            except ValueError:
+                self._refuse(
+                    new, e.invalid(path, raw, f'strconv.Atoi: parsing "{raw}": invalid syntax')
+                )
+            if v <= 0:
+                self._refuse(new, e.invalid(path, v, "should be greater than 0"))
         return self.adapter.suspend_on_create(new)
+
+    def _validate_update(self, new: Any, old: Any) -> None:
+        """The max-exec-time label may change only while the job stays suspended."""
+        if not self.policy.job_managed(old.metadata.labels):
+            return
+        if self.adapter.is_suspended(new) and self.adapter.is_suspended(old):
+            return
+        a = (new.metadata.labels or {}).get(MAX_EXEC_TIME)
+        b = (old.metadata.labels or {}).get(MAX_EXEC_TIME)
+        if a != b:
+            self._refuse(
+                new,
+                e.invalid(e.key("metadata.labels", MAX_EXEC_TIME), a or "", "field is immutable"),
+            )
+
+    def _refuse(self, obj: Any, err: e.FieldError) -> NoReturn:
+        group = group_of(obj.api_version)
+        raise Invalid(f'{obj.kind}{"." + group if group else ""} "{obj.metadata.name}"', [err])
 
 
 def _controlled(m: ObjectMeta) -> bool:
@@ -187,7 +223,6 @@ class JobReconciler:
         self.partial = config.gate("PartialAdmission")
         self.wait_for_pods_ready = config.wait_for_pods_ready is not None
         self.label_keys = config.integrations.label_keys_to_copy
-        self.events: list[tuple[str, str, str]] = []  # (job key, reason, message)
 
     def setup(self, mgr: Manager) -> None:
         self.mgr = mgr
@@ -282,10 +317,11 @@ class JobReconciler:
                 queue_name=(m.labels or {}).get(QUEUE_NAME) or None,
                 priority_class_ref=ref or None,
                 priority=priority,
+                maximum_execution_time_seconds=_max_exec_seconds(m.labels),
             ),
         )
         mgr.store.create(wl)
-        self.events.append((key_of(job), "CreatedWorkload", f"Created Workload: {key_of(wl)}"))
+        self._event(job, "Normal", "CreatedWorkload", f"Created Workload: {key_of(wl)}")
 
     def _priority(self, job: Any, pod_sets: list[kt.PodSet]) -> tuple[Any, int | None]:
         """jobframework.ExtractPriority: WorkloadPriorityClass label, else the
@@ -295,12 +331,11 @@ class JobReconciler:
         if name:
             wpc = mgr.informer(WPC).get(name)
             if wpc is None:
-                self.events.append(
-                    (
-                        key_of(job),
-                        "WorkloadPriorityClassNotFound",
-                        f'workloadPriorityClass "{name}" not found',
-                    )
+                self._event(
+                    job,
+                    "Warning",
+                    "WorkloadPriorityClassNotFound",
+                    f'workloadPriorityClass "{name}" not found',
                 )
                 return False, None
             ref = kt.PriorityClassRef(
@@ -331,7 +366,7 @@ class JobReconciler:
         self._mgr().store.update(started)
         adm = wl.status.admission if wl.status else None
         cq = adm.cluster_queue if adm else ""
-        self.events.append((key_of(job), "Started", f"Admitted by clusterQueue {cq}"))
+        self._event(job, "Normal", "Started", f"Admitted by clusterQueue {cq}")
 
     def _infos(self, wl: kt.Workload) -> list[PodSetInfo]:
         mgr = self._mgr()
@@ -370,7 +405,7 @@ class JobReconciler:
         stopped = self.adapter.stop(job, original)
         if stopped is not None:
             self._mgr().store.update(stopped)
-            self.events.append((key_of(job), "Stopped", reason))
+            self._event(job, "Normal", "Stopped", reason)
         if wl is not None and self.wait_for_pods_ready:
             self._set_pods_ready(wl, False, "WaitForStart", _NOT_READY_MSG)
 
@@ -422,12 +457,27 @@ class JobReconciler:
             return
         # A Conflict propagates: the manager retries the job key with backoff.
 
+    def _event(self, job: Any, etype: Any, reason: str, message: str) -> None:
+        self._mgr().recorder.event(job, etype, reason, message, "kueue-job-controller")
+
     def _mgr(self) -> Manager:
         assert self.mgr is not None, "setup() first"
         return self.mgr
 
 
 # ------------------------------------------------------------------ workload helpers
+def _max_exec_seconds(labels: dict[str, str] | None) -> int | None:
+    """The max-exec-time label as Kueue reads it: a positive int32, else none."""
+    raw = (labels or {}).get(MAX_EXEC_TIME)
+    if raw is None:
+        return None
+    try:
+        v = int(raw, 10)
+    except ValueError:
+        return None
+    return v if 0 < v < 2**31 else None
+
+
 def _owner_uids(wl: Any) -> list[str]:
     return [r.uid for r in wl.metadata.owner_references or () if r.controller]
 

@@ -564,6 +564,8 @@ class AdmissionCore:
         if prev is not None:
             info.last_assignment = prev.last_assignment
         if has_quota_reservation(wl) and info.cluster_queue is not None:
+            if self._check_based_eviction(key, wl):
+                return  # the eviction filed it again
             self._sync_admitted(wl, info.cluster_queue)
             # Evicted while still holding quota: an eviction in progress, also
             # when it was read back from a store (a restarted control plane).
@@ -591,6 +593,26 @@ class AdmissionCore:
             self.queues.add_or_update(info, self.now)
         else:
             self.queues.delete(key)
+
+    def _check_based_eviction(self, key: str, wl: kt.Workload) -> bool:
+        """The workload controller's reaction to a check's verdict: Rejected
+        deactivates the workload, Retry evicts it to be queued again."""
+        if condition_true(wl, "Evicted") or wl.status is None or not wl.spec.active:
+            return False
+        checks = wl.status.admission_checks or ()
+        rejected = [c for c in checks if c.state == "Rejected"]
+        if rejected:
+            wl.spec.active = False
+            msg = _checks_message(rejected, "Rejected")
+            self._evict(
+                key, "DeactivatedDueToAdmissionCheck", f"The workload is deactivated due to {msg}"
+            )
+            return True
+        retry = [c for c in checks if c.state == "Retry"]
+        if retry:
+            self._evict(key, "AdmissionCheck", f"Evicted due to {_checks_message(retry, 'Retry')}")
+            return True
+        return False
 
     def _sync_admitted(self, wl: kt.Workload, cq_name: str) -> None:
         """The workload controller's SyncAdmittedCondition: a reservation with
@@ -747,7 +769,14 @@ class AdmissionCore:
         if wl.status is not None:
             wl.status.admission = None
         self._cond(wl, "QuotaReserved", "False", "Pending", msg, self.now)
-        if find_condition(wl, "Admitted") is not None:
+        adm = find_condition(wl, "Admitted")
+        if adm is not None:
+            if adm.status == "True" and adm.last_transition_time is not None and wl.status:
+                # Kueue accumulates whole admitted seconds (truncated) for
+                # maximumExecutionTimeSeconds each time Admitted turns False.
+                ran = int((self.now - adm.last_transition_time).total_seconds())
+                past = wl.status.accumulated_past_execution_time_seconds or 0
+                wl.status.accumulated_past_execution_time_seconds = past + ran
             self._cond(
                 wl,
                 "Admitted",
@@ -760,6 +789,17 @@ class AdmissionCore:
             self._cond(wl, "Requeued", "True", reason, msg, self.now)
         else:
             self._cond(wl, "Requeued", "False", reason, msg, self.now)
+            rs = wl.status.requeue_state if wl.status is not None else None
+            if reason == "AdmissionCheck" and (rs is None or rs.requeue_at is None):
+                # No backoff to wait for: the workload controller requeues it at once.
+                self._cond(
+                    wl,
+                    "Requeued",
+                    "True",
+                    "BackoffFinished",
+                    "The workload backoff was finished",
+                    self.now,
+                )
         self._sync(key)
 
     def requeue(
@@ -965,6 +1005,9 @@ class AdmissionCore:
             t: datetime | None = None
             if w is not None and is_admitted(wl) and not condition_true(wl, "PodsReady"):
                 t = self._pods_ready_deadline(wl)
+            m = self._max_execution_deadline(wl)
+            if m is not None and (t is None or m < t):
+                t = m
             rs = wl.status.requeue_state if wl.status is not None else None
             if rs is not None and rs.requeue_at is not None and not has_quota_reservation(wl):
                 t = rs.requeue_at if t is None else min(t, rs.requeue_at)
@@ -975,6 +1018,19 @@ class AdmissionCore:
             if best is None or t < best:
                 best = t
         return best
+
+    @staticmethod
+    def _max_execution_deadline(wl: kt.Workload) -> datetime | None:
+        """When an admitted workload exhausts maximumExecutionTimeSeconds: the
+        limit less the seconds of earlier admissions, from this admission."""
+        limit = wl.spec.maximum_execution_time_seconds
+        if limit is None or wl.status is None or not wl.spec.active:
+            return None
+        adm = find_condition(wl, "Admitted")
+        if adm is None or adm.status != "True" or adm.last_transition_time is None:
+            return None
+        past = wl.status.accumulated_past_execution_time_seconds or 0
+        return adm.last_transition_time + timedelta(seconds=limit - past)
 
     def _pods_ready_deadline(self, wl: kt.Workload) -> datetime | None:
         w = self.config.wait_for_pods_ready
@@ -995,6 +1051,18 @@ class AdmissionCore:
         now = self.now
         for key, info in list(self.infos.items()):
             wl = info.obj
+            m = self._max_execution_deadline(wl)
+            if m is not None and m <= now:
+                wl.spec.active = False
+                assert wl.status is not None
+                wl.status.accumulated_past_execution_time_seconds = None
+                wl.status.requeue_state = None
+                self._evict(
+                    key,
+                    "DeactivatedDueToMaximumExecutionTimeExceeded",
+                    "The workload is deactivated due to exceeding the maximum execution time",
+                )
+                continue
             if w is not None and is_admitted(wl) and not condition_true(wl, "PodsReady"):
                 d = self._pods_ready_deadline(wl)
                 if d is not None and d <= now:
@@ -1237,3 +1305,13 @@ def _weight(fs: kt.FairSharing | None) -> float:
     w = fs.weight
     assert isinstance(w, Quantity)
     return w.nanos / 1e9
+
+
+def _checks_message(checks: list[kt.AdmissionCheckState], state: str) -> str:
+    """Kueue's buildAdmissionChecksMessage: the checks in a state, by name."""
+    parts = [
+        f'"{c.name}" ({c.message})' if c.message else f'"{c.name}"'
+        for c in sorted(checks, key=lambda c: c.name)
+    ]
+    noun = "AdmissionChecks" if len(checks) > 1 else "AdmissionCheck"
+    return f"{noun} in {state} state: {'; '.join(parts)}"
