@@ -912,11 +912,26 @@ def check_cycle(core: AdmissionCore, world: World, r: CycleResult) -> None:
             if p.reason == "InCohortFairSharing":
                 assert core.config.fair_sharing is not None, p
             # Quota is reclaimed only from a queue that borrows (its victims still
-            # count: they hold their quota until their eviction completes).
+            # count: they hold their quota until their eviction completes). So
+            # does the usage a preemptor of this cycle reserved in its queue:
+            # Kueue adds it to the snapshot, and a later entry whose targets
+            # overlapped recomputes them against it (processEntry,
+            # updateAssignmentIfNeeded), so that queue may borrow only then.
             vq = world.cqs[victim_cq].quotas
-            assert any(
-                u > (vq[fr].nominal if fr in vq else 0) for fr, u in cq_usage[victim_cq].items()
-            ), (p, cq_usage[victim_cq])
+            usage = dict(cq_usage[victim_cq])
+            for pre in {x.preemptor for x in r.preempted}:
+                spec = world.workloads[pre]
+                if spec.cq != victim_cq:
+                    continue
+                for ps in spec.podsets:
+                    for res, q in ps.requests.items():
+                        for fr in vq:  # the flavor it was given is not in the model
+                            if fr[1] == res:
+                                usage[fr] = usage.get(fr, 0) + q * ps.count
+            assert any(u > (vq[fr].nominal if fr in vq else 0) for fr, u in usage.items()), (
+                p,
+                usage,
+            )
         else:
             raise AssertionError(f"unknown preemption reason {p.reason}")
 
