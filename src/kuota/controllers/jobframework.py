@@ -153,6 +153,7 @@ class JobWebhook:
         self.adapter = adapter
         self.policy = policy
         self.lookup = lookup  # (rtype, namespace, name) -> object or None
+        self.kinds = frozenset({adapter.rtype})  # the store calls it for these only
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
         if (group_of(new.api_version), new.kind) != self.adapter.rtype:

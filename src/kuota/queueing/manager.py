@@ -130,6 +130,7 @@ class QueueManager:
         cq = self.cluster_queue_of(key)
         if cq is None:
             return None
+        cq.flush_wake()
         if cq.get_active(key) is not None:
             return "active"
         if key in cq.inadmissible:
@@ -175,10 +176,8 @@ class QueueManager:
         cq_names: Iterable[str],
         now: datetime,
         namespace_matches: Callable[[str, str], bool],
-    ) -> int:
-        moved = 0
+    ) -> None:
         for name in cq_names:
             q = self.cqs.get(name)
             if q is not None:
-                moved += q.requeue_inadmissible(now, lambda ns, n=name: namespace_matches(n, ns))
-        return moved
+                q.requeue_inadmissible(now, lambda ns, n=name: namespace_matches(n, ns))

@@ -71,6 +71,10 @@ class ClusterQueueQueue:
     pop_cycle: int = 0
     queue_inadmissible_cycle: int = -1
     _seq: Iterator[int] = field(default_factory=itertools.count)
+    # A wake not yet carried out: (its time, the namespace matcher). Wakes come
+    # with every quota release in a cohort; moving the parked workloads waits
+    # for the next look at the queue, which sees the same result.
+    _wake: tuple[datetime, Callable[[str], bool]] | None = None
 
     # -- the active heap
     def _key(self, info: WorkloadInfo, seq: int) -> _Entry:
@@ -94,6 +98,7 @@ class ClusterQueueQueue:
         return e[1] if e else None
 
     def pop(self) -> WorkloadInfo | None:
+        self.flush_wake()
         self.pop_cycle += 1
         info = self._pop_by_usage() if self.lq_usage is not None else self._pop()
         if info is not None:
@@ -199,17 +204,27 @@ class ClusterQueueQueue:
         self.inadmissible[key] = info
         return True
 
-    def requeue_inadmissible(self, now: datetime, namespace_matches: Callable[[str], bool]) -> int:
-        """Kueue's queueInadmissibleWorkloads: wake the parked workloads."""
+    def requeue_inadmissible(self, now: datetime, namespace_matches: Callable[[str], bool]) -> None:
+        """Kueue's queueInadmissibleWorkloads: wake the parked workloads.
+
+        Carried out lazily (flush_wake). Exact: between a wake and the next
+        look, a workload requeued is made active anyway (this wake's cycle
+        mark), and repeated wakes move what the last one would, so only the
+        last wake's time and matcher count."""
         self.queue_inadmissible_cycle = self.pop_cycle
-        moved = 0
+        if self.inadmissible:
+            self._wake = (now, namespace_matches)
+
+    def flush_wake(self) -> None:
+        if self._wake is None:
+            return
+        now, namespace_matches = self._wake
+        self._wake = None
         for key, info in list(self.inadmissible.items()):
             if not namespace_matches(info.namespace) or not backoff_expired(info, now):
                 continue
             del self.inadmissible[key]
             self.push_active(info)
-            moved += 1
-        return moved
 
 
 def lq_key(info: WorkloadInfo) -> str:

@@ -149,11 +149,15 @@ class AdmissionCore:
         # Workloads whose status may have changed since take_touched(): what a
         # controller writes back to the store.
         self._touched: set[str] = set()
+        self._timer_dirty: set[str] = set()  # workloads changed since the timer scan
+        self._timed: set[str] = set()  # workloads that may have a timer
 
     def _cond(
         self, wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
     ) -> bool:
-        self._touched.add(_key(wl.metadata.namespace, wl.metadata.name))
+        key = _key(wl.metadata.namespace, wl.metadata.name)
+        self._touched.add(key)
+        self._timer_dirty.add(key)
         return set_condition(wl, ctype, status, reason, message, now)
 
     def take_touched(self) -> set[str]:
@@ -548,6 +552,7 @@ class AdmissionCore:
         if wl is None:
             return
         self._touched.add(key)
+        self._timer_dirty.add(key)
         prev = self.infos.get(key)
         if self.afs is None or not event:
             self._file(key, wl, prev)
@@ -826,7 +831,7 @@ class AdmissionCore:
         w = self.config.wait_for_pods_ready
         if w is None or not w.block_admission:
             return False
-        for info in self.infos.values():
+        for info in self._timed_infos():  # every admitted workload, with waitForPodsReady
             wl = info.obj
             if is_admitted(wl) and not condition_true(wl, "PodsReady"):
                 return True
@@ -997,10 +1002,41 @@ class AdmissionCore:
             self._fire_timers()
         self.now = max(self.now, to)
 
+    def _may_have_timer(self, wl: kt.Workload) -> bool:
+        """Could the workload need time to pass (a superset of the timers
+        _next_timer finds)?"""
+        st = wl.status
+        if st is not None and st.requeue_state is not None:
+            return True
+        if not is_admitted(wl):
+            return False
+        return self.config.wait_for_pods_ready is not None or (
+            wl.spec.maximum_execution_time_seconds is not None
+        )
+
+    def _timed_infos(self) -> list[WorkloadInfo]:
+        """The workloads that may have a timer: those changed since the last
+        look are re-examined, so the scan costs what changed, not the backlog."""
+        for key in self._timer_dirty:
+            info = self.infos.get(key)
+            if info is not None and self._may_have_timer(info.obj):
+                self._timed.add(key)
+            else:
+                self._timed.discard(key)
+        self._timer_dirty.clear()
+        out = []
+        for key in sorted(self._timed):
+            info = self.infos.get(key)
+            if info is None:
+                self._timed.discard(key)
+            else:
+                out.append(info)
+        return out
+
     def _next_timer(self) -> datetime | None:
         best: datetime | None = None
         w = self.config.wait_for_pods_ready
-        for info in self.infos.values():
+        for info in self._timed_infos():
             wl = info.obj
             t: datetime | None = None
             if w is not None and is_admitted(wl) and not condition_true(wl, "PodsReady"):
@@ -1049,7 +1085,10 @@ class AdmissionCore:
     def _fire_timers(self) -> None:
         w = self.config.wait_for_pods_ready
         now = self.now
-        for key, info in list(self.infos.items()):
+        for info in self._timed_infos():
+            key = info.key
+            if self.infos.get(key) is not info:
+                continue  # changed by an earlier timer of this instant
             wl = info.obj
             m = self._max_execution_deadline(wl)
             if m is not None and m <= now:
@@ -1220,20 +1259,16 @@ class AdmissionCore:
         obj = self.lq_objs.get(key)
         if obj is None:
             return None
-        ns, name = key.split("/", 1)
-        holders = [
-            i
-            for i in self.infos.values()
-            if i.key in self.snap.holders and i.namespace == ns and i.queue_name == name
-        ]
+        held = self.snap.by_lq.get(key)
+        holders = [self.infos.get(k, i) for k, i in held.items()] if held else []
         lq = self.queues.lqs.get(key)
         pending = 0
         if lq is not None:
-            pending = (
-                sum(1 for k in lq.items if self.queues.queued(k) is not None)
-                if not lq.stopped
-                else len(lq.items)
-            )
+            if lq.stopped:
+                pending = len(lq.items)
+            else:
+                cq = self.queues.cqs.get(lq.cluster_queue)
+                pending = sum(map(cq.has, lq.items)) if cq is not None else 0
         stopped = (obj.spec.stop_policy or "None") != "None"
         cq_ok = (obj.spec.cluster_queue or "") in self.cq_objs
         active = cq_ok and not stopped

@@ -64,12 +64,19 @@ class Snapshot:
     flavors: dict[str, ResourceFlavor]
     # The CQ state of every workload holding quota, by workload key.
     holders: dict[str, ClusterQueueState] = field(default_factory=dict)
+    # The quota holders of each LocalQueue ("namespace/name"), for its status
+    # without a scan of every workload.
+    by_lq: dict[str, dict[str, WorkloadInfo]] = field(default_factory=dict)
+    _lq_of: dict[str, str] = field(default_factory=dict)
 
     def add_workload(self, info: WorkloadInfo) -> None:
         cq = self.cqs[info.cluster_queue or ""]
         cq.workloads[info.key] = info
         self.holders[info.key] = cq
         add_usage(cq.node, info.usage())
+        lq = f"{info.namespace}/{info.queue_name}"
+        self._lq_of[info.key] = lq
+        self.by_lq.setdefault(lq, {})[info.key] = info
 
     def remove_workload(self, info: WorkloadInfo) -> None:
         cq = self.holders.pop(info.key, None)
@@ -77,6 +84,12 @@ class Snapshot:
             return
         cq.workloads.pop(info.key, None)
         remove_usage(cq.node, info.usage())
+        lq = self._lq_of.pop(info.key, None)
+        held = self.by_lq.get(lq) if lq is not None else None
+        if held is not None:
+            held.pop(info.key, None)
+            if not held:
+                del self.by_lq[lq]  # type: ignore[arg-type]
 
     def simulate_removal(self, infos: Iterable[WorkloadInfo]) -> Callable[[], None]:
         """Remove the workloads' usage (only); the returned function puts it back."""

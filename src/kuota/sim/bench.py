@@ -1,0 +1,289 @@
+"""``kuota bench``: a Kueue scheduler-performance world run in the embedded
+control plane, with the figures Kueue's runner reports.
+
+Kueue's runner creates the generator's Workloads over time and plays their
+jobs: an admitted workload finishes ``runtimeMs`` after its admission, an
+evicted one gives its quota back at once. kuota does the same through the
+same store, informers and admission core that ``kuota run`` uses, in virtual
+time (as fast as the CPU allows) or in real time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import resource
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kuota.api.config import KueueConfig, load_config
+from kuota.api.kueue import types as kt
+from kuota.embedded.controlplane import ControlPlane
+from kuota.quota.workload import find_condition, is_admitted, is_finished
+from kuota.runtime.clock import RealClock, VirtualClock
+from kuota.runtime.informer import key_of
+from kuota.runtime.manager import Manager
+from kuota.scheduler.core import set_condition
+from kuota.sim.benchgen import RUNNING_LABEL, BenchWorld, GeneratorConfig, generate, workload
+from kuota.store import NotFound, clone
+
+WORKLOAD = (kt.GROUP, "Workload")
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class Runner:
+    """Kueue's performance runner: finishes each admitted workload after the
+    running time in its label, counted from its admission."""
+
+    name = "bench-runner"
+
+    def __init__(self) -> None:
+        self.mgr: Manager | None = None
+
+    def setup(self, mgr: Manager) -> None:
+        self.mgr = mgr
+        mgr.informer(WORKLOAD).on_change(self._changed)
+
+    def _changed(self, etype: str, wl: Any, old: Any | None) -> None:
+        if etype == "DELETED" or is_finished(wl) or not is_admitted(wl):
+            return
+        assert self.mgr is not None
+        at = self._due(wl)
+        if at is not None:
+            self.mgr.enqueue_at(self.name, key_of(wl), at)
+
+    @staticmethod
+    def _due(wl: Any) -> datetime | None:
+        c = find_condition(wl, "Admitted")
+        if c is None or c.last_transition_time is None:
+            return None
+        ms = int((wl.metadata.labels or {}).get(RUNNING_LABEL, "0") or 0)
+        return c.last_transition_time + timedelta(milliseconds=ms)
+
+    def reconcile(self, key: str) -> None:
+        assert self.mgr is not None
+        wl = self.mgr.informer(WORKLOAD).get(key)
+        if wl is None or is_finished(wl) or not is_admitted(wl):
+            return None
+        at = self._due(wl)
+        now = self.mgr.clock.now()
+        if at is not None and at > now:
+            self.mgr.enqueue_at(self.name, key, at)
+            return None
+        new = clone(wl)
+        set_condition(new, "Finished", "True", "ByTest", "By test runner", now)
+        with contextlib.suppress(NotFound):  # deleted meanwhile
+            self.mgr.store.update_status(new)
+        return None
+
+
+@dataclass
+class _WlStats:
+    cls: str
+    created: datetime
+    milli: int
+    cq: str = ""
+    admitted_at: datetime | None = None
+    to_admission_ms: float | None = None
+    finished_at: datetime | None = None
+    evictions: int = 0
+
+
+@dataclass
+class Recorder:
+    """What Kueue's recorder measures, from the Workload events."""
+
+    wls: dict[str, _WlStats] = field(default_factory=dict)
+    cpu_used: float = 0.0  # admitted milli-cpu x seconds, over all queues
+    admissions: int = 0
+    first_created: datetime | None = None
+    last_finished: datetime | None = None
+
+    def changed(self, etype: str, wl: Any, old: Any | None) -> None:
+        key = key_of(wl)
+        st = self.wls.get(key)
+        if st is None:
+            labels = wl.metadata.labels or {}
+            milli = 0
+            for ps in wl.spec.pod_sets:
+                req = ps.template.spec.containers[0].resources.requests or {}
+                cpu = req.get("cpu")
+                milli += (math.ceil(cpu.nanos / 1_000_000) if cpu is not None else 0) * ps.count
+            created = wl.metadata.creation_timestamp or T0
+            st = self.wls[key] = _WlStats(
+                labels.get("kueue.x-k8s.io/performance-scheduler-class", ""), created, milli
+            )
+            if self.first_created is None or created < self.first_created:
+                self.first_created = created
+        if etype == "DELETED":
+            return
+        was = st.admitted_at is not None
+        now_admitted = is_admitted(wl) and not is_finished(wl)
+        if now_admitted and not was:
+            c = find_condition(wl, "Admitted")
+            at = c.last_transition_time if c is not None and c.last_transition_time else st.created
+            st.admitted_at = at
+            st.cq = wl.status.admission.cluster_queue if wl.status and wl.status.admission else ""
+            st.to_admission_ms = (at - st.created).total_seconds() * 1000
+            self.admissions += 1
+        elif was and not now_admitted:
+            fin = find_condition(wl, "Finished")
+            end = fin.last_transition_time if fin is not None and fin.status == "True" else None
+            if end is None:
+                ev = find_condition(wl, "Admitted")
+                end = ev.last_transition_time if ev is not None else None
+            assert st.admitted_at is not None
+            end = end or st.admitted_at
+            self.cpu_used += st.milli * (end - st.admitted_at).total_seconds()
+            st.admitted_at = None
+            if is_finished(wl):
+                st.finished_at = end
+                if self.last_finished is None or end > self.last_finished:
+                    self.last_finished = end
+            else:
+                st.evictions += 1
+
+
+@dataclass
+class BenchResult:
+    config: str
+    mode: str
+    workloads: int
+    finished: int
+    wall_s: float  # first creation to last finish, on the run's clock
+    elapsed_s: float  # real seconds the run took
+    cpu_s: float
+    mean_cq_usage: float
+    lower_bound_s: float
+    admissions: int
+    evictions: int
+    cycles: int
+    cycle_ms: dict[str, float]
+    time_to_admission_ms: dict[str, dict[str, float]]
+    peak_rss_mib: float
+
+    @property
+    def ratio_to_bound(self) -> float:
+        return self.wall_s / self.lower_bound_s if self.lower_bound_s else math.inf
+
+    @property
+    def admissions_per_s(self) -> float:
+        return self.admissions / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "config": self.config,
+            "mode": self.mode,
+            "workloads": self.workloads,
+            "finished": self.finished,
+            "wall_s": round(self.wall_s, 3),
+            "elapsed_s": round(self.elapsed_s, 3),
+            "cpu_s": round(self.cpu_s, 3),
+            "mean_cq_usage": round(self.mean_cq_usage, 4),
+            "lower_bound_s": round(self.lower_bound_s, 3),
+            "ratio_to_bound": round(self.ratio_to_bound, 3),
+            "admissions": self.admissions,
+            "admissions_per_s": round(self.admissions_per_s, 1),
+            "evictions": self.evictions,
+            "cycles": self.cycles,
+            "cycle_ms": {k: round(v, 3) for k, v in self.cycle_ms.items()},
+            "time_to_admission_ms": {
+                c: {k: round(v, 1) for k, v in d.items()}
+                for c, d in self.time_to_admission_ms.items()
+            },
+            "peak_rss_mib": round(self.peak_rss_mib, 1),
+        }
+
+
+def nearest_rank(values: list[float], p: float) -> float:
+    """The p-th percentile by the nearest-rank method (0 for no values)."""
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = max(1, math.ceil(p / 100 * len(s)))
+    return s[k - 1]
+
+
+def default_config() -> KueueConfig:
+    cfg, errs = load_config(
+        {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    )
+    assert cfg is not None, errs
+    return cfg
+
+
+def run_bench(
+    gen: GeneratorConfig,
+    *,
+    name: str = "bench",
+    real_time: bool = False,
+    config: KueueConfig | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> BenchResult:
+    world: BenchWorld = generate(gen, T0)
+    cpu0 = time.process_time()
+    t0 = time.perf_counter()
+    clock = RealClock(T0) if real_time else VirtualClock(T0)
+    cp = ControlPlane(config or default_config(), T0, clock=clock, cluster=False)
+    # The runner's world has no Jobs; events are not what a benchmark measures.
+    cp.mgr.recorder.enabled = False
+    rec = Recorder()
+    cp.mgr.informer(WORKLOAD).on_change(rec.changed)
+    runner = Runner()
+    cp.mgr.add(runner)
+    cycle_s: list[float] = []
+    cp.kueue.cycle_seconds = cycle_s
+    cp.create(world.objects)
+    cp.mgr.run_until_idle()
+    cp.submit(workload(a, T0) for a in world.arrivals)
+    total = len(world.arrivals)
+
+    def progress() -> None:
+        if on_progress is not None:
+            on_progress(sum(1 for s in rec.wls.values() if s.finished_at is not None), total)
+
+    cp.run(on_round=progress if on_progress is not None else None)
+    elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
+    finished = [s for s in rec.wls.values() if s.finished_at is not None]
+    first = rec.first_created or T0
+    last = rec.last_finished or first
+    wall = (last - first).total_seconds()
+    capacity = world.capacity_milli
+    usage = rec.cpu_used / (capacity * wall) if capacity and wall > 0 else 0.0
+    tta: dict[str, dict[str, float]] = {}
+    for cls in world.classes:
+        vals = [
+            s.to_admission_ms
+            for s in rec.wls.values()
+            if s.cls == cls and s.to_admission_ms is not None
+        ]
+        tta[cls] = {
+            "mean": sum(vals) / len(vals) if vals else 0.0,
+            "p95": nearest_rank(vals, 95),
+            "count": float(len(vals)),
+        }
+    cyc = [s * 1000 for s in cycle_s]
+    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    progress()
+    return BenchResult(
+        config=name,
+        mode="real-time" if real_time else "virtual",
+        workloads=total,
+        finished=len(finished),
+        wall_s=wall,
+        elapsed_s=elapsed,
+        cpu_s=cpu,
+        mean_cq_usage=usage,
+        lower_bound_s=world.lower_bound_s(),
+        admissions=rec.admissions,
+        evictions=sum(s.evictions for s in rec.wls.values()),
+        cycles=len(cycle_s),
+        cycle_ms={"p50": nearest_rank(cyc, 50), "p99": nearest_rank(cyc, 99)},
+        time_to_admission_ms=tta,
+        peak_rss_mib=rss_kib / 1024 if sys.platform != "darwin" else rss_kib / 2**20,
+    )

@@ -1,0 +1,320 @@
+"""Kueue's scheduler-performance generator config, read and expanded into a
+world: the same cohorts, ClusterQueues, LocalQueues and Workloads (names,
+priorities, requests, creation times) Kueue's runner creates, so the figures
+of the two systems can be set side by side. Schema: Kueue's
+test/performance/scheduler/runner/generator (``../shared/bench/README.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from kuota.api.kueue import types as kt
+from kuota.api.meta import ObjectMeta
+from kuota.api.quantity import Quantity, QuantityError
+
+RUNNING_LABEL = "kueue.x-k8s.io/performance-scheduler-running-ms"
+CLASS_LABEL = "kueue.x-k8s.io/performance-scheduler-class"
+FLAVOR = "rf"  # Kueue's generator's default ResourceFlavor name
+
+
+class BenchConfigError(Exception):
+    """A generator config kuota cannot read: the file, the field path, why."""
+
+
+class _Struct(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class WorkloadTemplate(_Struct):
+    class_name: str
+    runtime_ms: int = 0
+    priority: int = 0
+    request: str | int | float = "1"
+    pod_count: int = 1
+
+
+class WorkloadsSet(_Struct):
+    count: int
+    creation_interval_ms: int = 0
+    workloads: list[WorkloadTemplate] = []
+
+
+class QueuesSet(_Struct):
+    class_name: str
+    count: int
+    nominal_quota: str | int | float
+    borrowing_limit: str | int | float | None = None
+    reclaim_within_cohort: str = "Never"
+    within_cluster_queue: str = "Never"
+    workloads_sets: list[WorkloadsSet] = []
+
+
+class CohortSet(_Struct):
+    class_name: str
+    count: int
+    queues_sets: list[QueuesSet] = []
+
+
+class ResourceFlavorConfig(_Struct):
+    name: str = FLAVOR
+
+
+class GeneratorConfig(_Struct):
+    cohorts: list[CohortSet] = []
+    resource_flavor: ResourceFlavorConfig | None = None
+    topology: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    at_ms: int
+    namespace: str
+    name: str
+    class_name: str
+    priority: int
+    request_milli: int  # cpu per pod
+    pods: int
+    runtime_ms: int
+
+
+@dataclass
+class BenchWorld:
+    objects: list[Any]  # flavor, cohorts, ClusterQueues, namespaces, LocalQueues
+    arrivals: list[Arrival]  # in creation order
+    nominal_milli: dict[str, int]  # ClusterQueue -> cpu nominal quota
+    classes: list[str] = field(default_factory=list)
+
+    @property
+    def total_work_milli_ms(self) -> int:
+        return sum(a.request_milli * a.pods * a.runtime_ms for a in self.arrivals)
+
+    @property
+    def capacity_milli(self) -> int:
+        return sum(self.nominal_milli.values())
+
+    @property
+    def last_creation_ms(self) -> int:
+        return max((a.at_ms for a in self.arrivals), default=0)
+
+    def lower_bound_s(self) -> float:
+        """No schedule finishes earlier: all work spread over all quota, and
+        not before the last workload exists."""
+        cap = self.capacity_milli
+        work = self.total_work_milli_ms / cap / 1000 if cap else float("inf")
+        return max(work, self.last_creation_ms / 1000)
+
+
+def load(path: str | Path) -> GeneratorConfig:
+    p = Path(path)
+    try:
+        raw = yaml.load(p.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except OSError as err:
+        raise BenchConfigError(f"{p}: {err.strerror or err}") from None
+    except yaml.YAMLError as err:
+        raise BenchConfigError(f"{p}: not YAML: {err}") from None
+    return parse(raw, str(p))
+
+
+def parse(raw: Any, source: str = "<config>") -> GeneratorConfig:
+    try:
+        cfg = msgspec.convert(raw, GeneratorConfig)
+    except msgspec.ValidationError as err:
+        # msgspec names the path as `$.cohorts[0].queuesSets[0]...`.
+        msg = str(err)
+        where = ""
+        if " - at `$" in msg:
+            msg, _, at = msg.partition(" - at `$")
+            where = at.rstrip("`").lstrip(".") + ": "
+        raise BenchConfigError(f"{source}: {where}{msg}") from None
+    if not cfg.cohorts:
+        raise BenchConfigError(f"{source}: cohorts: the config must contain at least one cohort")
+    if cfg.topology is not None:
+        raise BenchConfigError(
+            f"{source}: topology: topology-aware scheduling worlds are not supported"
+        )
+    for i, c in enumerate(cfg.cohorts):
+        _positive(source, f"cohorts[{i}].count", c.count)
+        for j, q in enumerate(c.queues_sets):
+            at = f"cohorts[{i}].queuesSets[{j}]"
+            _positive(source, f"{at}.count", q.count)
+            _milli(source, f"{at}.nominalQuota", q.nominal_quota)
+            if q.borrowing_limit is not None:
+                _milli(source, f"{at}.borrowingLimit", q.borrowing_limit)
+            for name, v in (
+                ("reclaimWithinCohort", q.reclaim_within_cohort),
+                ("withinClusterQueue", q.within_cluster_queue),
+            ):
+                allowed = ("Never", "LowerPriority", "Any")
+                if name == "withinClusterQueue":
+                    allowed = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+                if v not in allowed:
+                    raise BenchConfigError(
+                        f"{source}: {at}.{name}: Unsupported value: {v!r}: "
+                        f"supported values: {', '.join(allowed)}"
+                    )
+            for k, ws in enumerate(q.workloads_sets):
+                wat = f"{at}.workloadsSets[{k}]"
+                if ws.count < 0 or ws.creation_interval_ms < 0:
+                    raise BenchConfigError(f"{source}: {wat}: count and interval must be ≥ 0")
+                for m, w in enumerate(ws.workloads):
+                    if w.runtime_ms < 0:
+                        raise BenchConfigError(
+                            f"{source}: {wat}.workloads[{m}].runtimeMs: must be ≥ 0"
+                        )
+                    _milli(source, f"{wat}.workloads[{m}].request", w.request)
+    return cfg
+
+
+def _positive(source: str, path: str, v: int) -> None:
+    if v < 1:
+        raise BenchConfigError(f"{source}: {path}: must be at least 1, got {v}")
+
+
+def _milli(source: str, path: str, v: Any) -> int:
+    try:
+        q = Quantity.parse(str(v))
+    except QuantityError as err:
+        raise BenchConfigError(f"{source}: {path}: {err}") from None
+    if q.nanos < 0:
+        raise BenchConfigError(f"{source}: {path}: must not be negative")
+    return -(-q.nanos // 1_000_000)
+
+
+def generate(cfg: GeneratorConfig, start: datetime) -> BenchWorld:
+    """The world Kueue's generator creates: per cohort class and index a
+    cohort ``<class>-<i>``; per queue set a ClusterQueue
+    ``<class>-<set>-<i>-<cohort>`` with a namespace and LocalQueue of the same
+    name; per workload set, ``count`` rounds of its templates, one creation
+    every ``creationIntervalMs`` (the first after one interval), all sets and
+    queues in parallel."""
+    flavor = cfg.resource_flavor.name if cfg.resource_flavor else FLAVOR
+    objects: list[Any] = [
+        kt.ResourceFlavor(
+            api_version=kt.V1BETA2, kind="ResourceFlavor", metadata=ObjectMeta(name=flavor)
+        )
+    ]
+    arrivals: list[Arrival] = []
+    nominal: dict[str, int] = {}
+    classes: list[str] = []
+    for cset in cfg.cohorts:
+        for ci in range(cset.count):
+            cohort = f"{cset.class_name}-{ci}"
+            objects.append(
+                kt.Cohort(api_version=kt.V1BETA2, kind="Cohort", metadata=ObjectMeta(name=cohort))
+            )
+            for qi, qset in enumerate(cset.queues_sets):
+                for i in range(qset.count):
+                    name = f"{qset.class_name}-{qi}-{i}-{cohort}"
+                    nominal[name] = _milli("", "", qset.nominal_quota)
+                    objects += _queue(name, cohort, flavor, qset)
+                    for si, ws in enumerate(qset.workloads_sets):
+                        t = 0
+                        for r in range(ws.count):
+                            for wi, tmpl in enumerate(ws.workloads):
+                                t += ws.creation_interval_ms
+                                if tmpl.class_name not in classes:
+                                    classes.append(tmpl.class_name)
+                                arrivals.append(
+                                    Arrival(
+                                        at_ms=t,
+                                        namespace=name,
+                                        name=f"{tmpl.class_name}-{si}-{r}-{wi}",
+                                        class_name=tmpl.class_name,
+                                        priority=tmpl.priority,
+                                        request_milli=_milli("", "", tmpl.request),
+                                        pods=max(tmpl.pod_count, 1),
+                                        runtime_ms=tmpl.runtime_ms,
+                                    )
+                                )
+    arrivals.sort(key=lambda a: a.at_ms)  # stable: queue order within an instant
+    del start
+    return BenchWorld(objects, arrivals, nominal, classes)
+
+
+def _queue(name: str, cohort: str, flavor: str, q: QueuesSet) -> list[Any]:
+    res: dict[str, Any] = {"name": "cpu", "nominalQuota": str(q.nominal_quota)}
+    if q.borrowing_limit is not None:
+        res["borrowingLimit"] = str(q.borrowing_limit)
+    spec = {
+        "cohortName": cohort,
+        "namespaceSelector": {},
+        "resourceGroups": [
+            {"coveredResources": ["cpu"], "flavors": [{"name": flavor, "resources": [res]}]}
+        ],
+        "preemption": {
+            "reclaimWithinCohort": q.reclaim_within_cohort,
+            "withinClusterQueue": q.within_cluster_queue,
+        },
+    }
+    cq = msgspec.convert(
+        {
+            "apiVersion": kt.V1BETA2,
+            "kind": "ClusterQueue",
+            "metadata": {"name": name, "labels": {CLASS_LABEL: q.class_name}},
+            "spec": spec,
+        },
+        kt.ClusterQueue,
+        dec_hook=_dec_hook,
+    )
+    from kuota.api import core as kc
+
+    ns = kc.Namespace(api_version="v1", kind="Namespace", metadata=ObjectMeta(name=name))
+    lq = kt.LocalQueue(
+        api_version=kt.V1BETA2,
+        kind="LocalQueue",
+        metadata=ObjectMeta(name=name, namespace=name),
+        spec=kt.LocalQueueSpec(cluster_queue=name),
+    )
+    return [ns, cq, lq]
+
+
+def _dec_hook(typ: type, obj: Any) -> Any:
+    from kuota.api.base import dec_hook
+
+    return dec_hook(typ, obj)
+
+
+def workload(a: Arrival, start: datetime) -> kt.Workload:
+    """The Workload Kueue's generator creates for an arrival."""
+    return msgspec.convert(
+        {
+            "apiVersion": kt.V1BETA2,
+            "kind": "Workload",
+            "metadata": {
+                "name": a.name,
+                "namespace": a.namespace,
+                "labels": {RUNNING_LABEL: str(a.runtime_ms), CLASS_LABEL: a.class_name},
+                "creationTimestamp": (start + timedelta(milliseconds=a.at_ms)).isoformat(),
+            },
+            "spec": {
+                "queueName": a.namespace,
+                "priority": a.priority,
+                "podSets": [
+                    {
+                        "name": "main",
+                        "count": a.pods,
+                        "template": {
+                            "spec": {
+                                "restartPolicy": "Never",
+                                "containers": [
+                                    {
+                                        "name": "c",
+                                        "resources": {"requests": {"cpu": f"{a.request_milli}m"}},
+                                    }
+                                ],
+                            }
+                        },
+                    }
+                ],
+            },
+        },
+        kt.Workload,
+        dec_hook=_dec_hook,
+    )

@@ -1,0 +1,166 @@
+"""``kuota bench``: Kueue's generator config read and expanded as Kueue's
+generator does, the lower bound's arithmetic, a small world run end to end
+through the control plane with every JSON key, the same figures for the same
+inputs, and bad configs named with their field."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kuota.cli.main import main
+from kuota.sim.bench import nearest_rank, run_bench
+from kuota.sim.benchgen import BenchConfigError, generate, load, parse
+
+WORLDS = Path(__file__).parent.parent / "bench" / "worlds"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+TINY = {
+    "cohorts": [
+        {
+            "className": "co",
+            "count": 1,
+            "queuesSets": [
+                {
+                    "className": "cq",
+                    "count": 2,
+                    "nominalQuota": 2,
+                    "borrowingLimit": 2,
+                    "reclaimWithinCohort": "Any",
+                    "withinClusterQueue": "LowerPriority",
+                    "workloadsSets": [
+                        {
+                            "count": 3,
+                            "creationIntervalMs": 100,
+                            "workloads": [
+                                {
+                                    "className": "small",
+                                    "runtimeMs": 400,
+                                    "priority": 50,
+                                    "request": 1,
+                                }
+                            ],
+                        },
+                        {
+                            "count": 1,
+                            "creationIntervalMs": 250,
+                            "workloads": [
+                                {
+                                    "className": "big",
+                                    "runtimeMs": 1000,
+                                    "priority": 200,
+                                    "request": 2,
+                                }
+                            ],
+                        },
+                    ],
+                }
+            ],
+        }
+    ]
+}
+
+
+def test_the_shipped_worlds_expand_as_kueues_generator_does() -> None:
+    base = generate(load(WORLDS / "kueue-baseline.yaml"), T0)
+    assert len(base.arrivals) == 15_000
+    assert sum(1 for o in base.objects if o.kind == "ClusterQueue") == 30
+    names = {a.namespace for a in base.arrivals}
+    assert "cq-0-5-cohort-4" in names and len(names) == 30
+    first = [a for a in base.arrivals if a.namespace == "cq-0-0-cohort-0"]
+    # Three sets in parallel: small every 100 ms, medium every 500, large every 1200.
+    assert [(a.name, a.at_ms) for a in first[:2]] == [("small-0-0-0", 100), ("small-0-1-0", 200)]
+    assert max(a.at_ms for a in first if a.class_name == "large") == 50 * 1200
+    large = generate(load(WORLDS / "kueue-large-scale.yaml"), T0)
+    assert len(large.arrivals) == 50_000
+    assert sum(1 for o in large.objects if o.kind == "ClusterQueue") == 1000
+
+
+def test_lower_bound_is_work_over_quota_but_not_before_the_last_creation() -> None:
+    # Baseline, per ClusterQueue: 350x1x0.2 + 100x5x0.5 + 50x20x1.0 = 1320 cpu-s
+    # on 20 cpu = 66 s; the last creation is at 60 s.
+    assert generate(load(WORLDS / "kueue-baseline.yaml"), T0).lower_bound_s() == 66.0
+    # Large scale: 35x1x0.15 + 11x5x0.35 + 4x20x0.7 = 80.5 cpu-s on 20 = 4.025 s,
+    # after the last creation at 3.3 s.
+    assert generate(load(WORLDS / "kueue-large-scale.yaml"), T0).lower_bound_s() == 4.025
+    # Tiny: per queue 3x1x0.4 + 1x2x1.0 = 3.2 cpu-s on 2 cpu = 1.6 s > 0.3 s.
+    assert generate(parse(TINY), T0).lower_bound_s() == pytest.approx(1.6)
+    slow = json.loads(json.dumps(TINY))
+    slow["cohorts"][0]["queuesSets"][0]["workloadsSets"][1]["creationIntervalMs"] = 5000
+    assert generate(parse(slow), T0).lower_bound_s() == 5.0  # the last creation
+
+
+def test_nearest_rank_percentiles() -> None:
+    assert nearest_rank([], 95) == 0.0
+    assert nearest_rank([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0
+    assert nearest_rank([float(i) for i in range(1, 21)], 95) == 19.0
+
+
+def test_a_tiny_world_runs_and_every_workload_finishes() -> None:
+    r = run_bench(parse(TINY), name="tiny")
+    assert (r.workloads, r.finished) == (8, 8)
+    # Two queues of 2 cpu: at least the bound; the big ones (priority 200, 2 cpu)
+    # come at 250 ms and take a whole queue's nominal quota.
+    assert r.wall_s >= r.lower_bound_s
+    assert r.admissions >= 8 and 0 < r.mean_cq_usage <= 1
+    assert set(r.time_to_admission_ms) == {"small", "big"}
+    again = run_bench(parse(TINY), name="tiny")
+    same = ("wall_s", "admissions", "evictions", "mean_cq_usage", "time_to_admission_ms")
+    assert {k: r.to_json()[k] for k in same} == {k: again.to_json()[k] for k in same}
+
+
+def test_cli_prints_the_table_and_writes_every_json_key(tmp_path: Path) -> None:
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(json.dumps(TINY))
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(main, ["bench", str(cfg), "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "makespan" in r.output and "lower bound" in r.output
+    doc = json.loads(out.read_text())
+    for key in (
+        "workloads",
+        "finished",
+        "wall_s",
+        "cpu_s",
+        "mean_cq_usage",
+        "lower_bound_s",
+        "ratio_to_bound",
+        "admissions_per_s",
+        "peak_rss_mib",
+    ):
+        assert key in doc, key
+    assert set(doc["cycle_ms"]) == {"p50", "p99"}
+    assert set(doc["time_to_admission_ms"]["small"]) >= {"mean", "p95"}
+    assert doc["workloads"] == doc["finished"] == 8
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda c: c["cohorts"][0].update(count=0), "cohorts[0].count: must be at least 1"),
+        (
+            lambda c: c["cohorts"][0]["queuesSets"][0].update(nominalQuota="lots"),
+            "cohorts[0].queuesSets[0].nominalQuota",
+        ),
+        (
+            lambda c: c["cohorts"][0]["queuesSets"][0].update(withinClusterQueue="Sometimes"),
+            "withinClusterQueue: Unsupported value: 'Sometimes'",
+        ),
+        (lambda c: c["cohorts"][0].update(colour="red"), "cohorts[0]"),
+        (lambda c: c.update(cohorts=[]), "at least one cohort"),
+    ],
+)
+def test_bad_configs_name_the_field(mutate: object, expected: str, tmp_path: Path) -> None:
+    cfg = json.loads(json.dumps(TINY))
+    mutate(cfg)  # type: ignore[operator]
+    with pytest.raises(BenchConfigError, match=None) as err:
+        parse(cfg, "w.yaml")
+    assert expected in str(err.value) and str(err.value).startswith("w.yaml: ")
+    path = tmp_path / "bad.yaml"
+    path.write_text(json.dumps(cfg))
+    r = CliRunner().invoke(main, ["bench", str(path)])
+    assert r.exit_code == 1 and "Traceback" not in r.output
