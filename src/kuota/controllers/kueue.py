@@ -89,6 +89,8 @@ class KueueController:
         # The resourceVersion of each Workload status the core has seen or
         # written: an event carrying it is our own echo.
         self._seen_rv: dict[str, str] = {}
+        # The queue view each ClusterQueue/LocalQueue status was last written from.
+        self._written_view: dict[str, Any] = {}
         self._quiet = QUIET_CYCLES  # cycles left before scheduling rests
         self._advanced_to: datetime | None = None
         self._cqs_dirty: set[str] = set()
@@ -221,7 +223,12 @@ class KueueController:
             return False
         core.complete_evictions()
         result = self.run_cycle()
-        self._quiet = 0 if result.changed or core.has_pending_evictions else self._quiet + 1
+        if result.changed or core.has_pending_evictions:
+            self._quiet = 0
+        elif core.queues.any_heads():
+            self._quiet += 1
+        else:
+            self._quiet = QUIET_CYCLES  # no head left to try: more cycles do nothing
         return True
 
     def run_cycle(self) -> CycleResult:
@@ -330,24 +337,32 @@ class KueueController:
         view = core.cluster_queue(name)
         if view is None:
             return
-        self._write_status(CLUSTER_QUEUE, name, lambda old: _cq_status(view, old, core.now))
+        self._write_status(CLUSTER_QUEUE, name, view, lambda old: _cq_status(view, old, core.now))
 
     def _write_local_queue(self, key: str) -> None:
         core, _ = self._parts()
         view = core.local_queue(key)
         if view is None:
             return
-        self._write_status(LOCAL_QUEUE, key, lambda old: _lq_status(view, old, core.now))
+        self._write_status(LOCAL_QUEUE, key, view, lambda old: _lq_status(view, old, core.now))
 
-    def _write_status(self, rtype: ResourceType, key: str, build: Any) -> None:
+    def _write_status(self, rtype: ResourceType, key: str, view: Any, build: Any) -> None:
         _, mgr = self._parts()
         inf = mgr.informer(rtype)
+        ref = _ref(rtype, key)
         for _ in range(5):
             stored = inf.get(key)
             if stored is None:
                 return
+            if (
+                self._written_view.get(ref) == view
+                and self._seen_rv.get(ref) == stored.metadata.resource_version
+            ):
+                return  # the stored status is ours, from this same view
             status = build(stored.status)
             if _equal(status, stored.status):
+                self._seen_rv[ref] = stored.metadata.resource_version
+                self._written_view[ref] = view
                 return
             try:
                 written = mgr.store.update_status(msgspec.structs.replace(stored, status=status))
@@ -356,7 +371,8 @@ class KueueController:
                 continue
             except NotFound:
                 return
-            self._seen_rv[_ref(rtype, key)] = written.metadata.resource_version
+            self._seen_rv[ref] = written.metadata.resource_version
+            self._written_view[ref] = view
             return
 
     def _parts(self) -> tuple[AdmissionCore, Manager]:

@@ -139,6 +139,10 @@ class QueueManager:
             return "inflight"
         return None
 
+    def any_heads(self) -> bool:
+        """Would heads() return anything?"""
+        return any(q.active and q.has_active() for q in self.cqs.values())
+
     def heads(self) -> list[tuple[str, WorkloadInfo]]:
         """Pop the head of every active ClusterQueue, in name order."""
         out: list[tuple[str, WorkloadInfo]] = []

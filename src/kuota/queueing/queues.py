@@ -93,6 +93,11 @@ class ClusterQueueQueue:
     def remove_active(self, key: str) -> bool:
         return self._in_heap.pop(key, None) is not None
 
+    def has_active(self) -> bool:
+        """Is anything waiting to be a head (after any pending wake)?"""
+        self.flush_wake()
+        return bool(self._in_heap)
+
     def get_active(self, key: str) -> WorkloadInfo | None:
         e = self._in_heap.get(key)
         return e[1] if e else None

@@ -190,7 +190,11 @@ def is_borrowing(n: Node, fr: FR) -> bool:
 
 def within_nominal(n: Node, frs: Iterable[FR]) -> bool:
     """IsWithinNominalInResources: usage ≤ subtree quota for every fr."""
-    return all(n.subtree.get(fr, 0) >= n.usage.get(fr, 0) for fr in frs)
+    sub, use = n.subtree, n.usage
+    for fr in frs:  # noqa: SIM110 (a loop: runs for every queue of a cohort per preemption)
+        if sub.get(fr, 0) < use.get(fr, 0):
+            return False
+    return True
 
 
 def fits_in_quota(n: Node, requests: Mapping[FR, int]) -> tuple[bool, Usage]:

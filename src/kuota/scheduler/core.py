@@ -988,8 +988,9 @@ class AdmissionCore:
                 quiet = 0
                 continue
             quiet += 1
-            # Requeued heads may still succeed once their flavors are all tried.
-            if quiet >= 3:
+            # Requeued heads may still succeed once their flavors are all tried;
+            # with no head left to try, the next cycles would do nothing.
+            if quiet >= 3 or not self.queues.any_heads():
                 break
         return results
 

@@ -120,6 +120,8 @@ class Preemptor:
         # Admission fair sharing: a quota holder's LocalQueue usage (None outside
         # usage-based ClusterQueues); None when the feature is off.
         self.lq_usage = lq_usage
+        self._cq_lists: dict[int, list[ClusterQueueState]] = {}
+        self._cohort_lists: dict[int, list[Cohort]] = {}
 
     # ------------------------------------------------------------ ordering
     def _order_key(self, cq_name: str) -> Callable[[WorkloadInfo], _OrderKey]:
@@ -164,18 +166,27 @@ class Preemptor:
         items.sort(key=cmp_to_key(compare))
 
     def _active_cqs(self, cohort: Cohort) -> list[ClusterQueueState]:
-        out = []
-        for name in sorted(cohort.child_cqs):
-            st = self.snap.cqs.get(name)
-            if st is not None and st.active:
-                out.append(st)
+        # A preemptor lives for one cycle, in which the tree's shape and the
+        # queues' activity stay put: sort each cohort's children once.
+        out = self._cq_lists.get(id(cohort))
+        if out is None:
+            out = []
+            for name in sorted(cohort.child_cqs):
+                st = self.snap.cqs.get(name)
+                if st is not None and st.active:
+                    out.append(st)
+            self._cq_lists[id(cohort)] = out
         return out
 
     def _child_cohorts(self, cohort: Cohort) -> list[Cohort]:
-        return [cohort.child_cohorts[n] for n in sorted(cohort.child_cohorts)]
+        out = self._cohort_lists.get(id(cohort))
+        if out is None:
+            out = [cohort.child_cohorts[n] for n in sorted(cohort.child_cohorts)]
+            self._cohort_lists[id(cohort)] = out
+        return out
 
     def _subtree_cqs(self, cohort: Cohort) -> list[ClusterQueueState]:
-        out = self._active_cqs(cohort)
+        out = list(self._active_cqs(cohort))  # the cached list stays as it is
         for c in self._child_cohorts(cohort):
             out.extend(self._subtree_cqs(c))
         return out
