@@ -164,3 +164,12 @@ def test_bad_configs_name_the_field(mutate: object, expected: str, tmp_path: Pat
     path.write_text(json.dumps(cfg))
     r = CliRunner().invoke(main, ["bench", str(path)])
     assert r.exit_code == 1 and "Traceback" not in r.output
+
+
+def test_real_time_mode_runs_the_workloads_for_their_runtime_and_ends() -> None:
+    r = run_bench(parse(TINY), name="tiny", real_time=True)
+    assert (r.mode, r.workloads, r.finished) == ("real-time", 8, 8)
+    # Real seconds: at least the bound (work cannot finish sooner), and the
+    # run ends with the last workload (no timer left waiting for nothing).
+    assert r.wall_s >= r.lower_bound_s
+    assert r.elapsed_s < r.wall_s + 5

@@ -32,7 +32,8 @@ def unschedulable_message(world: World, pod: str) -> str:
     return str(c.message)
 
 
-def test_first_fit_binds_in_node_name_order(world: World) -> None:
+def test_first_fit_binds_in_node_name_order() -> None:
+    world = World(FirstFit())  # the default placement scores (test_placement_*.py)
     world.apply(
         node_manifest("n-b", cpu="2"),
         node_manifest("n-a", cpu="2"),

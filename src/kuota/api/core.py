@@ -1,5 +1,7 @@
 """Kubernetes built-in kinds kuota reads: core/v1 (Pod, Namespace, Node, LimitRange),
-batch/v1 Job, scheduling.k8s.io/v1 PriorityClass and node.k8s.io/v1 RuntimeClass.
+batch/v1 Job and CronJob, apps/v1 DaemonSet, scheduling.k8s.io/v1 PriorityClass
+and node.k8s.io/v1 RuntimeClass; and kuota's own ``kuota.dev/v1alpha1``
+NodeOperation (an ``oc adm`` node operation as a step of a world).
 
 Every JSON field of the real Go types (``k8s.io/api`` at 10b39a39, July 2026) is
 declared, so the strict decoder refuses only fields Kubernetes itself does not
@@ -33,6 +35,7 @@ import msgspec
 
 from kuota.api.base import LIST_ATOMIC, LIST_SET, MAP_ATOMIC, Object, Quantity, list_map
 from kuota.api.base import preserve_unknown as _pu
+from kuota.api.event import ObjectReference
 from kuota.api.meta import ConditionStatus, LabelSelector, ObjectMeta
 
 __all__ = [
@@ -40,10 +43,17 @@ __all__ = [
     "Affinity",
     "Container",
     "ContainerPort",
+    "CronJob",
+    "CronJobSpec",
+    "CronJobStatus",
+    "DaemonSet",
+    "DaemonSetSpec",
+    "DaemonSetStatus",
     "Job",
     "JobCondition",
     "JobSpec",
     "JobStatus",
+    "JobTemplateSpec",
     "LimitRange",
     "LimitRangeItem",
     "LimitRangeSpec",
@@ -54,6 +64,9 @@ __all__ = [
     "NodeAddress",
     "NodeAffinity",
     "NodeCondition",
+    "NodeOperation",
+    "NodeOperationSpec",
+    "NodeOperationStatus",
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
@@ -538,6 +551,106 @@ class Job(Object):
     status: JobStatus | None = None
 
 
+# ------------------------------------------------------------------------ CronJob
+class JobTemplateSpec(Object):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: JobSpec | None = None
+
+
+class CronJobSpec(Object):
+    schedule: str
+    job_template: JobTemplateSpec
+    time_zone: str | None = None
+    starting_deadline_seconds: int | None = None
+    # API defaults (batch/v1 SetDefaults_CronJob): the controller decides with them.
+    concurrency_policy: str = "Allow"  # checked in code, as in Go
+    suspend: bool | None = None
+    successful_jobs_history_limit: int = 3
+    failed_jobs_history_limit: int = 1
+
+
+class CronJobStatus(Object):
+    active: Annotated[list[ObjectReference], LIST_ATOMIC] | None = None
+    last_schedule_time: datetime | None = None
+    last_successful_time: datetime | None = None
+
+
+class CronJob(Object):
+    api_version: str
+    kind: str
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: CronJobSpec | None = None
+    status: CronJobStatus | None = None
+
+
+# ---------------------------------------------------------------------- DaemonSet
+class DaemonSetSpec(Object):
+    selector: LabelSelector
+    template: PodTemplateSpec
+    update_strategy: AnyObject | None = None  # rolling updates are not modelled
+    min_ready_seconds: int | None = None
+    revision_history_limit: int | None = None
+
+
+class DaemonSetStatus(Object):
+    # Non-pointer int32 counters in Go: absent means 0.
+    current_number_scheduled: int = 0
+    number_misscheduled: int = 0
+    desired_number_scheduled: int = 0
+    number_ready: int = 0
+    observed_generation: int | None = None
+    updated_number_scheduled: int | None = None
+    number_available: int | None = None
+    number_unavailable: int | None = None
+    collision_count: int | None = None
+    conditions: AnyList | None = None
+
+
+class DaemonSet(Object):
+    api_version: str
+    kind: str
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: DaemonSetSpec | None = None
+    status: DaemonSetStatus | None = None
+
+
+# ------------------------------------------------------------------ NodeOperation
+class NodeOperationSpec(Object):
+    """kuota's own: one ``oc adm`` node operation, performed by the embedded
+    cluster when the object is created (a world gives it a future
+    ``creationTimestamp`` to schedule it in virtual time)."""
+
+    node_name: str
+    # Cordon, Uncordon, Drain, Taint, Label; NotReady and Ready stand for the
+    # node's kubelet stopping and resuming its heartbeats. Checked in code.
+    operation: str
+    taints: StrList | None = None  # Taint: oc adm taint arguments (key=value:Effect, key:Effect-)
+    labels: StrList | None = None  # Label: oc label arguments (key=value, key-)
+    overwrite: bool | None = None  # Taint, Label: --overwrite
+    # Drain: oc adm drain's flags.
+    ignore_daemon_sets: bool | None = None
+    force: bool | None = None
+    delete_empty_dir_data: bool | None = None
+    grace_period_seconds: int | None = None  # -1 or absent: each pod's own
+    timeout_seconds: int | None = None  # absent or 0: wait for ever
+
+
+class NodeOperationStatus(Object):
+    phase: Literal["Running", "Succeeded", "Failed"] | None = None
+    message: str | None = None
+    start_time: datetime | None = None
+    completion_time: datetime | None = None
+    evicted_pods: StrList | None = None  # namespace/name, in eviction order
+
+
+class NodeOperation(Object):
+    api_version: str
+    kind: str
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: NodeOperationSpec | None = None
+    status: NodeOperationStatus | None = None
+
+
 CORE_KINDS: dict[tuple[str, str], type] = {
     ("v1", "Pod"): Pod,
     ("v1", "Namespace"): Namespace,
@@ -546,4 +659,7 @@ CORE_KINDS: dict[tuple[str, str], type] = {
     ("scheduling.k8s.io/v1", "PriorityClass"): PriorityClass,
     ("node.k8s.io/v1", "RuntimeClass"): RuntimeClass,
     ("batch/v1", "Job"): Job,
+    ("batch/v1", "CronJob"): CronJob,
+    ("apps/v1", "DaemonSet"): DaemonSet,
+    ("kuota.dev/v1alpha1", "NodeOperation"): NodeOperation,
 }

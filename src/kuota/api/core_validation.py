@@ -63,11 +63,14 @@ from kuota.api.core import (
     Affinity,
     Container,
     ContainerPort,
+    CronJob,
+    DaemonSet,
     Job,
     JobSpec,
     LimitRange,
     Namespace,
     Node,
+    NodeOperation,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
@@ -83,6 +86,7 @@ from kuota.api.core import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
+from kuota.api.cron import CronError, parse_schedule
 from kuota.api.errors import (
     DUPLICATE,
     FieldError,
@@ -97,6 +101,8 @@ from kuota.api.errors import (
     too_long,
 )
 from kuota.api.meta import LabelSelector, ObjectMeta, selector_matches
+from kuota.api.nodeargs import NodeArgError, parse_label_specs, parse_taint_specs
+from kuota.api.nodeconfig import kubelet_config
 
 __all__ = [
     "NAMESPACED",
@@ -105,6 +111,8 @@ __all__ = [
     "selector_matches",
     "validate_affinity",
     "validate_annotations",
+    "validate_cron_job",
+    "validate_daemon_set",
     "validate_job",
     "validate_label_name",
     "validate_label_selector",
@@ -112,6 +120,7 @@ __all__ = [
     "validate_limit_range",
     "validate_namespace",
     "validate_node",
+    "validate_node_operation",
     "validate_node_selector",
     "validate_node_selector_requirement",
     "validate_object_meta",
@@ -142,7 +151,7 @@ NameFn = Callable[[str], list[str]]
 a name is invalid."""
 
 # The namespaced kinds among CORE_KINDS (the rest are cluster-scoped).
-NAMESPACED = frozenset({"Pod", "LimitRange", "Job"})
+NAMESPACED = frozenset({"Pod", "LimitRange", "Job", "CronJob", "DaemonSet"})
 
 
 def _mask_trailing_dash(name: str) -> str:
@@ -1161,6 +1170,10 @@ def validate_node(node: Node) -> Errors:
             for name, q in (resources or {}).items():
                 # Child, not Key: "status.capacity.nvidia.com/gpu".
                 errs += validate_resource_quantity_value(name, q, f"status.{field_name}.{name}")
+    # kuota's kubelet-configuration annotations (kuota.api.nodeconfig).
+    ann = node.metadata.annotations or {}
+    for k, msg in kubelet_config(ann)[1].items():
+        errs.append(invalid(key("metadata.annotations", k), ann[k], msg))
     return errs
 
 
@@ -1532,6 +1545,192 @@ def validate_job(job: Job) -> Errors:
     return errs
 
 
+# ---------------------------------------------------------------------- CronJob
+CRONJOB_NAME_MAX = 52  # the Job's name appends "-" and up to 10 digits of minutes
+_CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
+_TIME_ZONE_PART = re.compile(r"^[A-Za-z\.\-_0-9+]{1,14}$")
+
+
+def _validate_time_zone(tz: str | None, path: str) -> Errors:
+    """``validateTimeZone`` without loading the zone (the controller reports an
+    unknown zone with an UnknownTimeZone event, as Kubernetes does at sync)."""
+    if tz is None:
+        return []
+    if not tz:
+        return [invalid(path, tz, "timeZone must be nil or non-empty string")]
+    for part in tz.split("/"):
+        if part in (".", "..") or part.startswith("-") or not _TIME_ZONE_PART.match(part):
+            msg = f"unknown time zone {tz}: invalid time zone name part {part!r}"
+            return [invalid(path, tz, msg)]
+    if tz.lower() == "local":
+        return [
+            invalid(
+                path,
+                tz,
+                "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones",
+            )
+        ]
+    return []
+
+
+def validate_cron_job(cj: CronJob) -> Errors:
+    errs = validate_object_meta(cj.metadata, True, names.is_dns1123_subdomain)
+    if len(cj.metadata.name) > CRONJOB_NAME_MAX:
+        errs.append(
+            invalid(
+                "metadata.name",
+                cj.metadata.name,
+                f"must be no more than {CRONJOB_NAME_MAX} characters",
+            )
+        )
+    spec = cj.spec
+    if spec is None:
+        return [*errs, required("spec", "")]
+    if not spec.schedule:
+        errs.append(required("spec.schedule", ""))
+    else:
+        try:
+            parse_schedule(spec.schedule)
+        except CronError as err:
+            errs.append(invalid("spec.schedule", spec.schedule, str(err)))
+        if "TZ" in spec.schedule:
+            errs.append(
+                invalid(
+                    "spec.schedule",
+                    spec.schedule,
+                    "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+                )
+            )
+    errs += _validate_time_zone(spec.time_zone, "spec.timeZone")
+    if spec.starting_deadline_seconds is not None:
+        errs += _nonnegative(spec.starting_deadline_seconds, "spec.startingDeadlineSeconds")
+    if spec.concurrency_policy not in _CONCURRENCY_POLICIES:
+        errs.append(
+            not_supported("spec.concurrencyPolicy", spec.concurrency_policy, _CONCURRENCY_POLICIES)
+        )
+    errs += _nonnegative(spec.successful_jobs_history_limit, "spec.successfulJobsHistoryLimit")
+    errs += _nonnegative(spec.failed_jobs_history_limit, "spec.failedJobsHistoryLimit")
+    tmpl = spec.job_template
+    errs += validate_labels(tmpl.metadata.labels, "spec.jobTemplate.metadata.labels")
+    errs += validate_annotations(tmpl.metadata.annotations, "spec.jobTemplate.metadata.annotations")
+    if tmpl.spec is None:
+        errs.append(required("spec.jobTemplate.spec", ""))
+    else:
+        errs += _validate_job_spec(tmpl.spec, "spec.jobTemplate.spec")
+    return errs
+
+
+# -------------------------------------------------------------------- DaemonSet
+def validate_daemon_set(ds: DaemonSet) -> Errors:
+    """``ValidateDaemonSet`` on create (apps/validation); updateStrategy is
+    carried, not checked."""
+    errs = validate_object_meta(ds.metadata, True, names.is_dns1123_subdomain)
+    spec = ds.spec
+    if spec is None:
+        return [*errs, required("spec", "")]
+    sel = spec.selector
+    errs += validate_label_selector(sel, "spec.selector")
+    if not (sel.match_labels or sel.match_expressions):
+        errs.append(
+            invalid("spec.selector", _builtins(sel), "empty selector is invalid for daemonset")
+        )
+    elif not selector_matches(sel, spec.template.metadata.labels):
+        errs.append(
+            invalid(
+                "spec.template.metadata.labels",
+                dict(spec.template.metadata.labels or {}),
+                "`selector` does not match template `labels`",
+            )
+        )
+    errs += validate_pod_template_spec(spec.template, "spec.template")
+    pod = spec.template.spec
+    rp = pod.restart_policy if pod is not None else None
+    if rp not in (None, "Always"):
+        errs.append(not_supported("spec.template.spec.restartPolicy", rp, ["Always"]))
+    if pod is not None and pod.active_deadline_seconds is not None:
+        errs.append(
+            invalid(
+                "spec.template.spec.activeDeadlineSeconds",
+                pod.active_deadline_seconds,
+                "activeDeadlineSeconds in DaemonSet is not Supported",
+            )
+        )
+    for field_name, value in (
+        ("minReadySeconds", spec.min_ready_seconds),
+        ("revisionHistoryLimit", spec.revision_history_limit),
+    ):
+        if value is not None:
+            errs += _nonnegative(value, child("spec", field_name))
+    return errs
+
+
+# ---------------------------------------------------------------- NodeOperation
+NODE_OPERATIONS = ("Cordon", "Uncordon", "Drain", "Taint", "Label", "NotReady", "Ready")
+
+
+def _validate_node_args(
+    specs: list[str] | None, op: str, wanted: str, path: str, parse: Callable[[Any], Any]
+) -> Errors:
+    if op != wanted:
+        return [forbidden(path, f"may only be set when operation is {wanted}")] if specs else []
+    if not specs:
+        return [required(path, f"at least one {wanted.lower()} argument")]
+    errs: Errors = []
+    for i, arg in enumerate(specs):
+        try:
+            parse([arg])
+        except NodeArgError as err:
+            errs.append(invalid(index(path, i), arg, str(err)))
+    if not errs:
+        try:
+            parse(specs)
+        except NodeArgError as err:
+            errs.append(invalid(path, list(specs), str(err)))
+    return errs
+
+
+def validate_node_operation(op: NodeOperation) -> Errors:
+    errs = validate_object_meta(op.metadata, False, names.is_dns1123_subdomain)
+    spec = op.spec
+    if spec is None:
+        return [*errs, required("spec", "")]
+    if not spec.node_name:
+        errs.append(required("spec.nodeName", ""))
+    else:
+        errs += _name_errors(names.is_dns1123_subdomain, spec.node_name, "spec.nodeName")
+    if spec.operation not in NODE_OPERATIONS:
+        errs.append(not_supported("spec.operation", spec.operation, NODE_OPERATIONS))
+    errs += _validate_node_args(
+        spec.taints, spec.operation, "Taint", "spec.taints", parse_taint_specs
+    )
+    errs += _validate_node_args(
+        spec.labels, spec.operation, "Label", "spec.labels", parse_label_specs
+    )
+    if spec.grace_period_seconds is not None and spec.grace_period_seconds < -1:
+        errs.append(
+            invalid(
+                "spec.gracePeriodSeconds",
+                spec.grace_period_seconds,
+                "must be -1 (each pod's own) or greater than or equal to 0",
+            )
+        )
+    if spec.timeout_seconds is not None:
+        errs += _nonnegative(spec.timeout_seconds, "spec.timeoutSeconds")
+    if spec.operation != "Drain":
+        for field_name, value in (
+            ("ignoreDaemonSets", spec.ignore_daemon_sets),
+            ("force", spec.force),
+            ("deleteEmptyDirData", spec.delete_empty_dir_data),
+            ("gracePeriodSeconds", spec.grace_period_seconds),
+            ("timeoutSeconds", spec.timeout_seconds),
+        ):
+            if value is not None:
+                errs.append(
+                    forbidden(child("spec", field_name), "may only be set when operation is Drain")
+                )
+    return errs
+
+
 VALIDATORS: dict[type, Callable[[Any], Errors]] = {
     Pod: validate_pod,
     Namespace: validate_namespace,
@@ -1540,4 +1739,7 @@ VALIDATORS: dict[type, Callable[[Any], Errors]] = {
     LimitRange: validate_limit_range,
     RuntimeClass: validate_runtime_class,
     Job: validate_job,
+    CronJob: validate_cron_job,
+    DaemonSet: validate_daemon_set,
+    NodeOperation: validate_node_operation,
 }

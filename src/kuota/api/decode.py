@@ -444,7 +444,11 @@ def decode_json(
 # ----------------------------------------------------------------------------- write back
 def to_wire(obj: Any) -> dict[str, Any]:
     """The object as a dict in the API version it was read in."""
-    info = REGISTRY[(obj.api_version, obj.kind)]
+    info = REGISTRY.get((obj.api_version, obj.kind))
+    if info is None:
+        # Kinds the control plane writes but never reads from files (Events).
+        plain: dict[str, Any] = msgspec.to_builtins(obj, enc_hook=enc_hook)
+        return {"apiVersion": obj.api_version, "kind": obj.kind, **plain}
     body = msgspec.to_builtins(info.from_internal(obj), enc_hook=enc_hook)
     # apiVersion and kind equal their struct defaults, which omit_defaults drops.
     return {"apiVersion": info.api_version, "kind": info.kind, **body}

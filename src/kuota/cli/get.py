@@ -121,9 +121,57 @@ def _pod_row(o: Any, now: datetime, wide: bool) -> Row:
     n = len(o.spec.containers) if o.spec else 0
     phase = (o.status.phase if o.status else None) or "Pending"
     ready = n if phase == "Running" and _cond_status(o, "Ready") == "True" else 0
+    if o.metadata.deletion_timestamp is not None and phase not in ("Succeeded", "Failed"):
+        phase = "Terminating"  # as oc shows a pod being deleted
     row = [f"{ready}/{n}", phase, "0", _age(o, now)]
     if wide:
+        row.append((o.status.qos_class if o.status else None) or "<none>")
         row.append((o.spec.node_name if o.spec else None) or "<none>")
+    return row
+
+
+def _cronjob_row(o: Any, now: datetime, wide: bool) -> Row:
+    st = o.status
+    last = st.last_schedule_time if st is not None else None
+    return [
+        o.spec.schedule,
+        o.spec.time_zone or "<none>",
+        str(bool(o.spec.suspend)),
+        str(len((st.active if st is not None else None) or ())),
+        _age_between(last, now) if last is not None else "<none>",
+        _age(o, now),
+    ]
+
+
+def _daemonset_row(o: Any, now: datetime, wide: bool) -> Row:
+    st = o.status
+    sel = (o.spec.template.spec.node_selector if o.spec.template.spec else None) or {}
+    counts = (
+        (st.desired_number_scheduled, st.current_number_scheduled, st.number_ready)
+        if st is not None
+        else (0, 0, 0)
+    )
+    updated = (st.updated_number_scheduled or 0) if st is not None else 0
+    available = (st.number_available or 0) if st is not None else 0
+    return [
+        *(str(c) for c in counts),
+        str(updated),
+        str(available),
+        ",".join(f"{k}={v}" for k, v in sorted(sel.items())) or "<none>",
+        _age(o, now),
+    ]
+
+
+def _nodeop_row(o: Any, now: datetime, wide: bool) -> Row:
+    st = o.status
+    row = [
+        o.spec.node_name,
+        o.spec.operation,
+        (st.phase if st else None) or "Pending",
+        _age(o, now),
+    ]
+    if wide:
+        row.append((st.message if st else None) or "")
     return row
 
 
@@ -164,6 +212,24 @@ KINDS: dict[str, tuple[ResourceType, bool, list[str], Callable[[Any, datetime, b
     "nodes": (("", "Node"), False, ["STATUS", "ROLES", "AGE"], _node_row),
     "jobs": (("batch", "Job"), True, ["STATUS", "COMPLETIONS", "DURATION", "AGE"], _job_row),
     "pods": (("", "Pod"), True, ["READY", "STATUS", "RESTARTS", "AGE"], _pod_row),
+    "cronjobs": (
+        ("batch", "CronJob"),
+        True,
+        ["SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"],
+        _cronjob_row,
+    ),
+    "daemonsets": (
+        ("apps", "DaemonSet"),
+        True,
+        ["DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"],
+        _daemonset_row,
+    ),
+    "nodeoperations": (
+        ("kuota.dev", "NodeOperation"),
+        False,
+        ["NODE", "OPERATION", "PHASE", "AGE"],
+        _nodeop_row,
+    ),
     # As oc prints events: no NAME column, oldest first.
     "events": (
         ("", "Event"),
@@ -185,6 +251,11 @@ ALIASES = {
     "job": "jobs",
     "pod": "pods",
     "po": "pods",
+    "cronjob": "cronjobs",
+    "cj": "cronjobs",
+    "daemonset": "daemonsets",
+    "ds": "daemonsets",
+    "nodeoperation": "nodeoperations",
     "event": "events",
     "ev": "events",
 }
@@ -247,7 +318,9 @@ def get(
     head = (["NAMESPACE"] if namespaced and ns is None else []) + (["NAME"] if named else [])
     head += columns
     if wide and name == "pods":
-        head.append("NODE")
+        head += ["QOS CLASS", "NODE"]
+    if wide and name == "nodeoperations":
+        head.append("MESSAGE")
     t = Table(box=None, show_edge=False, pad_edge=False, header_style="")
     for h in head:
         t.add_column(h, no_wrap=True)
@@ -256,6 +329,10 @@ def get(
         cells += [o.metadata.name] if named else []
         t.add_row(*cells, *row(o, now, wide))
     console.print(t)
+    if name == "pods":
+        from kuota.cli.podview import unschedulable_notes
+
+        unschedulable_notes(items, console, with_namespace=ns is None)
     return 0
 
 

@@ -10,7 +10,11 @@ from pathlib import Path
 import click
 
 from kuota import __version__
+from kuota.cli.bench import bench as bench_command
+from kuota.cli.capacity import capacity as capacity_command
 from kuota.cli.files import CannotRead, expand, read_file
+from kuota.cli.node import node_group
+from kuota.cli.simulate import simulate as simulate_command
 
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
 
@@ -324,22 +328,30 @@ def get(
 
 
 @main.command()
-@click.argument("kind", type=click.Choice(["workload", "workloads", "wl"]))
+@click.argument("kind", type=click.Choice(["workload", "workloads", "wl", "pod", "pods", "po"]))
 @click.argument("name")
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 @click.option("-n", "--namespace", default=None)
 def describe(kind: str, name: str, state: str | None, namespace: str | None) -> None:
-    """Show a workload's conditions, their history and why it waits."""
+    """Show a workload's or a pod's conditions, their history and why it waits."""
     from rich.console import Console
 
     from kuota.cli.get import describe_workload
+    from kuota.cli.podview import describe_pod
 
+    show = describe_pod if kind in ("pod", "pods", "po") else describe_workload
     try:
-        sys.exit(describe_workload(name, state, namespace, Console(highlight=False, width=200)))
+        sys.exit(show(name, state, namespace, Console(highlight=False, width=200)))
     except CannotRead as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(EXIT_UNREADABLE)
 
+
+main.add_command(simulate_command)
+
+main.add_command(node_group)
+main.add_command(capacity_command)
+main.add_command(bench_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -39,7 +39,8 @@ def _start_of(world: World) -> datetime:
     stamps = [
         o.metadata.creation_timestamp
         for o in world.objects
-        if getattr(o.metadata, "creation_timestamp", None) is not None
+        # A NodeOperation's stamp says when it happens, not when the world starts.
+        if getattr(o.metadata, "creation_timestamp", None) is not None and o.kind != "NodeOperation"
     ]
     return min(stamps) if stamps else START
 

@@ -4,32 +4,71 @@ kubelet and the batch/v1 Job controller, as controllers of a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from kuota.cluster.admission import PodAdmission
+from kuota.cluster.cronjob import CronJobController
+from kuota.cluster.daemonset import DaemonSetController
+from kuota.cluster.eviction import GracefulTermination
 from kuota.cluster.job_controller import JobController
 from kuota.cluster.kubelet import Kubelet, PodRun, RunSource, annotation_run
-from kuota.cluster.nodes import NodeState, NodeTable
+from kuota.cluster.kubescheduler import KubeScheduler
+from kuota.cluster.limitrange import LIMIT_RANGE, PodResourceAdmission
+from kuota.cluster.node_lifecycle import NodeLifecycle
+from kuota.cluster.nodeops import NodeOperationController
+from kuota.cluster.nodes import (
+    DEFAULT_MAX_PODS,
+    OPENSHIFT_MAX_PODS,
+    NodeRegistration,
+    NodeState,
+    NodeTable,
+)
 from kuota.cluster.placement import FirstFit, Placement, PlacementResult
 from kuota.cluster.scheduler import PodScheduler
+from kuota.cluster.scoring import (
+    HIGH_NODE_UTILIZATION,
+    LOW_NODE_UTILIZATION,
+    NO_SCORING,
+    Profile,
+    profile_named,
+)
+from kuota.cluster.snapshot import ClusterSnapshot
+from kuota.cluster.taint_eviction import TaintEviction
+from kuota.cluster.ttl import TTLAfterFinished
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
+    from kuota.store.protocol import ObjectStore
 
 __all__ = [
+    "HIGH_NODE_UTILIZATION",
+    "LOW_NODE_UTILIZATION",
+    "NO_SCORING",
+    "ClusterSnapshot",
+    "CronJobController",
+    "DaemonSetController",
     "EmbeddedCluster",
     "FirstFit",
     "JobController",
+    "KubeScheduler",
     "Kubelet",
+    "NodeLifecycle",
+    "NodeOperationController",
     "NodeState",
     "NodeTable",
     "Placement",
     "PlacementResult",
     "PodRun",
     "PodScheduler",
+    "Profile",
     "RunSource",
+    "TaintEviction",
     "annotation_run",
+    "api_server_hooks",
     "install",
+    "profile_named",
 ]
 
 
@@ -40,6 +79,13 @@ class EmbeddedCluster:
     scheduler: PodScheduler
     kubelet: Kubelet
     jobs: JobController
+    node_lifecycle: NodeLifecycle = field(default_factory=NodeLifecycle)
+    cronjobs: CronJobController = field(default_factory=CronJobController)
+    daemonsets: DaemonSetController = field(default_factory=DaemonSetController)
+    ttl: TTLAfterFinished = field(default_factory=TTLAfterFinished)
+    node_operations: NodeOperationController = field(default_factory=NodeOperationController)
+    graceful: GracefulTermination = field(default_factory=GracefulTermination)
+    taint_eviction: TaintEviction = field(default_factory=TaintEviction)
 
 
 def install(
@@ -48,11 +94,41 @@ def install(
     *,
     runs: RunSource | None = None,
 ) -> EmbeddedCluster:
-    """Add the pod scheduler (with ``placement``, default first fit), the
-    kubelet (pod runs from ``runs``, default the pod's annotations) and the
-    Job controller to ``mgr``. Call before ``mgr.start()``."""
+    """Add the pod scheduler (with ``placement``, default :class:`KubeScheduler`
+    with the LowNodeUtilization profile), the
+    kubelet (pod runs from ``runs``, default the pod's annotations), the
+    Job controller, and the node lifecycle and taint eviction controllers to
+    ``mgr``. Call before ``mgr.start()``."""
     cluster = EmbeddedCluster(PodScheduler(placement), Kubelet(runs), JobController())
     mgr.add(cluster.scheduler)
     mgr.add(cluster.kubelet)
     mgr.add(cluster.jobs)
+    # Node conditions become taints; NoExecute taints evict (after tolerationSeconds).
+    mgr.add(cluster.node_lifecycle)
+    mgr.add(cluster.taint_eviction)
+    # Jobs' friends (CronJobs, DaemonSets, TTL after finished), oc adm node
+    # operations of the world, and evicted pods' graceful termination.
+    for extra in (
+        cluster.cronjobs,
+        cluster.daemonsets,
+        cluster.ttl,
+        cluster.node_operations,
+        cluster.graceful,
+    ):
+        mgr.add(extra)
     return cluster
+
+
+def api_server_hooks(store: Callable[[], ObjectStore], *, openshift: bool = False) -> list[Any]:
+    """The API server's part of the embedded cluster, as store admission
+    hooks: node registration (kubelet-reported capacity and allocatable;
+    ``maxPods`` 250 on OpenShift, else 110) and pod defaults, LimitRanger and
+    QoS class. ``store()`` gives the store they read LimitRanges from (it is
+    built after its hooks)."""
+    max_pods = OPENSHIFT_MAX_PODS if openshift else DEFAULT_MAX_PODS
+    return [
+        NodeRegistration(max_pods),
+        PodResourceAdmission(lambda ns: store().list(LIMIT_RANGE, ns).items),
+        # Priority from PriorityClasses, the default not-ready/unreachable tolerations.
+        PodAdmission.over(store),
+    ]

@@ -4,8 +4,10 @@ A pod says how long it runs in the annotation ``kuota.dev/duration`` (a Go
 duration: ``90s``, ``1h30m``, ``1500ms``) and whether it then fails with
 ``kuota.dev/fail: "true"``; a trace can supply both instead (see
 :data:`RunSource`). Without a duration a pod runs until it is deleted. Pods
-whose node disappears or turns NotReady fail with reason ``NodeLost``; pods
-being deleted are finished (phase Failed) so their owners see them end.
+whose node disappears fail with reason ``NodeLost``; on a NotReady node no
+pod starts, and the taint eviction controller evicts them after their
+tolerationSeconds; pods being deleted are finished (phase Failed) so their
+owners see them end.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kuota.api.config import parse_duration
 from kuota.api.core import Node, Pod, PodStatus
+from kuota.cluster.eviction import termination_deadline
 from kuota.cluster.nodes import node_ready
 from kuota.cluster.podutil import (
     NODE,
@@ -126,9 +129,10 @@ class Kubelet:
             self._mgr.enqueue(self.name, key_of(pod))
 
     def _on_node(self, etype: EventType, node: Any, old: Any | None) -> None:
-        # Only a lost node changes what its pods do (a new node has no pods:
-        # binding happens after it exists).
-        if etype == "DELETED" or not node_ready(node):
+        # A lost node fails its pods; a node Ready again starts the pods that
+        # waited (a new node has no pods: binding happens after it exists).
+        back = old is not None and not node_ready(old) and node_ready(node)
+        if etype == "DELETED" or back:
             assert self._mgr is not None and self._pods is not None
             for pod in self._pods.by_index(self._BY_NODE, node.metadata.name):
                 if not is_terminal(pod):
@@ -141,21 +145,29 @@ class Kubelet:
         if pod is None or is_terminal(pod):
             return None
         if is_deleting(pod):
-            # The kubelet kills a deleted pod's containers; an unbound one is
-            # finished by the pod garbage collector, which this stands in for.
-            self._finish(pod, "Failed")
-            return None
+            # The kubelet kills a deleted pod's containers (an evicted running
+            # one at the end of its grace period: cluster.eviction); an unbound
+            # one is finished by the pod garbage collector, which this stands in for.
+            end = termination_deadline(pod)
+            if end is None or end <= self._mgr.clock.now() or pod_phase(pod) != "Running":
+                self._finish(pod, "Failed")
+                return None
+            self._mgr.enqueue_at(self.name, key, end)  # its run may still end first
         node_name = pod.spec.node_name if pod.spec is not None else None
         if not node_name:
             return None
         node = self._nodes.get(node_name)
-        if node is None or not node_ready(node):
+        if node is None:
             self._finish(
                 pod,
                 "Failed",
                 REASON_NODE_LOST,
                 f"Node {node_name} which was running pod {pod.metadata.name} is unresponsive",
             )
+            return None
+        if not node_ready(node) and pod_phase(pod) == "Pending":
+            # A NotReady node's kubelet starts nothing; its pods stay until the
+            # taint eviction controller evicts them (cluster.taint_eviction).
             return None
         try:
             run = self.runs(pod)

@@ -3,32 +3,47 @@ bound to it request, kept current incrementally from pod and node events (the
 role of kube-scheduler's cache and its ``NodeInfo``).
 
 Amounts are exact integers as Kubernetes keeps them: milli-units for ``cpu``,
-whole units (bytes, devices) for everything else, rounded up.
+whole units (bytes, devices) for everything else, rounded up. What a node
+offers is what its kubelet reports (``kuota.api.nodeconfig``): its
+``status.allocatable`` when the Node states it, else its capacity minus the
+system- and kube-reserved amounts and hard eviction thresholds of its
+kubelet-configuration annotations; the pod capacity from ``maxPods`` and
+``podsPerCore``. :func:`register_node_status` is the admission hook that
+writes this into a new Node's status, as a kubelet does when it registers
+its node, so ``kuota get nodes -o yaml`` shows it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from kuota.api.core import Node, Pod, Taint
+from kuota.api.core import Node, NodeStatus, Pod, Taint
+from kuota.api.nodeconfig import node_status_resources
 from kuota.cluster.podutil import is_terminal
 from kuota.quota.requests import pod_requests, resource_value
+from kuota.store import clone
 
 __all__ = [
     "DEFAULT_MAX_PODS",
     "NOT_READY_TAINT",
+    "OPENSHIFT_MAX_PODS",
+    "NodeRegistration",
     "NodeState",
     "NodeTable",
     "node_allocatable",
+    "node_capacity",
     "node_ready",
     "pod_resource_requests",
+    "register_node_status",
 ]
 
-# The kubelet's default --max-pods: a node that does not report ``pods`` in
-# its allocatable (hand-written worlds often omit it) takes what a kubelet
-# would have reported.
+# The kubelet's default --max-pods: a node that does not report ``pods``
+# (hand-written worlds often omit it) takes what a kubelet would have
+# reported: Kubernetes' 110, or OpenShift's 250 (its KubeletConfig default).
 DEFAULT_MAX_PODS = 110
+OPENSHIFT_MAX_PODS = 250
 
 # What the node lifecycle controller puts on a node whose Ready condition is
 # False (TaintNodesByCondition); the scheduler's taint filter then keeps pods
@@ -46,14 +61,59 @@ def node_ready(node: Node) -> bool:
     return True
 
 
-def node_allocatable(node: Node) -> dict[str, int]:
-    """``status.allocatable``, else ``status.capacity``, in integer units, with
-    ``pods`` defaulted to :data:`DEFAULT_MAX_PODS`."""
+def _resources(node: Node, default_max_pods: int) -> tuple[dict[str, Any], dict[str, Any]]:
     st = node.status
-    rl = (st.allocatable or st.capacity) if st is not None else None
-    out = {name: resource_value(name, q) for name, q in (rl or {}).items()}
-    out.setdefault("pods", DEFAULT_MAX_PODS)
-    return out
+    return node_status_resources(
+        st.capacity if st is not None else None,
+        st.allocatable if st is not None else None,
+        node.metadata.annotations,
+        default_max_pods,
+    )
+
+
+def node_allocatable(node: Node, default_max_pods: int = DEFAULT_MAX_PODS) -> dict[str, int]:
+    """What the node's kubelet reports as allocatable, in integer units:
+    ``status.allocatable`` as given, else capacity minus reservations (see
+    the module docstring); ``pods`` from maxPods/podsPerCore when absent."""
+    alloc = _resources(node, default_max_pods)[1]
+    return {name: resource_value(name, q) for name, q in alloc.items()}
+
+
+def node_capacity(node: Node, default_max_pods: int = DEFAULT_MAX_PODS) -> dict[str, int]:
+    """The node's capacity in integer units (its allocatable where it gives
+    only that), with the pod capacity."""
+    cap = _resources(node, default_max_pods)[0]
+    return {name: resource_value(name, q) for name, q in cap.items()}
+
+
+class NodeRegistration:
+    """An admission hook: a Node created without its kubelet-reported
+    resources gets ``status.capacity`` and ``status.allocatable`` filled in
+    (with ``pods``), as its kubelet writes them when it registers."""
+
+    kinds = frozenset({("", "Node")})  # the store calls it for Nodes only
+    operations = frozenset({"CREATE"})
+
+    def __init__(self, default_max_pods: int = DEFAULT_MAX_PODS) -> None:
+        self.default_max_pods = default_max_pods
+
+    def __call__(self, op: str, new: Any, old: Any | None) -> Any:
+        if op != "CREATE" or new.kind != "Node" or new.api_version != "v1":
+            return new
+        st = new.status
+        if st is not None and st.capacity and st.allocatable and "pods" in st.allocatable:
+            return new
+        cap, alloc = _resources(new, self.default_max_pods)
+        new = clone(new)
+        status = new.status if new.status is not None else NodeStatus()
+        status.capacity, status.allocatable = cap, alloc
+        new.status = status
+        return new
+
+
+def register_node_status(default_max_pods: int = DEFAULT_MAX_PODS) -> NodeRegistration:
+    """The node-registration admission hook (see :class:`NodeRegistration`)."""
+    return NodeRegistration(default_max_pods)
 
 
 def pod_resource_requests(pod: Pod) -> dict[str, int]:
@@ -77,6 +137,9 @@ class NodeState:
     ready: bool
     requested: dict[str, int] = field(default_factory=dict)
     pod_count: int = 0
+    # What the node has before reservations (allocatable's superset); pod
+    # capacity included. Placement decides with ``allocatable``.
+    capacity: dict[str, int] = field(default_factory=dict)
 
     def free(self, resource: str) -> int:
         return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
@@ -100,15 +163,17 @@ class NodeState:
         )
 
 
-def _state_of(node: Node) -> NodeState:
+def _state_of(node: Node, default_max_pods: int = DEFAULT_MAX_PODS) -> NodeState:
     spec = node.spec
+    cap, alloc = _resources(node, default_max_pods)
     return NodeState(
         name=node.metadata.name,
-        allocatable=node_allocatable(node),
+        allocatable={name: resource_value(name, q) for name, q in alloc.items()},
         labels=dict(node.metadata.labels or {}),
         taints=list(spec.taints or ()) if spec is not None else [],
         unschedulable=bool(spec.unschedulable) if spec is not None else False,
         ready=node_ready(node),
+        capacity={name: resource_value(name, q) for name, q in cap.items()},
     )
 
 
@@ -136,7 +201,9 @@ class NodeTable:
     record a binding at once and the informer event confirm it later.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, default_max_pods: int = DEFAULT_MAX_PODS) -> None:
+        # The pod capacity of a node that reports none (see register_node_status).
+        self.default_max_pods = default_max_pods
         self._nodes: dict[str, NodeState] = {}
         self._sorted: list[NodeState] | None = None
         self._pods: dict[str, _Bound] = {}
@@ -162,7 +229,7 @@ class NodeTable:
     # ------------------------------------------------------------ nodes
     def set_node(self, node: Node) -> tuple[NodeState | None, NodeState]:
         """Add or replace a node; returns (previous state, new state)."""
-        new = _state_of(node)
+        new = _state_of(node, self.default_max_pods)
         for key in self._by_node.get(new.name, ()):
             _add(new.requested, self._pods[key].requests, 1)
         new.pod_count = len(self._by_node.get(new.name, ()))

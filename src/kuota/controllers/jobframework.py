@@ -207,8 +207,36 @@ class JobWebhook:
         raise Invalid(f'{obj.kind}{"." + group if group else ""} "{obj.metadata.name}"', [err])
 
 
+# Kinds Kueue integrates (group, kind): a job whose controller is one of them
+# is admitted as part of its owner (jobframework.IsOwnerManagedByKueue); a Job
+# made by anything else (a CronJob, a user's operator) is managed on its own.
+INTEGRATED_OWNERS = frozenset(
+    {
+        ("batch", "Job"),
+        ("jobset.x-k8s.io", "JobSet"),
+        ("kubeflow.org", "MPIJob"),
+        ("kubeflow.org", "PyTorchJob"),
+        ("kubeflow.org", "TFJob"),
+        ("kubeflow.org", "XGBoostJob"),
+        ("kubeflow.org", "PaddleJob"),
+        ("kubeflow.org", "JAXJob"),
+        ("trainer.kubeflow.org", "TrainJob"),
+        ("ray.io", "RayJob"),
+        ("ray.io", "RayCluster"),
+        ("ray.io", "RayService"),
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+        ("apps", "Deployment"),
+        ("apps", "StatefulSet"),
+        ("workload.codeflare.dev", "AppWrapper"),
+    }
+)
+
+
 def _controlled(m: ObjectMeta) -> bool:
-    return any(r.controller for r in m.owner_references or ())
+    return any(
+        r.controller and (group_of(r.api_version), r.kind) in INTEGRATED_OWNERS
+        for r in m.owner_references or ()
+    )
 
 
 # ------------------------------------------------------------------ reconciler

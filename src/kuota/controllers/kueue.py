@@ -250,6 +250,9 @@ class KueueController:
     def _schedule_timer(self) -> None:
         core, mgr = self._parts()
         at = core.next_timer()
+        # The core's next timer replaces any earlier request (a timeout that
+        # no longer applies, a workload gone).
+        mgr.cancel_timer(self.name, TIMERS)
         if at is not None:
             mgr.enqueue_at(self.name, TIMERS, at)
 

@@ -68,6 +68,10 @@ class ControlPlane:
         self.adapters = [BatchJobAdapter()]
         hooks: list[Any] = [_namespace_name_label]
         hooks += [JobWebhook(a, self.policy, self._lookup) for a in self.adapters]
+        if cluster:  # node registration, pod defaults, LimitRanger, QoS
+            from kuota.cluster import api_server_hooks
+
+            hooks += api_server_hooks(lambda: self.store, openshift=openshift)
         self.store = open_store(state_dir, self.clock.now, admission=hooks)
         saved = self.store.get_meta(CLOCK_META)
         if saved and isinstance(self.clock, VirtualClock):
@@ -261,13 +265,23 @@ class ControlPlane:
         return self.kueue.core
 
 
-def _namespace_name_label(op: str, new: Any, old: Any | None) -> Any:
+class _NamespaceNameLabel:
     """The API server labels every Namespace with its own name."""
-    if new.kind != "Namespace" or (new.metadata.labels or {}).get(NAME_LABEL) == new.metadata.name:
+
+    kinds = frozenset({NAMESPACE})
+
+    def __call__(self, op: str, new: Any, old: Any | None) -> Any:
+        if (
+            new.kind != "Namespace"
+            or (new.metadata.labels or {}).get(NAME_LABEL) == new.metadata.name
+        ):
+            return new
+        new = clone(new)
+        new.metadata.labels = {**(new.metadata.labels or {}), NAME_LABEL: new.metadata.name}
         return new
-    new = clone(new)
-    new.metadata.labels = {**(new.metadata.labels or {}), NAME_LABEL: new.metadata.name}
-    return new
+
+
+_namespace_name_label = _NamespaceNameLabel()
 
 
 # The order a world is created in, as an admin would apply it: namespaces and

@@ -71,6 +71,8 @@ class Recorder:
         self.gpu_seconds = 0.0
         self.capacity_seconds = 0.0
         self._borrowed_now: dict[str, int] = {}  # team -> GPUs borrowed right now
+        self._running_then = 0  # running_gpus and gpu_capacity at the last sample
+        self._capacity_then = 0
         self._last: datetime | None = None
         self.first: datetime | None = None
         mgr.informer(WORKLOAD).on_change(self._workload)
@@ -130,14 +132,17 @@ class Recorder:
         settled instant (Manager.run's on_round)."""
         now = self.mgr.clock.now()
         if self._last is not None:
+            # What held since the last sample: the counts as they were then
+            # (the events of this instant have already changed the live ones).
             dt = (now - self._last).total_seconds()
-            self.gpu_seconds += self.running_gpus * dt
-            self.capacity_seconds += self.gpu_capacity * dt
+            self.gpu_seconds += self._running_then * dt
+            self.capacity_seconds += self._capacity_then * dt
             for team, n in self._borrowed_now.items():
                 self.teams.setdefault(team, TeamStats()).borrowed_gpu_seconds += n * dt
         else:
             self.first = now
         self._last = now
+        self._running_then, self._capacity_then = self.running_gpus, self.gpu_capacity
         self._borrowed_now = self._borrowed()
 
     def _borrowed(self) -> dict[str, int]:

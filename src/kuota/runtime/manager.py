@@ -107,6 +107,11 @@ class Manager:
         self._timer_at[(controller, key)] = at
         heapq.heappush(self._timers, (at, next(self._seq), controller, key))
 
+    def cancel_timer(self, controller: str, key: str) -> None:
+        """Forget a pending enqueue_at: a timer nobody needs any more must not
+        keep a run going (in real time it would wait for it)."""
+        self._timer_at.pop((controller, key), None)  # its heap entry is skipped
+
     def enqueue_after(self, controller: str, key: str, delay: timedelta) -> None:
         self.enqueue_at(controller, key, self.clock.now() + delay)
 

@@ -101,7 +101,7 @@ class MemoryStore:
     ) -> None:
         self._clock = clock
         self._admission = tuple(admission)
-        self._hooks_by_kind: dict[ResourceType, tuple[AdmissionHook, ...]] = {}
+        self._hooks_by_kind: dict[tuple[ResourceType, Operation], tuple[AdmissionHook, ...]] = {}
         self._objects: dict[ResourceType, dict[str, dict[str, Any]]] = {}
         self._by_uid: dict[str, Key] = {}
         # owner uid -> its dependents (a dict as an ordered set)
@@ -467,14 +467,14 @@ class MemoryStore:
         nm.resource_version = om.resource_version
         if info.has_status:
             # Shared (stored objects are immutable) unless hooks get to see it.
-            new.status = clone(old.status) if self._hooks(rtype) else old.status
+            new.status = clone(old.status) if self._hooks(rtype, "UPDATE") else old.status
         new = self._admit("UPDATE", rtype, new, old)
         if any(getattr(new, f) != getattr(old, f) for f in info.spec_fields):
             new.metadata.generation = om.generation + 1
         return self._store_update(rtype, new, old)
 
     def _update_status(self, rtype: ResourceType, info: KindInfo, status: Any, old: Any) -> Any:
-        if self._hooks(rtype):
+        if self._hooks(rtype, "UPDATE"):
             new = clone(_replace(old, status=None))  # private for the hooks
             new.status = status
             new = self._admit("UPDATE", rtype, new, old)
@@ -492,16 +492,18 @@ class MemoryStore:
             return old  # nothing changed: no write, no event (as the API server)
         return self._put(rtype, new, old, "MODIFIED")
 
-    def _hooks(self, rtype: ResourceType) -> tuple[AdmissionHook, ...]:
-        hooks = self._hooks_by_kind.get(rtype)
+    def _hooks(self, rtype: ResourceType, op: Operation) -> tuple[AdmissionHook, ...]:
+        hooks = self._hooks_by_kind.get((rtype, op))
         if hooks is None:
-            hooks = self._hooks_by_kind[rtype] = tuple(
-                h for h in self._admission if rtype in getattr(h, "kinds", (rtype,))
+            hooks = self._hooks_by_kind[(rtype, op)] = tuple(
+                h
+                for h in self._admission
+                if rtype in getattr(h, "kinds", (rtype,)) and op in getattr(h, "operations", (op,))
             )
         return hooks
 
     def _admit(self, op: Operation, rtype: ResourceType, new: Any, old: Any | None) -> Any:
-        hooks = self._hooks(rtype)
+        hooks = self._hooks(rtype, op)
         if not hooks:
             return new
         before = (type(new), new.metadata.name, new.metadata.namespace)

@@ -107,8 +107,9 @@ class Watch(Protocol):
 # An admission hook sees every write before it is stored: it may return a
 # changed object (defaulting, on a private copy) or raise Invalid. A hook with
 # a ``kinds`` attribute (a set of ResourceTypes) sees writes of those kinds
-# only, as a webhook's rules select resources: the store then skips the copy
-# it makes for the hooks on every other write.
+# only, as a webhook's rules select resources, and one with ``operations`` (a
+# set of "CREATE"/"UPDATE") those operations only: the store then skips the
+# copy it makes for the hooks on every other write.
 AdmissionHook = Callable[[Operation, Any, Any | None], Any]
 
 

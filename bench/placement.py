@@ -1,0 +1,176 @@
+"""Benchmark: placing 10,000 pods on 1,000 nodes.
+
+Reported as numbers, never asserted in tests. Pods request cpu, memory and
+sometimes GPUs and choose a node pool by nodeSelector (the common shape of
+batch pods: no host ports, no inter-pod or spread terms). Each profile is
+measured two ways:
+
+* placement: ``KubeScheduler.place`` and recording the binding in the
+  snapshot, nothing else (what the scheduler decides with);
+* controller: the embedded PodScheduler in a Manager over a MemoryStore —
+  pods created, one scheduling cycle binding them all (spec update and
+  PodScheduled status write per pod), informer events included.
+
+``--profile`` runs cProfile on the placement of one profile and prints the
+top entries by cumulative and by own time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import random
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from kuota.api.core import Node, Pod
+from kuota.api.decode import decode_object
+from kuota.cluster import KubeScheduler, PodScheduler
+from kuota.cluster.snapshot import ClusterSnapshot
+from kuota.runtime.clock import VirtualClock
+from kuota.runtime.manager import Manager
+from kuota.store import MemoryStore, clone
+
+POOLS = ("cpu-a", "cpu-b", "gpu-a100", "gpu-h100")
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _decode(raw: dict[str, Any]) -> Any:
+    doc = decode_object(raw, source="bench", index=0)
+    assert doc.ok, doc.errors
+    return doc.obj
+
+
+def nodes(n: int) -> list[Node]:
+    out = []
+    for i in range(n):
+        pool = POOLS[(i % 10) // 4 if i % 10 < 8 else 2 + i % 2]  # 80% cpu, 20% gpu nodes
+        alloc = {"cpu": "64", "memory": "512Gi", "pods": "250"}
+        if pool.startswith("gpu"):
+            alloc["nvidia.com/gpu"] = "8"
+        out.append(
+            _decode(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {
+                        "name": f"node-{i:04d}",
+                        "labels": {"pool": pool, "topology.kubernetes.io/zone": f"z{i % 3}"},
+                    },
+                    "status": {"allocatable": alloc, "capacity": alloc},
+                }
+            )
+        )
+    return out
+
+
+def pods(n: int, seed: int = 7) -> list[Pod]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        pool = rng.choice(POOLS[:2]) if rng.random() < 0.9 else rng.choice(POOLS[2:])
+        requests = {
+            "cpu": rng.choice(["500m", "1", "2", "4"]),
+            "memory": rng.choice(["1Gi", "4Gi", "8Gi"]),
+        }
+        if pool.startswith("gpu"):
+            requests["nvidia.com/gpu"] = "1"
+        out.append(
+            _decode(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"pod-{i:05d}", "namespace": "bench"},
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "nodeSelector": {"pool": pool},
+                        "containers": [
+                            {
+                                "name": "main",
+                                "image": "busybox",
+                                "resources": {"requests": requests, "limits": requests},
+                            }
+                        ],
+                    },
+                }
+            )
+        )
+    return out
+
+
+def place_all(profile: str, node_objs: list[Node], pod_objs: list[Pod]) -> tuple[float, int]:
+    snap = ClusterSnapshot()
+    for n in node_objs:
+        snap.set_node(n)
+    sched = KubeScheduler(profile)
+    placed = 0
+    t = time.perf_counter()
+    for p in pod_objs:
+        result = sched.place(p, snap)
+        if result.node is not None:
+            bound = clone(p)
+            assert bound.spec is not None
+            bound.spec.node_name = result.node
+            key = f"{p.metadata.namespace}/{p.metadata.name}"
+            snap.set_pod(key, bound, sched.bound_info(p, result.node))
+            placed += 1
+    return time.perf_counter() - t, placed
+
+
+def through_controller(
+    profile: str, node_objs: list[Node], pod_objs: list[Pod]
+) -> tuple[float, int]:
+    clock = VirtualClock(T0)
+    store = MemoryStore(clock.now)
+    mgr = Manager(store, clock)
+    mgr.add(PodScheduler(KubeScheduler(profile)))
+    with store.batch():
+        for n in node_objs:
+            store.create(clone(n))
+    mgr.run_until_idle()
+    with store.batch():
+        for p in pod_objs:
+            store.create(clone(p))
+    t = time.perf_counter()
+    mgr.run_until_idle()
+    elapsed = time.perf_counter() - t
+    placed = sum(1 for p in store.list(("", "Pod")).items if p.spec.node_name)
+    return elapsed, placed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--nodes", type=int, default=1000)
+    ap.add_argument("--pods", type=int, default=10_000)
+    ap.add_argument("--profile", metavar="PROFILE", help="cProfile the placement under PROFILE")
+    args = ap.parse_args()
+    node_objs, pod_objs = nodes(args.nodes), pods(args.pods)
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        place_all(args.profile, node_objs, pod_objs)
+        prof.disable()
+        for order in ("cumulative", "tottime"):
+            out = io.StringIO()
+            pstats.Stats(prof, stream=out).sort_stats(order).print_stats(15)
+            print(out.getvalue())
+        return
+    print(f"placement: {args.pods} pods (resources + nodeSelector) on {args.nodes} nodes")
+    for profile in ("LowNodeUtilization", "HighNodeUtilization", "NoScoring"):
+        elapsed, placed = place_all(profile, node_objs, pod_objs)
+        print(
+            f"  {profile:<20} placement  {placed:>6} placed in {elapsed:6.2f} s: "
+            f"{args.pods / elapsed:8.0f} pods/s"
+        )
+        elapsed, placed = through_controller(profile, node_objs, pod_objs)
+        print(
+            f"  {profile:<20} controller {placed:>6} placed in {elapsed:6.2f} s: "
+            f"{args.pods / elapsed:8.0f} pods/s"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""``kuota simulate``: replay a job trace against one or more quota designs in
+the embedded control plane (virtual time) and report what each team would
+have waited and how well the GPUs were used (terminal, ``--json``, ``--html``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+EXIT_ERROR = 1
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> timedelta | None:
+    if value is None:
+        return None
+    from kuota.api.config import parse_duration
+
+    try:
+        d = parse_duration(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+    if d <= timedelta(0):
+        raise click.BadParameter("must be positive")
+    return d
+
+
+def _design_name(paths: list[str], taken: set[str]) -> str:
+    p = Path(paths[0])
+    base = p.name if p.is_dir() else p.stem
+    name, n = base or "design", 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    taken.add(name)
+    return name
+
+
+@click.command("simulate")
+@click.option("--trace", "trace_path", required=True, help="The job trace (CSV).")
+@click.option(
+    "--world",
+    "worlds",
+    multiple=True,
+    required=True,
+    help="The design: Kueue objects (and optionally Nodes) in YAML files or a directory; "
+    "repeat for more files of the same design.",
+)
+@click.option(
+    "--compare",
+    "compare",
+    multiple=True,
+    help="Another design (a file or directory) run on the same trace; repeatable, and "
+    "further designs may follow as arguments.",
+)
+@click.argument("more", nargs=-1)
+@click.option(
+    "--nodes",
+    "nodes_path",
+    default=None,
+    help="The trace's node list (CSV), for designs without Nodes.",
+)
+@click.option(
+    "--mapping",
+    "mapping_path",
+    default=None,
+    help="Teams to LocalQueues, GPU models to flavors, fractional-GPU policy (YAML).",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Run designs in this many parallel processes.",
+)
+@click.option("--json", "json_path", default=None, help="Write the report as JSON to FILE.")
+@click.option("--html", "html_path", default=None, help="Write the HTML report to FILE.")
+@click.option(
+    "--until",
+    callback=_duration,
+    default=None,
+    help="Stop this long after the trace's start (e.g. 30d).",
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def simulate(
+    trace_path: str,
+    worlds: tuple[str, ...],
+    compare: tuple[str, ...],
+    more: tuple[str, ...],
+    nodes_path: str | None,
+    mapping_path: str | None,
+    jobs: int,
+    json_path: str | None,
+    html_path: str | None,
+    until: timedelta | None,
+    no_progress: bool,
+) -> None:
+    """Replay a job trace against quota designs, in virtual time.
+
+    Each trace row becomes a Job in its team's LocalQueue, arriving at its
+    submit time and running for its duration; the design's ClusterQueues,
+    cohorts and nodes decide when it starts. With --compare, every design
+    runs on the same trace and the report puts them side by side. Exit
+    status: 0 done, 1 bad input (the message names file, line and column).
+    """
+    from rich.console import Console
+
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    sys.exit(
+        run_simulate(
+            trace_path,
+            [list(worlds)] + [[c] for c in compare] + [[m] for m in more],
+            bool(compare or more),
+            bool(more and not compare),
+            nodes_path,
+            mapping_path,
+            jobs,
+            json_path,
+            html_path,
+            until,
+            not no_progress,
+            console,
+        )
+    )
+
+
+def run_simulate(
+    trace_path: str,
+    design_paths: list[list[str]],
+    compare: bool,
+    stray: bool,
+    nodes_path: str | None,
+    mapping_path: str | None,
+    jobs: int,
+    json_path: str | None,
+    html_path: str | None,
+    until: timedelta | None,
+    progress: bool,
+    console: Any,
+) -> int:
+    from kuota.cli.files import CannotRead
+    from kuota.cli.world import load_world
+    from kuota.sim.mapping import Mapping, load_mapping
+    from kuota.sim.report import compare_table, report_json, summary_table
+    from kuota.sim.simulate import Design
+    from kuota.sim.trace import InputError, read_nodes, read_trace
+
+    def error(msg: str) -> int:
+        click.echo(f"error: {msg}", err=True)
+        return EXIT_ERROR
+
+    if stray:
+        return error(
+            f"unexpected argument {design_paths[1][0]}: the design's files go after --world, "
+            "other designs after --compare"
+        )
+    try:
+        trace = read_trace(trace_path)
+        node_rows = read_nodes(nodes_path) if nodes_path else None
+        mapping = load_mapping(mapping_path) if mapping_path else Mapping()
+    except InputError as err:
+        return error(str(err))
+    designs: list[Design] = []
+    taken: set[str] = set()
+    for paths in design_paths:
+        try:
+            world = load_world(paths)
+        except CannotRead as err:
+            return error(str(err))
+        for w in world.warnings:
+            click.echo(f"warning: {w}", err=True)
+        if world.problems:
+            for p in world.problems:
+                click.echo(f"error: {p}", err=True)
+            return EXIT_ERROR
+        assert world.config is not None
+        designs.append(
+            Design(
+                _design_name(paths, taken),
+                " ".join(paths),
+                world.objects,
+                world.config,
+                world.openshift,
+            )
+        )
+    for path in (json_path, html_path):
+        if path is not None and Path(path).is_dir():
+            return error(f"{path}: is a directory")
+    live = progress and console.is_terminal
+    try:
+        results = _run(trace, designs, mapping, node_rows, until, jobs, live, console)
+    except InputError as err:
+        return error(str(err))
+    except KeyboardInterrupt:
+        return error("interrupted")
+    for r in results:
+        for w in r.warnings:
+            click.echo(f"warning: {w}", err=True)
+        console.print(summary_table(r))
+        for e in r.errors:
+            console.print(e, markup=False)
+    if compare:
+        console.print(compare_table(results))
+    if json_path is not None:
+        doc = report_json(results, compare)
+        try:
+            Path(json_path).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        except OSError as err:
+            return error(f"{json_path}: {err.strerror or err}")
+        console.print(f"wrote {json_path}", markup=False)
+    if html_path is not None:
+        from kuota.sim.html import render_html
+
+        span = float(trace.rows[-1].submit_s - trace.rows[0].submit_s)
+        try:
+            Path(html_path).write_text(
+                render_html(results, len(trace.rows), span), encoding="utf-8"
+            )
+        except OSError as err:
+            return error(f"{html_path}: {err.strerror or err}")
+        console.print(f"wrote {html_path}", markup=False)
+    return 0
+
+
+def _run(
+    trace: Any,
+    designs: list[Any],
+    mapping: Any,
+    node_rows: Any,
+    until: timedelta | None,
+    jobs: int,
+    live: bool,
+    console: Any,
+) -> list[Any]:
+    from kuota.sim.report import fmt_seconds
+    from kuota.sim.simulate import simulate
+
+    if not live:
+        return simulate(trace, designs, mapping, node_rows, until=until, jobs=jobs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("jobs finished, {task.fields[virtual]} simulated"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    tasks = {d.name: bar.add_task(d.name, total=len(trace.rows), virtual="0s") for d in designs}
+
+    def update(design: str, done: int, total: int, virtual_s: float) -> None:
+        bar.update(tasks[design], completed=done, total=total, virtual=fmt_seconds(virtual_s))
+
+    with bar:
+        return simulate(trace, designs, mapping, node_rows, until=until, jobs=jobs, progress=update)

@@ -1,0 +1,215 @@
+"""The HTML report: one self-contained file (no script, nothing fetched), the
+plots as well-formed inline SVG with titles, labelled axes and legends, the
+fractional-GPU policy stated; and, where Debian's chromium is installed, a
+headless screenshot that is the right size and not blank."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import xml.etree.ElementTree as ET
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kuota.cli.main import main
+
+DATA = Path(__file__).parent.parent / "data" / "sim"
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def report(tmp_path: Path, *args: str) -> str:
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(main, ["simulate", *args, "--html", str(out), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    return out.read_text()
+
+
+def charts(html: str) -> list[ET.Element]:
+    return [ET.fromstring(m) for m in re.findall(r"<svg .*?</svg>", html, re.S)]
+
+
+def texts(svg: ET.Element, cls: str) -> list[str]:
+    return [t.text or "" for t in svg.iter(f"{SVG}text") if t.get("class") == cls]
+
+
+def check_chart(svg: ET.Element) -> str:
+    title = svg.find(f"{SVG}title")
+    assert title is not None and title.text
+    assert texts(svg, "title") == [title.text]
+    assert len(svg.findall(f".//{SVG}path")) + len(svg.findall(f".//{SVG}rect")) > 2
+    return title.text
+
+
+def test_single_design_report(tmp_path: Path) -> None:
+    html = report(
+        tmp_path, "--trace", str(DATA / "tiny.csv"), "--world", str(DATA / "tiny-pool.yaml")
+    )
+    assert html.startswith("<!DOCTYPE html>")
+    # self-contained: nothing to fetch, nothing to run
+    assert "<script" not in html and "<link" not in html and "@import" not in html
+    assert "src=" not in html and "url(http" not in html
+    assert re.findall(r"https?://[^\s\"']+", html) == ["http://www.w3.org/2000/svg"] * 4
+    assert 'id="policy"' in html and "rounded up to whole nvidia.com/gpu" in html
+    svgs = charts(html)
+    titles = [check_chart(s) for s in svgs]
+    assert titles == [
+        "Wait-time CDF per team: tiny-pool",
+        "GPU utilization over time: tiny-pool",
+        "Queue length over time: tiny-pool",
+        "Each team's share of GPU-hours against its nominal share",
+    ]
+    cdf, util, queue, fair = svgs
+    assert texts(cdf, "xlabel") == [
+        "wait from submission to admission (log scale; waits under 1 s at 1 s)"
+    ]
+    assert texts(cdf, "ylabel") == ["jobs admitted within that wait (%)"]
+    assert texts(cdf, "legend") == ["team-a (2)", "team-b (2)", "all teams"]
+    assert texts(util, "xlabel") == ["time since the trace's first submission (minutes)"]
+    assert texts(util, "ylabel") == ["GPUs in use (% of the nodes' GPUs)"]
+    assert texts(queue, "ylabel") == ["jobs waiting for admission"]
+    assert texts(queue, "legend") == ["team-a", "team-b", "all teams"]
+    assert texts(fair, "legend") == ["nominal share", "use share: tiny-pool"]
+    assert len(util.findall(f".//{SVG}path[@class='series']")) == 1
+    assert "<table" in html and "Definitions" in html
+
+
+def test_compare_overlays_the_designs(tmp_path: Path) -> None:
+    html = report(
+        tmp_path,
+        "--trace",
+        str(DATA / "tiny.csv"),
+        "--world",
+        str(DATA / "tiny-pool.yaml"),
+        "--compare",
+        str(DATA / "tiny-cohort.yaml"),
+    )
+    svgs = charts(html)
+    titles = [check_chart(s) for s in svgs]
+    assert titles == [
+        "Wait-time CDF: all teams",
+        "Wait-time CDF: team-a",
+        "Wait-time CDF: team-b",
+        "GPU utilization over time",
+        "Queue length over time (all teams)",
+        "Each team's share of GPU-hours against its nominal share",
+    ]
+    for svg in svgs[:5]:
+        names = [n.split(" (")[0] for n in texts(svg, "legend")]
+        assert names == ["tiny-pool", "tiny-cohort"]
+        assert len(svg.findall(f".//{SVG}path[@class='series']")) == 2
+    assert "Designs side by side" in html
+
+
+def _png(path: Path, max_rows: int = 700) -> tuple[int, int, list[bytes]]:
+    """Width, height and the first decoded rows of an 8-bit RGB(A) PNG."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, []
+    width = height = 0
+    bpp = 4
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6)
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat.append(body)
+        pos += 12 + length
+    stride = width * bpp
+    raw = zlib.decompressobj().decompress(b"".join(idat), (stride + 1) * max_rows)
+    rows: list[bytes] = []
+    prev = bytearray(stride)
+    for r in range(min(max_rows, len(raw) // (stride + 1))):
+        f = raw[r * (stride + 1)]
+        line = bytearray(raw[r * (stride + 1) + 1 : (r + 1) * (stride + 1)])
+        if f == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 0xFF
+        elif f == 2:
+            line = bytearray((a + b) & 0xFF for a, b in zip(line, prev, strict=True))
+        elif f == 3:
+            for i in range(stride):
+                left = line[i - bpp] if i >= bpp else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
+        elif f == 4:
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append(bytes(line))
+        prev = line
+    return width, height, rows
+
+
+CHROMIUM = shutil.which("chromium") or (
+    "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
+)
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Debian's chromium is not installed (apt-get install chromium): no screenshot test",
+)
+def test_headless_chromium_renders_the_plots(tmp_path: Path) -> None:
+    html = report(
+        tmp_path,
+        "--trace",
+        str(DATA / "openb-slice.csv"),
+        "--world",
+        str(DATA / "tiny-pool.yaml"),
+        "--mapping",
+        str(_mapping(tmp_path)),
+    )
+    assert html
+    png = tmp_path / "shot.png"
+    cmd = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--screenshot={png}",
+        "--window-size=1400,2000",
+        f"file://{tmp_path / 'r.html'}",
+    ]
+    subprocess.run(cmd, capture_output=True, timeout=120, check=False)
+    assert png.exists(), "chromium wrote no screenshot"
+    width, height, rows = _png(png)
+    assert (width, height) == (1400, 2000)
+    bpp = len(rows[0]) // width
+    pixels = [r[i : i + 3] for r in rows[::4] for i in range(0, len(r), bpp * 2)]
+    grey = [sum(p) / 3 for p in pixels]
+    mean = sum(grey) / len(grey)
+    variance = sum((g - mean) ** 2 for g in grey) / len(grey)
+    assert variance > 100, "the page is blank"
+    dark = sum(1 for g in grey if g < 128) / len(grey)
+    assert dark > 0.005, "no text or axes drawn"
+    # the first series colour (#4e79a7) is on the page: a plotted line
+    assert any(
+        abs(p[0] - 0x4E) < 24 and abs(p[1] - 0x79) < 24 and abs(p[2] - 0xA7) < 24
+        for r in rows
+        for p in (r[i : i + 3] for i in range(0, len(r), bpp))
+    )
+
+
+def _mapping(tmp_path: Path) -> Path:
+    m = tmp_path / "m.yaml"
+    m.write_text('teams: {LS: team-a/team-a, "*": team-b/team-b}\n')
+    return m
