@@ -74,7 +74,7 @@ def test_single_design_report(tmp_path: Path) -> None:
     assert texts(util, "ylabel") == ["GPUs in use (% of the nodes' GPUs)"]
     assert texts(queue, "ylabel") == ["jobs waiting for admission"]
     assert texts(queue, "legend") == ["team-a", "team-b", "all teams"]
-    assert texts(fair, "legend") == ["nominal share", "use share: tiny-pool"]
+    assert texts(fair, "legend") == ["nominal: tiny-pool", "used: tiny-pool"]
     assert len(util.findall(f".//{SVG}path[@class='series']")) == 1
     assert "<table" in html and "Definitions" in html
 
@@ -103,6 +103,12 @@ def test_compare_overlays_the_designs(tmp_path: Path) -> None:
         names = [n.split(" (")[0] for n in texts(svg, "legend")]
         assert names == ["tiny-pool", "tiny-cohort"]
         assert len(svg.findall(f".//{SVG}path[@class='series']")) == 2
+    assert texts(svgs[5], "legend") == [
+        "nominal: tiny-pool",
+        "used: tiny-pool",
+        "nominal: tiny-cohort",
+        "used: tiny-cohort",
+    ]
     assert "Designs side by side" in html
 
 

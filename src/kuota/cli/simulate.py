@@ -40,7 +40,7 @@ def _design_name(paths: list[str], taken: set[str]) -> str:
 
 
 @click.command("simulate")
-@click.option("--trace", "trace_path", required=True, help="The job trace (CSV).")
+@click.option("--trace", "trace_path", required=True, metavar="FILE", help="The job trace (CSV).")
 @click.option(
     "--world",
     "worlds",
@@ -48,6 +48,7 @@ def _design_name(paths: list[str], taken: set[str]) -> str:
     required=True,
     help="The design: Kueue objects (and optionally Nodes) in YAML files or a directory; "
     "repeat for more files of the same design.",
+    metavar="PATH",
 )
 @click.option(
     "--compare",
@@ -55,19 +56,22 @@ def _design_name(paths: list[str], taken: set[str]) -> str:
     multiple=True,
     help="Another design (a file or directory) run on the same trace; repeatable, and "
     "further designs may follow as arguments.",
+    metavar="PATH",
 )
-@click.argument("more", nargs=-1)
+@click.argument("more", nargs=-1, metavar="[DESIGN]...")
 @click.option(
     "--nodes",
     "nodes_path",
     default=None,
     help="The trace's node list (CSV), for designs without Nodes.",
+    metavar="FILE",
 )
 @click.option(
     "--mapping",
     "mapping_path",
     default=None,
     help="Teams to LocalQueues, GPU models to flavors, fractional-GPU policy (YAML).",
+    metavar="FILE",
 )
 @click.option(
     "-j",
@@ -77,13 +81,22 @@ def _design_name(paths: list[str], taken: set[str]) -> str:
     type=click.IntRange(1, 256),
     help="Run designs in this many parallel processes.",
 )
-@click.option("--json", "json_path", default=None, help="Write the report as JSON to FILE.")
-@click.option("--html", "html_path", default=None, help="Write the HTML report to FILE.")
+@click.option(
+    "--json",
+    "json_path",
+    default=None,
+    help="Write the report as JSON to FILE (with --compare: an object keyed by design name).",
+    metavar="FILE",
+)
+@click.option(
+    "--html", "html_path", default=None, metavar="FILE", help="Write the HTML report to FILE."
+)
 @click.option(
     "--until",
     callback=_duration,
     default=None,
-    help="Stop this long after the trace's start (e.g. 30d).",
+    help="Stop this long after the trace's first submission (e.g. 720h).",
+    metavar="DURATION",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def simulate(
@@ -241,21 +254,43 @@ def _run(
 
     if not live:
         return simulate(trace, designs, mapping, node_rows, until=until, jobs=jobs)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    # The bar follows virtual time up to the trace's end without waits (the
+    # last submission plus run time; jobs that wait end later): long-lived
+    # jobs make the count of finished jobs a poor measure of progress.
+    start = trace.rows[0].submit_s
+    horizon = float(max(r.submit_s + r.duration_s for r in trace.rows) - start) or 1.0
+    if until is not None:
+        horizon = min(horizon, until.total_seconds())
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("jobs finished, {task.fields[virtual]} simulated"),
+        TextColumn("{task.fields[virtual]} of ~{task.fields[horizon]} simulated,"),
+        TextColumn("{task.fields[done]}/{task.fields[jobs]} jobs finished"),
         TimeElapsedColumn(),
         console=console,
         transient=True,
     )
-    tasks = {d.name: bar.add_task(d.name, total=len(trace.rows), virtual="0s") for d in designs}
+    tasks = {
+        d.name: bar.add_task(
+            d.name,
+            total=horizon,
+            virtual="0s",
+            horizon=fmt_seconds(horizon),
+            done=0,
+            jobs=len(trace.rows),
+        )
+        for d in designs
+    }
 
     def update(design: str, done: int, total: int, virtual_s: float) -> None:
-        bar.update(tasks[design], completed=done, total=total, virtual=fmt_seconds(virtual_s))
+        bar.update(
+            tasks[design],
+            completed=min(virtual_s, horizon),
+            virtual=fmt_seconds(virtual_s),
+            done=done,
+        )
 
     with bar:
         return simulate(trace, designs, mapping, node_rows, until=until, jobs=jobs, progress=update)

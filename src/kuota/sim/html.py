@@ -186,7 +186,8 @@ def line_chart(
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" role="img">',
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        'font-family="Helvetica, Arial, sans-serif">',
         f"<title>{escape(title)}</title>",
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
         f'<text class="title" x="{left}" y="20" font-size="14" font-weight="bold">'
@@ -263,13 +264,23 @@ def line_chart(
                 f'<line x1="{lx}" y1="{y}" x2="{lx + 22}" y2="{y}" stroke="{s.color}" '
                 f'stroke-width="2.5"{dash}/>'
             )
-            name = s.name if len(s.name) <= 24 else s.name[:23] + "…"
+            name = _short(s.name)
             out.append(
                 f'<text class="legend" x="{lx + 28}" y="{y + 4}" font-size="11">'
                 f"{escape(name)}</text>"
             )
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _short(name: str, limit: int = 22) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def _fill(color: str) -> str:
+    """``#rrggbb`` or ``#rrggbb/opacity``."""
+    c, _, o = color.partition("/")
+    return f'fill="{c}"' + (f' fill-opacity="{o}"' if o else "")
 
 
 def bar_chart(
@@ -297,7 +308,8 @@ def bar_chart(
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" role="img">',
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        'font-family="Helvetica, Arial, sans-serif">',
         f"<title>{escape(title)}</title>",
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
         f'<text class="title" x="{left}" y="20" font-size="14" font-weight="bold">'
@@ -319,7 +331,7 @@ def bar_chart(
         for i, v in enumerate(values):
             out.append(
                 f'<rect x="{left}" y="{y + i * bar}" width="{max(0.0, sx(v) - left):.1f}" '
-                f'height="{bar - 1}" fill="{colors[i]}"><title>{escape(names[i])}: '
+                f'height="{bar - 1}" {_fill(colors[i])}><title>{escape(names[i])}: '
                 f"{v:.1f}</title></rect>"
             )
         y += n * bar + gap
@@ -334,8 +346,9 @@ def bar_chart(
     for i, name in enumerate(names):
         ly = top + 8 + i * 17
         out.append(
-            f'<rect x="{lx}" y="{ly - 6}" width="22" height="10" fill="{colors[i]}"/>'
-            f'<text class="legend" x="{lx + 28}" y="{ly + 4}" font-size="11">{escape(name)}</text>'
+            f'<rect x="{lx}" y="{ly - 6}" width="22" height="10" {_fill(colors[i])}/>'
+            f'<text class="legend" x="{lx + 28}" y="{ly + 4}" font-size="11">'
+            f"{escape(_short(name))}</text>"
         )
     out.append("</svg>")
     return "\n".join(out)
@@ -504,23 +517,26 @@ def _queue_chart(results: Sequence[DesignResult]) -> str:
 
 
 def _fair_chart(results: Sequence[DesignResult]) -> str:
+    """Per team (the first design's largest), its nominal share and its share
+    of the GPU-hours used, for each design."""
     r0 = results[0]
     shown, rest = _teams_shown(r0)
-    groups = []
-    names = ["nominal share"] + [f"use share: {r.name}" for r in results]
-    colors = ["#bab0ac"] + [_design_style(i)[0] for i in range(len(results))]
+    names: list[str] = []
+    colors: list[str] = []
+    for i, r in enumerate(results):
+        color = _design_style(i)[0]
+        names += [f"nominal: {r.name}", f"used: {r.name}"]
+        colors += [f"{color}/0.35", color]
     labels = [t.team for t in shown] + ([f"{len(rest)} other teams"] if rest else [])
+    groups = []
     for label in labels:
-        members = [t.team for t in rest] if label not in r0.teams else [label]
-        nominal = (
-            sum(r0.teams[m].nominal_gpus for m in members) / r0.nominal_gpus * 100
-            if r0.nominal_gpus
-            else 0.0
-        )
-        vals = [nominal]
+        members = [label] if label in r0.teams else [t.team for t in rest]
+        vals: list[float] = []
         for r in results:
+            nominal = sum(r.teams[m].nominal_gpus for m in members if m in r.teams)
             total = r.overall.gpu_hours
             used = sum(r.teams[m].gpu_hours for m in members if m in r.teams)
+            vals.append(100.0 * nominal / r.nominal_gpus if r.nominal_gpus else 0.0)
             vals.append(100.0 * used / total if total else 0.0)
         groups.append((label, vals))
     return bar_chart(
