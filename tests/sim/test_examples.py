@@ -71,8 +71,14 @@ def test_dlrm_designs_on_a_slice(tmp_path: Path) -> None:
         str(EXAMPLES / "dlrm" / "mapping.yaml"),
         "--jobs",
         "2",
+        "--html",
+        str(tmp_path / "r.html"),
     )
     assert list(doc) == ["shared-fleet", "per-app-quota"]
+    # 31 teams: the side-by-side table shows the largest, the rest are folded
+    html = (tmp_path / "r.html").read_text()
+    assert "The 12 teams with the most GPU-hours" in html
+    assert "<details><summary>all 31 teams (click to show)</summary>" in html
     for d in doc.values():
         assert d["jobs"] == 200 and d["nominal_gpus"] == 3300
     assert doc["per-app-quota"]["teams"]["app_0"]["cluster_queue"] == "app-0"

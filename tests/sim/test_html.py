@@ -75,7 +75,8 @@ def test_single_design_report(tmp_path: Path) -> None:
     assert texts(queue, "ylabel") == ["jobs waiting for admission"]
     assert texts(queue, "legend") == ["team-a", "team-b", "all teams"]
     assert texts(fair, "legend") == ["nominal: tiny-pool", "used: tiny-pool"]
-    assert len(util.findall(f".//{SVG}path[@class='series']")) == 1
+    assert texts(util, "legend") == ["team-a", "team-b", "all teams (mean 97%)"]
+    assert len(util.findall(f".//{SVG}path[@class='series']")) == 3
     assert "<table" in html and "Definitions" in html
 
 
@@ -219,3 +220,17 @@ def _mapping(tmp_path: Path) -> Path:
     m = tmp_path / "m.yaml"
     m.write_text('teams: {LS: team-a/team-a, "*": team-b/team-b}\n')
     return m
+
+
+def test_long_series_are_drawn_as_interval_means_or_maxima() -> None:
+    from kuota.sim.html import BUCKETS, _bucketed
+
+    # a step function alternating 0 and 1 every second for 2400 s, in 600
+    # intervals of 4 s: every interval's time-weighted mean is 1/2, its maximum 1
+    points = [(float(i), float(i % 2)) for i in range(2400)]
+    means = _bucketed(points, 2400.0, mean=True)
+    assert len(means) == BUCKETS and means[0][0] == 0
+    assert all(abs(v - 0.5) < 1e-9 for _, v in means)
+    assert {v for _, v in _bucketed(points, 2400.0, mean=False)} == {1.0}
+    short = points[:100]
+    assert _bucketed(short, 100.0, mean=True) == short  # drawn exactly

@@ -232,3 +232,66 @@ def test_missing_files_and_stray_arguments(tmp_path: Path) -> None:
     line = fail("--trace", TINY, "--world", POOL, "--nodes", str(nodes))
     assert line.startswith(f"error: {nodes}:1:13: missing columns cpus, memory_mib")
     assert "after --compare" in fail("--trace", TINY, "--world", POOL, COHORT)
+
+
+def test_a_design_in_several_files_with_its_own_nodes(tmp_path: Path) -> None:
+    # --world twice: the quota from one file, a 2-GPU node from the other;
+    # the design's own nodes win over --nodes (with a warning).
+    doc, r = simulate(
+        tmp_path,
+        "--trace",
+        TINY,
+        "--world",
+        str(DATA / "tiny-big.yaml"),
+        "--world",
+        str(DATA / "tiny-node.yaml"),
+        "--nodes",
+        str(DATA / "tiny-nodes.csv"),
+    )
+    assert doc["design"] == "tiny-big"
+    assert doc["nodes_from"] == "the design (1 node)"
+    assert doc["overall"]["start_wait_s"] == waits(67.5, 80, 100, 100)
+    assert "--nodes is not used" in r.stderr
+
+
+def test_gpu_models_pin_jobs_to_their_flavor(tmp_path: Path) -> None:
+    # One T4 and one V100 GPU. t1 (T4, 0-100) takes the T4; t2 (T4, at 10)
+    # may not use the free V100 and waits for t1 (90 s); any (no model, at
+    # 20) takes the V100 at once.
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "job_id,submit_s,duration_s,team,gpus,gpu_model\n"
+        "t1,0,100,team-a,1,T4\nt2,10,10,team-a,1,T4\nany,20,10,team-a,1,\n"
+    )
+    doc, _ = simulate(tmp_path, "--trace", str(trace), "--world", str(DATA / "tiny-models.yaml"))
+    assert doc["overall"]["wait_s"] == waits(30, 0, 90, 90)
+    assert doc["nodes_from"] == "the quota (2 nodes, one per flavor)"
+    trace.write_text("job_id,submit_s,duration_s,team,gpus,gpu_model\nt1,0,100,team-a,1,A100\n")
+    line = fail("--trace", str(trace), "--world", str(DATA / "tiny-models.yaml"))
+    assert line == (
+        f'error: {trace}:2:19: unknown GPU model: GPU model "A100" maps to ResourceFlavor '
+        '"a100", which design tiny-models does not have (flavors: t4, v100)'
+    )
+
+
+def test_time_series_by_hand() -> None:
+    from kuota.cli.world import load_world
+    from kuota.sim.mapping import Mapping
+    from kuota.sim.simulate import Design
+    from kuota.sim.simulate import simulate as run
+    from kuota.sim.trace import read_trace
+
+    world = load_world([POOL])
+    assert world.config is not None
+    (r,) = run(read_trace(TINY), [Design("pool", POOL, world.objects, world.config)], Mapping())
+    # the timeline of test_shared_pool_waits_and_gpu_hours_by_hand
+    assert r.util_series == [(0, 2, 2), (140, 1, 2), (150, 0, 2)]
+    assert r.team_gpu_series == {
+        "team-a": [(0, 2), (100, 1), (130, 0)],
+        "team-b": [(100, 1), (130, 2), (140, 1), (150, 0)],
+    }
+    assert r.pending_series == [(0, 0), (10, 1), (20, 2), (30, 3), (100, 1), (130, 0)]
+    assert r.team_pending_series == {
+        "team-a": [(0, 0), (20, 1), (100, 0)],  # a1 was pending within instant 0
+        "team-b": [(10, 1), (30, 2), (100, 1), (130, 0)],
+    }

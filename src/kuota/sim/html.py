@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import Any
 
 from kuota.sim.report import (
     DesignResult,
@@ -45,6 +46,8 @@ DASHES = ("", "6 3", "2 2", "8 3 2 3")
 MAX_TEAMS = 8  # lines per plot before the rest are folded into "other teams"
 BUCKETS = 600  # a long time series is drawn as this many time-weighted means
 CDF_POINTS = 300
+LONG_TABLE = 25  # tables with more rows are folded
+TOP_TEAMS = 12
 
 
 @dataclass
@@ -355,8 +358,16 @@ def bar_chart(
 
 
 # ---------------------------------------------------------------------- the plots
-def _teams_shown(r: DesignResult) -> tuple[list[TeamResult], list[TeamResult]]:
-    ranked = sorted(r.teams.values(), key=lambda t: (-t.jobs, natural_key(t.team)))
+def _teams_shown(
+    r: DesignResult, by_use: bool = False
+) -> tuple[list[TeamResult], list[TeamResult]]:
+    """The teams drawn one by one (the most jobs, or the most GPU-hours) and
+    the rest, drawn together."""
+
+    def rank(t: TeamResult) -> tuple[Any, ...]:
+        return (-t.gpu_hours if by_use else -t.jobs, -t.jobs, natural_key(t.team))
+
+    ranked = sorted(r.teams.values(), key=rank)
     if len(ranked) <= MAX_TEAMS:
         return sorted(ranked, key=lambda t: natural_key(t.team)), []
     shown = sorted(ranked[: MAX_TEAMS - 1], key=lambda t: natural_key(t.team))
@@ -459,14 +470,27 @@ def _scaled(points: list[tuple[float, float]], unit: float) -> list[tuple[float,
 
 
 def _util_chart(results: Sequence[DesignResult]) -> str:
+    """All GPUs in use per design; for one design, also each team's part."""
     end, unit, xl = _time_axis(results)
     series = []
+    if len(results) == 1:
+        r = results[0]
+        cap = max((c for _, _, c in r.util_series), default=0.0)
+        shown, _ = _teams_shown(r, by_use=True)
+        for i, t in enumerate(shown):
+            pts = [
+                (a, 100.0 * g / cap if cap else 0.0) for a, g in r.team_gpu_series.get(t.team, [])
+            ]
+            if pts:
+                pts = _bucketed(pts, r.end_s, mean=True)
+                series.append(Series(t.team, _scaled(pts, unit), PALETTE[i % 10], width=1.4))
     for i, r in enumerate(results):
         pts = [(t, 100.0 * used / cap if cap else 0.0) for t, used, cap in r.util_series]
         pts = _bucketed(pts, r.end_s, mean=True)
-        color, dash = _design_style(i)
+        color, dash = _design_style(i) if len(results) > 1 else ("#222222", "")
         util = f"{r.utilization:.0%}" if r.utilization is not None else "-"
-        series.append(Series(f"{r.name} (mean {util})", _scaled(pts, unit), color, dash))
+        label = f"{r.name} (mean {util})" if len(results) > 1 else f"all teams (mean {util})"
+        series.append(Series(label, _scaled(pts, unit), color, dash, width=2.0))
     title = "GPU utilization over time" + ("" if len(results) > 1 else f": {results[0].name}")
     return line_chart(
         title,
@@ -520,7 +544,7 @@ def _fair_chart(results: Sequence[DesignResult]) -> str:
     """Per team (the first design's largest), its nominal share and its share
     of the GPU-hours used, for each design."""
     r0 = results[0]
-    shown, rest = _teams_shown(r0)
+    shown, rest = _teams_shown(r0, by_use=True)
     names: list[str] = []
     colors: list[str] = []
     for i, r in enumerate(results):
@@ -573,7 +597,7 @@ def _team_row(r: DesignResult, t: TeamResult) -> list[str]:
         fmt_seconds(w["max"]),
         f"{t.borrowed_gpu_hours / t.gpu_hours:.0%}" if t.gpu_hours else "-",
         str(t.preemptions),
-        f"{t.nominal_gpus:g}",
+        f"{t.nominal_gpus:.4g}",
         fair,
     ]
 
@@ -601,6 +625,9 @@ def _design_section(r: DesignResult) -> str:
     fi = fairness_index(r)
     rows = [_team_row(r, t) for t in r.teams.values()]
     rows.append(_team_row(r, r.overall))
+    table = _table(_TEAM_HEAD, rows, "teams")
+    if len(rows) > LONG_TABLE:
+        table = _details(f"the {len(r.teams)} teams", table)
     notes = "".join(f"<li>warning: {escape(w)}</li>" for w in r.warnings)
     notes += "".join(f"<li>error: {escape(e)}</li>" for e in r.errors)
     return (
@@ -610,31 +637,49 @@ def _design_section(r: DesignResult) -> str:
         f"{q} of {r.nominal_gpus:g} nominal; fairness index "
         f"{f'{fi:.2f}' if fi is not None else '-'}; {r.admissions} admissions.</p>"
         + (f"<ul>{notes}</ul>" if notes else "")
-        + _table(_TEAM_HEAD, rows, "teams")
+        + table
         + "</section>"
     )
 
 
+def _details(what: str, body: str) -> str:
+    """A long table, folded (HTML's own disclosure: no script)."""
+    return f"<details><summary>{escape(what)} (click to show)</summary>{body}</details>"
+
+
 def _compare_section(results: Sequence[DesignResult]) -> str:
+    """Overall figures and the largest teams side by side; every team folded below."""
     head = ["team"] + [f"{r.name}: p95 / mean wait, GPU-h" for r in results]
     r0 = results[0]
-    rows = []
-    for name in [*r0.teams, "overall"]:
-        row = [name]
+
+    def row(name: str) -> list[str]:
+        out = [name]
         for r in results:
             t = r.overall if name == "overall" else r.teams.get(name)
             if t is None:
-                row.append("-")
+                out.append("-")
                 continue
             w = wait_stats(t.waits)
-            row.append(f"{fmt_seconds(w['p95'])} / {fmt_seconds(w['mean'])}, {t.gpu_hours:,.0f}")
-        rows.append(row)
-    rows.append(
+            out.append(f"{fmt_seconds(w['p95'])} / {fmt_seconds(w['mean'])}, {t.gpu_hours:,.0f}")
+        return out
+
+    tail = [
         ["utilization"]
-        + [f"{r.utilization:.1%}" if r.utilization is not None else "-" for r in results]
-    )
-    rows.append(["preemptions"] + [str(r.overall.preemptions) for r in results])
-    return "<section><h2>Designs side by side</h2>" + _table(head, rows, "compare") + "</section>"
+        + [f"{r.utilization:.1%}" if r.utilization is not None else "-" for r in results],
+        ["preemptions"] + [str(r.overall.preemptions) for r in results],
+    ]
+    every = [row(name) for name in r0.teams]
+    if len(every) <= LONG_TABLE:
+        body = _table(head, [*every, row("overall"), *tail], "compare")
+    else:
+        ranked = sorted(r0.teams.values(), key=lambda t: (-t.gpu_hours, natural_key(t.team)))
+        top = sorted((t.team for t in ranked[:TOP_TEAMS]), key=natural_key)
+        body = (
+            f"<p>The {TOP_TEAMS} teams with the most GPU-hours in {escape(r0.name)}:</p>"
+            + _table(head, [*(row(n) for n in top), row("overall"), *tail], "compare")
+            + _details(f"all {len(every)} teams", _table(head, every, "compare"))
+        )
+    return "<section><h2>Designs side by side</h2>" + body + "</section>"
 
 
 _CSS = """
@@ -644,12 +689,13 @@ h1{font-size:22px;margin:0 0 6px}h2{font-size:18px;margin:28px 0 8px}
 p.meta{color:#444;margin:2px 0}
 .grid{display:flex;flex-wrap:wrap;gap:12px}
 figure{margin:0;border:1px solid #ddd;padding:4px;background:#fff}
-figcaption{font-size:12px;color:#555;max-width:740px;padding:2px 4px}
+figcaption{font-size:12px;color:#555;max-width:612px;padding:2px 4px}
 table{border-collapse:collapse;font-size:12px;margin:6px 0}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
 table.compare td:nth-child(2){text-align:right}
 dl{font-size:13px}dt{font-weight:bold;margin-top:6px}
+summary{cursor:pointer;font-size:13px;margin:6px 0}
 """
 
 
@@ -723,7 +769,9 @@ def render_html(results: Sequence[DesignResult], trace_rows: int, trace_span_s: 
     parts.append(
         "<section><h2>Definitions</h2><dl>"
         "<dt>wait</dt><dd>from the Job's creation (its trace submit time) to its first quota "
-        "reservation; percentiles are nearest-rank over the admitted jobs.</dd>"
+        "reservation (Kueue's admission); percentiles are nearest-rank over the admitted jobs. "
+        "The start wait (in the JSON report) runs to the job's first pod running: longer when "
+        "the nodes, not the quota, are short.</dd>"
         "<dt>GPU-hours</dt><dd>GPUs held by the team's running pods times their run time, as "
         "charged (with round-up a sharing pod is charged a whole GPU).</dd>"
         "<dt>borrowed</dt><dd>share of the team's GPU-hours beyond its ClusterQueue's nominal "

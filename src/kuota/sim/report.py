@@ -151,6 +151,9 @@ class SimRecorder(Recorder):
         self.util_series: list[tuple[float, float, float]] = []
         self.pending_series: list[tuple[float, int]] = []
         self.team_pending_series: dict[str, list[tuple[float, int]]] = {}
+        self.team_gpu_series: dict[str, list[tuple[float, float]]] = {}  # GPUs in use
+        self._team_running: dict[str, int] = {}  # milli-GPUs
+        self._dirty_use: set[str] = set()
         self._last_util: tuple[int, int] | None = None
         self._pending_total = 0
         self._last_pending: int | None = None
@@ -224,6 +227,9 @@ class SimRecorder(Recorder):
             now = self.mgr.clock.now()
             self._pods[key] = (team, milli, now)
             self.running_milli += milli
+            if team is not None and milli:
+                self._team_running[team] = self._team_running.get(team, 0) + milli
+                self._dirty_use.add(team)
             if team is not None and job not in self._started:
                 self._started.add(job)  # type: ignore[arg-type]
                 created = self.job_created.get(job)  # type: ignore[arg-type]
@@ -233,6 +239,9 @@ class SimRecorder(Recorder):
         elif not running and key in self._pods:
             team, milli, start = self._pods.pop(key)
             self.running_milli -= milli
+            if team is not None and milli:
+                self._team_running[team] -= milli
+                self._dirty_use.add(team)
             if team is not None:
                 dt = (self.mgr.clock.now() - start).total_seconds()
                 self.team_gpu_seconds[team] = self.team_gpu_seconds.get(team, 0.0) + milli * dt
@@ -257,6 +266,13 @@ class SimRecorder(Recorder):
             self.util_series.append((t, util[0] / 1000, util[1] / 1000))
             self._last_util = util
             self.last_change = t
+        if self._dirty_use:
+            for team in sorted(self._dirty_use):
+                useries = self.team_gpu_series.setdefault(team, [])
+                gpus = self._team_running[team] / 1000
+                if not useries or useries[-1][1] != gpus:
+                    useries.append((t, gpus))
+            self._dirty_use.clear()
         if self._dirty_pending:
             for team in sorted(self._dirty_pending):
                 series = self.team_pending_series.setdefault(team, [])
@@ -360,6 +376,7 @@ class DesignResult:
     util_series: list[tuple[float, float, float]]
     pending_series: list[tuple[float, int]]
     team_pending_series: dict[str, list[tuple[float, int]]]
+    team_gpu_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -440,6 +457,7 @@ def build_result(
         util_series=rec.util_series,
         pending_series=rec.pending_series,
         team_pending_series=rec.team_pending_series,
+        team_gpu_series=rec.team_gpu_series,
         warnings=warnings,
         errors=errors,
     )

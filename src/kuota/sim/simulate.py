@@ -440,7 +440,8 @@ def prepare(
         seen.add(ref)
     design_nodes = [o for o in objects if o.kind == "Node"]
     if design_nodes:
-        nodes_from = f"the design ({len(design_nodes)} nodes)"
+        n = len(design_nodes)
+        nodes_from = f"the design ({n} node{'s' if n != 1 else ''})"
         if node_rows:
             warnings.append(f"design {design.name} has its own nodes: --nodes is not used for it")
     elif node_rows:
@@ -548,9 +549,10 @@ def _worker(
     mapping: Mapping,
     node_rows: list[NodeRow] | None,
     until: timedelta | None,
+    report_progress: bool,
 ) -> DesignResult:
     plan = prepare(trace, design, mapping, node_rows)
-    return run_plan(plan, until, _queue_progress)
+    return run_plan(plan, until, _queue_progress if report_progress else None)
 
 
 def simulate(
@@ -581,15 +583,15 @@ def simulate(
         initargs=(q,),
     ) as pool:
         futures: list[Future[DesignResult]] = [
-            pool.submit(_worker, trace, d, mapping, node_rows, until) for d in designs
+            pool.submit(_worker, trace, d, mapping, node_rows, until, progress is not None)
+            for d in designs
         ]
-        while not all(f.done() for f in futures):
+        while progress is not None and not all(f.done() for f in futures):
             try:
                 msg = q.get(timeout=0.1)
             except queue_mod.Empty:
                 continue
-            if progress is not None:
-                progress(*msg)
+            progress(*msg)
         results = [f.result() for f in futures]
     while True:
         try:
