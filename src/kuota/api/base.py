@@ -61,6 +61,10 @@ class Rule:
     list or map) and returns True when the rule holds. ``field_path`` is CEL's
     optional fieldPath (relative, e.g. ``.preference``); errors are reported at
     the node plus that path, as the API server does.
+
+    A transition rule (one that reads ``oldSelf``) binds updates only: its
+    ``check`` holds on create, and ``transition(new, old)`` decides an update
+    where the node exists before and after (the API server skips it otherwise).
     """
 
     rule: str
@@ -68,6 +72,7 @@ class Rule:
     check: Callable[[Any], bool]
     field_path: str | None = None
     reason: str | None = None
+    transition: Callable[[Any, Any], bool] | None = None
 
     def schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {"rule": self.rule, "message": self.message}

@@ -70,8 +70,11 @@ NAMES: dict[str, Names] = {
 }
 
 
-def _version_schema(typ: type) -> dict[str, Any]:
+def _version_schema(typ: type, root_rules: Any = None) -> dict[str, Any]:
     s = copy.deepcopy(openapi(typ))
+    extra = (root_rules.extra_json_schema if root_rules is not None else None) or {}
+    if extra.get("x-kubernetes-validations"):
+        s["x-kubernetes-validations"] = extra["x-kubernetes-validations"]
     props = s.setdefault("properties", {})
     props["apiVersion"] = {"type": "string"}
     props["kind"] = {"type": "string"}
@@ -88,13 +91,16 @@ def _version_schema(typ: type) -> dict[str, Any]:
 def crd(kind: str) -> dict[str, Any]:
     n = NAMES[kind]
     versions = []
-    for version, typ in (("v1beta1", v1beta1.KINDS[kind][0]), ("v1beta2", kt.KINDS[kind])):
+    for version, typ, rules in (
+        ("v1beta1", v1beta1.KINDS[kind][0], v1beta1.ROOT_RULES.get(kind)),
+        ("v1beta2", kt.KINDS[kind], kt.ROOT_RULES.get(kind)),
+    ):
         cohort_field = "cohort" if version == "v1beta1" else "cohortName"
         v: dict[str, Any] = {
             "name": version,
             "served": True,
             "storage": version == "v1beta2",
-            "schema": {"openAPIV3Schema": _version_schema(typ)},
+            "schema": {"openAPIV3Schema": _version_schema(typ, rules)},
         }
         if version == "v1beta1":
             v["deprecated"] = True

@@ -59,7 +59,7 @@ def _build_registry() -> dict[tuple[str, str], KindInfo]:
         )
         wire, to_i, from_i = v1beta1.KINDS[kind]
         reg[(kt.V1BETA1, kind)] = KindInfo(
-            kt.V1BETA1, kind, wire, ns, to_i, from_i, WEBHOOKS[kind], kt.ROOT_RULES.get(kind)
+            kt.V1BETA1, kind, wire, ns, to_i, from_i, WEBHOOKS[kind], v1beta1.ROOT_RULES.get(kind)
         )
     # Cohorts were served as v1alpha1 before v1beta1; old manifests still say so.
     reg[(f"{kt.GROUP}/v1alpha1", "Cohort")] = KindInfo(
@@ -179,6 +179,25 @@ def _gates(gates: Mapping[str, bool] | None) -> Mapping[str, bool]:
     from kuota.api.features import FEATURE_GATE_DEFAULTS
 
     return FEATURE_GATE_DEFAULTS
+
+
+def check_update(doc: Document, old: Document, gates: Mapping[str, bool] | None = None) -> None:
+    """``doc`` applied over ``old`` (the same object, read earlier): add what the
+    API server and Kueue refuse on update. As ``kubectl apply`` leaves the
+    status subresource alone, the stored status is the old document's."""
+    if not (doc.ok and old.ok) or doc.obj is None or old.obj is None:
+        return
+    if doc.api_version.rpartition("/")[0] != kt.GROUP:
+        return
+    from kuota.api.kueue.updates import validate_update
+
+    new = doc.obj
+    if hasattr(new, "status"):
+        new = msgspec.structs.replace(new, status=old.obj.status)
+    errs = validate_update(new, old.obj, _gates(gates), version=doc.api_version)
+    if errs:
+        doc.errors.extend(errs)
+        doc.obj = None
 
 
 def _msgspec_error(err: msgspec.ValidationError) -> FieldError:

@@ -100,7 +100,39 @@ def openapi(typ: type) -> dict[str, Any]:
     (root,), defs = msgspec.json.schema_components(
         [typ], schema_hook=_schema_hook, ref_template="#/$defs/{name}"
     )
-    return _structural(root, defs)
+    out = _structural(root, defs)
+    _restore_union_meta(mi.type_info(typ), out, set())
+    return out
+
+
+def _restore_union_meta(t: Any, s: dict[str, Any], open_: set[type]) -> None:
+    """msgspec drops the schema extras of ``Annotated[X, Meta(...)] | None``;
+    put the CEL rules of optional fields back where the CRD has them."""
+    if isinstance(t, mi.Metadata):
+        _restore_union_meta(t.type, s, open_)
+    elif isinstance(t, mi.UnionType):
+        for member in t.types:
+            if isinstance(member, mi.NoneType):
+                continue
+            if isinstance(member, mi.Metadata):
+                rules = (member.extra_json_schema or {}).get("x-kubernetes-validations")
+                if rules and "x-kubernetes-validations" not in s:
+                    s["x-kubernetes-validations"] = list(rules)
+            _restore_union_meta(member, s, open_)
+    elif isinstance(t, mi.ListType | mi.SetType | mi.FrozenSetType):
+        if isinstance(s.get("items"), dict):
+            _restore_union_meta(t.item_type, s["items"], open_)
+    elif isinstance(t, mi.DictType):
+        if isinstance(s.get("additionalProperties"), dict):
+            _restore_union_meta(t.value_type, s["additionalProperties"], open_)
+    elif isinstance(t, mi.StructType) and t.cls not in open_:
+        open_.add(t.cls)
+        props = s.get("properties") or {}
+        for f in t.fields:
+            sub = props.get(f.encode_name)
+            if isinstance(sub, dict):
+                _restore_union_meta(f.type, sub, open_)
+        open_.discard(t.cls)
 
 
 # ----------------------------------------------------------------------------- raw walk

@@ -9,11 +9,12 @@ from pathlib import Path
 from kuota.api.decode import (
     Document,
     YamlError,
+    check_update,
     decode_document,
     decode_object,
     load_yaml_documents,
 )
-from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_objects
+from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_timeline
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 
@@ -68,10 +69,16 @@ def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult
             head = Document(source=source, index=i, kind="Scenario", name=str(raw.get("name", "")))
             head.errors, head.warnings = scenario_errors(raw)
             result.documents.append(head)
-            for prefix, obj in scenario_objects(raw):
-                result.documents.append(
-                    decode_object(obj, source=source, index=i, prefix=prefix, gates=gates)
-                )
+            live: dict[str, Document] = {}  # ref -> the newest write of it
+            for prefix, obj, deleted in scenario_timeline(raw):
+                if deleted:
+                    live.pop(deleted, None)
+                    continue
+                doc = decode_object(obj, source=source, index=i, prefix=prefix, gates=gates)
+                if doc.ref in live:  # an update: what may not change, may not
+                    check_update(doc, live[doc.ref], gates)
+                live[doc.ref] = doc
+                result.documents.append(doc)
             continue
         result.documents += decode_document(raw, source=source, index=i, gates=gates)
     return result

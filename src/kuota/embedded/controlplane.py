@@ -26,6 +26,7 @@ from kuota.api.meta import ObjectMeta
 from kuota.controllers.jobframework import JobReconciler, JobWebhook, ManagePolicy
 from kuota.controllers.jobs.batchjob import BatchJobAdapter
 from kuota.controllers.kueue import KueueController
+from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.runtime.clock import Clock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
 from kuota.scheduler.core import set_condition
@@ -66,7 +67,7 @@ class ControlPlane:
         self.clock: Clock = clock if clock is not None else VirtualClock(start)
         self.policy = ManagePolicy.from_config(config, openshift=openshift)
         self.adapters = [BatchJobAdapter()]
-        hooks: list[Any] = [_namespace_name_label]
+        hooks: list[Any] = [_namespace_name_label, KueueUpdateValidation(config.feature_gates)]
         hooks += [JobWebhook(a, self.policy, self._lookup) for a in self.adapters]
         if cluster:  # node registration, pod defaults, LimitRanger, QoS
             from kuota.cluster import api_server_hooks

@@ -21,13 +21,27 @@ def is_scenario(raw: Any) -> bool:
 
 
 def scenario_objects(raw: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    for prefix, obj, _ in scenario_timeline(raw):
+        if prefix:
+            yield prefix, obj
+
+
+def scenario_timeline(raw: dict[str, Any]) -> Iterator[tuple[str, Any, str]]:
+    """The scenario's writes in order: ``(prefix, object, "")`` for the world's
+    objects and each step's applies, ``("", None, ref)`` for a deletion."""
     for i, obj in enumerate(raw.get("objects") or ()):
-        yield index("objects", i), obj
+        yield index("objects", i), obj, ""
     steps = raw.get("steps")
     for i, step in enumerate(steps if isinstance(steps, list) else ()):
-        if isinstance(step, dict) and isinstance(step.get("apply"), list):
+        if not isinstance(step, dict):
+            continue
+        if isinstance(step.get("apply"), list):
             for j, obj in enumerate(step["apply"]):
-                yield index(child(index("steps", i), "apply"), j), obj
+                yield index(child(index("steps", i), "apply"), j), obj, ""
+        if isinstance(step.get("delete"), list):
+            for ref in step["delete"]:
+                if isinstance(ref, str):
+                    yield "", None, ref
 
 
 def scenario_errors(raw: dict[str, Any]) -> tuple[list[FieldError], list[str]]:

@@ -101,7 +101,9 @@ class MemoryStore:
     ) -> None:
         self._clock = clock
         self._admission = tuple(admission)
-        self._hooks_by_kind: dict[tuple[ResourceType, Operation], tuple[AdmissionHook, ...]] = {}
+        self._hooks_by_kind: dict[
+            tuple[ResourceType, Operation, bool], tuple[AdmissionHook, ...]
+        ] = {}
         self._objects: dict[ResourceType, dict[str, dict[str, Any]]] = {}
         self._by_uid: dict[str, Key] = {}
         # owner uid -> its dependents (a dict as an ordered set)
@@ -445,6 +447,7 @@ class MemoryStore:
         if m.creation_timestamp is None:
             m.creation_timestamp = self._clock()
         new = self._admit("CREATE", rtype, new, None)
+        self._validate("CREATE", rtype, new, None)
         if used:
             self._seq = seq
         return self._put(rtype, new, None, "ADDED")
@@ -469,6 +472,7 @@ class MemoryStore:
             # Shared (stored objects are immutable) unless hooks get to see it.
             new.status = clone(old.status) if self._hooks(rtype, "UPDATE") else old.status
         new = self._admit("UPDATE", rtype, new, old)
+        self._validate("UPDATE", rtype, new, old)
         if any(getattr(new, f) != getattr(old, f) for f in info.spec_fields):
             new.metadata.generation = om.generation + 1
         return self._store_update(rtype, new, old)
@@ -480,6 +484,7 @@ class MemoryStore:
             new = self._admit("UPDATE", rtype, new, old)
         else:
             new = _replace(old, status=status)
+        self._validate("UPDATE", rtype, new, old)
         return self._store_update(rtype, new, old)
 
     def _store_update(self, rtype: ResourceType, new: Any, old: Any) -> Any:
@@ -492,15 +497,25 @@ class MemoryStore:
             return old  # nothing changed: no write, no event (as the API server)
         return self._put(rtype, new, old, "MODIFIED")
 
-    def _hooks(self, rtype: ResourceType, op: Operation) -> tuple[AdmissionHook, ...]:
-        hooks = self._hooks_by_kind.get((rtype, op))
+    def _hooks(
+        self, rtype: ResourceType, op: Operation, validating: bool = False
+    ) -> tuple[AdmissionHook, ...]:
+        hooks = self._hooks_by_kind.get((rtype, op, validating))
         if hooks is None:
-            hooks = self._hooks_by_kind[(rtype, op)] = tuple(
+            hooks = self._hooks_by_kind[(rtype, op, validating)] = tuple(
                 h
                 for h in self._admission
-                if rtype in getattr(h, "kinds", (rtype,)) and op in getattr(h, "operations", (op,))
+                if rtype in getattr(h, "kinds", (rtype,))
+                and op in getattr(h, "operations", (op,))
+                and bool(getattr(h, "validating", False)) == validating
             )
         return hooks
+
+    def _validate(self, op: Operation, rtype: ResourceType, new: Any, old: Any | None) -> None:
+        """Validating hooks see the final object after the mutating ones and
+        may only refuse it (raise Invalid): they need no private copy."""
+        for hook in self._hooks(rtype, op, True):
+            hook(op, new, old)
 
     def _admit(self, op: Operation, rtype: ResourceType, new: Any, old: Any | None) -> Any:
         hooks = self._hooks(rtype, op)

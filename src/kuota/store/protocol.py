@@ -109,7 +109,9 @@ class Watch(Protocol):
 # a ``kinds`` attribute (a set of ResourceTypes) sees writes of those kinds
 # only, as a webhook's rules select resources, and one with ``operations`` (a
 # set of "CREATE"/"UPDATE") those operations only: the store then skips the
-# copy it makes for the hooks on every other write.
+# copy it makes for the hooks on every other write. A hook with ``validating``
+# set is a validating webhook: it runs after all the others, on the final
+# object, and may only raise Invalid (the store makes no copy for it).
 AdmissionHook = Callable[[Operation, Any, Any | None], Any]
 
 

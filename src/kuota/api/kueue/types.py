@@ -9,6 +9,8 @@ read), constraints are the CRD schema markers and CEL rules of
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -110,12 +112,14 @@ RF_SPEC_RULES = cel(
         "at least one nodeLabel is required when topology is set",
         lambda s: s.topology_name is None or bool(s.node_labels),
     ),
-    # A transition rule: it only binds updates, which this create-time check never is.
     Rule(
         "!has(oldSelf.topologyName) || (has(self.topologyName) && self.topologyName == "
         "oldSelf.topologyName)",
-        "field is immutable",
+        "topologyName is immutable when topologyName is set",
         lambda _: True,
+        transition=lambda new, old: (
+            old.topology_name is None or new.topology_name == old.topology_name
+        ),
     ),
 )
 
@@ -325,7 +329,7 @@ class ClusterQueue(Object, kw_only=True):
 
 # --------------------------------------------------------------------------- LocalQueue
 CLUSTER_QUEUE_IMMUTABLE = cel(
-    Rule("self == oldSelf", "field is immutable", lambda _: True),
+    Rule("self == oldSelf", "field is immutable", lambda _: True, transition=operator.eq),
 )
 
 
@@ -409,9 +413,7 @@ class AdmissionCheckParametersReference(Object, kw_only=True):
     name: Annotated[str, Meta(min_length=1, max_length=63), pattern(LABEL_RE)]
 
 
-CONTROLLER_NAME_IMMUTABLE = cel(
-    Rule("self == oldSelf", "field is immutable", lambda _: True),
-)
+CONTROLLER_NAME_IMMUTABLE = CLUSTER_QUEUE_IMMUTABLE  # the same rule: self == oldSelf
 
 
 class AdmissionCheckSpec(Object, kw_only=True):
@@ -603,6 +605,17 @@ class PreemptionGateState(Object, kw_only=True):
 
 WL_STATUS_RULES = cel(
     Rule(
+        "!has(oldSelf.clusterName) || !has(self.clusterName) || "
+        "oldSelf.clusterName == self.clusterName",
+        "clusterName is immutable once set",
+        lambda _: True,
+        transition=lambda new, old: (
+            old.cluster_name is None
+            or new.cluster_name is None
+            or new.cluster_name == old.cluster_name
+        ),
+    ),
+    Rule(
         "!has(self.clusterName) || (!has(self.nominatedClusterNames) || "
         "(has(self.nominatedClusterNames) && size(self.nominatedClusterNames) == 0))",
         "clusterName and nominatedClusterNames are mutually exclusive",
@@ -648,17 +661,110 @@ def _quota_reserved(wl: Workload) -> bool:
     )
 
 
+def _admitted(wl: Workload) -> bool:
+    st = wl.status
+    return bool(
+        st is not None
+        and st.conditions
+        and any(c.type == "Admitted" and c.status == "True" for c in st.conditions)
+    )
+
+
+# The CEL texts of Kueue's Workload rules (both versions share the first and
+# the last two); the Python predicates say the same of kuota's structs.
+_QR = "oldSelf.status.conditions.exists(c, c.type == 'QuotaReserved' && c.status == 'True')"
+OLD_QR_CEL = f"has(oldSelf.status) && has(oldSelf.status.conditions) && {_QR}"
+_NEW_QR = OLD_QR_CEL.replace("oldSelf", "self")
+_OLD_ADM = OLD_QR_CEL.replace("QuotaReserved", "Admitted")
+_NEW_ADM = _NEW_QR.replace("QuotaReserved", "Admitted")
+_BOTH_REFS = "has(oldSelf.spec.priorityClassRef) && has(self.spec.priorityClassRef)"
+
+WL_PODSET_ASSIGNMENTS_RULE = Rule(
+    "has(self.status) && has(self.status.conditions) && self.status.conditions.exists(c, "
+    "c.type == 'QuotaReserved' && c.status == 'True') && has(self.status.admission) ? "
+    "size(self.spec.podSets) == size(self.status.admission.podSetAssignments) : true",
+    "podSetAssignments must have the same number of podSets as the spec",
+    lambda w: (
+        not (_quota_reserved(w) and w.status.admission is not None)
+        or len(w.spec.pod_sets) == len(w.status.admission.pod_set_assignments)
+    ),
+)
+
+WL_QUEUE_NAME_RULE = Rule(
+    f"(({OLD_QR_CEL}) && ({_NEW_QR})) ? ((has(oldSelf.spec.queueName) == has(self.spec.queueName)) "
+    "&& (!has(oldSelf.spec.queueName) || oldSelf.spec.queueName == self.spec.queueName)) : true",
+    "queueName is immutable while workload quota reserved",
+    lambda _: True,
+    transition=lambda new, old: (
+        not (_quota_reserved(old) and _quota_reserved(new))
+        or new.spec.queue_name == old.spec.queue_name
+    ),
+)
+
+WL_MAX_EXECUTION_RULE = Rule(
+    f"(({_OLD_ADM}) && ({_NEW_ADM}))?((has(oldSelf.spec.maximumExecutionTimeSeconds)?"
+    "oldSelf.spec.maximumExecutionTimeSeconds:0) ==  (has(self.spec.maximumExecutionTimeSeconds)"
+    "?self.spec.maximumExecutionTimeSeconds:0)):true",
+    "maximumExecutionTimeSeconds is immutable while workload quota reserved",
+    lambda _: True,
+    transition=lambda new, old: (
+        not (_admitted(old) and _admitted(new))
+        or (new.spec.maximum_execution_time_seconds or 0)
+        == (old.spec.maximum_execution_time_seconds or 0)
+    ),
+)
+
+
+def _ref_rule(cel_text: str, message: str, holds: Callable[[Any, Any], bool]) -> Rule:
+    """A priorityClassRef rule: binds while the old workload reserves quota
+    and both sides have a reference."""
+    return Rule(
+        cel_text,
+        message,
+        lambda _: True,
+        transition=lambda new, old: (
+            not _quota_reserved(old)
+            or new.spec.priority_class_ref is None
+            or old.spec.priority_class_ref is None
+            or holds(new.spec.priority_class_ref, old.spec.priority_class_ref)
+        ),
+    )
+
+
 WL_RULES = cel(
+    WL_PODSET_ASSIGNMENTS_RULE,
     Rule(
-        "has(self.status) && has(self.status.conditions) && self.status.conditions.exists(c, "
-        "c.type == 'QuotaReserved' && c.status == 'True') && has(self.status.admission) ? "
-        "size(self.spec.podSets) == size(self.status.admission.podSetAssignments) : true",
-        "podSetAssignments must have the same number of podSets as the spec",
-        lambda w: (
-            not (_quota_reserved(w) and w.status.admission is not None)
-            or len(w.spec.pod_sets) == len(w.status.admission.pod_set_assignments)
+        f"({OLD_QR_CEL}) ? (!has(oldSelf.spec.priorityClassRef) && !has(self.spec.priorityClassRef))"
+        f" || ({_BOTH_REFS}) : true",
+        "priorityClassRef is immutable while workload quota reserved",
+        lambda _: True,
+        transition=lambda new, old: (
+            not _quota_reserved(old)
+            or (new.spec.priority_class_ref is None) == (old.spec.priority_class_ref is None)
         ),
     ),
+    _ref_rule(
+        f"({OLD_QR_CEL} && {_BOTH_REFS}) ? "
+        "oldSelf.spec.priorityClassRef.group == self.spec.priorityClassRef.group : true",
+        "priorityClassRef.group is immutable while workload quota reserved",
+        lambda n, o: n.group == o.group,
+    ),
+    _ref_rule(
+        f"({OLD_QR_CEL} && {_BOTH_REFS}) ? "
+        "oldSelf.spec.priorityClassRef.kind == self.spec.priorityClassRef.kind : true",
+        "priorityClassRef.kind is immutable while workload quota reserved",
+        lambda n, o: n.kind == o.kind,
+    ),
+    _ref_rule(
+        f"({OLD_QR_CEL} && {_BOTH_REFS} && self.spec.priorityClassRef.group == 'scheduling.k8s.io'"
+        " && self.spec.priorityClassRef.kind == 'PriorityClass') ? "
+        "oldSelf.spec.priorityClassRef.name == self.spec.priorityClassRef.name : true",
+        "priorityClassRef.name is immutable for scheduling.k8s.io/priorityclass while "
+        "workload quota reserved",
+        lambda n, o: not (n.group == PC_GROUP and n.kind == "PriorityClass") or n.name == o.name,
+    ),
+    WL_QUEUE_NAME_RULE,
+    WL_MAX_EXECUTION_RULE,
 )
 
 

@@ -392,7 +392,49 @@ class Workload(Object, kw_only=True):
     kind: str = "Workload"
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: Annotated[WorkloadSpec, WL_SPEC_RULES]
-    status: WorkloadStatus | None = None
+    status: Annotated[WorkloadStatus, t.WL_STATUS_RULES] | None = None
+
+
+def _source_rule(s: WorkloadSpec, o: WorkloadSpec) -> bool:
+    # The source is always there (defaulted to ""), so has() always holds.
+    return s.priority_class_source == o.priority_class_source
+
+
+def _name_rule(s: WorkloadSpec, o: WorkloadSpec) -> bool:
+    return (
+        s.priority_class_source == WPC_SOURCE
+        or not s.priority_class_name
+        or not o.priority_class_name
+        or s.priority_class_name == o.priority_class_name
+    )
+
+
+_OLD_SOURCE = (
+    f"{t.OLD_QR_CEL} && has(oldSelf.spec.priorityClassSource) && has(self.spec.priorityClassSource)"
+)
+
+WL_RULES = cel(
+    t.WL_PODSET_ASSIGNMENTS_RULE,
+    Rule(
+        f"({_OLD_SOURCE}) ? (oldSelf.spec.priorityClassSource == self.spec.priorityClassSource) "
+        ": true",
+        "priorityClassSource is immutable while workload quota reserved",
+        lambda _: True,
+        transition=lambda new, old: not t._quota_reserved(old) or _source_rule(new.spec, old.spec),
+    ),
+    Rule(
+        f"({_OLD_SOURCE} && (self.spec.priorityClassSource != "
+        "'kueue.x-k8s.io/workloadpriorityclass') && has(oldSelf.spec.priorityClassName) && "
+        "has(self.spec.priorityClassName)) ? (oldSelf.spec.priorityClassName == "
+        "self.spec.priorityClassName) : true",
+        "priorityClassName is immutable while workload quota reserved and priorityClassSource "
+        "is not equal to kueue.x-k8s.io/workloadpriorityclass",
+        lambda _: True,
+        transition=lambda new, old: not t._quota_reserved(old) or _name_rule(new.spec, old.spec),
+    ),
+    t.WL_QUEUE_NAME_RULE,
+    t.WL_MAX_EXECUTION_RULE,
+)
 
 
 def _topology_to_v2(tr: PodSetTopologyRequest | None) -> t.PodSetTopologyRequest | None:
@@ -587,3 +629,6 @@ KINDS: dict[str, tuple[type[Object], Any, Any]] = {
     "AdmissionCheck": (AdmissionCheck, ac_to_internal, ac_from_internal),
     "WorkloadPriorityClass": (WorkloadPriorityClass, wpc_to_internal, wpc_from_internal),
 }
+
+# Rules on the whole object, by kind (v1beta2's are kueue.types.ROOT_RULES).
+ROOT_RULES: dict[str, Meta] = {"Workload": WL_RULES}

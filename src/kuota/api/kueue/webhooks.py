@@ -105,11 +105,18 @@ def validate_resource_groups(
 
 
 # ------------------------------------------------------------------ ClusterQueue
-def _all_flavors(groups: list[t.ResourceGroup] | None) -> list[str]:
+def all_flavors(groups: list[t.ResourceGroup] | None) -> list[str]:
     return [f.name for g in groups or () for f in g.flavors]
 
 
-def validate_cluster_queue(cq: t.ClusterQueue, gates: Gates) -> list[FieldError]:
+def validate_cluster_queue(
+    cq: t.ClusterQueue,
+    gates: Gates,
+    *,
+    tolerated_on_flavors: Mapping[str, frozenset[str]] | None = None,
+) -> list[FieldError]:
+    """Kueue's ClusterQueue webhook. On update, ``tolerated_on_flavors`` names
+    the checks whose stored onFlavors may stay as they are even if invalid."""
     s = cq.spec
     groups = s.resource_groups or []
     errs = validate_resource_groups(
@@ -179,9 +186,12 @@ def validate_cluster_queue(cq: t.ClusterQueue, gates: Gates) -> list[FieldError]
     if gates.get("ConcurrentAdmission", False) and s.concurrent_admission_policy is not None:
         errs += _validate_concurrent_admission(cq)
     if s.admission_checks_strategy is not None:
-        valid = _all_flavors(groups)
+        valid = all_flavors(groups)
         valid_set = set(valid)
+        tolerated = tolerated_on_flavors or {}
         for i, rule in enumerate(s.admission_checks_strategy.admission_checks):
+            if tolerated.get(rule.name) == frozenset(rule.on_flavors or ()):
+                continue  # stored like this before the rule: left to converge
             op = child(index("spec.admissionChecksStrategy.admissionChecks", i), "onFlavors")
             for j, fl in enumerate(rule.on_flavors or ()):
                 if fl not in valid_set:
@@ -224,7 +234,7 @@ def _validate_concurrent_admission(cq: t.ClusterQueue) -> list[FieldError]:
                 )
             )
         elif cons.last_acceptable_flavor_name is not None:
-            valid = _all_flavors(groups)
+            valid = all_flavors(groups)
             if cons.last_acceptable_flavor_name not in valid:
                 errs.append(
                     e.invalid(
@@ -391,7 +401,10 @@ def quota_reserved(wl: t.Workload) -> bool:
     return t._quota_reserved(wl)
 
 
-def validate_workload(wl: t.Workload, gates: Gates) -> list[FieldError]:
+def validate_workload(
+    wl: t.Workload, gates: Gates, *, old: t.Workload | None = None
+) -> list[FieldError]:
+    """Kueue's ValidateWorkload; ``old`` is the stored object on update."""
     errs: list[FieldError] = []
     with_min = 0
     for i, ps in enumerate(wl.spec.pod_sets):
@@ -403,7 +416,10 @@ def validate_workload(wl: t.Workload, gates: Gates) -> list[FieldError]:
     st = wl.status
     if st is not None:
         names = [ps.name for ps in wl.spec.pod_sets]
-        if quota_reserved(wl):
+        if quota_reserved(wl) and not (
+            st.admission is None and old is not None and _reserves_without_admission(old)
+        ):
+            # One stored like this already goes through, so it can converge.
             errs += _validate_admission(wl, names)
         errs += _validate_conditions(st)
         errs += _validate_reclaimable(wl, names)
@@ -419,10 +435,18 @@ def validate_workload(wl: t.Workload, gates: Gates) -> list[FieldError]:
                 errs += validate_labels(psu.labels, child(up, "labels"))
     annotations = wl.metadata.annotations or {}
     if gates.get("AdmissionGatedBy", True):
-        errs += validate_admission_gated_by(annotations.get(ADMISSION_GATED_BY, ""))
+        if old is None:
+            errs += validate_admission_gated_by(annotations.get(ADMISSION_GATED_BY, ""))
+        else:
+            was = (old.metadata.annotations or {}).get(ADMISSION_GATED_BY, "")
+            errs += admission_gated_by_update(was, annotations.get(ADMISSION_GATED_BY, ""))
     if gates.get("PriorityBoost", False) and PRIORITY_BOOST in annotations:
         errs += _validate_priority_boost(annotations[PRIORITY_BOOST])
     return errs
+
+
+def _reserves_without_admission(wl: t.Workload) -> bool:
+    return quota_reserved(wl) and (wl.status is None or wl.status.admission is None)
 
 
 def _validate_admission(wl: t.Workload, names: list[str]) -> list[FieldError]:
@@ -520,6 +544,22 @@ def validate_admission_gated_by(value: str) -> list[FieldError]:
         if len(gate) > MAX_GATE_NAME:
             errs.append(e.too_long(_AGB_PATH, MAX_GATE_NAME))
     return errs
+
+
+def _gates_of(value: str) -> list[str]:
+    return [g.strip() for g in value.split(",")]
+
+
+def admission_gated_by_update(old: str, new: str) -> list[FieldError]:
+    """Gates cannot be added after creation, only removed."""
+    errs: list[FieldError] = []
+    if not old and new:
+        errs.append(e.forbidden(_AGB_PATH, "cannot add admission gate after creation"))
+    if old and new:
+        before = _gates_of(old)
+        if any(g not in before for g in _gates_of(new)):
+            errs.append(e.forbidden(_AGB_PATH, "can only remove gates, not add new ones"))
+    return errs + validate_admission_gated_by(new)
 
 
 def _domain_prefixed_path(gate: str) -> list[FieldError]:
