@@ -30,15 +30,22 @@ LABEL_VALUE_MAX = 63
 
 
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    ex = ", ".join(f"'{e}'" for e in examples)
-    return f"{msg} (e.g. {ex}, regex used for validation is '{fmt}')"
+    """apimachinery's RegexError, to the character: each example is followed
+    by ", " and they are joined with " or " (so two spaces before "or")."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    ex = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {ex}regex used for validation is '{fmt}')"
 
 
 def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(f"must be no more than {DNS1123_LABEL_MAX} characters")
-    if not _DNS1123_LABEL.fullmatch(value):
+    if not _DNS1123_LABEL.fullmatch(value) and _DNS1123_SUBDOMAIN.fullmatch(value):
+        # A valid subdomain and not a label: with the length checked, it is the dots.
+        errs.append("must not contain dots")
+    elif not _DNS1123_LABEL.fullmatch(value):
         errs.append(
             _regex_error(
                 "a lowercase RFC 1123 label must consist of lower case alphanumeric "
