@@ -539,6 +539,45 @@ def test_admission_hook_mutates_and_rejects(make_store: MakeStore) -> None:
     assert store.get(JOB, "team-a", "a").status.active == 1
 
 
+def test_validating_hook_runs_last_and_may_skip_status_writes(make_store: MakeStore) -> None:
+    """A validating hook sees the object the mutating hooks made, refuses by
+    raising, and (with status_writes False) is not asked about status writes."""
+    seen: list[tuple[Operation, str | None]] = []
+
+    def default_label(op: Operation, new: Any, old: Any | None) -> Any:
+        new.metadata.labels = {**(new.metadata.labels or {}), "defaulted": "yes"}
+        return new
+
+    class NoParallelismChange:
+        validating = True
+        status_writes = False
+        operations = frozenset({"UPDATE"})
+
+        def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
+            seen.append((op, (new.metadata.labels or {}).get("defaulted")))
+            if new.spec.parallelism != old.spec.parallelism:
+                raise Invalid(
+                    f'Job "{new.metadata.name}"',
+                    [FieldError("spec.parallelism", "Invalid value", "field is immutable")],
+                )
+            return new
+
+    store = make_store(admission=[NoParallelismChange(), default_label])
+    created = store.create(job("a"))
+    changed = clone(created)
+    changed.spec.parallelism = 5
+    with pytest.raises(Invalid, match="immutable"):
+        store.update(changed)
+    assert store.get(JOB, "team-a", "a").spec.parallelism == 1
+    relabelled = clone(created)
+    relabelled.metadata.labels = {"team": "x"}
+    store.update(relabelled)
+    store.patch(JOB, "team-a", "a", {"status": {"active": 1}}, status=True)
+    # Both spec updates were checked after defaulting; the status write was not.
+    assert seen == [("UPDATE", "yes"), ("UPDATE", "yes")]
+    assert store.get(JOB, "team-a", "a").status.active == 1
+
+
 def test_admission_hook_may_not_rename(make_store: MakeStore) -> None:
     def rename(op: Operation, new: Any, old: Any | None) -> Any:
         new.metadata.name = "other"

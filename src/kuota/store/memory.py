@@ -484,7 +484,7 @@ class MemoryStore:
             new = self._admit("UPDATE", rtype, new, old)
         else:
             new = _replace(old, status=status)
-        self._validate("UPDATE", rtype, new, old)
+        self._validate("UPDATE", rtype, new, old, status=True)
         return self._store_update(rtype, new, old)
 
     def _store_update(self, rtype: ResourceType, new: Any, old: Any) -> Any:
@@ -511,11 +511,15 @@ class MemoryStore:
             )
         return hooks
 
-    def _validate(self, op: Operation, rtype: ResourceType, new: Any, old: Any | None) -> None:
+    def _validate(
+        self, op: Operation, rtype: ResourceType, new: Any, old: Any | None, status: bool = False
+    ) -> None:
         """Validating hooks see the final object after the mutating ones and
-        may only refuse it (raise Invalid): they need no private copy."""
+        may only refuse it (raise Invalid): they need no private copy. One
+        with ``status_writes = False`` skips writes of the status subresource."""
         for hook in self._hooks(rtype, op, True):
-            hook(op, new, old)
+            if not status or getattr(hook, "status_writes", True):
+                hook(op, new, old)
 
     def _admit(self, op: Operation, rtype: ResourceType, new: Any, old: Any | None) -> Any:
         hooks = self._hooks(rtype, op)

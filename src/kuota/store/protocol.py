@@ -111,7 +111,8 @@ class Watch(Protocol):
 # set of "CREATE"/"UPDATE") those operations only: the store then skips the
 # copy it makes for the hooks on every other write. A hook with ``validating``
 # set is a validating webhook: it runs after all the others, on the final
-# object, and may only raise Invalid (the store makes no copy for it).
+# object, and may only raise Invalid (the store makes no copy for it); with
+# ``status_writes = False`` it does not see writes of the status subresource.
 AdmissionHook = Callable[[Operation, Any, Any | None], Any]
 
 

@@ -39,17 +39,26 @@ def validate_update(new: Any, old: Any, gates: Gates, version: str = t.V1BETA2) 
     kind = new.kind
     if kind not in t.KINDS or old.kind != kind:
         return []
+    # A status write leaves spec and metadata as they were (the same objects):
+    # what only they decide held when they were stored. Kueue's root rules all
+    # conclude on spec fields, so they hold too; this keeps the check of the
+    # controllers' many status writes cheap.
+    status_only = getattr(new, "spec", None) is getattr(old, "spec", None) and (
+        new.metadata is old.metadata
+    )
     if version == t.V1BETA1:
         to_wire = v1beta1.KINDS[kind][2]
-        errs = transition_errors(to_wire(new), to_wire(old), v1beta1.ROOT_RULES.get(kind))
+        roots = None if status_only else v1beta1.ROOT_RULES.get(kind)
+        errs = transition_errors(to_wire(new), to_wire(old), roots)
     else:
-        errs = transition_errors(new, old, t.ROOT_RULES.get(kind))
+        roots = None if status_only else t.ROOT_RULES.get(kind)
+        errs = transition_errors(new, old, roots)
     if errs:
         return errs
-    if kind == "ClusterQueue":
+    if kind == "ClusterQueue" and not status_only:
         return cluster_queue_update(new, old, gates)
     if kind == "Workload":
-        return workload_update(new, old, gates)
+        return workload_update(new, old, gates, status_only=status_only)
     return []
 
 
@@ -60,8 +69,8 @@ def transition_errors(new: Any, old: Any, root_rules: Any = None) -> list[FieldE
     errs: list[FieldError] = []
     for attrs, path, rule in _transition_rules(type(new), root_rules):
         a, b = _node(new, attrs), _node(old, attrs)
-        if a is None or b is None:
-            continue
+        if a is None or b is None or (a is b and attrs):
+            continue  # absent on a side, or the very same value: nothing changed
         assert rule.transition is not None
         if not rule.transition(a, b):
             errs.append(e.invalid(path, _cel_type(a), rule.message))
@@ -156,12 +165,15 @@ def cluster_queue_update(
 
 
 # ------------------------------------------------------------------ Workload
-def workload_update(new: t.Workload, old: t.Workload, gates: Gates) -> list[FieldError]:
+def workload_update(
+    new: t.Workload, old: t.Workload, gates: Gates, *, status_only: bool = False
+) -> list[FieldError]:
     """ValidateWorkloadUpdate, on top of the create rules it re-runs with the
-    old object at hand."""
-    errs = wh.validate_workload(new, gates, old=old)
+    old object at hand (only the status's when spec and metadata are the
+    stored ones)."""
+    errs = wh.validate_workload(new, gates, old=old, status_only=status_only)
     old_reserved, new_reserved = wh.quota_reserved(old), wh.quota_reserved(new)
-    if old_reserved:
+    if old_reserved and not status_only:
         errs += _immutable_pod_sets(new, old, gates)
     if old_reserved and new_reserved:
         errs += _reclaimable_monotone(new, old)

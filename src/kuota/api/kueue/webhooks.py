@@ -402,17 +402,19 @@ def quota_reserved(wl: t.Workload) -> bool:
 
 
 def validate_workload(
-    wl: t.Workload, gates: Gates, *, old: t.Workload | None = None
+    wl: t.Workload, gates: Gates, *, old: t.Workload | None = None, status_only: bool = False
 ) -> list[FieldError]:
-    """Kueue's ValidateWorkload; ``old`` is the stored object on update."""
+    """Kueue's ValidateWorkload; ``old`` is the stored object on update.
+    ``status_only``: spec and metadata are the stored ones, checked then."""
     errs: list[FieldError] = []
-    with_min = 0
-    for i, ps in enumerate(wl.spec.pod_sets):
-        errs += _validate_pod_set(ps, index("spec.podSets", i), gates)
-        if ps.min_count is not None:
-            with_min += 1
-    if with_min > 1:
-        errs.append(e.invalid("spec.podSets", with_min, "at most one podSet can use minCount"))
+    if not status_only:
+        with_min = 0
+        for i, ps in enumerate(wl.spec.pod_sets):
+            errs += _validate_pod_set(ps, index("spec.podSets", i), gates)
+            if ps.min_count is not None:
+                with_min += 1
+        if with_min > 1:
+            errs.append(e.invalid("spec.podSets", with_min, "at most one podSet can use minCount"))
     st = wl.status
     if st is not None:
         names = [ps.name for ps in wl.spec.pod_sets]
@@ -433,6 +435,8 @@ def validate_workload(
                 errs += validate_annotations(psu.annotations, child(up, "annotations"))
                 errs += validate_labels(psu.node_selector, child(up, "nodeSelector"))
                 errs += validate_labels(psu.labels, child(up, "labels"))
+    if status_only:
+        return errs
     annotations = wl.metadata.annotations or {}
     if gates.get("AdmissionGatedBy", True):
         if old is None:
