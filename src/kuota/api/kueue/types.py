@@ -652,22 +652,21 @@ class WorkloadStatus(Object, kw_only=True):
     ) = None
 
 
-def _quota_reserved(wl: Workload) -> bool:
+def _condition_true(wl: Any, ctype: str) -> bool:
     st = wl.status
     return bool(
         st is not None
         and st.conditions
-        and any(c.type == "QuotaReserved" and c.status == "True" for c in st.conditions)
+        and any(c.type == ctype and c.status == "True" for c in st.conditions)
     )
+
+
+def _quota_reserved(wl: Workload) -> bool:
+    return _condition_true(wl, "QuotaReserved")
 
 
 def _admitted(wl: Workload) -> bool:
-    st = wl.status
-    return bool(
-        st is not None
-        and st.conditions
-        and any(c.type == "Admitted" and c.status == "True" for c in st.conditions)
-    )
+    return _condition_true(wl, "Admitted")
 
 
 # The CEL texts of Kueue's Workload rules (both versions share the first and
