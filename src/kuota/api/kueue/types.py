@@ -28,7 +28,6 @@ from kuota.api.base import (
     crd_default,
     list_map,
     pattern,
-    preserve_unknown,
 )
 from kuota.api.core import PodTemplateSpec, ResourceList, Taint, Toleration
 from kuota.api.meta import Conditions, LabelSelector, ObjectMeta
@@ -523,13 +522,109 @@ class WorkloadSpec(Object, kw_only=True):
     ) = None
 
 
+# ----------------------------------------------------------- TAS assignments
+# Where a podSet's pods were placed, per topology domain, in v1beta2's compact
+# form: slices of domains whose values per level are one value for all or
+# prefix + root + suffix each, and pod counts one for all or one each.
+PosInt32 = Annotated[int, Meta(ge=1, le=2**31 - 1)]
+Value63 = Annotated[str, Meta(max_length=63)]
+
+
+class TopologyAssignmentSliceLevelIndividualValues(Object, kw_only=True):
+    prefix: Value63 | None = None
+    suffix: Value63 | None = None
+    roots: Annotated[list[Value63], Meta(min_length=1, max_length=100_000), LIST_ATOMIC]
+
+
+ONE_OF_UNIVERSAL_INDIVIDUAL = cel(
+    Rule(
+        "has(self.universal) != has(self.individual)",
+        "exactly one of the fields in [universal individual] must be set",
+        lambda v: (v.universal is None) != (v.individual is None),
+    ),
+)
+
+
+# The same rule as generated from an ExactlyOneOf marker.
+EXACTLY_ONE_POD_COUNT = cel(
+    Rule(
+        "[has(self.universal),has(self.individual)].filter(x,x==true).size() == 1",
+        "exactly one of the fields in [universal individual] must be set",
+        lambda v: (v.universal is None) != (v.individual is None),
+    ),
+)
+
+
+class TopologyAssignmentSliceLevelValues(Object, kw_only=True):
+    universal: Value63 | None = None
+    individual: TopologyAssignmentSliceLevelIndividualValues | None = None
+
+
+class TopologyAssignmentSlicePodCounts(Object, kw_only=True):
+    universal: PosInt32 | None = None
+    individual: (
+        Annotated[list[PosInt32], Meta(min_length=1, max_length=100_000), LIST_ATOMIC] | None
+    ) = None
+
+
+TA_SLICE_RULES = cel(
+    Rule(
+        "!has(self.podCounts.individual) || size(self.podCounts.individual) == self.domainCount",
+        "podCounts.individual must have length equal to domainCount",
+        lambda s: s.pod_counts.individual is None or len(s.pod_counts.individual) == s.domain_count,
+    ),
+    Rule(
+        "self.valuesPerLevel.all(x, !has(x.individual) || size(x.individual.roots) == "
+        "self.domainCount)",
+        "valuesPerLevel.individual, if set, must have roots of length equal to domainCount of "
+        "this TopologyAssignmentSlice",
+        lambda s: all(
+            v.individual is None or len(v.individual.roots) == s.domain_count
+            for v in s.values_per_level
+        ),
+    ),
+)
+
+
+class TopologyAssignmentSlice(Object, kw_only=True):
+    domain_count: PosInt32
+    values_per_level: Annotated[
+        list[Annotated[TopologyAssignmentSliceLevelValues, ONE_OF_UNIVERSAL_INDIVIDUAL]],
+        Meta(min_length=1, max_length=16),
+        LIST_ATOMIC,
+    ]
+    pod_counts: Annotated[TopologyAssignmentSlicePodCounts, EXACTLY_ONE_POD_COUNT]
+
+
+TA_RULES = cel(
+    Rule(
+        "self.slices.all(x, size(x.valuesPerLevel) == size(self.levels))",
+        "valuesPerLevel must have the same length as the number of levels in this "
+        "TopologyAssignment",
+        lambda ta: all(len(x.values_per_level) == len(ta.levels) for x in ta.slices),
+    ),
+)
+
+
+class TopologyAssignment(Object, kw_only=True):
+    levels: Annotated[
+        list[Annotated[str, Meta(max_length=317)]],
+        Meta(min_length=1, max_length=16),
+        LIST_ATOMIC,
+    ]
+    slices: Annotated[
+        list[Annotated[TopologyAssignmentSlice, TA_SLICE_RULES]],
+        Meta(max_length=1000),
+        LIST_ATOMIC,
+    ]
+
+
 class PodSetAssignment(Object, kw_only=True):
     name: PodSetReference = "main"
     flavors: dict[ResourceName, ResourceFlavorReference] | None = None
     resource_usage: ResourceList | None = None
     count: NonNegInt32 | None = None
-    # Topology-aware scheduling is carried through unconverted until TAS lands.
-    topology_assignment: Annotated[dict[str, Any], preserve_unknown()] | None = None
+    topology_assignment: Annotated[TopologyAssignment, TA_RULES] | None = None
     delayed_topology_request: Literal["Pending", "Ready"] | None = None
 
 

@@ -364,9 +364,139 @@ WL_SPEC_RULES = cel(
 )
 
 
+class TopologyDomainAssignment(Object, kw_only=True):
+    values: Annotated[list[str], Meta(min_length=1, max_length=16), t.LIST_ATOMIC]
+    count: t.PosInt32
+
+
+class TopologyAssignment(Object, kw_only=True):
+    levels: Annotated[list[str], Meta(min_length=1, max_length=16), t.LIST_ATOMIC]
+    domains: list[TopologyDomainAssignment]
+
+
+class PodSetAssignment(Object, kw_only=True):
+    name: t.PodSetReference = "main"
+    flavors: dict[t.ResourceName, t.ResourceFlavorReference] | None = None
+    resource_usage: ResourceList | None = None
+    count: t.NonNegInt32 | None = None
+    topology_assignment: TopologyAssignment | None = None
+    delayed_topology_request: Literal["Pending", "Ready"] | None = None
+
+
+class Admission(Object, kw_only=True):
+    cluster_queue: t.ClusterQueueReference
+    pod_set_assignments: Annotated[list[PodSetAssignment], Meta(max_length=18), list_map("name")]
+
+
+# v1beta1 lists a podSet's domains one by one; v1beta2 packs them into slices.
+def _domains(ta: t.TopologyAssignment) -> list[TopologyDomainAssignment]:
+    out = []
+    for sl in ta.slices:
+        for i in range(sl.domain_count):
+            pc = sl.pod_counts
+            count = pc.universal if pc.universal is not None else pc.individual[i]  # type: ignore[index]
+            values = []
+            for v in sl.values_per_level:
+                if v.universal is not None:
+                    values.append(v.universal)
+                else:
+                    ind = v.individual
+                    assert ind is not None
+                    values.append((ind.prefix or "") + ind.roots[i] + (ind.suffix or ""))
+            out.append(TopologyDomainAssignment(values=values, count=count))
+    return out
+
+
+def _level_values(values: list[str]) -> t.TopologyAssignmentSliceLevelValues:
+    """One level's values, as Kueue compacts them: one value for all, or the
+    longest common prefix and suffix around each root."""
+    prefix, suffix = values[0], values[0]
+    for v in values[1:]:
+        n = 0
+        while n < min(len(prefix), len(v)) and prefix[n] == v[n]:
+            n += 1
+        prefix = prefix[:n]
+        n = 0
+        while n < min(len(suffix), len(v)) and suffix[-1 - n] == v[-1 - n]:
+            n += 1
+        suffix = suffix[len(suffix) - n :]
+    if len(prefix) == max(len(v) for v in values):
+        return t.TopologyAssignmentSliceLevelValues(universal=prefix)
+    shortest = min(len(v) for v in values)
+    if len(prefix) + len(suffix) > shortest:
+        prefix = prefix[: shortest - len(suffix)]
+    roots = [v[len(prefix) : len(v) - len(suffix)] for v in values]
+    ind = t.TopologyAssignmentSliceLevelIndividualValues(
+        prefix=prefix or None, suffix=suffix or None, roots=roots
+    )
+    return t.TopologyAssignmentSliceLevelValues(individual=ind)
+
+
+def _slices(ta: TopologyAssignment) -> t.TopologyAssignment:
+    if not ta.domains:
+        return t.TopologyAssignment(levels=ta.levels, slices=[])
+    counts = [d.count for d in ta.domains]
+    same = all(c == counts[0] for c in counts)
+    sl = t.TopologyAssignmentSlice(
+        domain_count=len(ta.domains),
+        values_per_level=[
+            _level_values([d.values[i] for d in ta.domains]) for i in range(len(ta.levels))
+        ],
+        pod_counts=t.TopologyAssignmentSlicePodCounts(
+            universal=counts[0] if same else None, individual=None if same else counts
+        ),
+    )
+    return t.TopologyAssignment(levels=ta.levels, slices=[sl])
+
+
+def _admission_to_v2(a: Admission | None) -> t.Admission | None:
+    if a is None:
+        return None
+    return t.Admission(
+        cluster_queue=a.cluster_queue,
+        pod_set_assignments=[
+            t.PodSetAssignment(
+                name=p.name,
+                flavors=p.flavors,
+                resource_usage=p.resource_usage,
+                count=p.count,
+                topology_assignment=_slices(p.topology_assignment)
+                if p.topology_assignment is not None
+                else None,
+                delayed_topology_request=p.delayed_topology_request,
+            )
+            for p in a.pod_set_assignments
+        ],
+    )
+
+
+def _admission_from_v2(a: t.Admission | None) -> Admission | None:
+    if a is None:
+        return None
+    return Admission(
+        cluster_queue=a.cluster_queue,
+        pod_set_assignments=[
+            PodSetAssignment(
+                name=p.name,
+                flavors=p.flavors,
+                resource_usage=p.resource_usage,
+                count=p.count,
+                topology_assignment=TopologyAssignment(
+                    levels=p.topology_assignment.levels,
+                    domains=_domains(p.topology_assignment),
+                )
+                if p.topology_assignment is not None
+                else None,
+                delayed_topology_request=p.delayed_topology_request,
+            )
+            for p in a.pod_set_assignments
+        ],
+    )
+
+
 class WorkloadStatus(Object, kw_only=True):
     conditions: Annotated[Conditions, Meta(max_length=16)] | None = None
-    admission: t.Admission | None = None
+    admission: Admission | None = None
     requeue_state: t.RequeueState | None = None
     reclaimable_pods: (
         Annotated[list[t.ReclaimablePod], Meta(max_length=18), list_map("name")] | None
@@ -482,7 +612,7 @@ def wl_to_internal(o: Workload) -> t.Workload:
         st = o.status
         status = t.WorkloadStatus(
             conditions=st.conditions,
-            admission=st.admission,
+            admission=_admission_to_v2(st.admission),
             requeue_state=st.requeue_state,
             reclaimable_pods=st.reclaimable_pods,
             admission_checks=st.admission_checks,
@@ -525,7 +655,7 @@ def wl_from_internal(o: t.Workload) -> Workload:
         st = o.status
         status = WorkloadStatus(
             conditions=st.conditions,
-            admission=st.admission,
+            admission=_admission_from_v2(st.admission),
             requeue_state=st.requeue_state,
             reclaimable_pods=st.reclaimable_pods,
             admission_checks=st.admission_checks,
