@@ -11,6 +11,9 @@ measured two ways:
   pods created, one scheduling cycle binding them all (spec update and
   PodScheduled status write per pod), informer events included.
 
+Each figure is given by wall time and by the process's CPU time: on a
+machine shared with other work the CPU figure is the steadier one.
+
 ``--profile`` runs cProfile on the placement of one profile and prints the
 top entries by cumulative and by own time.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import pstats
 import random
@@ -67,7 +71,41 @@ def nodes(n: int) -> list[Node]:
     return out
 
 
-def pods(n: int, seed: int = 7) -> list[Pod]:
+KINDS = ("simple", "spread", "anti-affinity")
+
+
+def _terms(kind: str, app: str) -> dict[str, Any]:
+    """What a pod of ``kind`` adds to its spec: a zone spread constraint
+    (DoNotSchedule) or a preferred anti-affinity on hostname, over its app."""
+    selector = {"matchLabels": {"app": app}}
+    if kind == "spread":
+        return {
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": selector,
+                }
+            ]
+        }
+    if kind == "anti-affinity":
+        term = {"topologyKey": "kubernetes.io/hostname", "labelSelector": selector}
+        return {
+            "affinity": {
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 100, "podAffinityTerm": term}
+                    ]
+                }
+            }
+        }
+    return {}
+
+
+def pods(n: int, seed: int = 7, kind: str = "simple") -> list[Pod]:
+    """``kind``: "simple" (resources and nodeSelector only), "spread" or
+    "anti-affinity" (the same, plus :func:`_terms` over one of 50 apps)."""
     rng = random.Random(seed)
     out = []
     for i in range(n):
@@ -83,8 +121,13 @@ def pods(n: int, seed: int = 7) -> list[Pod]:
                 {
                     "apiVersion": "v1",
                     "kind": "Pod",
-                    "metadata": {"name": f"pod-{i:05d}", "namespace": "bench"},
+                    "metadata": {
+                        "name": f"pod-{i:05d}",
+                        "namespace": "bench",
+                        "labels": {"app": f"app-{i % 50}"},
+                    },
                     "spec": {
+                        **_terms(kind, f"app-{i % 50}"),
                         "restartPolicy": "Never",
                         "nodeSelector": {"pool": pool},
                         "containers": [
@@ -101,13 +144,17 @@ def pods(n: int, seed: int = 7) -> list[Pod]:
     return out
 
 
-def place_all(profile: str, node_objs: list[Node], pod_objs: list[Pod]) -> tuple[float, int]:
+Timing = tuple[float, float, int]  # wall seconds, CPU seconds, pods placed
+
+
+def place_all(profile: str, node_objs: list[Node], pod_objs: list[Pod]) -> Timing:
     snap = ClusterSnapshot()
     for n in node_objs:
         snap.set_node(n)
     sched = KubeScheduler(profile)
     placed = 0
-    t = time.perf_counter()
+    gc.collect()  # not the garbage of an earlier measurement
+    t, c = time.perf_counter(), time.process_time()
     for p in pod_objs:
         result = sched.place(p, snap)
         if result.node is not None:
@@ -117,12 +164,10 @@ def place_all(profile: str, node_objs: list[Node], pod_objs: list[Pod]) -> tuple
             key = f"{p.metadata.namespace}/{p.metadata.name}"
             snap.set_pod(key, bound, sched.bound_info(p, result.node))
             placed += 1
-    return time.perf_counter() - t, placed
+    return time.perf_counter() - t, time.process_time() - c, placed
 
 
-def through_controller(
-    profile: str, node_objs: list[Node], pod_objs: list[Pod]
-) -> tuple[float, int]:
+def through_controller(profile: str, node_objs: list[Node], pod_objs: list[Pod]) -> Timing:
     clock = VirtualClock(T0)
     store = MemoryStore(clock.now)
     mgr = Manager(store, clock)
@@ -134,21 +179,40 @@ def through_controller(
     with store.batch():
         for p in pod_objs:
             store.create(clone(p))
-    t = time.perf_counter()
+    gc.collect()
+    t, c = time.perf_counter(), time.process_time()
     mgr.run_until_idle()
-    elapsed = time.perf_counter() - t
+    elapsed, cpu = time.perf_counter() - t, time.process_time() - c
     placed = sum(1 for p in store.list(("", "Pod")).items if p.spec.node_name)
-    return elapsed, placed
+    return elapsed, cpu, placed
+
+
+def _row(label: str, path: str, n: int, timing: Timing) -> None:
+    elapsed, cpu, placed = timing
+    print(
+        f"  {label:<36} {path:<10} {placed:>6}  {elapsed:6.2f} "
+        f"{n / elapsed:8.0f}  {cpu:6.2f} {n / cpu:8.0f}"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--pods", type=int, default=10_000)
+    ap.add_argument(
+        "--other-pods",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="pods of the other kinds (spread, anti-affinity), placed by a full pass each",
+    )
     ap.add_argument("--profile", metavar="PROFILE", help="cProfile the placement under PROFILE")
+    ap.add_argument("--kind", choices=KINDS, default="simple", help="pods to profile")
     args = ap.parse_args()
-    node_objs, pod_objs = nodes(args.nodes), pods(args.pods)
+    node_objs = nodes(args.nodes)
     if args.profile:
+        n = args.pods if args.kind == "simple" else args.other_pods
+        pod_objs = pods(n, kind=args.kind)
         prof = cProfile.Profile()
         prof.enable()
         place_all(args.profile, node_objs, pod_objs)
@@ -159,17 +223,19 @@ def main() -> None:
             print(out.getvalue())
         return
     print(f"placement: {args.pods} pods (resources + nodeSelector) on {args.nodes} nodes")
+    header = f"  {'profile':<36} {'path':<10} {'placed':>6}  {'wall s':>6} {'pods/s':>8}  "
+    print(header + f"{'CPU s':>6} {'pods/s':>8}")
+    pod_objs = pods(args.pods)
     for profile in ("LowNodeUtilization", "HighNodeUtilization", "NoScoring"):
-        elapsed, placed = place_all(profile, node_objs, pod_objs)
-        print(
-            f"  {profile:<20} placement  {placed:>6} placed in {elapsed:6.2f} s: "
-            f"{args.pods / elapsed:8.0f} pods/s"
-        )
-        elapsed, placed = through_controller(profile, node_objs, pod_objs)
-        print(
-            f"  {profile:<20} controller {placed:>6} placed in {elapsed:6.2f} s: "
-            f"{args.pods / elapsed:8.0f} pods/s"
-        )
+        for path, run in (("placement", place_all), ("controller", through_controller)):
+            _row(profile, path, args.pods, run(profile, node_objs, pod_objs))
+    if args.other_pods:
+        print(f"other kinds: {args.other_pods} pods each on {args.nodes} nodes")
+        for kind in KINDS[1:]:
+            pod_objs = pods(args.other_pods, kind=kind)
+            for profile in ("LowNodeUtilization", "HighNodeUtilization"):
+                label = f"{kind} / {profile}"
+                _row(label, "placement", args.other_pods, place_all(profile, node_objs, pod_objs))
 
 
 if __name__ == "__main__":

@@ -46,7 +46,11 @@ def test_estimate_counts_after_the_pods_already_there() -> None:
     assert report.per_node == {"gpu-1": 2, "gpu-2": 2}
     assert report.stop_reason == (
         "0/4 nodes are available: 1 Insufficient cpu, "
-        "1 node(s) had untolerated taint {spot: true}, 2 Insufficient nvidia.com/gpu."
+        "1 node(s) had untolerated taint {spot: true}, 2 Insufficient nvidia.com/gpu. "
+        # As cluster-capacity reports it: DefaultPreemption's dry run included
+        # (gpu-1 and gpu-2 are full of pods no less important than the copy).
+        "preemption: 0/4 nodes are available: 2 No preemption victims found for incoming pod, "
+        "2 Preemption is not helpful for scheduling."
     )
     assert report.why_not == {
         "cpu-1": ("Insufficient nvidia.com/gpu",),

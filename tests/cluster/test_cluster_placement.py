@@ -3,6 +3,7 @@ filters and exact messages, retries when capacity appears."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -17,6 +18,7 @@ from kuota.cluster.placement import (
     pod_matches_node,
     tolerates,
 )
+from kuota.cluster.podinfo import PodInfo
 from kuota.cluster.podutil import NODE, POD
 from kuota.store import clone
 
@@ -61,7 +63,10 @@ def test_message_counts_reasons_like_kube_scheduler(world: World) -> None:
     world.run()
     assert unschedulable_message(world, "train") == (
         "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, "
-        "2 node(s) had untolerated taint {spot: true}."
+        "2 node(s) had untolerated taint {spot: true}. "
+        # Preemption's part, as DefaultPreemption adds it to every failure: a
+        # node too small for the pod, or tainted, is no place to evict from.
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
 
 
@@ -83,7 +88,11 @@ def test_each_filter_reports_its_own_reason(world: World) -> None:
         "0/6 nodes are available: "
         "1 node(s) didn't match Pod's node affinity/selector, "
         "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "
-        "1 node(s) were unschedulable, 2 Insufficient cpu, 2 Too many pods."
+        "1 node(s) were unschedulable, 2 Insufficient cpu, 2 Too many pods. "
+        # Only n5 (full of pods, one of them evictable in principle) could be
+        # helped by preemption; but its pod is not of lower priority.
+        "preemption: 0/6 nodes are available: 1 No preemption victims found for incoming pod, "
+        "5 Preemption is not helpful for scheduling."
     )
 
 
@@ -100,7 +109,10 @@ def test_pod_retried_and_bound_when_capacity_frees(world: World) -> None:
         pod_manifest("second", cpu="2", duration="30s"),
     )
     world.run(until=timedelta(seconds=59))
-    assert unschedulable_message(world, "second") == "0/1 nodes are available: 1 Insufficient cpu."
+    assert unschedulable_message(world, "second") == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
     world.run()
     second = world.pod("second")
     assert second.spec.node_name == "n1"
@@ -116,7 +128,10 @@ def test_pod_retried_when_a_node_is_added(world: World) -> None:
     world.run()
     world.apply(node_manifest("late", cpu="1"))
     world.run()
-    assert unschedulable_message(world, "waiting") == "0/1 nodes are available: 1 Insufficient cpu."
+    assert unschedulable_message(world, "waiting") == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
     world.apply(node_manifest("later", cpu="2"))
     world.run()
     assert world.pod("waiting").spec.node_name == "later"
@@ -232,7 +247,10 @@ def test_unschedulable_condition_written_only_when_it_changes(world: World) -> N
     world.run()
     world.apply(node_manifest("n2", cpu="1"))
     world.run()
-    assert unschedulable_message(world, "big") == "0/2 nodes are available: 2 Insufficient cpu."
+    assert unschedulable_message(world, "big") == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
     rv = world.pod("big").metadata.resource_version
     n2 = clone(world.node("n2"))
     n2.metadata.labels = {"relabelled": "yes"}
@@ -327,3 +345,11 @@ def test_fit_error_sorts_count_and_reason_as_strings() -> None:
     assert fit_error_message(12, reasons) == (
         "0/12 nodes are available: 10 Insufficient cpu, 2 Too many pods."
     )
+
+
+def test_bound_to_copies_every_field_but_the_node() -> None:
+    values = {f.name: object() for f in dataclasses.fields(PodInfo)}
+    info = PodInfo(**values)  # type: ignore[arg-type]
+    bound = info.bound_to("n1")
+    for name, value in values.items():
+        assert getattr(bound, name) is ("n1" if name == "node" else value), name

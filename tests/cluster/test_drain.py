@@ -181,9 +181,11 @@ def test_cordon_taint_label_and_readiness_as_world_steps(world: World) -> None:
     world.run(until=seconds(1))
     n = world.node("n1")
     assert n.spec.unschedulable is True
+    # The node lifecycle controller taints a cordoned node (TaintNodesByCondition).
     assert [(t.key, t.value, t.effect) for t in n.spec.taints] == [
         ("gpu", "true", "NoSchedule"),
         ("spot", None, "NoExecute"),
+        ("node.kubernetes.io/unschedulable", None, "NoSchedule"),
     ]
     assert n.metadata.labels == {"zone": "b", "team": "ml"}
     assert [op_status(world, k).message for k in ("c", "t", "l")] == [
@@ -200,8 +202,10 @@ def test_cordon_taint_label_and_readiness_as_world_steps(world: World) -> None:
     world.run(until=seconds(2))
     n = world.node("n1")
     assert not n.spec.unschedulable
-    assert [t.key for t in n.spec.taints or ()] == [
-        t.key for t in n.spec.taints or () if t.key.startswith("node.kubernetes.io/")
+    # Uncordoned and NotReady: only the not-ready taints are left.
+    assert sorted((t.key, t.effect) for t in n.spec.taints or ()) == [
+        ("node.kubernetes.io/not-ready", "NoExecute"),
+        ("node.kubernetes.io/not-ready", "NoSchedule"),
     ]
     assert n.metadata.labels == {"zone": "b"}
     ready = next(c for c in n.status.conditions if c.type == "Ready")

@@ -210,12 +210,11 @@ def test_job_pods_refused_are_reported_and_created_once_the_limit_range_changes(
         for e in api.store.list(("", "Event"), NS).items
         if e.involved_object.name == "j" and e.reason == "FailedCreate"
     ]
-    if hasattr(api.mgr, "recorder"):
-        assert len(events) == 1
-        assert events[0].message.startswith('Error creating: pods "j-')
-        assert events[0].message.endswith(
-            "is forbidden: maximum cpu usage per Container is 2, but limit is 4"
-        )
+    assert len(events) == 1
+    assert events[0].message.startswith('Error creating: pods "j-')
+    assert events[0].message.endswith(
+        "is forbidden: maximum cpu usage per Container is 2, but limit is 4"
+    )
     lr = clone(api.store.get(("", "LimitRange"), NS, "limits"))
     lr.spec.limits[0].max = {"cpu": Quantity("8")}
     api.store.update(lr)

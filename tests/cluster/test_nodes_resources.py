@@ -90,7 +90,8 @@ def test_pods_count_against_the_pod_capacity(world: World) -> None:
     bound = {p.metadata.name: p.spec.node_name for p in world.store.list(("", "Pod"), NS).items}
     assert bound == {"p0": "n1", "p1": "n1", "p2": None}
     assert world.condition("p2", "PodScheduled").message == (
-        "0/1 nodes are available: 1 Too many pods."
+        "0/1 nodes are available: 1 Too many pods. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 
 

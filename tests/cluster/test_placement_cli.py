@@ -69,11 +69,15 @@ spec:
 
 TRAIN_WHY = (
     "0/3 nodes are available: 1 node(s) had untolerated taint {spot: true}, "
-    "2 Insufficient nvidia.com/gpu."
+    "2 Insufficient nvidia.com/gpu. "
+    # 8 GPUs is more than any untainted node has: evicting would not help.
+    "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 )
 WEB_WHY = (
     "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-    "1 node(s) didn't match pod anti-affinity rules, 1 node(s) had untolerated taint {spot: true}."
+    "1 node(s) didn't match pod anti-affinity rules, 1 node(s) had untolerated taint {spot: true}. "
+    "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+    "2 Preemption is not helpful for scheduling."
 )
 
 
@@ -89,12 +93,12 @@ def test_run_then_get_and_describe_show_why_pods_wait(tmp_path: Path) -> None:
     rows = {line.split()[0]: line.split() for line in r.output.splitlines()[1:4]}
     assert rows["web-1"][-1] == "cpu-1" and rows["train"][2] == "Pending"
     assert "2 pod(s) not placed (PodScheduled=False):" in r.output
-    assert f"  train: Unschedulable: {TRAIN_WHY}" in r.output
-    assert f"  web-2: Unschedulable: {WEB_WHY}" in r.output
+    notes = r.output.splitlines()[-2:]
+    assert notes == [f"  train: Unschedulable: {TRAIN_WHY}", f"  web-2: Unschedulable: {WEB_WHY}"]
     r = runner.invoke(main, ["describe", "pod", "train", "--state", state])
     assert r.exit_code == 0, r.output
     assert "Node:             <none>" in r.output
-    assert f"Not placed:       Unschedulable: {TRAIN_WHY}" in r.output
+    assert f"Not placed:       Unschedulable: {TRAIN_WHY}\n" in r.output
     assert "FailedScheduling" in r.output  # the event, as kube-scheduler records it
     assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in r.output
     r = runner.invoke(main, ["describe", "pod", "nope", "--state", state])

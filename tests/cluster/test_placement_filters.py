@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from kuota.store import clone
+
 from .conftest import NS, World, decode, node_manifest, pod_manifest
 
 
@@ -15,10 +17,26 @@ def node_of(world: World, pod: str) -> str | None:
     return world.pod(pod).spec.node_name
 
 
-def why(world: World, pod: str) -> str:
+def message(world: World, pod: str) -> str:
     c = world.condition(pod, "PodScheduled")
     assert c is not None and c.status == "False" and c.reason == "Unschedulable"
     return str(c.message)
+
+
+def why(world: World, pod: str) -> str:
+    """The filters' part of the message (the preemption part follows it)."""
+    filters, sep, _ = message(world, pod).partition(" preemption: ")
+    assert sep, "kube-scheduler appends preemption's part to every fit error"
+    return filters
+
+
+def preemption(world: World, pod: str) -> str:
+    """DefaultPreemption's part: whether evicting pods could help, per node."""
+    return message(world, pod).partition(" preemption: ")[2]
+
+
+NOT_HELPFUL = "Preemption is not helpful for scheduling"  # unresolvable rejections
+NO_VICTIMS = "No preemption victims found for incoming pod"  # nobody of lower priority
 
 
 def node_affinity(*terms: list[dict[str, Any]]) -> dict[str, Any]:
@@ -91,6 +109,7 @@ def test_host_ports_conflict(world: World) -> None:
     assert why(world, "same-port") == (
         "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports."
     )
+    assert preemption(world, "same-port") == f"0/1 nodes are available: 1 {NO_VICTIMS}."
 
 
 # ------------------------------------------------------------------ NodeUnschedulable
@@ -128,7 +147,8 @@ def test_node_name_filter() -> None:
     assert KubeScheduler().place(pinned, snap).node == "n2"
     pinned.spec.node_name = "n9"
     assert KubeScheduler().place(pinned, snap).message == (
-        "0/2 nodes are available: 2 node(s) didn't match the requested node name."
+        "0/2 nodes are available: 2 node(s) didn't match the requested node name. "
+        f"preemption: 0/2 nodes are available: 2 {NOT_HELPFUL}."
     )
 
 
@@ -218,6 +238,7 @@ def test_untolerated_taints_filter(effect: str) -> None:
     assert why(world, "plain") == (
         "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: ml}."
     )
+    assert preemption(world, "plain") == f"0/1 nodes are available: 1 {NOT_HELPFUL}."
 
 
 def test_prefer_no_schedule_does_not_filter(world: World) -> None:
@@ -273,6 +294,7 @@ def test_required_pod_affinity_follows_the_matching_pod() -> None:
     assert why(world, "lonely") == (
         "0/3 nodes are available: 3 node(s) didn't match pod affinity rules."
     )
+    assert preemption(world, "lonely") == f"0/3 nodes are available: 3 {NOT_HELPFUL}."
 
 
 def test_first_pod_of_a_self_affine_group_goes_anywhere(world: World) -> None:
@@ -305,6 +327,7 @@ def test_required_anti_affinity_and_its_symmetric_check() -> None:
     assert why(world, "three") == (
         "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
     )
+    assert preemption(world, "three") == f"0/3 nodes are available: 3 {NO_VICTIMS}."
     assert why(world, "plain-kv") == (
         "0/3 nodes are available: 3 node(s) didn't satisfy existing pods anti-affinity rules."
     )
@@ -394,6 +417,7 @@ def test_do_not_schedule_refuses_beyond_max_skew(world: World) -> None:
         "0/2 nodes are available: 1 node(s) didn't match pod topology spread constraints, "
         "1 node(s) had untolerated taint {x: }."
     )
+    assert preemption(world, "s1") == (f"0/2 nodes are available: 1 {NO_VICTIMS}, 1 {NOT_HELPFUL}.")
 
 
 def test_node_taints_policy_honor_ignores_the_tainted_zone(world: World) -> None:
@@ -408,13 +432,59 @@ def test_node_taints_policy_honor_ignores_the_tainted_zone(world: World) -> None
     assert (node_of(world, "s0"), node_of(world, "s1")) == ("a1", "a1")
 
 
+def test_a_cordoned_node_is_tainted_and_honoured_as_such(world: World) -> None:
+    world.apply(
+        node_manifest("a1", labels={"zone": "a"}),
+        node_manifest("b1", labels={"zone": "b"}, unschedulable=True),
+    )
+    world.run()
+    for i in range(2):
+        world.apply(spread_pod(f"s{i}", nodeTaintsPolicy="Honor"))
+        world.run()
+    # node.kubernetes.io/unschedulable:NoSchedule keeps zone b out of the count.
+    assert (node_of(world, "s0"), node_of(world, "s1")) == ("a1", "a1")
+    world.apply(spread_pod("s2"))  # nodeTaintsPolicy Ignore: zone b counts, with 0
+    world.run()
+    assert why(world, "s2") == (
+        "0/2 nodes are available: 1 node(s) didn't match pod topology spread constraints, "
+        "1 node(s) were unschedulable."
+    )
+
+
+def test_eligible_domains_follow_node_changes(world: World) -> None:
+    world.apply(
+        node_manifest("a1", cpu="8", labels={"zone": "a"}),
+        node_manifest(
+            "b1", cpu="1", labels={"zone": "b"}, taints=[{"key": "x", "effect": "NoSchedule"}]
+        ),
+    )
+    for i in range(2):
+        m = spread_pod(f"s{i}", nodeTaintsPolicy="Honor")
+        m["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+        world.apply(m)
+        world.run()
+    assert (node_of(world, "s0"), node_of(world, "s1")) == ("a1", "a1")  # zone b not counted
+    b1 = clone(world.node("b1"))
+    b1.spec.taints = None  # the taint goes
+    world.store.update(b1)
+    m = spread_pod("s2", nodeTaintsPolicy="Honor")
+    m["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+    world.apply(m)
+    world.run()
+    # Zone b counts now, with 0 pods: a third pod in zone a would make skew 3.
+    assert why(world, "s2") == (
+        "0/2 nodes are available: 1 Insufficient cpu, "
+        "1 node(s) didn't match pod topology spread constraints."
+    )
+
+
 def test_node_affinity_policy_honor_by_default(world: World) -> None:
     world.apply(
         node_manifest("a1", labels={"zone": "a", "pool": "x"}),
         node_manifest("b1", labels={"zone": "b", "pool": "y"}),
     )
-    for i, policy in enumerate(["Honor", "Honor"]):
-        m = spread_pod(f"s{i}", nodeAffinityPolicy=policy)
+    for i, policy in enumerate(["Honor", None]):  # None: the default (Honor)
+        m = spread_pod(f"s{i}", **({"nodeAffinityPolicy": policy} if policy else {}))
         m["spec"]["nodeSelector"] = {"pool": "x"}
         world.apply(m)
         world.run()
@@ -451,6 +521,7 @@ def test_missing_topology_label_is_unresolvable(world: World) -> None:
         "0/1 nodes are available: 1 node(s) didn't match pod topology spread constraints "
         "(missing required label)."
     )
+    assert preemption(world, "s0") == f"0/1 nodes are available: 1 {NOT_HELPFUL}."
 
 
 def test_decoded_manifests_are_valid() -> None:

@@ -115,11 +115,21 @@ def test_preemption_message_when_no_node_can_help() -> None:
     )
 
 
-def test_no_preemption_part_without_lower_priority_pods(world: World) -> None:
-    world.apply(node_manifest("n1", cpu="1"), low("peer", "n1"), pod_manifest("p", cpu="1"))
+def test_preemption_part_without_lower_priority_pods(world: World) -> None:
+    # Every pod of the same priority: DefaultPreemption still runs and says
+    # so, as in "1 Insufficient nvidia.com/gpu. preemption: ... No preemption
+    # victims found for incoming pod." on a real cluster.
+    world.apply(
+        node_manifest("n1", cpu="1"),
+        node_manifest("n2", cpu="1", taints=[{"key": "x", "effect": "NoSchedule"}]),
+        low("peer", "n1"),
+        pod_manifest("p", cpu="1"),
+    )
     world.run()
     assert world.condition("p", "PodScheduled").message == (
-        "0/1 nodes are available: 1 Insufficient cpu."
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {x: }. "
+        "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+        "1 Preemption is not helpful for scheduling."
     )
 
 

@@ -19,7 +19,17 @@ from kuota.cluster import (
     KubeScheduler,
     profile_named,
 )
-from kuota.cluster.scoring import balanced_score, default_normalize, fit_score
+from kuota.cluster.nodes import NodeState
+from kuota.cluster.scoring import (
+    BALANCED,
+    FIT,
+    Profile,
+    balanced_score,
+    default_normalize,
+    fit_score,
+    requests_nothing,
+    resource_scorer,
+)
 from kuota.store import clone
 
 from .conftest import World, decode, node_manifest, pod_manifest
@@ -208,6 +218,33 @@ def test_resource_scores_as_kube_scheduler_computes_them() -> None:
     # Balanced: fractions 0.25 cpu and 0.5 memory: std 0.125 -> 87.
     assert balanced_score(args, {"cpu": 1000, "memory": 4 * 2**30}, state) == 87
     assert default_normalize({"a": 0, "b": 2, "c": 1}, True) == {"a": 100, "b": 0, "c": 50}
+
+
+@pytest.mark.parametrize("profile", [LOW_NODE_UTILIZATION, HIGH_NODE_UTILIZATION])
+def test_resource_scorer_is_fit_and_balanced_weighted(profile: Profile) -> None:
+    """The one-pass scorer both placement paths use equals the plugins'
+    formulas weighted, on nodes with and without cpu or memory, full or not."""
+    rng = random.Random(11)
+    w_fit, w_bal = profile.weight(FIT), profile.weight(BALANCED)
+    for _ in range(2000):
+        alloc = {
+            "cpu": rng.choice([0, 1000, 4000, 64000]),
+            "memory": rng.choice([0, 2**30, 16 * 2**30]),
+            "pods": 110,
+        }
+        used = {k: rng.randint(0, 2 * v) for k, v in alloc.items() if k != "pods" and v}
+        node = NodeState("n", alloc, {}, [], False, True, requested=used)
+        node_nonzero = (used.get("cpu", 0) + 100 * rng.randint(0, 3), used.get("memory", 0))
+        requests = {k: v for k, v in (("cpu", rng.choice([0, 500, 2000])),) if v}
+        if rng.random() < 0.5:
+            requests["memory"] = rng.choice([2**20, 2**30])
+        pod_nonzero = (requests.get("cpu", 100), requests.get("memory", 200 * 2**20))
+        expected = w_fit * fit_score(
+            profile.strategy, profile.resources, pod_nonzero, requests, node, node_nonzero
+        )
+        if w_bal and not requests_nothing(profile.resources, requests):
+            expected += w_bal * balanced_score(profile.resources, requests, node)
+        assert resource_scorer(profile, pod_nonzero, requests)(node, node_nonzero) == expected
 
 
 # ------------------------------------------------------------------ fast path

@@ -7,6 +7,8 @@ they are; its pending pods are placed first, highest priority first, as
 the scheduler would. Then copies of the pod are placed one after the other
 with the same placement the embedded cluster uses (filters and the scoring
 profile; no preemption: copies never evict anyone) until one fits nowhere.
+That one's message is kube-scheduler's, preemption's part included (what
+evicting pods could do, as cluster-capacity's "Termination reason" says).
 """
 
 from __future__ import annotations
@@ -102,7 +104,9 @@ def estimate(
         copy.spec.node_name = None
         result = sched.place(copy, snap)
         if result.node is None:
-            report.stop_reason = result.message
+            # The message with DefaultPreemption's part (its dry run only:
+            # the nomination it may come to is not acted on).
+            report.stop_reason = KubeScheduler(profile).place(copy, snap).message
             report.why_not = {
                 name: r.reasons for name, r in sorted(sched.diagnose(copy, snap).items())
             }

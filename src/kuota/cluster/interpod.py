@@ -175,7 +175,13 @@ def interpod_scores(
                 topology[pair] = topology.get(pair, 0) + w
     if not topology:
         return None
-    raw = {n.name: sum(topology.get((k, v), 0) for k, v in n.labels.items()) for n in feasible}
+    # A node's total: its domain's count for each topology key (the pairs'
+    # keys only: another label of the node adds nothing).
+    keys = sorted({k for k, _ in topology})
+    raw = {
+        n.name: sum(topology.get((k, n.labels[k]), 0) for k in keys if k in n.labels)
+        for n in feasible
+    }
     high = max(0, *raw.values()) if raw else 0
     low = min(0, *raw.values()) if raw else 0
     spread = high - low

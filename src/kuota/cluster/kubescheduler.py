@@ -14,14 +14,15 @@ One pod at a time (``place``):
    picks at random among them). Every feasible node is scored, as with
    ``percentageOfNodesToScore: 100``.
 4. No feasible node: kube-scheduler's FitError message, then preemption
-   (``preemption.py``). kuota appends preemption's part of the message
-   ("preemption: ...") only when some bound pod has a lower priority than
-   the pod, i.e. when preemption could be tried at all; kube-scheduler
-   appends it on every failure, even when every pod has the same priority.
+   (``preemption.py``), whose part of the message ("preemption: ...") is
+   appended on every failure, as DefaultPreemption's PostFilter does, even
+   when no pod has a lower priority ("No preemption victims found for
+   incoming pod").
 
 Cost. What NodeUnschedulable, NodeName, TaintToleration and NodeAffinity
 say depends on the node and the pod's scheduling fields only: it is
-computed once per pod *shape* and node generation (``_StaticView``). For
+computed once per pod *shape* and node generation (``_StaticView``), and
+so are the nodes and domains PodTopologySpread counts pods in. For
 pods that need nothing else — no host ports, no inter-pod or spread terms,
 no other pod with affinity terms, no nomination pending, and static scores
 equal on every node they may use — the feasible nodes are kept ranked by
@@ -32,7 +33,6 @@ other one a pass over the nodes.
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -58,6 +58,7 @@ from kuota.cluster.placement import NO_NODES_AVAILABLE, PlacementResult, fit_err
 from kuota.cluster.podinfo import PodInfo, parse_pod, ports_conflict
 from kuota.cluster.preemption import (
     MSG_NEVER,
+    MSG_NO_VICTIMS,
     MSG_NOT_HELPFUL,
     MSG_TERMINATING,
     Candidate,
@@ -74,15 +75,19 @@ from kuota.cluster.scoring import (
     SPREAD,
     TAINT_TOLERATION,
     Profile,
-    balanced_score,
     default_normalize,
-    fit_score,
     profile_named,
-    requests_nothing,
     resource_scorer,
 )
 from kuota.cluster.snapshot import ClusterSnapshot
-from kuota.cluster.spread import Constraint, SpreadFilter, parse_constraints, spread_scores
+from kuota.cluster.spread import (
+    Constraint,
+    SpreadFilter,
+    domains_key,
+    eligible_domains,
+    parse_constraints,
+    spread_scores,
+)
 
 __all__ = ["KubeScheduler", "Shape"]
 
@@ -122,6 +127,7 @@ class _StaticView:
         "index",
         "prefilter",
         "rejected",
+        "spread_domains",
         "taint_counts",
     )
 
@@ -134,6 +140,8 @@ class _StaticView:
         self.affinity_weights: dict[str, int] = {}
         self.constant = True
         self.prefilter = ""
+        # PodTopologySpread's eligible nodes and their domains, by domains_key.
+        self.spread_domains: dict[Hashable, list[dict[str, str]]] = {}
 
 
 class _Ranking:
@@ -248,7 +256,7 @@ class KubeScheduler:
     def bound_info(self, pod: Pod, node: str) -> PodInfo:
         """The pod as the snapshot records it once bound to ``node`` (parsed
         already: binding need not parse it again)."""
-        return dataclasses.replace(self.shape(pod).info, node=node)
+        return self.shape(pod).info.bound_to(node)
 
     def equivalence_key(self, pod: Pod) -> Hashable | None:
         """Pods with equal keys get equal answers from the same cluster state,
@@ -306,7 +314,7 @@ class KubeScheduler:
         nominated = snap.nominated_node(shape.key) or shape.nominated
         ctx: _Context | None = None
         if nominated is not None and nominated in view.index:
-            ctx = self._context(shape, snap)
+            ctx = self._context(shape, snap, view)
             if self._dynamic(ctx, view.index[nominated]) is None:
                 return PlacementResult(nominated)
         if (
@@ -319,7 +327,7 @@ class KubeScheduler:
             best = self._fast(shape, view, snap)
             if best is not None:
                 return PlacementResult(best)
-        ctx = ctx or self._context(shape, snap)
+        ctx = ctx or self._context(shape, snap, view)
         feasible: list[NodeState] = []
         statuses: dict[str, Rejection] = {}
         for node in snap.sorted():
@@ -341,7 +349,7 @@ class KubeScheduler:
         view = self._view(shape, snap)
         if view.prefilter:
             return {n.name: Rejection((view.prefilter,), True) for n in snap.sorted()}
-        ctx = self._context(shape, snap)
+        ctx = self._context(shape, snap, view)
         out: dict[str, Rejection] = {}
         for node in snap.sorted():
             why = view.rejected.get(node.name) or self._dynamic(ctx, node)
@@ -349,10 +357,19 @@ class KubeScheduler:
                 out[node.name] = why
         return out
 
-    def _context(self, shape: Shape, snap: ClusterSnapshot) -> _Context:
+    def _context(
+        self, shape: Shape, snap: ClusterSnapshot, view: _StaticView | None = None
+    ) -> _Context:
         nodes = snap.sorted()
         spread = None
         if any(c.hard for c in shape.constraints):
+            args = (shape.constraints, nodes, snap.taints, shape.affinity, shape.tolerations)
+            domains = None
+            if view is not None:
+                key = domains_key(shape.constraints)
+                domains = view.spread_domains.get(key)
+                if domains is None:
+                    domains = view.spread_domains[key] = eligible_domains(*args)
             spread = SpreadFilter(
                 shape.info,
                 shape.constraints,
@@ -361,6 +378,7 @@ class KubeScheduler:
                 snap.taints,
                 shape.affinity,
                 shape.tolerations,
+                domains,
             )
         interpod = None
         if shape.info.required_affinity or shape.info.required_anti_affinity or snap.with_affinity:
@@ -410,9 +428,11 @@ class KubeScheduler:
                 for k, v in p.requests.items():
                     less[k] = less.get(k, 0) - v
             extra, extra_pods = less, extra_pods - len(removed)
-        why = insufficient(shape.checks, node, extra, extra_pods)
-        if why is not None:
-            return why
+        if extra or extra_pods or not fits(shape.checks, node):
+            # (fits: the common answer, without building the reasons)
+            why = insufficient(shape.checks, node, extra, extra_pods)
+            if why is not None:
+                return why
         spread = spread if spread is not None else ctx.spread
         if spread is not None:
             why = spread.reject(node)
@@ -449,21 +469,12 @@ class KubeScheduler:
         if p.weight(NODE_AFFINITY) and shape.affinity.preferred:
             raw = {n.name: view.affinity_weights[n.name] for n in feasible}
             add(p.weight(NODE_AFFINITY), default_normalize(raw, False))
-        if p.weight(FIT):
-            add(
-                p.weight(FIT),
-                {
-                    n.name: fit_score(
-                        p.strategy,
-                        p.resources,
-                        shape.info.nonzero,
-                        shape.info.requests,
-                        n,
-                        snap.nonzero(n),
-                    )
-                    for n in feasible
-                },
-            )
+        if p.weight(FIT) or p.weight(BALANCED):
+            # NodeResourcesFit and NodeResourcesBalancedAllocation, weighted
+            # (resource_scorer is fit_score and balanced_score in one pass).
+            score = resource_scorer(p, shape.info.nonzero, shape.info.requests)
+            for n in feasible:
+                totals[n.name] += score(n, snap.nonzero(n))
         if p.weight(SPREAD) and shape.constraints:
             add(
                 p.weight(SPREAD),
@@ -494,11 +505,6 @@ class KubeScheduler:
                     snap.namespaces,
                 ),
             )
-        if p.weight(BALANCED) and not requests_nothing(p.resources, shape.info.requests):
-            add(
-                p.weight(BALANCED),
-                {n.name: balanced_score(p.resources, shape.info.requests, n) for n in feasible},
-            )
         return totals
 
     def _fast(self, shape: Shape, view: _StaticView, snap: ClusterSnapshot) -> str | None:
@@ -527,17 +533,23 @@ class KubeScheduler:
                 self._rankings.popitem(last=False)
             changed = set(view.index)
         rank.position = snap.log_position
-        heap, versions, index, checks = rank.heap, snap.versions, view.index, shape.checks
+        heap, index, checks = rank.heap, view.index, shape.checks
+        push, version_of, nonzero, score = (
+            heapq.heappush,
+            snap.versions.get,
+            snap.nonzero,
+            rank.score,
+        )
         for name in changed:
             node = index.get(name)
             if node is not None and fits(checks, node):
-                s = rank.score(node, snap.nonzero(node))
-                heapq.heappush(heap, (-s, name, versions.get(name, 0)))
+                push(heap, (-score(node, nonzero(node)), name, version_of(name, 0)))
+        pop = heapq.heappop
         while heap:
             _, name, version = heap[0]
-            if versions.get(name, 0) == version:
+            if version_of(name, 0) == version:
                 return name
-            heapq.heappop(heap)
+            pop(heap)
         return None
 
     # ------------------------------------------------------------ preemption
@@ -551,10 +563,19 @@ class KubeScheduler:
     ) -> PlacementResult:
         """DefaultPreemption (see ``preemption.py``)."""
         pod = shape.info
-        if not self.preemption or not snap.has_lower_priority(pod.priority):
+        if not self.preemption:
             return PlacementResult(None, message)
         if shape.never:
             return PlacementResult(None, f"{message} preemption: {MSG_NEVER}")
+        if not snap.has_lower_priority(pod.priority):
+            # Nobody to evict anywhere: what the dry run would find on every
+            # node, without running it (kube-scheduler still reports it).
+            reasons = (
+                (MSG_NOT_HELPFUL,) if st is None or st.unresolvable else (MSG_NO_VICTIMS,)
+                for st in (statuses.get(n.name) for n in snap.sorted())
+            )
+            detail = fit_error_message(len(snap), reasons)
+            return PlacementResult(None, f"{message} preemption: {detail}")
         nominated = snap.nominated_node(shape.key) or shape.nominated
         if nominated is not None:
             st = statuses.get(nominated)

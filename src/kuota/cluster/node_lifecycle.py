@@ -9,6 +9,8 @@ taints, so the scheduler and the taint eviction controller act on them.
   world says when it is.)
 * MemoryPressure, DiskPressure, PIDPressure ``True`` and NetworkUnavailable
   ``True`` → ``node.kubernetes.io/<condition>`` NoSchedule.
+* ``spec.unschedulable`` (a cordoned node) →
+  ``node.kubernetes.io/unschedulable`` NoSchedule; removed on uncordon.
 
 A node without a Ready condition (as hand-written worlds have them) counts
 as Ready. Taints anyone else put on the node are left as they are.
@@ -31,12 +33,14 @@ if TYPE_CHECKING:
 __all__ = [
     "NOT_READY",
     "UNREACHABLE",
+    "UNSCHEDULABLE",
     "NodeLifecycle",
     "condition_taints",
 ]
 
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"
+UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 _PRESSURE = {
     "MemoryPressure": "node.kubernetes.io/memory-pressure",
     "DiskPressure": "node.kubernetes.io/disk-pressure",
@@ -46,11 +50,12 @@ _PRESSURE = {
 # Every taint this controller owns, by (key, effect).
 _OWNED = {(NOT_READY, "NoSchedule"), (NOT_READY, "NoExecute")}
 _OWNED |= {(UNREACHABLE, "NoSchedule"), (UNREACHABLE, "NoExecute")}
-_OWNED |= {(k, "NoSchedule") for k in _PRESSURE.values()}
+_OWNED |= {(k, "NoSchedule") for k in (*_PRESSURE.values(), UNSCHEDULABLE)}
 
 
 def condition_taints(node: Node) -> list[tuple[str, str]]:
-    """The (key, effect) taints the node's conditions call for."""
+    """The (key, effect) taints the node's conditions (and ``unschedulable``)
+    call for."""
     out: list[tuple[str, str]] = []
     st = node.status
     for c in (st.conditions if st is not None else None) or ():
@@ -59,6 +64,8 @@ def condition_taints(node: Node) -> list[tuple[str, str]]:
             out += [(key, "NoSchedule"), (key, "NoExecute")]
         elif c.type in _PRESSURE and c.status == "True":
             out.append((_PRESSURE[c.type], "NoSchedule"))
+    if node.spec is not None and node.spec.unschedulable:
+        out.append((UNSCHEDULABLE, "NoSchedule"))
     return out
 
 

@@ -245,9 +245,11 @@ class NodeTable:
         return old
 
     # ------------------------------------------------------------ pods
-    def set_pod(self, key: str, pod: Pod | None) -> bool:
-        """Record a pod's latest state (None: it is gone). Returns whether the
-        usage of some node went down (capacity may have appeared)."""
+    def set_pod(self, key: str, pod: Pod | None, requests: Mapping[str, int] | None = None) -> bool:
+        """Record a pod's latest state (None: it is gone); ``requests``, if
+        given, are the pod's :func:`pod_resource_requests` computed already.
+        Returns whether the usage of some node went down (capacity may have
+        appeared)."""
         node = pod.spec.node_name if pod is not None and pod.spec is not None else None
         counted = node is not None and pod is not None and not is_terminal(pod)
         old = self._pods.get(key)
@@ -259,7 +261,9 @@ class NodeTable:
             freed = True
         if counted:
             assert node is not None and pod is not None
-            self._bind(key, _Bound(node, pod_resource_requests(pod)))
+            if requests is None:
+                requests = pod_resource_requests(pod)
+            self._bind(key, _Bound(node, requests))
         return freed
 
     def _bind(self, key: str, b: _Bound) -> None:

@@ -212,6 +212,25 @@ class PodInfo:
     preferred_affinity: tuple[AffinityTerm, ...] = ()
     preferred_anti_affinity: tuple[AffinityTerm, ...] = ()
 
+    def bound_to(self, node: str) -> PodInfo:
+        """A copy placed on ``node`` (``dataclasses.replace``, at half the cost)."""
+        return PodInfo(
+            self.key,
+            self.namespace,
+            self.labels,
+            self.priority,
+            node,
+            self.requests,
+            self.nonzero,
+            self.ports,
+            self.start,
+            self.deleting,
+            self.required_affinity,
+            self.required_anti_affinity,
+            self.preferred_affinity,
+            self.preferred_anti_affinity,
+        )
+
     @property
     def has_affinity(self) -> bool:
         """Whether another pod's placement may depend on this pod's terms

@@ -30,6 +30,8 @@ from collections.abc import Hashable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from kuota.api.core import Node, Pod, PodStatus
 from kuota.cluster.eviction import evict_pod
 from kuota.cluster.kubescheduler import KubeScheduler
@@ -61,6 +63,7 @@ NAMESPACE: ResourceType = ("", "Namespace")
 _CYCLE_KEY = "pods"
 _EPOCH = datetime.min
 _NO_CLASS = object()  # a pod whose placement says nothing about others
+_replace = msgspec.structs.replace
 
 
 class PodScheduler:
@@ -253,26 +256,24 @@ class PodScheduler:
 
     def _bind(self, key: str, pod: Pod, node: str) -> None:
         store, now = self.mgr.store, self.mgr.clock.now()
-        new = clone(pod)
-        assert new.spec is not None
-        new.spec.node_name = node
-        bound = store.update(new)
+        assert pod.spec is not None
+        # Shallow copies of what changes (the store copies what it keeps;
+        # the informer's pod is never written to).
+        bound = store.update(_replace(pod, spec=_replace(pod.spec, node_name=node)))
         # Count it at once: the next pod of this cycle must see the usage
         # before the informer delivers the event.
         parsed = getattr(self.placement, "bound_info", None)
         self.snapshot.set_pod(key, bound, parsed(pod, node) if parsed is not None else None)
         self._forget(key)
-        new = clone(bound)
-        if new.status is None:
-            new.status = PodStatus(phase="Pending")
-        changed = set_pod_condition(new.status, "PodScheduled", "True", now)
-        if new.status.nominated_node_name:
+        status = clone(bound.status) if bound.status is not None else PodStatus(phase="Pending")
+        changed = set_pod_condition(status, "PodScheduled", "True", now)
+        if status.nominated_node_name:
             # The nomination served its purpose (kuota clears it; the field
             # is only a hint while the pod waits).
-            new.status.nominated_node_name = None
+            status.nominated_node_name = None
             changed = True
         if changed:
-            store.update_status(new)
+            store.update_status(_replace(bound, status=status))
 
     def _preempt(self, key: str, pod: Pod, result: PlacementResult) -> None:
         """Evict the victims, drop the nominations they displace, nominate the pod."""

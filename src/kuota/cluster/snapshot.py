@@ -150,7 +150,7 @@ class ClusterSnapshot:
     def set_pod(self, key: str, pod: Pod | None, info: PodInfo | None = None) -> bool:
         """Record a pod's latest state (None: gone); ``info``, if given, is the
         pod already parsed. Returns whether some node's usage went down."""
-        freed = self.nodes.set_pod(key, pod)
+        freed = self.nodes.set_pod(key, pod, info.requests if info is not None else None)
         node = pod.spec.node_name if pod is not None and pod.spec is not None else None
         counted = bool(node) and pod is not None and not is_terminal(pod)
         old = self.pods.get(key)

@@ -38,6 +38,8 @@ __all__ = [
     "REASON_MISSING_LABEL",
     "Constraint",
     "SpreadFilter",
+    "domains_key",
+    "eligible_domains",
     "parse_constraints",
     "spread_scores",
 ]
@@ -105,6 +107,36 @@ def _count(pods: Iterable[PodInfo], selector: LabelSelector | None, namespace: s
     )
 
 
+def domains_key(constraints: Sequence[Constraint]) -> tuple[tuple[str, bool, bool], ...]:
+    """What :func:`eligible_domains` depends on besides the nodes and the
+    pod's node affinity and tolerations."""
+    return tuple((c.topology_key, c.honor_affinity, c.honor_taints) for c in constraints if c.hard)
+
+
+def eligible_domains(
+    constraints: Sequence[Constraint],
+    nodes: Sequence[NodeState],
+    taints_of: TaintsOf,
+    affinity: NodeAffinitySpec,
+    tolerations: Sequence[Toleration],
+) -> list[dict[str, str]]:
+    """Per hard constraint, in node order: node name -> its domain, for the
+    nodes whose pods count (every constraint's key, the inclusion policies).
+    Depends on the nodes alone, not on the pods: placement caches it."""
+    hard = [c for c in constraints if c.hard]
+    out: list[dict[str, str]] = [{} for _ in hard]
+    if not hard:
+        return out
+    for node in nodes:
+        if not _has_keys(node.labels, hard):
+            continue
+        taints = taints_of(node)
+        for i, c in enumerate(hard):
+            if _included(c, node, taints, affinity, tolerations):
+                out[i][node.name] = node.labels[c.topology_key]
+    return out
+
+
 class SpreadFilter:
     """The PreFilter state of the hard constraints: matching pods per domain."""
 
@@ -117,25 +149,27 @@ class SpreadFilter:
         taints_of: TaintsOf,
         affinity: NodeAffinitySpec,
         tolerations: Sequence[Toleration],
+        domains: Sequence[Mapping[str, str]] | None = None,
     ) -> None:
+        """``domains``: :func:`eligible_domains` of these nodes, if known."""
         self.pod = pod
         self.constraints = [c for c in constraints if c.hard]
         self.counts: list[dict[str, int]] = [{} for _ in self.constraints]
+        # Whether the pod matches each constraint's own selector.
+        self._own = [1 if selector_matches(c.selector, pod.labels) else 0 for c in self.constraints]
+        self._lows: list[int] | None = None  # the fewest per constraint (counts' cache)
         self._affinity = affinity
         self._tolerations = tolerations
         self._taints_of = taints_of
         if not self.constraints:
             return
-        for node in nodes:
-            if not _has_keys(node.labels, self.constraints):
-                continue
-            taints = self._taints_of(node)
-            on = pods_on.get(node.name, {}).values()
-            for i, c in enumerate(self.constraints):
-                if not _included(c, node, taints, affinity, tolerations):
-                    continue
-                v = node.labels[c.topology_key]
-                self.counts[i][v] = self.counts[i].get(v, 0) + _count(on, c.selector, pod.namespace)
+        if domains is None:
+            domains = eligible_domains(self.constraints, nodes, taints_of, affinity, tolerations)
+        for c, counts, domain_of in zip(self.constraints, self.counts, domains, strict=True):
+            for name, v in domain_of.items():
+                on = pods_on.get(name)
+                n = _count(on.values(), c.selector, pod.namespace) if on else 0
+                counts[v] = counts.get(v, 0) + n
 
     def __bool__(self) -> bool:
         return bool(self.constraints)
@@ -155,26 +189,35 @@ class SpreadFilter:
                 continue
             v = node.labels[c.topology_key]
             self.counts[i][v] = self.counts[i].get(v, 0) + delta
+            self._lows = None
 
     def copy(self) -> SpreadFilter:
         new = object.__new__(SpreadFilter)
         new.pod, new.constraints = self.pod, self.constraints
         new.counts = [dict(c) for c in self.counts]
+        new._own, new._lows = self._own, None
         new._affinity, new._tolerations = self._affinity, self._tolerations
         new._taints_of = self._taints_of
         return new
 
+    def _fewest(self) -> list[int]:
+        """The fewest matching pods in an eligible domain, per constraint (0
+        with fewer eligible domains than minDomains)."""
+        lows = []
+        for c, counts in zip(self.constraints, self.counts, strict=True):
+            low = min(counts.values()) if counts else 2**31 - 1
+            lows.append(0 if len(counts) < c.min_domains else low)
+        return lows
+
     def reject(self, node: NodeState) -> Rejection | None:
+        lows = self._lows
+        if lows is None:
+            lows = self._lows = self._fewest()
         for i, c in enumerate(self.constraints):
             v = node.labels.get(c.topology_key)
             if v is None:
                 return Rejection((REASON_MISSING_LABEL,), True)
-            counts = self.counts[i]
-            low = min(counts.values()) if counts else 2**31 - 1
-            if len(counts) < c.min_domains:
-                low = 0
-            own = 1 if selector_matches(c.selector, self.pod.labels) else 0
-            if counts.get(v, 0) + own - low > c.max_skew:
+            if self.counts[i].get(v, 0) + self._own[i] - lows[i] > c.max_skew:
                 return Rejection((REASON_CONSTRAINTS,), False)
         return None
 
