@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from kuota.api import core_validation, openshift
+from kuota.api import core_validation, openshift, openshift_scheduler
 from kuota.api import errors as e
 from kuota.api.base import Meta, dec_hook, enc_hook
 from kuota.api.core import CORE_KINDS
@@ -93,6 +93,16 @@ def _build_registry() -> dict[tuple[str, str], KindInfo]:
         _identity,
         openshift.validate_kueue,
         openshift.ROOT_RULES,
+    )
+    # OpenShift's cluster-wide scheduler configuration (its scoring profile).
+    reg[(openshift_scheduler.API_VERSION, openshift_scheduler.KIND)] = KindInfo(
+        openshift_scheduler.API_VERSION,
+        openshift_scheduler.KIND,
+        openshift_scheduler.Scheduler,
+        False,
+        _identity,
+        _identity,
+        openshift_scheduler.validate_scheduler,
     )
     return reg
 
