@@ -4,11 +4,11 @@ kubelet and the batch/v1 Job controller, as controllers of a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kuota.cluster.admission import PodAdmission
+from kuota.cluster.admission import PodAdmission, ProjectNodeSelector
 from kuota.cluster.cronjob import CronJobController
 from kuota.cluster.daemonset import DaemonSetController
 from kuota.cluster.eviction import GracefulTermination
@@ -119,16 +119,27 @@ def install(
     return cluster
 
 
-def api_server_hooks(store: Callable[[], ObjectStore], *, openshift: bool = False) -> list[Any]:
+def api_server_hooks(
+    store: Callable[[], ObjectStore],
+    *,
+    openshift: bool = False,
+    default_node_selector: Mapping[str, str] | None = None,
+) -> list[Any]:
     """The API server's part of the embedded cluster, as store admission
     hooks: node registration (kubelet-reported capacity and allocatable;
     ``maxPods`` 250 on OpenShift, else 110) and pod defaults, LimitRanger and
     QoS class. ``store()`` gives the store they read LimitRanges from (it is
-    built after its hooks)."""
+    built after its hooks). On OpenShift (or with a cluster default node
+    selector) pods also get their project's node selector."""
     max_pods = OPENSHIFT_MAX_PODS if openshift else DEFAULT_MAX_PODS
+    priority = PodAdmission.over(store)
+    hooks: list[Any] = [NodeRegistration(max_pods)]
+    if openshift or default_node_selector:
+        # Before the scheduler sees the pod, as OpenShift's admission runs.
+        hooks.append(ProjectNodeSelector(priority.lookup, default_node_selector or {}))
     return [
-        NodeRegistration(max_pods),
+        *hooks,
         PodResourceAdmission(lambda ns: store().list(LIMIT_RANGE, ns).items),
         # Priority from PriorityClasses, the default not-ready/unreachable tolerations.
-        PodAdmission.over(store),
+        priority,
     ]

@@ -15,12 +15,14 @@ store admission hooks:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kuota.api.core import PriorityClass, Toleration
+from kuota.api.errors import FieldError
+from kuota.api.openshift_scheduler import PROJECT_NODE_SELECTOR, parse_node_selector
 from kuota.cluster.node_lifecycle import NOT_READY, UNREACHABLE
-from kuota.store import NotFound, clone
+from kuota.store import Invalid, NotFound, clone
 from kuota.store.protocol import ObjectStore, Operation, ResourceType
 
 __all__ = [
@@ -124,3 +126,56 @@ class PodAdmission:
             if pc.global_default:
                 return pc.metadata.name, pc.value, pc.preemption_policy
         return None
+
+
+NAMESPACE: ResourceType = ("", "Namespace")
+
+
+class ProjectNodeSelector:
+    """OpenShift's project node selector on pod creation: the namespace's
+    ``openshift.io/node-selector`` annotation (an empty one means none), else
+    the cluster's default (Scheduler ``spec.defaultNodeSelector``), is merged
+    into the pod's nodeSelector; a pod that asks for another value of the same
+    label is refused, as OpenShift refuses it."""
+
+    kinds = frozenset({("", "Pod")})
+    operations = frozenset({"CREATE"})
+
+    def __init__(self, lookup: Lookup, default: Mapping[str, str]) -> None:
+        self.lookup = lookup
+        self.default = dict(default)
+
+    def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
+        if op != "CREATE" or new.kind != "Pod" or new.spec is None:
+            return new
+        selector = self._project_selector(new.metadata.namespace)
+        if not selector:
+            return new
+        mine = new.spec.node_selector or {}
+        clash = sorted(k for k, v in selector.items() if k in mine and mine[k] != v)
+        if clash:
+            raise Invalid(
+                f'pods "{new.metadata.name or new.metadata.generate_name}"',
+                [
+                    FieldError(
+                        f"spec.nodeSelector[{clash[0]}]",
+                        "Forbidden",
+                        "pod node label selector conflicts with its project node label selector",
+                    )
+                ],
+            )
+        if all(mine.get(k) == v for k, v in selector.items()):
+            return new
+        new = clone(new)
+        new.spec.node_selector = {**mine, **selector}
+        return new
+
+    def _project_selector(self, namespace: str) -> Mapping[str, str]:
+        ns = self.lookup(NAMESPACE, "", namespace) if namespace else None
+        annotations = (ns.metadata.annotations or {}) if ns is not None else {}
+        if PROJECT_NODE_SELECTOR in annotations:
+            try:
+                return parse_node_selector(annotations[PROJECT_NODE_SELECTOR])
+            except ValueError:
+                return {}  # OpenShift refuses such a namespace; an old one selects nothing
+        return self.default
