@@ -399,3 +399,15 @@ def test_kuota_validate_checks_scenario_updates_against_the_earlier_object(tmp_p
     assert [(d["at"], [x["path"] for x in d["errors"]]) for d in bad] == [
         ("steps[0].apply[0]", ["steps[0].apply[0].spec.clusterQueue"])
     ]
+
+
+def test_quota_reserved_without_admission_refused_unless_already_so() -> None:
+    """Kueue's webhook test pair: an update may not reserve quota with no
+    admission recorded, but a workload already stuck like that may still be
+    updated, so it can converge and be removed."""
+    stuck = reserved(workload())
+    stuck.status.admission = None
+    assert errors(stuck, workload()) == [
+        "status.admission: must be set while the QuotaReserved condition is true"
+    ]
+    assert errors(stuck, stuck) == []
