@@ -12,7 +12,9 @@ from kuota.quota.workload import WorkloadInfo
 
 
 class QueueManager:
-    def __init__(self) -> None:
+    def __init__(self, equivalence_hashing: bool = True) -> None:
+        # Kueue's SchedulingEquivalenceHashing gate (beta, on by default).
+        self.equivalence_hashing = equivalence_hashing
         self.cqs: dict[str, ClusterQueueQueue] = {}
         self.lqs: dict[str, LocalQueueEntry] = {}
         self.assigned: dict[str, str] = {}  # workload key -> LocalQueue key
@@ -32,7 +34,12 @@ class QueueManager:
         q = self.cqs.get(name)
         if q is None:
             q = self.cqs[name] = ClusterQueueQueue(
-                name, strategy, active, eviction_timestamp=eviction_timestamp, lq_usage=lq_usage
+                name,
+                strategy,
+                active,
+                eviction_timestamp=eviction_timestamp,
+                lq_usage=lq_usage,
+                equivalence_hashing=self.equivalence_hashing,
             )
             for lq in self.lqs.values():
                 if lq.cluster_queue == name and not lq.stopped:

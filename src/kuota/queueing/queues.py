@@ -75,6 +75,12 @@ class ClusterQueueQueue:
     # with every quota release in a cohort; moving the parked workloads waits
     # for the next look at the queue, which sees the same result.
     _wake: tuple[datetime, Callable[[str], bool]] | None = None
+    # Kueue's SchedulingEquivalenceHashing (BestEffortFIFO): once a workload
+    # is parked for not fitting, the active ones of the same scheduling shape
+    # are parked with it, and newcomers of that shape park at once, until the
+    # next wake. They would fail alike; trying each costs a full evaluation.
+    equivalence_hashing: bool = True
+    _parked_shapes: dict[bytes, str] = field(default_factory=dict)  # shape -> reason
 
     # -- the active heap
     def _key(self, info: WorkloadInfo, seq: int) -> _Entry:
@@ -172,6 +178,14 @@ class ClusterQueueQueue:
         if self.get_active(key) is None and not backoff_expired(info, now):
             self.inadmissible[key] = info
             return
+        if (
+            self._parked_shapes
+            and self.strategy == "BestEffortFIFO"
+            and self.get_active(key) is None
+            and info.scheduling_hash in self._parked_shapes
+        ):
+            self.inadmissible[key] = info  # its shape already failed since the last wake
+            return
         self.remove_active(key)
         self.push_active(info)
 
@@ -207,7 +221,27 @@ class ClusterQueueQueue:
         if key in self.inadmissible or self.get_active(key) is not None:
             return False
         self.inadmissible[key] = info
+        if (
+            self.equivalence_hashing
+            and self.strategy == "BestEffortFIFO"
+            and reason in (NO_FIT, PREEMPTION_NO_CANDIDATES)
+        ):
+            self._park_shape(info.scheduling_hash, reason)
         return True
+
+    def _park_shape(self, shape: bytes, reason: str) -> None:
+        """Kueue's handleInadmissibleHash: park the active workloads of this shape."""
+        self._parked_shapes[shape] = reason
+        for k, (_, other) in list(self._in_heap.items()):
+            if other.scheduling_hash == shape:
+                del self._in_heap[k]  # its heap entry goes stale
+                self.inadmissible[k] = other
+
+    def parked_shape_reason(self, info: WorkloadInfo) -> str | None:
+        """Why ``info``'s shape was parked since the last wake, if it was."""
+        if not self._parked_shapes or info.key not in self.inadmissible:
+            return None
+        return self._parked_shapes.get(info.scheduling_hash)
 
     def requeue_inadmissible(self, now: datetime, namespace_matches: Callable[[str], bool]) -> None:
         """Kueue's queueInadmissibleWorkloads: wake the parked workloads.
@@ -217,6 +251,7 @@ class ClusterQueueQueue:
         mark), and repeated wakes move what the last one would, so only the
         last wake's time and matcher count."""
         self.queue_inadmissible_cycle = self.pop_cycle
+        self._parked_shapes.clear()  # woken workloads are judged afresh
         if self.inadmissible:
             self._wake = (now, namespace_matches)
 

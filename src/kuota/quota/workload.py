@@ -7,7 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+import msgspec
+
+from kuota.api.base import enc_hook
 from kuota.api.kueue.types import Workload
 from kuota.api.meta import Condition
 from kuota.quota.requests import RequestContext, podset_requests, resource_value
@@ -79,6 +83,7 @@ class WorkloadInfo:
     """The admission core's record of one Workload."""
 
     __slots__ = (
+        "_scheduling_hash",
         "cluster_queue",
         "key",
         "last_assignment",
@@ -104,6 +109,37 @@ class WorkloadInfo:
         self.min_counts = [ps.min_count for ps in obj.spec.pod_sets]
         self.last_assignment: object | None = None
         self.signature = _signature(obj)
+        self._scheduling_hash: bytes | None = None
+
+    @property
+    def scheduling_hash(self) -> bytes:
+        """Kueue's scheduling equivalence class (computeSchedulingHash): the
+        effective priority and, per podSet, its name, the pod spec's shape
+        (requests and ports of every container, nodeSelector, affinity,
+        tolerations, runtimeClass, priority, spread constraints, overhead,
+        claims, pod-level requests), the effective count and requests,
+        minCount and topology request. Two workloads with the same one fail
+        to fit alike."""
+        h = self._scheduling_hash
+        if h is None:
+            shapes = []
+            for i, ps in enumerate(self.obj.spec.pod_sets):
+                eff = self.podsets[i] if i < len(self.podsets) else None
+                spec = ps.template.spec
+                shapes.append(
+                    (
+                        ps.name,
+                        _spec_shape(spec) if spec is not None else None,
+                        eff.count if eff is not None else ps.count,
+                        sorted(eff.requests.items()) if eff is not None else None,
+                        ps.min_count,
+                        ps.topology_request,
+                    )
+                )
+            h = self._scheduling_hash = msgspec.json.encode(
+                (self.priority, shapes), enc_hook=enc_hook
+            )
+        return h
 
     @property
     def namespace(self) -> str:
@@ -217,3 +253,26 @@ def quota_reservation_time(wl: Workload, now: datetime) -> datetime:
     if c is None or c.status != "True" or c.last_transition_time is None:
         return now
     return c.last_transition_time
+
+
+def _spec_shape(spec: Any) -> tuple[Any, ...]:
+    """Kueue's utilpod.SpecShape: what of a pod spec decides where it may run."""
+
+    def containers(cs: Any) -> list[Any]:
+        return [
+            (c.resources.requests if c.resources is not None else None, c.ports) for c in cs or ()
+        ]
+
+    return (
+        containers(spec.init_containers),
+        containers(spec.containers),
+        spec.node_selector,
+        spec.affinity,
+        spec.tolerations,
+        spec.runtime_class_name,
+        spec.priority,
+        spec.topology_spread_constraints,
+        spec.overhead,
+        spec.resource_claims,
+        spec.resources.requests if spec.resources is not None else None,
+    )

@@ -131,7 +131,7 @@ class AdmissionCore:
         self.infos: dict[str, WorkloadInfo] = {}
         self.tree = QuotaTree()
         self.snap = Snapshot(self.tree, {}, self.flavors)
-        self.queues = QueueManager()
+        self.queues = QueueManager(config.gate("SchedulingEquivalenceHashing"))
         self.preemptions: list[Preemption] = []
         self.evictions: list[tuple[str, str]] = []
         # Admission fair sharing (config and gate): the LocalQueues' usage
