@@ -1011,8 +1011,12 @@ class AdmissionCore:
             return True
         if not is_admitted(wl):
             return False
-        return self.config.wait_for_pods_ready is not None or (
-            wl.spec.maximum_execution_time_seconds is not None
+        if wl.spec.maximum_execution_time_seconds is not None:
+            return True
+        # A PodsReady timer runs only while PodsReady is not True; any change
+        # of it is a status change, which puts the workload back in _timer_dirty.
+        return self.config.wait_for_pods_ready is not None and not condition_true(
+            wl, "PodsReady"
         )
 
     def _timed_infos(self) -> list[WorkloadInfo]:
