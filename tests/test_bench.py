@@ -173,3 +173,51 @@ def test_real_time_mode_runs_the_workloads_for_their_runtime_and_ends() -> None:
     # run ends with the last workload (no timer left waiting for nothing).
     assert r.wall_s >= r.lower_bound_s
     assert r.elapsed_s < r.wall_s + 5
+
+
+def _one_queue(sets: list[dict[str, object]], quota: int = 2) -> dict[str, object]:
+    return {
+        "cohorts": [
+            {
+                "className": "co",
+                "count": 1,
+                "queuesSets": [
+                    {
+                        "className": "cq",
+                        "count": 1,
+                        "nominalQuota": quota,
+                        "borrowingLimit": 0,
+                        "reclaimWithinCohort": "Never",
+                        "withinClusterQueue": "Never",
+                        "workloadsSets": sets,
+                    }
+                ],
+            }
+        ]
+    }
+
+
+def test_figures_of_a_hand_computed_world() -> None:
+    # One queue of 2 cpu. Three 1-cpu workloads of 1 s created at 100, 200 and
+    # 300 ms: the first two are admitted at once (100 -> 1100, 200 -> 1200),
+    # the third waits for the first to finish (admitted at 1100, ends at 2100).
+    # Makespan 2100 - 100 = 2.0 s; used 3 cpu-s of 2 cpu x 2.0 s = 75 %;
+    # time to admission 0, 0 and 800 ms: mean 266.7 ms, p95 800 ms.
+    # Lower bound: 3 cpu-s / 2 cpu = 1.5 s (the last creation, 0.3 s, is sooner).
+    world = _one_queue(
+        [
+            {
+                "count": 3,
+                "creationIntervalMs": 100,
+                "workloads": [{"className": "w", "runtimeMs": 1000, "priority": 1, "request": 1}],
+            }
+        ]
+    )
+    r = run_bench(parse(world), name="hand")
+    assert (r.workloads, r.finished, r.admissions, r.evictions) == (3, 3, 3, 0)
+    assert r.wall_s == pytest.approx(2.0)
+    assert r.mean_cq_usage == pytest.approx(0.75)
+    assert r.lower_bound_s == pytest.approx(1.5)
+    assert r.ratio_to_bound == pytest.approx(2.0 / 1.5)
+    tta = r.time_to_admission_ms["w"]
+    assert tta["mean"] == pytest.approx(800 / 3) and tta["p95"] == pytest.approx(800)

@@ -12,6 +12,7 @@ import struct
 import subprocess
 import xml.etree.ElementTree as ET
 import zlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,10 @@ def check_chart(svg: ET.Element) -> str:
     assert title is not None and title.text
     assert texts(svg, "title") == [title.text]
     assert len(svg.findall(f".//{SVG}path")) + len(svg.findall(f".//{SVG}rect")) > 2
+    # legible: no text smaller than 11 px, and the axes and legend are labelled
+    sizes = [float(t.get("font-size", "0")) for t in svg.iter(f"{SVG}text")]
+    assert sizes and min(sizes) >= 11
+    assert texts(svg, "xlabel") and texts(svg, "legend")
     return title.text
 
 
@@ -78,6 +83,21 @@ def test_single_design_report(tmp_path: Path) -> None:
     assert texts(util, "legend") == ["team-a", "team-b", "all teams (mean 97%)"]
     assert len(util.findall(f".//{SVG}path[@class='series']")) == 3
     assert "<table" in html and "Definitions" in html
+    assert "Replay stopped" not in html
+
+
+def test_a_replay_cut_short_says_so_at_the_top(tmp_path: Path) -> None:
+    html = report(
+        tmp_path,
+        "--trace",
+        str(DATA / "tiny.csv"),
+        "--world",
+        str(DATA / "tiny-pool.yaml"),
+        "--until",
+        "120s",
+    )
+    head = html.split("<h2>", 1)[0]
+    assert "Replay stopped by --until after 2.0m</strong>: the figures cover" in head
 
 
 def test_compare_overlays_the_designs(tmp_path: Path) -> None:
@@ -103,7 +123,11 @@ def test_compare_overlays_the_designs(tmp_path: Path) -> None:
     for svg in svgs[:5]:
         names = [n.split(" (")[0] for n in texts(svg, "legend")]
         assert names == ["tiny-pool", "tiny-cohort"]
-        assert len(svg.findall(f".//{SVG}path[@class='series']")) == 2
+        paths = svg.findall(f".//{SVG}path[@class='series']")
+        assert len(paths) == 2
+        # the second design is dashed over the first: where they coincide both show
+        assert paths[0].get("stroke-dasharray") is None and paths[1].get("stroke-dasharray")
+        assert paths[0].get("stroke") != paths[1].get("stroke")
     assert texts(svgs[5], "legend") == [
         "nominal: tiny-pool",
         "used: tiny-pool",
@@ -198,7 +222,7 @@ def test_headless_chromium_renders_the_plots(tmp_path: Path) -> None:
     ]
     subprocess.run(cmd, capture_output=True, timeout=120, check=False)
     assert png.exists(), "chromium wrote no screenshot"
-    width, height, rows = _png(png)
+    width, height, rows = _png(png, max_rows=1100)  # the plots are in the top 1100 rows
     assert (width, height) == (1400, 2000)
     bpp = len(rows[0]) // width
     pixels = [r[i : i + 3] for r in rows[::4] for i in range(0, len(r), bpp * 2)]
@@ -208,12 +232,22 @@ def test_headless_chromium_renders_the_plots(tmp_path: Path) -> None:
     assert variance > 100, "the page is blank"
     dark = sum(1 for g in grey if g < 128) / len(grey)
     assert dark > 0.005, "no text or axes drawn"
-    # the first series colour (#4e79a7) is on the page: a plotted line
-    assert any(
-        abs(p[0] - 0x4E) < 24 and abs(p[1] - 0x79) < 24 and abs(p[2] - 0xA7) < 24
-        for r in rows
-        for p in (r[i : i + 3] for i in range(0, len(r), bpp))
+    # every team's line was drawn: the series colours of the three teams (BE,
+    # Burstable, LS: nothing but plotted lines and bars uses them) are on the page
+    seen = Counter(
+        bytes(r[i : i + 3]) for r in rows for i in range(0, len(r), bpp) if r[i] != r[i + 1]
     )
+
+    def near(color: str) -> int:
+        want = bytes.fromhex(color[1:])
+        return sum(
+            n
+            for px, n in seen.items()
+            if all(abs(a - b) < 24 for a, b in zip(px, want, strict=True))
+        )
+
+    for color in ("#4e79a7", "#f28e2b", "#e15759"):
+        assert near(color) > 50, f"no line or bar drawn in {color}"
 
 
 def _mapping(tmp_path: Path) -> Path:
@@ -234,3 +268,19 @@ def test_long_series_are_drawn_as_interval_means_or_maxima() -> None:
     assert {v for _, v in _bucketed(points, 2400.0, mean=False)} == {1.0}
     short = points[:100]
     assert _bucketed(short, 100.0, mean=True) == short  # drawn exactly
+
+
+def test_bars_end_inside_the_frame_on_a_labelled_tick() -> None:
+    from kuota.sim.html import bar_chart
+
+    # 50.3 % used: the axis must run past it to a tick (60), not stop at 50.3
+    svg = ET.fromstring(
+        bar_chart("t", "share (%)", [("LS", [50.3, 33.3])], ["used", "nominal"], ["#111", "#222"])
+    )
+    rects = [r for r in svg.iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None]
+    frame = next(r for r in svg.iter(f"{SVG}rect") if r.get("stroke") == "#666666")
+    right = float(frame.get("x", 0)) + float(frame.get("width", 0))
+    widest = max(float(r.get("x", 0)) + float(r.get("width", 0)) for r in rects)
+    assert widest < right - 5
+    ticks = [t.text for t in svg.iter(f"{SVG}text") if t.get("class") is None and t.text]
+    assert ticks[-2:] == ["60", "LS"]  # the last tick label, then the group label

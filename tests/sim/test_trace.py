@@ -71,6 +71,8 @@ def test_quoted_fields_and_comments(tmp_path: Path) -> None:
         ("job_id,team\na,LS\n", 1, 12, "missing columns submit_s, duration_s, gpus"),
         (HEADER + "a,0,-5,LS,,1,,1,1,1,\n", 2, 5, "duration_s: -5 must not be negative"),
         (HEADER + "a,-1,5,LS,,1,,1,1,1,\n", 2, 3, "submit_s: -1 must not be negative"),
+        (HEADER + "a,0,1e400,LS,,1,,1,1,1,\n", 2, 5, "duration_s: 1e400 is more than"),
+        (HEADER + "a,9223372037,5,LS,,1,,1,1,1,\n", 2, 3, "submit_s: 9223372037 is more than"),
         (HEADER + "a,0,5,LS,,lots,,1,1,1,\n", 2, 11, 'gpus: "lots" is not a number'),
         (HEADER + "a,0,5,LS,,nan,,1,1,1,\n", 2, 11, 'gpus: "nan" is not a number'),
         (HEADER + "a,0,5,LS,,1,,1,1,0,\n", 2, 18, "pods: must be at least 1"),

@@ -100,6 +100,7 @@ class Recorder:
     wls: dict[str, _WlStats] = field(default_factory=dict)
     cpu_used: float = 0.0  # admitted milli-cpu x seconds, over all queues
     admissions: int = 0
+    finished: int = 0  # workloads finished so far (the progress bar's count)
     first_created: datetime | None = None
     last_finished: datetime | None = None
 
@@ -142,6 +143,7 @@ class Recorder:
             st.admitted_at = None
             if is_finished(wl):
                 st.finished_at = end
+                self.finished += 1
                 if self.last_finished is None or end > self.last_finished:
                     self.last_finished = end
             else:
@@ -244,7 +246,7 @@ def run_bench(
 
     def progress() -> None:
         if on_progress is not None:
-            on_progress(sum(1 for s in rec.wls.values() if s.finished_at is not None), total)
+            on_progress(rec.finished, total)
 
     cp.run(on_round=progress if on_progress is not None else None)
     elapsed = time.perf_counter() - t0

@@ -304,7 +304,10 @@ def bar_chart(
     pw = width - left - right
     vmax = max((v for _, vs in groups for v in vs), default=1.0) or 1.0
     ticks = _linear_ticks(0, vmax * 1.05)
-    hi = max(ticks[-1], vmax)
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else vmax
+    while ticks[-1] < vmax * 1.02:  # the axis ends on a tick past the longest bar
+        ticks.append(round(ticks[-1] + step, 10))
+    hi = ticks[-1]
 
     def sx(v: float) -> float:
         return left + v / hi * pw
@@ -426,7 +429,9 @@ def _team_cdf(r: DesignResult, rng: tuple[float, float]) -> str:
 
 
 def _design_style(i: int) -> tuple[str, str]:
-    return PALETTE[i % 10], DASHES[(i // 10) % len(DASHES)]
+    """The first design solid, the others dashed and drawn over it, so two
+    designs that did the same thing both show (alternating colours)."""
+    return PALETTE[i % 10], DASHES[1 + (i - 1) % (len(DASHES) - 1)] if i else ""
 
 
 def _compare_cdfs(results: Sequence[DesignResult], rng: tuple[float, float]) -> list[str]:
@@ -703,6 +708,18 @@ def _figure(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>"
 
 
+def _stopped_early(results: Sequence[DesignResult]) -> str:
+    """The replay's end when --until cut it short (the figures cover only that)."""
+    until = [r for r in results if r.stopped == "until"]
+    if not until:
+        return ""
+    end = max(r.end_s for r in until)
+    return (
+        f" <strong>Replay stopped by --until after {escape(fmt_seconds(end))}</strong>: "
+        "the figures cover that much of the trace only."
+    )
+
+
 def render_html(results: Sequence[DesignResult], trace_rows: int, trace_span_s: float) -> str:
     """The whole report as one HTML document."""
     r0 = results[0]
@@ -716,7 +733,7 @@ def render_html(results: Sequence[DesignResult], trace_rows: int, trace_span_s: 
         f"<style>{_CSS}</style></head><body>",
         f"<h1>kuota simulate: {escape(r0.trace)}</h1>",
         f'<p class="meta">{trace_rows:,} jobs submitted over {fmt_seconds(trace_span_s)}; '
-        f"design{'s' if compare else ''}: {escape(names)}.</p>",
+        f"design{'s' if compare else ''}: {escape(names)}.{_stopped_early(results)}</p>",
         f'<p class="meta" id="policy">Fractional GPUs: {escape(r0.policy)}.</p>',
     ]
     if compare:

@@ -44,6 +44,9 @@ _JOB_REQUIRED = ("job_id", "submit_s", "duration_s", "team", "gpus")
 NODE_COLUMNS = ("node_id", "gpu_model", "gpus", "cpus", "memory_mib")
 _NODE_REQUIRED = ("node_id", "gpus", "cpus", "memory_mib")
 MAX_BYTES = 1 << 30
+# The longest time a Go time.Duration holds (about 292 years): a duration
+# becomes the pod's run time and a submission its creation time.
+MAX_SECONDS = Decimal(9_223_372_036)
 
 
 class InputError(Exception):
@@ -243,6 +246,18 @@ class _Row:
             )
         return v
 
+    def seconds(self, name: str) -> Decimal:
+        v = self.number(name)
+        if v > MAX_SECONDS:
+            raise InputError(
+                self.path,
+                self.line,
+                self.col(name),
+                f"{name}: {self.text(name)} is more than {MAX_SECONDS} s (about 292 years, "
+                "the longest duration Kubernetes can hold)",
+            )
+        return v
+
     def integer(self, name: str, default: int | None = None) -> int:
         raw = self.text(name)
         v = self.number(name, Decimal(default) if default is not None else None)
@@ -270,8 +285,8 @@ def read_trace(path: str | Path) -> Trace:
             TraceRow(
                 line=n,
                 job_id=r.nonempty("job_id"),
-                submit_s=r.number("submit_s"),
-                duration_s=r.number("duration_s"),
+                submit_s=r.seconds("submit_s"),
+                duration_s=r.seconds("duration_s"),
                 team=r.nonempty("team"),
                 user=r.text("user"),
                 gpus=r.number("gpus"),
