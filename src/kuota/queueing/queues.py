@@ -260,8 +260,13 @@ class ClusterQueueQueue:
             return
         now, namespace_matches = self._wake
         self._wake = None
+        matches: dict[str, bool] = {}  # per namespace: the selector is the same for all
         for key, info in list(self.inadmissible.items()):
-            if not namespace_matches(info.namespace) or not backoff_expired(info, now):
+            ns = info.namespace
+            ok = matches.get(ns)
+            if ok is None:
+                ok = matches[ns] = namespace_matches(ns)
+            if not ok or not backoff_expired(info, now):
                 continue
             del self.inadmissible[key]
             self.push_active(info)
