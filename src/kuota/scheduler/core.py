@@ -1015,9 +1015,7 @@ class AdmissionCore:
             return True
         # A PodsReady timer runs only while PodsReady is not True; any change
         # of it is a status change, which puts the workload back in _timer_dirty.
-        return self.config.wait_for_pods_ready is not None and not condition_true(
-            wl, "PodsReady"
-        )
+        return self.config.wait_for_pods_ready is not None and not condition_true(wl, "PodsReady")
 
     def _timed_infos(self) -> list[WorkloadInfo]:
         """The workloads that may have a timer: those changed since the last
