@@ -120,3 +120,146 @@ def test_describe_shows_the_workloads_events_and_get_lists_them(state: str) -> N
     assert lines[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
     assert any("CreatedWorkload" in ln and "job/ok" in ln for ln in lines)
     assert any("Started" in ln and "job/ok" in ln for ln in lines)
+
+
+_QUEUES = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: "8"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: main, namespace: team}
+spec: {clusterQueue: cq}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status:
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+"""
+
+
+def _job(
+    name: str, *, at: str = "", labels: str = "", annotations: str = "", ns: str = "team"
+) -> str:
+    return f"""\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  {f"namespace: {ns}" if ns else ""}
+  {f'creationTimestamp: "{at}"' if at else ""}
+  labels: {{kueue.x-k8s.io/queue-name: main{labels}}}
+  annotations: {{{annotations}}}
+spec:
+  template:
+    metadata: {{annotations: {{kuota.dev/duration: 1m}}}}
+    spec:
+      restartPolicy: Never
+      containers: [{{name: main, image: busybox, resources: {{requests: {{cpu: "1"}}}}}}]
+"""
+
+
+def _world(tmp_path: Path, *jobs: str) -> str:
+    (tmp_path / "queues.yaml").write_text(_QUEUES)
+    (tmp_path / "jobs.yaml").write_text("---\n".join(jobs))
+    return str(tmp_path)
+
+
+def test_a_refused_job_is_reported_by_file_and_field_and_its_neighbours_still_run(
+    tmp_path: Path,
+) -> None:
+    # The webhook refuses "mx" when it arrives; "after" arrives at the same instant.
+    world = _world(
+        tmp_path,
+        _job("first", at="2026-01-01T00:00:00Z"),
+        _job("mx", at="2026-01-01T01:00:00Z", labels=", kueue.x-k8s.io/max-exec-time-seconds: ten"),
+        _job("after", at="2026-01-01T01:00:00Z"),
+    )
+    state = tmp_path / "state"
+    r = CliRunner().invoke(main, ["run", world, "--state", str(state), "--no-live"])
+    assert r.exit_code == 1, r.output
+    out = " ".join(r.output.split())  # rich wraps long lines
+    assert "1 object(s) of the world refused" in out
+    assert "jobs.yaml (document 2): Job/team/mx:" in out
+    assert 'metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: Invalid value: "ten"' in out
+    assert "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["get", "jobs", "-n", "team", "--state", str(state)])
+    assert sorted(line.split()[0] for line in r.output.splitlines()[1:]) == ["after", "first"]
+
+
+def test_min_parallelism_is_validated_as_kueues_job_webhook_does(tmp_path: Path) -> None:
+    ann = "kueue.x-k8s.io/job-min-parallelism"
+    world = _world(
+        tmp_path, _job("nan", annotations=f'{ann}: "NaN"'), _job("big", annotations=f'{ann}: "1"')
+    )
+    r = CliRunner().invoke(main, ["run", world, "--no-live"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 1, r.output
+    assert (
+        f'Job/team/nan: Job.batch "nan" is invalid: metadata.annotations[{ann}]: '
+        'Invalid value: "NaN": strconv.Atoi: parsing "NaN": invalid syntax' in out
+    )
+    # parallelism 1: no minimum can be below it
+    assert f"metadata.annotations[{ann}]: Invalid value: 1: should be between 0 and 0" in out
+
+
+def test_a_duplicate_object_is_a_problem_not_a_silent_loss(tmp_path: Path) -> None:
+    world = _world(tmp_path, _job("a"), _job("a"))
+    r = CliRunner().invoke(main, ["run", world, "--no-live"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 1, r.output
+    assert 'jobs.yaml (document 2): Job/team/a: metadata.name: Duplicate value: "a"' in out
+    assert "also defined at" in out and "jobs.yaml (document 1)" in out
+    assert "nothing was run" in out
+
+
+def test_a_bad_run_annotation_names_the_field_before_anything_runs(tmp_path: Path) -> None:
+    (tmp_path / "queues.yaml").write_text(_QUEUES)
+    (tmp_path / "jobs.yaml").write_text(_job("bd").replace("duration: 1m", "duration: forever"))
+    r = CliRunner().invoke(main, ["run", str(tmp_path), "--no-live"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 1, r.output
+    assert (
+        "Job/team/bd: spec.template.metadata.annotations[kuota.dev/duration]: "
+        'Invalid value: "forever": time: invalid duration "forever"' in out
+    )
+
+
+def test_a_job_without_a_namespace_goes_to_the_default_namespace_as_kubectl_applies_it(
+    tmp_path: Path,
+) -> None:
+    world = _world(tmp_path, _job("nons", ns=""))
+    r = CliRunner().invoke(main, ["run", world, "--no-live"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 0, r.output
+    assert "LocalQueue default/main does not exist" in out
+
+
+def test_jobs_are_managed_only_when_the_configuration_enables_batch_job(tmp_path: Path) -> None:
+    world = _world(tmp_path, _job("j"))
+    (tmp_path / "config.yaml").write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "integrations:\n  frameworks: [pod]\n"
+    )
+    state = tmp_path / "state"
+    r = CliRunner().invoke(main, ["run", world, "--state", str(state), "--no-live"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 0, r.output
+    assert 'integrations.frameworks: "pod" is not simulated' in out
+    assert "batch/job is not in the Configuration's integrations.frameworks" in out
+    r = CliRunner().invoke(main, ["get", "workloads", "-A", "--state", str(state)])
+    assert "No resources found" in r.output

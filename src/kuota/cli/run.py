@@ -15,12 +15,13 @@ from rich.table import Table
 from kuota.api.kueue import types as kt
 from kuota.cli.files import CannotRead
 from kuota.cli.world import World, load_world
-from kuota.embedded.controlplane import ControlPlane
+from kuota.embedded.controlplane import JOB_INTEGRATIONS, ControlPlane
 from kuota.embedded.report import Recorder
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.store import StoreError
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 JOB = ("batch", "Job")
 WORKLOAD = (kt.GROUP, "Workload")
 
@@ -77,6 +78,13 @@ def run_world(
     except (StoreError, OSError) as err:
         console.print(f"error: {state}: {err}", markup=False)
         return 2
+    for name in cp.unsimulated_frameworks:
+        console.print(
+            f"warning: {world.config_source or 'the Configuration'}: integrations.frameworks: "
+            f'"{name}" is not simulated by the embedded control plane (only '
+            f"{', '.join(JOB_INTEGRATIONS)}): its objects run as if Kueue did not manage them",
+            markup=False,
+        )
     try:
         return _run(cp, world, until, live, console)
     finally:
@@ -113,7 +121,9 @@ def _run(
         live_view.update(Group(_queue_table(cp), progress))
 
     live_view: Live | None = None
-    old = signal.signal(signal.SIGINT, lambda *_: cp.mgr.stop())
+    # Ctrl-C and SIGTERM stop gracefully: the current reconcile finishes, the
+    # journal is closed with a snapshot and the clock, and a later run resumes.
+    old = {sig: signal.signal(sig, lambda *_: cp.mgr.stop()) for sig in STOP_SIGNALS}
     try:
         if live and console.is_terminal:
             with Live(console=console, refresh_per_second=8, transient=True) as live_view:
@@ -121,7 +131,8 @@ def _run(
         else:
             reason = cp.run(stop_at, on_round=on_round)
     finally:
-        signal.signal(signal.SIGINT, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
     rec.sample()
     console.print(_queue_table(cp))
     console.print(_summary(cp, rec, reason))
@@ -130,7 +141,20 @@ def _run(
     errors = cp.mgr.stats.errors
     for e in errors[:10]:
         console.print(f"reconcile error: {e.controller} {e.key}: {e.error}", markup=False)
-    return 0
+    for line in _refusals(cp, world):
+        console.print(line, markup=False)
+    return 1 if cp.refused else 0
+
+
+def _refusals(cp: ControlPlane, world: World) -> list[str]:
+    """The world's objects the API server refused (a webhook, an admission
+    plugin): named by file and document, with the field it refused."""
+    if not cp.refused:
+        return []
+    out = [f"{len(cp.refused)} object(s) of the world refused when created (not run):"]
+    for r in cp.refused:
+        out.append(f"  {world.source_of(r.obj)}: {r.error} (at {r.at:%Y-%m-%d %H:%M:%S})")
+    return out
 
 
 def _notes(cp: ControlPlane, limit: int = 10) -> list[str]:
@@ -159,11 +183,13 @@ def _notes(cp: ControlPlane, limit: int = 10) -> list[str]:
         if job.metadata.uid not in owned
     ]
     if unmanaged:
-        out.append(
-            f"{len(unmanaged)} Job(s) not managed by Kueue (no kueue.x-k8s.io/queue-name "
-            "label, no LocalQueue named default in the namespace, or a namespace Kueue does "
-            "not manage): they ran without quota:"
+        why = (
+            "no kueue.x-k8s.io/queue-name label, no LocalQueue named default in the "
+            "namespace, or a namespace Kueue does not manage"
+            if any(a.rtype == JOB for a in cp.adapters)
+            else "batch/job is not in the Configuration's integrations.frameworks"
         )
+        out.append(f"{len(unmanaged)} Job(s) not managed by Kueue ({why}): they ran without quota:")
         out += [f"  {k}" for k in unmanaged[:limit]]
     return out
 

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kuota.api.config import KueueConfig, load_config
-from kuota.api.decode import YamlError, decode_document, load_yaml_documents
+from kuota.api import errors as e
+from kuota.api.config import KueueConfig, load_config, parse_duration
+from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, load_yaml_documents
 from kuota.cli.files import CannotRead, expand, read_bytes
+from kuota.cluster.kubelet import DURATION_ANNOTATION, FAIL_ANNOTATION
 
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 OPENSHIFT_API = "kueue.openshift.io/v1"
@@ -24,6 +26,37 @@ class World:
     config_source: str = ""
     problems: list[str] = field(default_factory=list)  # "file (document N): Kind/name: error"
     warnings: list[str] = field(default_factory=list)
+    # Where each object was read: id(object) -> "file (document N): Kind/ns/name".
+    sources: dict[int, str] = field(default_factory=dict)
+    _keys: dict[tuple[str, str, str, str], str] = field(default_factory=dict, repr=False)
+
+    def source_of(self, obj: Any) -> str:
+        m = obj.metadata
+        ref = f"{obj.kind}/{m.namespace}/{m.name}" if m.namespace else f"{obj.kind}/{m.name}"
+        return self.sources.get(id(obj), ref)
+
+    def _add(self, doc: Document) -> None:
+        obj = doc.obj
+        m = obj.metadata
+        info = REGISTRY.get((obj.api_version, obj.kind))
+        if info is not None and info.namespaced and not m.namespace:
+            m.namespace = "default"  # as kubectl applies it: the default namespace
+        where = f"{doc.where}: {doc.ref}"
+        errs = _run_annotation_errors(obj)
+        if m.name:
+            key = (obj.api_version.rpartition("/")[0], obj.kind, m.namespace or "", m.name)
+            first = self._keys.get(key)
+            if first is not None:
+                errs.append(
+                    e.FieldError("metadata.name", e.DUPLICATE, f"also defined at {first}", m.name)
+                )
+            else:
+                self._keys[key] = doc.where
+        if errs:
+            self.problems += [f"{where}: {doc.shown(err)}" for err in errs]
+            return
+        self.objects.append(obj)
+        self.sources[id(obj)] = where
 
 
 def _default_config() -> KueueConfig:
@@ -65,7 +98,7 @@ def _load_file(world: World, path: Path) -> None:
             for w in doc.warnings:
                 world.warnings.append(f"{doc.where}: {doc.ref}: {w}")
             if doc.ok:
-                world.objects.append(doc.obj)
+                world._add(doc)
             else:
                 for err in doc.errors:
                     world.problems.append(f"{doc.where}: {doc.ref}: {doc.shown(err)}")
@@ -100,3 +133,46 @@ def _load_openshift(world: World, where: str, raw: Any) -> None:
         return
     cfg, errs = to_kueue_config(doc.obj)
     _set_config(world, where, cfg, errs, openshift=True)
+
+
+# Where a kind carries the pod template whose annotations tell the simulated
+# kubelet how a pod runs.
+_POD_ANNOTATIONS = {
+    "Pod": ("metadata.annotations", ()),
+    "Job": ("spec.template.metadata.annotations", ("spec", "template")),
+    "DaemonSet": ("spec.template.metadata.annotations", ("spec", "template")),
+    "CronJob": (
+        "spec.jobTemplate.spec.template.metadata.annotations",
+        ("spec", "job_template", "spec", "template"),
+    ),
+}
+
+
+def _run_annotation_errors(obj: Any) -> list[e.FieldError]:
+    """kuota's own annotations (``kuota.dev/duration``, ``kuota.dev/fail``) as
+    the kubelet simulation reads them: refused when the world is read, not
+    discovered as failed pods at the end of a run."""
+    where = _POD_ANNOTATIONS.get(obj.kind)
+    if where is None:
+        return []
+    path, attrs = where
+    holder: Any = obj
+    for a in attrs:
+        holder = getattr(holder, a, None)
+        if holder is None:
+            return []
+    ann = getattr(holder.metadata, "annotations", None) or {}
+    errs: list[e.FieldError] = []
+    raw = ann.get(DURATION_ANNOTATION)
+    if raw is not None:
+        try:
+            if parse_duration(raw).total_seconds() < 0:
+                errs.append(
+                    e.invalid(e.key(path, DURATION_ANNOTATION), raw, "must not be negative")
+                )
+        except ValueError as err:
+            errs.append(e.invalid(e.key(path, DURATION_ANNOTATION), raw, str(err)))
+    fail = ann.get(FAIL_ANNOTATION)
+    if fail is not None and fail not in ("true", "false"):
+        errs.append(e.not_supported(e.key(path, FAIL_ANNOTATION), fail, ["true", "false"]))
+    return errs

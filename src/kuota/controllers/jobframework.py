@@ -95,6 +95,11 @@ class JobAdapter(Protocol):
         Workload's (the originals); None if it needs no change."""
         ...
 
+    def validate(self, job: Any, old: Any | None) -> list[e.FieldError]:
+        """The kind's own rules of Kueue's validating webhook, for a managed
+        job being created (``old`` None) or updated."""
+        ...
+
 
 # ------------------------------------------------------------------ naming
 def workload_name(adapter: JobAdapter, job_name: str, job_uid: str) -> str:
@@ -179,19 +184,23 @@ class JobWebhook:
         if raw is not None:
             path = e.key("metadata.labels", MAX_EXEC_TIME)
             try:
-                v = int(raw, 10)
-            except ValueError:
-                self._refuse(
-                    new, e.invalid(path, raw, f'strconv.Atoi: parsing "{raw}": invalid syntax')
-                )
+                v = go_atoi(raw)
+            except ValueError as err:
+                self._refuse(new, e.invalid(path, raw, str(err)))
             if v <= 0:
                 self._refuse(new, e.invalid(path, v, "should be greater than 0"))
+        errs = self.adapter.validate(new, None)
+        if errs:
+            self._refuse(new, *errs)
         return self.adapter.suspend_on_create(new)
 
     def _validate_update(self, new: Any, old: Any) -> None:
         """The max-exec-time label may change only while the job stays suspended."""
         if not self.policy.job_managed(old.metadata.labels):
             return
+        errs = self.adapter.validate(new, old)
+        if errs:
+            self._refuse(new, *errs)
         if self.adapter.is_suspended(new) and self.adapter.is_suspended(old):
             return
         a = (new.metadata.labels or {}).get(MAX_EXEC_TIME)
@@ -202,9 +211,35 @@ class JobWebhook:
                 e.invalid(e.key("metadata.labels", MAX_EXEC_TIME), a or "", "field is immutable"),
             )
 
-    def _refuse(self, obj: Any, err: e.FieldError) -> NoReturn:
+    def _refuse(self, obj: Any, *errs: e.FieldError) -> NoReturn:
         group = group_of(obj.api_version)
-        raise Invalid(f'{obj.kind}{"." + group if group else ""} "{obj.metadata.name}"', [err])
+        raise Invalid(f'{obj.kind}{"." + group if group else ""} "{obj.metadata.name}"', list(errs))
+
+
+def go_atoi(text: str) -> int:
+    """Go's strconv.Atoi, with its error message (no spaces, no underscores)."""
+    if not text or not text.lstrip("+-").isascii() or not text.lstrip("+-").isdigit():
+        raise ValueError(f'strconv.Atoi: parsing "{text}": invalid syntax')
+    if text[0] in "+-" and text[1:2] in "+-":
+        raise ValueError(f'strconv.Atoi: parsing "{text}": invalid syntax')
+    v = int(text, 10)
+    if not -(2**63) <= v < 2**63:
+        raise ValueError(f'strconv.Atoi: parsing "{text}": value out of range')
+    return v
+
+
+_GO_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def go_parse_bool(text: str) -> bool:
+    """Go's strconv.ParseBool, with its error message."""
+    v = _GO_BOOLS.get(text)
+    if v is None:
+        raise ValueError(f'strconv.ParseBool: parsing "{text}": invalid syntax')
+    return v
 
 
 # Kinds Kueue integrates (group, kind): a job whose controller is one of them

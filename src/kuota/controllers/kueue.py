@@ -91,8 +91,10 @@ class KueueController:
         self._seen_rv: dict[str, str] = {}
         # The queue view each ClusterQueue/LocalQueue status was last written from.
         self._written_view: dict[str, Any] = {}
-        self._quiet = QUIET_CYCLES  # cycles left before scheduling rests
+        self._quiet = QUIET_CYCLES  # quiet cycles that tried no new head
+        self._tried: set[str] = set()  # heads tried and left waiting since the last change
         self._advanced_to: datetime | None = None
+        self._synced = False  # the core has seen every object of the first listing
         self._cqs_dirty: set[str] = set()
         self._lqs_dirty: set[str] = set()
         self._queues_of: dict[str, tuple[str | None, str]] = {}  # workload -> (cq, lq key)
@@ -211,11 +213,14 @@ class KueueController:
     # ------------------------------------------------------------ scheduling
     def wake(self) -> None:
         self._quiet = 0
+        self._tried.clear()
 
     def _idle(self) -> bool:
         """Run one scheduling cycle if anything may have changed since the
         last quiet one; report whether it did."""
         core, _ = self._parts()
+        # The first idle moment: everything the store held is in the core.
+        self._synced = True
         self._advance()
         if not self.auto_schedule or self._quiet >= QUIET_CYCLES:
             self.flush_queues()
@@ -224,11 +229,17 @@ class KueueController:
         core.complete_evictions()
         result = self.run_cycle()
         if result.changed or core.has_pending_evictions:
-            self._quiet = 0
-        elif core.queues.any_heads():
-            self._quiet += 1
-        else:
+            self.wake()
+        elif not core.queues.any_heads():
             self._quiet = QUIET_CYCLES  # no head left to try: more cycles do nothing
+        elif not result.waiting.keys() - self._tried:
+            # Only heads already tried since the last change (a StrictFIFO head
+            # that stays in front, a head iterating its flavors): rest after a few.
+            self._quiet += 1
+        # Kueue's scheduler keeps taking heads while its queues have any: each
+        # head tried and left waiting is parked, so the cycles reach every
+        # pending workload at this instant, not just the first few.
+        self._tried.update(result.waiting)
         return True
 
     def run_cycle(self) -> CycleResult:
@@ -259,8 +270,14 @@ class KueueController:
     # ------------------------------------------------------------ status out
     def _advance(self) -> None:
         """Let the core's timers fire up to now; only when time moved (the
-        core's timer scan is not free)."""
+        core's timer scan is not free), and not before the core has learnt
+        what the store held when the run started: a restarted run's timers
+        due at its first instant (its clock stopped at them) fire then, with
+        every workload known, before any cycle, as in a run that never
+        stopped."""
         core, mgr = self._parts()
+        if not self._synced:
+            return
         now = mgr.clock.now()
         if now != self._advanced_to:
             core.advance(now)

@@ -10,8 +10,8 @@ through the same controllers (the ``Core`` protocol of ``kuota.sim.scenario``).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from kuota.controllers.jobframework import JobReconciler, JobWebhook, ManagePoli
 from kuota.controllers.jobs.batchjob import BatchJobAdapter
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
-from kuota.runtime.clock import Clock, VirtualClock
+from kuota.runtime.clock import Clock, RealClock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
 from kuota.scheduler.core import set_condition
 from kuota.scheduler.views import (
@@ -37,7 +37,7 @@ from kuota.scheduler.views import (
     Preemption,
     WorkloadView,
 )
-from kuota.store import AlreadyExists, NotFound, clone, open_store
+from kuota.store import AlreadyExists, NotFound, StoreError, clone, open_store
 from kuota.store.kinds import registered_kinds
 from kuota.store.protocol import ResourceType, rtype_of
 
@@ -46,8 +46,22 @@ NAMESPACE: ResourceType = ("", "Namespace")
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAME_LABEL = "kubernetes.io/metadata.name"
 _CONFIG_V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
-CLOCK_META = "clock"  # the virtual time, persisted so a restart resumes it
+CLOCK_META = "clock"  # the run's time (virtual or real), persisted so a restart resumes it
 CONFIG_META = "config"  # the Kueue Configuration the run used, for get/describe
+
+
+# Kueue's framework names of the job integrations the embedded control plane runs.
+JOB_INTEGRATIONS: dict[str, Callable[[], BatchJobAdapter]] = {"batch/job": BatchJobAdapter}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A world's object the API server refused to create (a webhook or an
+    admission plugin said no): kept, so it is reported rather than lost."""
+
+    obj: Any
+    error: StoreError
+    at: datetime
 
 
 class ControlPlane:
@@ -66,7 +80,11 @@ class ControlPlane:
         self.config = config
         self.clock: Clock = clock if clock is not None else VirtualClock(start)
         self.policy = ManagePolicy.from_config(config, openshift=openshift)
-        self.adapters = [BatchJobAdapter()]
+        # The job integrations the Configuration enables (integrations.frameworks)
+        # and kuota simulates; any other enabled framework is left unmanaged.
+        enabled = config.integrations.enabled_frameworks
+        self.adapters = [make() for name, make in JOB_INTEGRATIONS.items() if name in enabled]
+        self.unsimulated_frameworks = sorted(enabled - JOB_INTEGRATIONS.keys())
         hooks: list[Any] = [_namespace_name_label, KueueUpdateValidation(config.feature_gates)]
         hooks += [JobWebhook(a, self.policy, self._lookup) for a in self.adapters]
         if cluster:  # node registration, pod defaults, LimitRanger, QoS
@@ -77,6 +95,10 @@ class ControlPlane:
         saved = self.store.get_meta(CLOCK_META)
         if saved and isinstance(self.clock, VirtualClock):
             self.clock.wait_until(datetime.fromisoformat(saved))
+        elif saved and isinstance(self.clock, RealClock):
+            at = datetime.fromisoformat(saved)
+            if at > self.clock.now():
+                self.clock.resume_at(at)
         if state_dir is not None:
             wire = msgspec.to_builtins(config.source, enc_hook=enc_hook)
             self.store.set_meta(
@@ -89,6 +111,7 @@ class ControlPlane:
         self.jobs = [JobReconciler(a, config, self.policy) for a in self.adapters]
         for r in self.jobs:
             self.mgr.add(r)
+        self.refused: list[Refusal] = []
         self.arrivals = Arrivals(self)
         self.mgr.add(self.arrivals)
         if cluster:
@@ -130,9 +153,16 @@ class ControlPlane:
 
     def _create_missing(self, obj: Any) -> None:
         """A world's object: created unless it exists (a resumed run keeps
-        what the controllers made of it)."""
-        with contextlib.suppress(AlreadyExists):
+        what the controllers made of it). One the API server refuses is
+        recorded in ``refused``; the objects created with it still are."""
+        try:
             self.store.create(obj)
+        except AlreadyExists:
+            pass
+        except StoreError as err:
+            if err.code >= 500:  # the store itself failed (a journal write): not a refusal
+                raise
+            self.refused.append(Refusal(obj, err, self.clock.now()))
 
     def _implied_namespaces(self, objs: list[Any]) -> list[Any]:
         """A cluster's own namespaces, and those the world's objects live in
@@ -177,8 +207,11 @@ class ControlPlane:
         return reason
 
     def save_clock(self) -> None:
-        if self.clock.virtual:
-            self.store.set_meta(CLOCK_META, self.clock.now().isoformat())
+        """Keep the time of the run (virtual or real) with its state: a
+        restart resumes at it, not at the world's start."""
+        now = self.clock.now().isoformat()
+        if self.store.get_meta(CLOCK_META) != now:
+            self.store.set_meta(CLOCK_META, now)
 
     def close(self) -> None:
         self.save_clock()

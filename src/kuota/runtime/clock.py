@@ -49,6 +49,12 @@ class RealClock:
     def now(self) -> datetime:
         return self._origin + timedelta(seconds=(time.monotonic() - self._t0) * self.speed)
 
+    def resume_at(self, at: datetime) -> None:
+        """Continue from ``at`` (a restarted run picks up where the last one
+        stopped, not at the world's start again)."""
+        self._origin = at
+        self._t0 = time.monotonic()
+
     def wait_until(self, at: datetime) -> None:
         delay = (at - self.now()).total_seconds() / self.speed
         if delay > 0:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from kuota.api import core as kc
+from kuota.api import errors as e
 from kuota.api.kueue import types as kt
-from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobframework import Finished, PodSetInfo, go_atoi, go_parse_bool
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 
@@ -117,6 +118,47 @@ class BatchJobAdapter:
             if equal == "true" and spec.completion_mode == "Indexed":
                 spec.completions = info.count
         return job
+
+    def validate(self, job: kc.Job, old: kc.Job | None) -> list[e.FieldError]:
+        """Kueue's job webhook: validatePartialAdmissionCreate (on create, and
+        on update when the annotation changed) and validateSyncCompletionCreate."""
+        errs: list[e.FieldError] = []
+        ann = job.metadata.annotations or {}
+        raw = ann.get(MIN_PARALLELISM)
+        before = (old.metadata.annotations or {}).get(MIN_PARALLELISM) if old else None
+        if raw is not None and (old is None or raw != before):
+            path = e.key("metadata.annotations", MIN_PARALLELISM)
+            try:
+                v = go_atoi(raw)
+            except ValueError as err:
+                errs.append(e.invalid(path, raw, str(err)))
+            else:
+                count = _count(job)
+                if v >= count or v <= 0:
+                    errs.append(e.invalid(path, v, f"should be between 0 and {count - 1}"))
+        raw = ann.get(COMPLETIONS_EQUAL_PARALLELISM)
+        if raw is not None:
+            path = e.key("metadata.annotations", COMPLETIONS_EQUAL_PARALLELISM)
+            try:
+                enabled = go_parse_bool(raw)
+            except ValueError as err:
+                errs.append(e.invalid(path, raw, str(err)))
+                enabled = False
+            spec = job.spec
+            if enabled and spec is not None:
+                if spec.completion_mode != "Indexed":
+                    errs.append(e.invalid(path, raw, "should not be enabled for NonIndexed jobs"))
+                completions = spec.completions if spec.completions is not None else 1
+                if spec.parallelism != completions:
+                    errs.append(
+                        e.invalid(
+                            "spec.completions",
+                            spec.completions,
+                            "should be equal to parallelism when "
+                            f"{COMPLETIONS_EQUAL_PARALLELISM} is annotation is true",
+                        )
+                    )
+        return errs
 
     def stop(self, job: kc.Job, original: list[kt.PodSet]) -> kc.Job | None:
         assert job.spec is not None
