@@ -92,6 +92,23 @@ def test_cli_text_and_json(tmp_path: Path) -> None:
     assert out["requests"] == {"cpu": "1", "nvidia.com/gpu": "1"}
 
 
+def test_cli_uses_the_worlds_scheduler_profile(tmp_path: Path) -> None:
+    sched = {
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "Scheduler",
+        "metadata": {"name": "cluster"},
+        "spec": {"profile": "HighNodeUtilization"},
+    }
+    world = write(tmp_path / "world.yaml", *world_objects(), sched)
+    pod = write(tmp_path / "pod.yaml", gpu_pod("train"))
+    r = CliRunner().invoke(main, ["capacity", "--pod", pod, world])
+    assert r.exit_code == 0, r.output
+    assert "(profile HighNodeUtilization)" in r.output
+    # --profile still wins.
+    r = CliRunner().invoke(main, ["capacity", "--pod", pod, world, "--profile", "NoScoring"])
+    assert "(profile NoScoring)" in r.output
+
+
 @pytest.mark.parametrize(
     ("bad", "field", "message"),
     [

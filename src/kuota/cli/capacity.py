@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from kuota.api.core import Job, Pod
+from kuota.api.openshift_scheduler import profile_of
 from kuota.cli.files import CannotRead
 from kuota.cli.world import load_world
 from kuota.cluster.admission import PRIORITY_CLASS, PodAdmission
@@ -55,8 +56,9 @@ def _quantities(requests: dict[str, int]) -> str:
     return ", ".join(f"{k} {resource_quantity(k, v)}" for k, v in sorted(requests.items()))
 
 
-def _load(paths: list[str], state: str | None) -> tuple[list[Any], list[str]]:
-    """The world's objects (from files, or from a kept state) and its problems."""
+def _load(paths: list[str], state: str | None) -> tuple[list[Any], list[str], str]:
+    """The world's objects (from files, or from a kept state), its problems
+    and the profile its Scheduler config names ("" if none)."""
     if state:
         from kuota.cli.get import open_state
 
@@ -67,9 +69,9 @@ def _load(paths: list[str], state: str | None) -> tuple[list[Any], list[str]]:
                 objs += store.list(rtype).items
         finally:
             store.close()
-        return objs, []
+        return objs, [], ""
     world = load_world(paths)
-    return world.objects, world.problems
+    return world.objects, world.problems, profile_of(world.scheduler) if world.scheduler else ""
 
 
 def run_capacity(
@@ -77,13 +79,13 @@ def run_capacity(
     paths: list[str],
     *,
     state: str | None,
-    profile: str,
+    profile: str | None,
     limit: int,
     as_json: bool,
 ) -> int:
     try:
         pod_world = load_world([pod_file])
-        objects, problems = _load(paths, state)
+        objects, problems, world_profile = _load(paths, state)
     except CannotRead as err:
         click.echo(f"error: {err}", err=True)
         return EXIT_UNREADABLE
@@ -95,6 +97,8 @@ def run_capacity(
         for p in problems:
             click.echo(f"error: {p}", err=True)
         return EXIT_INVALID
+    # --profile, else the world's Scheduler config, else kube-scheduler's default.
+    profile = profile or world_profile or "LowNodeUtilization"
     classes = [o for o in objects if o.kind == "PriorityClass"]
     pod = _admit([pod], classes)[0]
     world_pods = _admit([o for o in objects if isinstance(o, Pod)], classes)
@@ -162,9 +166,9 @@ def _as_text(r: CapacityReport, profile: str) -> str:
 @click.option(
     "--profile",
     type=click.Choice(sorted(PROFILES)),
-    default="LowNodeUtilization",
-    show_default=True,
-    help="The scheduler profile placing the copies.",
+    default=None,
+    help="The scheduler profile placing the copies (default: the world's OpenShift "
+    "Scheduler config, else LowNodeUtilization).",
 )
 @click.option(
     "--max", "limit", type=click.IntRange(min=1), default=DEFAULT_LIMIT, show_default=True
@@ -174,7 +178,7 @@ def capacity(
     pod_file: str,
     paths: tuple[str, ...],
     state: str | None,
-    profile: str,
+    profile: str | None,
     limit: int,
     as_json: bool,
 ) -> None:

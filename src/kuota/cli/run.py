@@ -73,7 +73,12 @@ def run_world(
     clock = RealClock(start, speed) if real_time else VirtualClock(start)
     try:
         cp = ControlPlane(
-            world.config, start, clock=clock, state_dir=state, openshift=world.openshift
+            world.config,
+            start,
+            clock=clock,
+            state_dir=state,
+            openshift=world.openshift,
+            scheduler=world.scheduler,
         )
     except (StoreError, OSError) as err:
         console.print(f"error: {state}: {err}", markup=False)

@@ -198,6 +198,7 @@ def run_simulate(
                 world.objects,
                 world.config,
                 world.openshift,
+                world.scheduler,
             )
         )
     for path in (json_path, html_path):

@@ -16,6 +16,7 @@ from kuota.cluster.kubelet import DURATION_ANNOTATION, FAIL_ANNOTATION
 
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 OPENSHIFT_API = "kueue.openshift.io/v1"
+SCHEDULER_API = "config.openshift.io/v1"
 
 
 @dataclass
@@ -24,6 +25,9 @@ class World:
     config: KueueConfig | None = None
     openshift: bool = False
     config_source: str = ""
+    # OpenShift's cluster scheduler config (config.openshift.io/v1 Scheduler).
+    scheduler: Any = None
+    scheduler_source: str = ""
     problems: list[str] = field(default_factory=list)  # "file (document N): Kind/name: error"
     warnings: list[str] = field(default_factory=list)
     # Where each object was read: id(object) -> "file (document N): Kind/ns/name".
@@ -94,6 +98,9 @@ def _load_file(world: World, path: Path) -> None:
         if api_version == OPENSHIFT_API and kind == "Kueue":
             _load_openshift(world, where, raw)
             continue
+        if api_version == SCHEDULER_API and kind == "Scheduler":
+            _load_scheduler(world, where, raw, str(path), i)
+            continue
         for doc in decode_document(raw, source=str(path), index=i):
             for w in doc.warnings:
                 world.warnings.append(f"{doc.where}: {doc.ref}: {w}")
@@ -117,6 +124,20 @@ def _set_config(
             world.problems.append(f"{where}: {err}")
         return
     world.config, world.openshift, world.config_source = cfg, openshift, where
+
+
+def _load_scheduler(world: World, where: str, raw: Any, source: str, index: int) -> None:
+    """The cluster's scheduler config: its profile and default node selector
+    shape how the embedded cluster places pods."""
+    for doc in decode_document(raw, source=source, index=index):
+        if not doc.ok:
+            world.problems += [f"{doc.where}: {doc.ref}: {doc.shown(err)}" for err in doc.errors]
+        elif world.scheduler is not None:
+            world.problems.append(
+                f"{where}: a second Scheduler (the first is in {world.scheduler_source})"
+            )
+        else:
+            world.scheduler, world.scheduler_source = doc.obj, where
 
 
 def _load_openshift(world: World, where: str, raw: Any) -> None:

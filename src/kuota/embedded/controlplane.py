@@ -23,6 +23,7 @@ from kuota.api.base import enc_hook
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
 from kuota.api.meta import ObjectMeta
+from kuota.api.openshift_scheduler import Scheduler, parse_node_selector, profile_of
 from kuota.controllers.jobframework import JobReconciler, JobWebhook, ManagePolicy
 from kuota.controllers.jobs.batchjob import BatchJobAdapter
 from kuota.controllers.kueue import KueueController
@@ -76,7 +77,11 @@ class ControlPlane:
         cluster: bool = True,
         raise_errors: bool = False,
         auto_schedule: bool = True,
+        scheduler: Scheduler | None = None,
     ) -> None:
+        """``scheduler``: OpenShift's cluster scheduler config (the scoring
+        profile pods are placed with, the default node selector); None runs
+        kube-scheduler's default, LowNodeUtilization."""
         self.config = config
         self.clock: Clock = clock if clock is not None else VirtualClock(start)
         self.policy = ManagePolicy.from_config(config, openshift=openshift)
@@ -90,7 +95,12 @@ class ControlPlane:
         if cluster:  # node registration, pod defaults, LimitRanger, QoS
             from kuota.cluster import api_server_hooks
 
-            hooks += api_server_hooks(lambda: self.store, openshift=openshift)
+            selector = (
+                parse_node_selector(scheduler.spec.default_node_selector) if scheduler else None
+            )
+            hooks += api_server_hooks(
+                lambda: self.store, openshift=openshift, default_node_selector=selector
+            )
         self.store = open_store(state_dir, self.clock.now, admission=hooks)
         saved = self.store.get_meta(CLOCK_META)
         if saved and isinstance(self.clock, VirtualClock):
@@ -116,8 +126,9 @@ class ControlPlane:
         self.mgr.add(self.arrivals)
         if cluster:
             from kuota.cluster import install as install_cluster
+            from kuota.cluster.kubescheduler import KubeScheduler
 
-            install_cluster(self.mgr)
+            install_cluster(self.mgr, KubeScheduler(profile_of(scheduler)))
 
     def _lookup(self, rtype: ResourceType, namespace: str, name: str) -> Any | None:
         try:

@@ -74,6 +74,7 @@ class Design:
     objects: list[Any]
     config: KueueConfig
     openshift: bool = False
+    scheduler: Any = None  # OpenShift's Scheduler config: the placement profile
 
 
 @dataclass
@@ -485,7 +486,7 @@ def run_plan(
     plan: Plan, until: timedelta | None = None, progress: Progress | None = None
 ) -> DesignResult:
     design = plan.design
-    cp = ControlPlane(design.config, START, openshift=design.openshift)
+    cp = ControlPlane(design.config, START, openshift=design.openshift, scheduler=design.scheduler)
     try:
         cp.submit(plan.objects)
         assert cp.kueue.core is not None
