@@ -978,20 +978,29 @@ class AdmissionCore:
             self.afs.thaw()
 
     def settle(self, max_cycles: int = 1000) -> list[CycleResult]:
+        """Cycles until nothing more can happen at this instant: as Kueue's
+        loop, keep taking heads while some were not yet tried since the last
+        change (each one tried and left waiting is parked, so the cycles reach
+        every pending workload); heads tried again and again (a StrictFIFO head
+        that stays in front, one iterating its flavors) rest after a few."""
         results = []
         quiet = 0
+        tried: set[str] = set()
         for _ in range(max_cycles):
             self.complete_evictions()
             r = self.cycle()
             results.append(r)
             if r.changed or self._pending_evictions:
                 quiet = 0
+                tried.clear()
                 continue
-            quiet += 1
-            # Requeued heads may still succeed once their flavors are all tried;
-            # with no head left to try, the next cycles would do nothing.
-            if quiet >= 3 or not self.queues.any_heads():
+            if not self.queues.any_heads():
                 break
+            if not r.waiting.keys() - tried:
+                quiet += 1
+                if quiet >= 3:
+                    break
+            tried.update(r.waiting)
         return results
 
     def advance(self, to: datetime) -> None:
