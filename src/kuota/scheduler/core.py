@@ -42,6 +42,7 @@ from kuota.quota.workload import (
     find_condition,
     has_quota_reservation,
     is_admitted,
+    is_evicted,
     is_finished,
     podsets_from_admission,
     podsets_from_spec,
@@ -1082,7 +1083,9 @@ class AdmissionCore:
 
     def _pods_ready_deadline(self, wl: kt.Workload) -> datetime | None:
         w = self.config.wait_for_pods_ready
-        if w is None:
+        if w is None or not wl.spec.active or is_evicted(wl):
+            # Kueue's reconcileNotReadyTimeout: an evicted (still releasing its
+            # quota) or deactivated workload is not timed out again.
             return None
         pr = find_condition(wl, "PodsReady")
         if pr is not None and pr.reason == "WaitForRecovery":
