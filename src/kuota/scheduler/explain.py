@@ -67,6 +67,12 @@ def explain(core: AdmissionCore, key: str) -> str:
         return "deactivated (spec.active is false)"
     ns, _ = key.split("/", 1)
     lq_name = wl.spec.queue_name or ""
+    if not lq_name:
+        return (
+            "names no LocalQueue (spec.queueName is empty: label the job "
+            "kueue.x-k8s.io/queue-name, or create a LocalQueue named default in "
+            f"namespace {ns})"
+        )
     lq = core.lq_objs.get(f"{ns}/{lq_name}")
     if lq is None:
         return f"LocalQueue {ns}/{lq_name} does not exist"
