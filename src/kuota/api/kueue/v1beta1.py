@@ -449,18 +449,28 @@ def _slices(ta: TopologyAssignment) -> t.TopologyAssignment:
     return t.TopologyAssignment(levels=ta.levels, slices=[sl])
 
 
-def _admission_to_v2(a: Admission | None) -> t.Admission | None:
+def _ta_to_v2(ta: TopologyAssignment) -> t.TopologyAssignment:
+    return _slices(ta)
+
+
+def _ta_from_v2(ta: t.TopologyAssignment) -> TopologyAssignment:
+    return TopologyAssignment(levels=ta.levels, domains=_domains(ta))
+
+
+def _convert_admission(a: Any, admission: Any, assignment: Any, convert_ta: Any) -> Any:
+    """An Admission in the other version: the same fields, the topology
+    assignment converted with ``convert_ta``."""
     if a is None:
         return None
-    return t.Admission(
+    return admission(
         cluster_queue=a.cluster_queue,
         pod_set_assignments=[
-            t.PodSetAssignment(
+            assignment(
                 name=p.name,
                 flavors=p.flavors,
                 resource_usage=p.resource_usage,
                 count=p.count,
-                topology_assignment=_slices(p.topology_assignment)
+                topology_assignment=convert_ta(p.topology_assignment)
                 if p.topology_assignment is not None
                 else None,
                 delayed_topology_request=p.delayed_topology_request,
@@ -468,30 +478,14 @@ def _admission_to_v2(a: Admission | None) -> t.Admission | None:
             for p in a.pod_set_assignments
         ],
     )
+
+
+def _admission_to_v2(a: Admission | None) -> t.Admission | None:
+    return _convert_admission(a, t.Admission, t.PodSetAssignment, _ta_to_v2)
 
 
 def _admission_from_v2(a: t.Admission | None) -> Admission | None:
-    if a is None:
-        return None
-    return Admission(
-        cluster_queue=a.cluster_queue,
-        pod_set_assignments=[
-            PodSetAssignment(
-                name=p.name,
-                flavors=p.flavors,
-                resource_usage=p.resource_usage,
-                count=p.count,
-                topology_assignment=TopologyAssignment(
-                    levels=p.topology_assignment.levels,
-                    domains=_domains(p.topology_assignment),
-                )
-                if p.topology_assignment is not None
-                else None,
-                delayed_topology_request=p.delayed_topology_request,
-            )
-            for p in a.pod_set_assignments
-        ],
-    )
+    return _convert_admission(a, Admission, PodSetAssignment, _ta_from_v2)
 
 
 class WorkloadStatus(Object, kw_only=True):
