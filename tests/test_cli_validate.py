@@ -175,3 +175,20 @@ def test_multi_document_and_list(tmp_path: Path) -> None:
     code, out = run("validate", write(tmp_path, "m.yaml", text))
     assert code == 0
     assert "2 valid" in out
+
+
+def test_a_bad_creation_timestamp_shows_the_value_written(tmp_path: Path) -> None:
+    text = (
+        CQ.replace(
+            "metadata: {name: team-a}", 'metadata: {name: team-a, creationTimestamp: "yesterday"}'
+        )
+        + "---\n"
+        + "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: team\n"
+        + "  creationTimestamp: 2026-13-45\nspec:\n  template:\n    spec:\n"
+        + "      restartPolicy: Never\n      containers: [{name: main, image: busybox}]\n"
+    )
+    code, out = run("validate", write(tmp_path, "t.yaml", text))
+    assert code == 1
+    assert 'metadata.creationTimestamp: Invalid value: "yesterday"' in out
+    assert 'metadata.creationTimestamp: Invalid value: "2026-13-45"' in out
+    assert 'Invalid value: "value"' not in out

@@ -762,10 +762,10 @@ def _strict_decode(raw: dict[str, Any], wire: type) -> tuple[Any, list[FieldErro
     try:
         return msgspec.convert(pruned, wire, dec_hook=dec_hook), []
     except msgspec.ValidationError as err:
-        return None, [_msgspec_error(err)]
+        return None, [_msgspec_error(err, pruned)]
 
 
-def _msgspec_error(err: msgspec.ValidationError) -> FieldError:
+def _msgspec_error(err: msgspec.ValidationError, raw: Any = None) -> FieldError:
     text = str(err)
     m = re.fullmatch(r"(.*) - at `\$\.?(.*)`", text, re.S)
     if not m:
@@ -774,7 +774,7 @@ def _msgspec_error(err: msgspec.ValidationError) -> FieldError:
     u = re.fullmatch(r"Object contains unknown field `(.*)`", detail, re.S)
     if u:
         return FieldError(child(path, u.group(1)), UNKNOWN_FIELD)
-    return e.invalid(path, "value", detail)
+    return e.invalid(path, e.value_at(raw, path), detail)
 
 
 def decode_config(

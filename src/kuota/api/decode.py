@@ -210,13 +210,14 @@ def check_update(doc: Document, old: Document, gates: Mapping[str, bool] | None 
         doc.obj = None
 
 
-def _msgspec_error(err: msgspec.ValidationError) -> FieldError:
+def _msgspec_error(err: msgspec.ValidationError, raw: Any = None) -> FieldError:
+    """msgspec's error at its field, with the value the user wrote there."""
     text = str(err)
     m = re.match(r"^(.*) - at `\$(.*)`$", text, re.S)
     if not m:
         return e.invalid("", "object", text)
     detail, p = m.group(1), m.group(2).lstrip(".")
-    return e.invalid(p, "value", detail)
+    return e.invalid(p, e.value_at(raw, p), detail)
 
 
 def decode_object(
@@ -294,7 +295,7 @@ def _decode_known(
         try:
             obj = msgspec.convert(pruned, info.wire, dec_hook=dec_hook)
         except msgspec.ValidationError as err:
-            doc.errors.append(_msgspec_error(err))
+            doc.errors.append(_msgspec_error(err, pruned))
             return doc
     return _validate_decoded(obj, info, doc, gates)
 

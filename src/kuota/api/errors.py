@@ -8,6 +8,7 @@ The path uses Kubernetes' notation (``spec.podSets[0].count``, ``requests[cpu]``
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,3 +96,26 @@ def index(path: str, i: int) -> str:
 def key(path: str, k: str) -> str:
     """Map entries are named in brackets: ``resources.requests[cpu]``."""
     return f"{path}[{k}]"
+
+
+_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
+
+
+def value_at(raw: Any, path: str) -> Any:
+    """The value a user wrote at ``path`` (``metadata.creationTimestamp``,
+    ``spec.podSets[0].count``) in the raw document, or ``"value"`` when the
+    path cannot be followed (msgspec names a map entry only as ``[...]``)."""
+    if not path:
+        return "value"
+    at, pos, text = raw, 0, path if path.startswith("[") else "." + path
+    for m in _STEP.finditer(text):
+        if m.start() != pos:
+            return "value"
+        pos = m.end()
+        if m.group(1) is not None and isinstance(at, dict) and m.group(1) in at:
+            at = at[m.group(1)]
+        elif m.group(2) is not None and isinstance(at, list) and int(m.group(2)) < len(at):
+            at = at[int(m.group(2))]
+        else:
+            return "value"
+    return at if pos == len(text) else "value"

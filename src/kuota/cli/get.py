@@ -117,13 +117,55 @@ def _age_between(a: datetime, b: datetime) -> str:
     return _age(_O, b)
 
 
+def _container_reason(cs: Any) -> str | None:
+    """kubectl's word for one container status (a raw ``ContainerStatus``)."""
+    state = (cs.get("state") if isinstance(cs, dict) else None) or {}
+    waiting, terminated = state.get("waiting"), state.get("terminated")
+    if isinstance(waiting, dict) and waiting.get("reason"):
+        return str(waiting["reason"])
+    if isinstance(terminated, dict):
+        if terminated.get("reason"):
+            return str(terminated["reason"])
+        if terminated.get("signal"):
+            return f"Signal:{terminated['signal']}"
+        return f"ExitCode:{terminated.get('exitCode') or 0}"
+    return None
+
+
+def pod_status(o: Any) -> str:
+    """The STATUS ``oc get pods`` prints (kubectl's ``printPod``): the pod's
+    reason over its phase, then its containers' waiting or terminated reasons.
+    The simulated kubelet keeps no container statuses; a pod whose containers
+    ended shows what they would: ``Completed`` when it succeeded, ``Error``
+    when it failed."""
+    st = o.status
+    phase = (st.phase if st is not None else None) or "Pending"
+    reason = (st.reason if st is not None else None) or phase
+    statuses = (st.container_statuses if st is not None else None) or []
+    running = False
+    for cs in reversed(statuses):
+        why = _container_reason(cs)
+        if why is not None:
+            reason = why
+        elif isinstance(cs, dict) and cs.get("ready") and (cs.get("state") or {}).get("running"):
+            running = True
+    if not statuses and reason == phase:
+        reason = {"Succeeded": "Completed", "Failed": "Error"}.get(phase, phase)
+    if reason == "Completed" and running:
+        reason = "Running" if _cond_status(o, "Ready") == "True" else "NotReady"
+    if o.metadata.deletion_timestamp is not None:
+        if st is not None and st.reason == "NodeLost":
+            reason = "Unknown"
+        elif phase not in ("Succeeded", "Failed"):
+            reason = "Terminating"  # as oc shows a pod being deleted
+    return reason
+
+
 def _pod_row(o: Any, now: datetime, wide: bool) -> Row:
     n = len(o.spec.containers) if o.spec else 0
     phase = (o.status.phase if o.status else None) or "Pending"
     ready = n if phase == "Running" and _cond_status(o, "Ready") == "True" else 0
-    if o.metadata.deletion_timestamp is not None and phase not in ("Succeeded", "Failed"):
-        phase = "Terminating"  # as oc shows a pod being deleted
-    row = [f"{ready}/{n}", phase, "0", _age(o, now)]
+    row = [f"{ready}/{n}", pod_status(o), "0", _age(o, now)]
     if wide:
         row.append((o.status.qos_class if o.status else None) or "<none>")
         row.append((o.spec.node_name if o.spec else None) or "<none>")
@@ -414,6 +456,110 @@ def describe_workload(name: str, state: str | None, namespace: str | None, conso
     for c in conds:
         t.add_row(c.type, c.status, c.reason, str(c.last_transition_time or ""), c.message)
     console.print(t)
+    print_events(events, now, console)
+    return 0
+
+
+def _when(ts: datetime | None) -> str:
+    """A time as ``oc describe`` prints it."""
+    return ts.strftime("%a, %d %b %Y %H:%M:%S %z") if ts is not None else "<none>"
+
+
+def _map_lines(label: str, items: dict[str, str] | None, width: int) -> list[str]:
+    """``Labels:  a=b`` with each further entry on its own aligned line."""
+    pairs = [f"{k}={v}" for k, v in sorted((items or {}).items())] or ["<none>"]
+    head = f"{label}:".ljust(width)
+    return [head + pairs[0], *(" " * width + p for p in pairs[1:])]
+
+
+def _owned_workload(store: MemoryStore, job: Any) -> Any | None:
+    """The Workload Kueue made for ``job``: the one whose controller is it."""
+    m = job.metadata
+    for wl in store.list((G, "Workload"), m.namespace).items:
+        for ref in wl.metadata.owner_references or ():
+            if ref.kind == "Job" and ref.name == m.name and (not m.uid or ref.uid == m.uid):
+                return wl
+    return None
+
+
+def _workload_line(store: MemoryStore, wl: Any | None, now: datetime) -> str:
+    if wl is None:
+        return "<none>"
+    name = wl.metadata.name
+    adm = wl.status.admission if wl.status else None
+    cq = f" by ClusterQueue {adm.cluster_queue}" if adm is not None else ""
+    admitted = _cond_status(wl, "Admitted") == "True"
+    if _cond_status(wl, "Finished") == "True":
+        return f"{name} (admitted{cq}, finished)" if admitted else f"{name} (finished)"
+    if admitted:
+        return f"{name} (admitted{cq})"
+    if _cond_status(wl, "QuotaReserved") == "True":
+        return f"{name} (not admitted: quota reserved{cq}, waiting for admission checks)"
+    reason = _pending_reason(store, wl, now)
+    return f"{name} (not admitted: {reason})" if reason else f"{name} (not admitted)"
+
+
+def describe_job(name: str, state: str | None, namespace: str | None, console: Console) -> int:
+    """``oc describe job`` with the Kueue Workload it owns and why it waits."""
+    store, now = open_state(state)
+    try:
+        ns = namespace or "default"
+        try:
+            job = store.get(("batch", "Job"), ns, name)
+        except StoreError:
+            console.print(
+                f'Error from server (NotFound): jobs.batch "{name}" not found', markup=False
+            )
+            return 1
+        wl = _owned_workload(store, job)
+        workload = _workload_line(store, wl, now)
+        events = events_for(store, job)
+    finally:
+        store.close()
+    m, spec, st = job.metadata, job.spec, job.status
+    w = 18
+    # The API defaults completions to 1 when neither it nor parallelism is given.
+    completions = (
+        spec.completions
+        if spec.completions is not None
+        else (1 if spec.parallelism == 1 else "<unset>")
+    )
+    lines = [
+        f"{'Name:':<{w}}{m.name}",
+        f"{'Namespace:':<{w}}{m.namespace}",
+        *_map_lines("Labels", m.labels, w),
+        *_map_lines("Annotations", m.annotations, w),
+        f"{'Parallelism:':<{w}}{spec.parallelism}",
+        f"{'Completions:':<{w}}{completions}",
+        f"{'Completion Mode:':<{w}}{spec.completion_mode}",
+        f"{'Suspend:':<{w}}{str(bool(spec.suspend)).lower()}",
+        f"{'Backoff Limit:':<{w}}{spec.backoff_limit}",
+        f"{'Start Time:':<{w}}{_when(st.start_time if st else None)}",
+    ]
+    if st is not None and st.completion_time is not None:
+        lines.append(f"{'Completed At:':<{w}}{_when(st.completion_time)}")
+        if st.start_time is not None:
+            lines.append(f"{'Duration:':<{w}}{_age_between(st.start_time, st.completion_time)}")
+    active, succeeded, failed = (st.active, st.succeeded, st.failed) if st else (0, 0, 0)
+    ready = (st.ready if st else None) or 0
+    lines.append(
+        f"{'Pods Statuses:':<{w}}{active} Active ({ready} Ready) / "
+        f"{succeeded} Succeeded / {failed} Failed"
+    )
+    lines.append(f"{'Workload:':<{w}}{workload}")
+    console.print("\n".join(lines), markup=False, soft_wrap=True)
+    conds = (st.conditions if st else None) or ()
+    if conds:
+        t = Table(title="Conditions", title_justify="left", box=None, header_style="")
+        for col in ("TYPE", "STATUS", "REASON", "LAST TRANSITION", "MESSAGE"):
+            t.add_column(col)
+        for c in conds:
+            t.add_row(
+                c.type, c.status, c.reason or "", str(c.last_transition_time or ""), c.message or ""
+            )
+        console.print(t)
+    else:
+        console.print(f"{'Conditions:':<{w}}<none>", markup=False)
     print_events(events, now, console)
     return 0
 

@@ -328,18 +328,27 @@ def get(
 
 
 @main.command()
-@click.argument("kind", type=click.Choice(["workload", "workloads", "wl", "pod", "pods", "po"]))
+@click.argument(
+    "kind",
+    type=click.Choice(["workload", "workloads", "wl", "pod", "pods", "po", "job", "jobs"]),
+)
 @click.argument("name")
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 @click.option("-n", "--namespace", default=None)
 def describe(kind: str, name: str, state: str | None, namespace: str | None) -> None:
-    """Show a workload's or a pod's conditions, their history and why it waits."""
+    """Show a workload's, a pod's or a job's conditions, their history and why it waits."""
     from rich.console import Console
 
-    from kuota.cli.get import describe_workload
+    from kuota.cli.get import describe_job, describe_workload
     from kuota.cli.podview import describe_pod
 
-    show = describe_pod if kind in ("pod", "pods", "po") else describe_workload
+    show = (
+        describe_pod
+        if kind in ("pod", "pods", "po")
+        else describe_job
+        if kind in ("job", "jobs")
+        else describe_workload
+    )
     try:
         sys.exit(show(name, state, namespace, Console(highlight=False, width=200)))
     except CannotRead as err:
