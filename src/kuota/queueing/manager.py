@@ -190,5 +190,15 @@ class QueueManager:
     ) -> None:
         for name in cq_names:
             q = self.cqs.get(name)
-            if q is not None:
+            if q is None:
+                continue
+            if q.inadmissible:
                 q.requeue_inadmissible(now, lambda ns, n=name: namespace_matches(n, ns))
+            else:
+                # Nothing parked: the matcher is not kept, so none is built
+                # (a release wakes every queue of its cohort).
+                q.requeue_inadmissible(now, _no_namespace)
+
+
+def _no_namespace(namespace: str) -> bool:
+    return False

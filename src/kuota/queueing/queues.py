@@ -19,7 +19,6 @@ from datetime import datetime
 from kuota.quota.workload import (
     WorkloadInfo,
     condition_false,
-    queue_order_timestamp,
 )
 
 # Requeue reasons (Kueue's RequeueReason).
@@ -81,13 +80,21 @@ class ClusterQueueQueue:
     # next wake. They would fail alike; trying each costs a full evaluation.
     equivalence_hashing: bool = True
     _parked_shapes: dict[bytes, str] = field(default_factory=dict)  # shape -> reason
+    # Workloads parked by shape whose heap entry is still in the heap, with
+    # that entry's push sequence. A wake that finds the same info parked makes
+    # the entry live again instead of pushing a new one: the bulk park and the
+    # wake after it are the queue's hottest path, and re-pushing (with a new
+    # order key) costs the same work again for the same place in the order.
+    # Only workloads with a UID are kept: the UID ranks before the sequence,
+    # so between two of them the old sequence decides nothing a new one would.
+    _parked_seq: dict[str, tuple[int, WorkloadInfo]] = field(default_factory=dict)
 
     # -- the active heap
     def _key(self, info: WorkloadInfo, seq: int) -> _Entry:
-        ts = queue_order_timestamp(info.obj, self.eviction_timestamp)
-        return (-info.priority, ts, info.uid, seq, info.key)
+        return (*info.order_key(self.eviction_timestamp), seq, info.key)
 
     def push_active(self, info: WorkloadInfo) -> None:
+        self._parked_seq.pop(info.key, None)
         seq = next(self._seq)
         self._in_heap[info.key] = (seq, info)
         if self.lq_usage is None:
@@ -119,7 +126,7 @@ class ClusterQueueQueue:
     def _pop(self) -> WorkloadInfo | None:
         if self.sticky is not None and self.sticky in self._in_heap:
             return self._in_heap.pop(self.sticky)[1]
-        top = _live_top(self._heap, self._in_heap)
+        top = _live_top(self._heap, self._in_heap, self._parked_seq)
         if top is None:
             return None
         heapq.heappop(self._heap)
@@ -139,7 +146,7 @@ class ClusterQueueQueue:
         best_lq = ""
         for lq in list(self._lq_heaps):
             heap = self._lq_heaps[lq]
-            top = _live_top(heap, self._in_heap)
+            top = _live_top(heap, self._in_heap, self._parked_seq)
             if top is None:
                 del self._lq_heaps[lq]
                 continue
@@ -191,6 +198,7 @@ class ClusterQueueQueue:
 
     def delete(self, key: str) -> None:
         self.inadmissible.pop(key, None)
+        self._parked_seq.pop(key, None)
         self.remove_active(key)
         self.inflight.pop(key, None)
         if self.preemptor == key:
@@ -232,10 +240,12 @@ class ClusterQueueQueue:
     def _park_shape(self, shape: bytes, reason: str) -> None:
         """Kueue's handleInadmissibleHash: park the active workloads of this shape."""
         self._parked_shapes[shape] = reason
-        for k, (_, other) in list(self._in_heap.items()):
-            if other.scheduling_hash == shape:
-                del self._in_heap[k]  # its heap entry goes stale
-                self.inadmissible[k] = other
+        parked = [k for k, (_, o) in self._in_heap.items() if o.scheduling_hash == shape]
+        for k in parked:
+            e = self._in_heap.pop(k)  # its heap entry goes stale until a wake
+            self.inadmissible[k] = e[1]
+            if e[1].uid:
+                self._parked_seq[k] = e
 
     def parked_shape_reason(self, info: WorkloadInfo) -> str | None:
         """Why ``info``'s shape was parked since the last wake, if it was."""
@@ -261,15 +271,29 @@ class ClusterQueueQueue:
         now, namespace_matches = self._wake
         self._wake = None
         matches: dict[str, bool] = {}  # per namespace: the selector is the same for all
-        for key, info in list(self.inadmissible.items()):
-            ns = info.namespace
+        inadmissible, parked, in_heap = self.inadmissible, self._parked_seq, self._in_heap
+        for key, info in list(inadmissible.items()):
+            wl = info.obj
+            ns = wl.metadata.namespace
             ok = matches.get(ns)
             if ok is None:
                 ok = matches[ns] = namespace_matches(ns)
-            if not ok or not backoff_expired(info, now):
+            if not ok:
                 continue
-            del self.inadmissible[key]
-            self.push_active(info)
+            st = wl.status
+            # No conditions and no requeue state: no backoff to wait for.
+            if (
+                st is not None
+                and (st.conditions or st.requeue_state is not None)
+                and not backoff_expired(info, now)
+            ):
+                continue
+            del inadmissible[key]
+            e = parked.pop(key, None)
+            if e is not None and e[1] is info:
+                in_heap[key] = e  # its entry is still in the heap
+            else:
+                self.push_active(info)
 
 
 def lq_key(info: WorkloadInfo) -> str:
@@ -277,14 +301,23 @@ def lq_key(info: WorkloadInfo) -> str:
     return f"{info.namespace}/{info.queue_name}"
 
 
-def _live_top(heap: list[_Entry], live: dict[str, tuple[int, WorkloadInfo]]) -> _Entry | None:
-    """The heap's first entry that is still queued, dropping stale ones."""
+def _live_top(
+    heap: list[_Entry],
+    live: dict[str, tuple[int, WorkloadInfo]],
+    parked: dict[str, tuple[int, WorkloadInfo]],
+) -> _Entry | None:
+    """The heap's first entry that is still queued, dropping stale ones (and
+    forgetting a parked workload's entry once it is dropped)."""
     while heap:
-        *_, seq, key = heap[0]
+        top = heap[0]
+        seq, key = top[3], top[4]
         e = live.get(key)
         if e is not None and e[0] == seq:
-            return heap[0]
+            return top
         heapq.heappop(heap)
+        p = parked.get(key)
+        if p is not None and p[0] == seq:
+            del parked[key]
     return None
 
 

@@ -83,7 +83,9 @@ class WorkloadInfo:
     """The admission core's record of one Workload."""
 
     __slots__ = (
+        "_order",
         "_scheduling_hash",
+        "_usage",
         "cluster_queue",
         "key",
         "last_assignment",
@@ -110,6 +112,20 @@ class WorkloadInfo:
         self.last_assignment: object | None = None
         self.signature = _signature(obj)
         self._scheduling_hash: bytes | None = None
+        self._order: tuple[bool, tuple[int, datetime, str]] | None = None
+        self._usage: Usage | None = None
+
+    def order_key(self, eviction_timestamp: bool) -> tuple[int, datetime, str]:
+        """Where the workload ranks in its queue: (-priority, queue-order
+        timestamp, UID). Kept: a queued workload is re-pushed at every wake,
+        and what the key reads (priority, the Evicted condition, creation) only
+        changes with the workload's object, which the core then files again
+        as a new info."""
+        o = self._order
+        if o is None or o[0] != eviction_timestamp:
+            k = (-self.priority, queue_order_timestamp(self.obj, eviction_timestamp), self.uid)
+            o = self._order = (eviction_timestamp, k)
+        return o[1]
 
     @property
     def scheduling_hash(self) -> bytes:
@@ -158,7 +174,12 @@ class WorkloadInfo:
         return self.obj.spec.queue_name or ""
 
     def usage(self) -> Usage:
-        """What a quota-reserving workload holds, per (flavor, resource)."""
+        """What a quota-reserving workload holds, per (flavor, resource).
+        Computed once (an info's podSets never change; the quota bookkeeping
+        asks at every add, removal and simulated removal): read it, never
+        change it."""
+        if self._usage is not None:
+            return self._usage
         out: Usage = {}
         for ps in self.podsets:
             if not ps.flavors:
@@ -169,6 +190,7 @@ class WorkloadInfo:
                     continue
                 fr: FR = (f, r)
                 out[fr] = out.get(fr, 0) + v
+        self._usage = out
         return out
 
     def uses_any(self, frs: frozenset[FR] | set[FR]) -> bool:

@@ -152,6 +152,13 @@ class AdmissionCore:
         self._touched: set[str] = set()
         self._timer_dirty: set[str] = set()  # workloads changed since the timer scan
         self._timed: set[str] = set()  # workloads that may have a timer
+        # resources_invalid's answer per workload, for the info it was given
+        # and the LimitRanges and RuntimeClasses of the time (_ctx_gen counts
+        # their changes): a head that keeps waiting is nominated every cycle,
+        # and its podSets only change with a new info.
+        self._ctx_gen = 0
+        self._invalid: dict[str, tuple[WorkloadInfo, int, str | None]] = {}
+        self._ctxs: dict[str, tuple[int, RequestContext]] = {}
 
     def _cond(
         self, wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
@@ -184,6 +191,8 @@ class AdmissionCore:
     def _put(self, obj: Any, keep_status: bool) -> None:
         kind = obj.kind
         m = obj.metadata
+        if kind in ("LimitRange", "RuntimeClass"):
+            self._ctx_gen += 1
         if kind == "Namespace":
             self.namespaces[m.name] = obj
             self._retry_all()
@@ -234,6 +243,8 @@ class AdmissionCore:
         # Other kinds (Nodes, Pods, Jobs) are not the core's business.
 
     def delete(self, kind: str, namespace: str, name: str) -> bool:
+        if kind in ("LimitRange", "RuntimeClass"):
+            self._ctx_gen += 1
         if kind == "Workload":
             key = _key(namespace, name)
             wl = self.workloads.pop(key, None)
@@ -487,12 +498,20 @@ class AdmissionCore:
 
     # ================================================================ workloads
     def _ctx(self, namespace: str) -> RequestContext:
+        # Kept per namespace until a LimitRange or RuntimeClass changes: every
+        # workload filed or nominated needs one, and a kept one also keeps its
+        # derived views (the LimitRange summary).
+        known = self._ctxs.get(namespace)
+        if known is not None and known[0] == self._ctx_gen:
+            return known[1]
         lrs = [
             self.limit_ranges[namespace][n] for n in sorted(self.limit_ranges.get(namespace, {}))
         ]
-        return RequestContext.from_config(
+        ctx = RequestContext.from_config(
             self.config.resources, limit_ranges=lrs, runtime_classes=self.runtime_classes
         )
+        self._ctxs[namespace] = (self._ctx_gen, ctx)
+        return ctx
 
     def _priority(self, wl: kt.Workload) -> int:
         if wl.spec.priority is not None:
@@ -654,6 +673,7 @@ class AdmissionCore:
         info = self.infos.pop(key, None)
         self.queues.delete(key)
         self._pending_evictions.pop(key, None)
+        self._invalid.pop(key, None)
         if info is not None and key in self.snap.holders:
             self._release(info)
 
@@ -665,12 +685,18 @@ class AdmissionCore:
         self._sync(key)
 
     def resources_invalid(self, info: WorkloadInfo) -> str | None:
+        known = self._invalid.get(info.key)
+        if known is not None and known[0] is info and known[1] == self._ctx_gen:
+            return known[2]
         ctx = self._ctx(info.namespace)
+        found: str | None = None
         for i, ps in enumerate(info.obj.spec.pod_sets):
             msg = validate_podset_resources(ps, ctx, index=i)
             if msg is not None:
-                return msg
-        return None
+                found = msg
+                break
+        self._invalid[info.key] = (info, self._ctx_gen, found)
+        return found
 
     # ================================================================ decisions
     def admit(self, info: WorkloadInfo, cq: ClusterQueueState, a: Assignment) -> None:
@@ -1241,31 +1267,20 @@ class AdmissionCore:
 
         return explain(self, key)
 
-    def _usage_of(self, infos: Iterable[WorkloadInfo], admitted_only: bool) -> FlavorUsage:
-        acc: dict[FR, int] = {}
-        for info in infos:
-            if admitted_only and not is_admitted(info.obj):
-                continue
-            for fr, v in info.usage().items():
-                acc[fr] = acc.get(fr, 0) + v
-        out: FlavorUsage = {}
-        for (f, r), v in sorted(acc.items()):
-            out.setdefault(f, {})[r] = str(resource_quantity(r, v))
-        return out
-
     def cluster_queue(self, name: str) -> ClusterQueueView | None:
         st = self.snap.cqs.get(name)
         if st is None or name not in self.cq_objs:
             return None
-        holders = list(st.workloads.values())
+        holders = st.workloads
+        reserving = [i for i in st.unadmitted.values() if not is_admitted(i.obj)]
         q = self.queues.cqs.get(name)
         return ClusterQueueView(
             name=name,
-            usage=self._usage_of(holders, False),
-            admitted_usage=self._usage_of(holders, True),
+            usage=_flavor_usage(st.held_usage),
+            admitted_usage=_flavor_usage(_less(st.held_usage, reserving)),
             pending_workloads=(q.pending_count() + len(q.inflight)) if q else 0,
             reserving_workloads=len(holders),
-            admitted_workloads=sum(1 for i in holders if is_admitted(i.obj)),
+            admitted_workloads=len(holders) - len(reserving),
             active=st.active,
             reason=st.inactive_reason,
         )
@@ -1276,6 +1291,16 @@ class AdmissionCore:
             return None
         held = self.snap.by_lq.get(key)
         holders = [self.infos.get(k, i) for k, i in held.items()] if held else []
+        # The kept sum holds by_lq's infos; it stands for the holders when
+        # each is the current info of its workload (always, but for a moment
+        # inside a refile), else the sum is taken afresh.
+        if held and all(h is i for h, i in zip(holders, held.values(), strict=True)):
+            total = self.snap.lq_usage.get(key, {})
+            waiting = self.snap.lq_unadmitted.get(key, {}).values()
+            reserving = [i for i in waiting if not is_admitted(i.obj)]
+        else:
+            total = _sum_usage(holders)
+            reserving = [i for i in holders if not is_admitted(i.obj)]
         lq = self.queues.lqs.get(key)
         pending = 0
         if lq is not None:
@@ -1299,11 +1324,11 @@ class AdmissionCore:
         written = entry.status if entry is not None else None
         return LocalQueueView(
             key=key,
-            usage=self._usage_of(holders, False),
-            admitted_usage=self._usage_of(holders, True),
+            usage=_flavor_usage(total),
+            admitted_usage=_flavor_usage(_less(total, reserving)),
             pending_workloads=pending,
             reserving_workloads=len(holders),
-            admitted_workloads=sum(1 for i in holders if is_admitted(i.obj)),
+            admitted_workloads=len(holders) - len(reserving),
             active=active,
             reason=reason,
             consumed_resources={r: str(to_quantity(v)) for r, v in sorted(written[0].items())}
@@ -1320,6 +1345,37 @@ class AdmissionCore:
                 continue
             if not has_quota_reservation(wl):
                 self._sync(key, event=False)
+
+
+def _sum_usage(infos: Iterable[WorkloadInfo]) -> dict[FR, int]:
+    acc: dict[FR, int] = {}
+    for info in infos:
+        for fr, v in info.usage().items():
+            acc[fr] = acc.get(fr, 0) + v
+    return acc
+
+
+def _less(total: dict[FR, int], infos: list[WorkloadInfo]) -> dict[FR, int]:
+    """``total`` without the usage of ``infos`` (all among the summed);
+    exact integers, so the same as summing the others."""
+    if not infos:
+        return total
+    acc = dict(total)
+    for info in infos:
+        for fr, v in info.usage().items():
+            left = acc[fr] - v
+            if left:
+                acc[fr] = left
+            else:
+                del acc[fr]
+    return acc
+
+
+def _flavor_usage(acc: dict[FR, int]) -> FlavorUsage:
+    out: FlavorUsage = {}
+    for (f, r), v in sorted(acc.items()):
+        out.setdefault(f, {})[r] = str(resource_quantity(r, v))
+    return out
 
 
 def _quotas(groups: list[kt.ResourceGroup] | None) -> dict[FR, Quota]:

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 
 from kuota.api.kueue.types import ClusterQueuePreemption, FlavorFungibility, ResourceFlavor
 from kuota.quota.tree import (
+    FR,
     ClusterQueueNode,
     QuotaTree,
     Usage,
     add_usage,
     remove_usage,
 )
-from kuota.quota.workload import WorkloadInfo
+from kuota.quota.workload import WorkloadInfo, is_admitted
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,10 @@ class ClusterQueueState:
     preemption: ClusterQueuePreemption = field(default_factory=ClusterQueuePreemption)
     fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
     workloads: dict[str, WorkloadInfo] = field(default_factory=dict)  # quota holders
+    # The summed usage of ``workloads``, kept with it (see Snapshot.lq_usage),
+    # and those of them not admitted when they came (reserving only).
+    held_usage: dict[FR, int] = field(default_factory=dict)
+    unadmitted: dict[str, WorkloadInfo] = field(default_factory=dict)
     generation: int = 0  # Kueue's AllocatableResourceGeneration
     admission_checks: tuple[tuple[str, frozenset[str]], ...] = ()  # (check, onFlavors)
     active: bool = True
@@ -68,28 +73,63 @@ class Snapshot:
     # without a scan of every workload.
     by_lq: dict[str, dict[str, WorkloadInfo]] = field(default_factory=dict)
     _lq_of: dict[str, str] = field(default_factory=dict)
+    # The summed usage of each LocalQueue's holders (by_lq), kept as they
+    # come and go, so its status costs the not-yet-admitted holders, not all
+    # of them (statuses are written after every instant).
+    lq_usage: dict[str, dict[FR, int]] = field(default_factory=dict)
+    # Per LocalQueue, its holders not admitted when they came. A holder's
+    # Admitted condition only changes as the core files it again (removed
+    # and added), so the others stay admitted while held.
+    lq_unadmitted: dict[str, dict[str, WorkloadInfo]] = field(default_factory=dict)
 
     def add_workload(self, info: WorkloadInfo) -> None:
         cq = self.cqs[info.cluster_queue or ""]
+        old = cq.workloads.get(info.key)
+        if old is not None:
+            _sub(cq.held_usage, old.usage())
         cq.workloads[info.key] = info
         self.holders[info.key] = cq
-        add_usage(cq.node, info.usage())
+        u = info.usage()
+        add_usage(cq.node, u)
+        _add(cq.held_usage, u)
+        admitted = is_admitted(info.obj)
+        if admitted:
+            cq.unadmitted.pop(info.key, None)
+        else:
+            cq.unadmitted[info.key] = info
         lq = f"{info.namespace}/{info.queue_name}"
         self._lq_of[info.key] = lq
-        self.by_lq.setdefault(lq, {})[info.key] = info
+        held = self.by_lq.setdefault(lq, {})
+        prev = held.get(info.key)
+        if prev is not None:
+            _sub(self.lq_usage.get(lq, {}), prev.usage())
+        held[info.key] = info
+        _add(self.lq_usage.setdefault(lq, {}), u)
+        if admitted:
+            self.lq_unadmitted.get(lq, {}).pop(info.key, None)
+        else:
+            self.lq_unadmitted.setdefault(lq, {})[info.key] = info
 
     def remove_workload(self, info: WorkloadInfo) -> None:
         cq = self.holders.pop(info.key, None)
         if cq is None:
             return
-        cq.workloads.pop(info.key, None)
+        stored = cq.workloads.pop(info.key, None)
+        if stored is not None:
+            _sub(cq.held_usage, stored.usage())
+        cq.unadmitted.pop(info.key, None)
         remove_usage(cq.node, info.usage())
         lq = self._lq_of.pop(info.key, None)
         held = self.by_lq.get(lq) if lq is not None else None
         if held is not None:
-            held.pop(info.key, None)
+            was = held.pop(info.key, None)
+            if was is not None:
+                _sub(self.lq_usage.get(lq, {}), was.usage())  # type: ignore[arg-type]
+            self.lq_unadmitted.get(lq, {}).pop(info.key, None)  # type: ignore[arg-type]
             if not held:
                 del self.by_lq[lq]  # type: ignore[arg-type]
+                self.lq_usage.pop(lq, None)  # type: ignore[arg-type]
+                self.lq_unadmitted.pop(lq, None)  # type: ignore[arg-type]
 
     def simulate_removal(self, infos: Iterable[WorkloadInfo]) -> Callable[[], None]:
         """Remove the workloads' usage (only); the returned function puts it back."""
@@ -110,3 +150,17 @@ class Snapshot:
 
     def cq_of(self, info: WorkloadInfo) -> ClusterQueueState | None:
         return self.holders.get(info.key)
+
+
+def _add(acc: dict[FR, int], usage: Usage) -> None:
+    for fr, v in usage.items():
+        acc[fr] = acc.get(fr, 0) + v
+
+
+def _sub(acc: dict[FR, int], usage: Usage) -> None:
+    for fr, v in usage.items():
+        left = acc.get(fr, 0) - v
+        if left:
+            acc[fr] = left
+        else:
+            del acc[fr]  # absent, as in a sum over the holders
