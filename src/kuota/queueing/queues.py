@@ -39,10 +39,12 @@ _Entry = tuple[int, datetime, str, int, str]
 
 def backoff_expired(info: WorkloadInfo, now: datetime) -> bool:
     """Kueue's backoffWaitingTimeExpired."""
-    wl = info.obj
-    if condition_false(wl, "Requeued"):
+    st = info.obj.status
+    if st is None or (not st.conditions and st.requeue_state is None):
+        return True  # nothing to wait for (most parked workloads, checked at every wake)
+    if condition_false(info.obj, "Requeued"):
         return False
-    rs = wl.status.requeue_state if wl.status is not None else None
+    rs = st.requeue_state
     if rs is None or rs.requeue_at is None:
         return True
     return now >= rs.requeue_at
@@ -79,7 +81,7 @@ class ClusterQueueQueue:
     # are parked with it, and newcomers of that shape park at once, until the
     # next wake. They would fail alike; trying each costs a full evaluation.
     equivalence_hashing: bool = True
-    _parked_shapes: dict[bytes, str] = field(default_factory=dict)  # shape -> reason
+    _parked_shapes: set[bytes] = field(default_factory=set)
     # Workloads parked by shape whose heap entry is still in the heap, with
     # that entry's push sequence. A wake that finds the same info parked makes
     # the entry live again instead of pushing a new one: the bulk park and the
@@ -234,24 +236,18 @@ class ClusterQueueQueue:
             and self.strategy == "BestEffortFIFO"
             and reason in (NO_FIT, PREEMPTION_NO_CANDIDATES)
         ):
-            self._park_shape(info.scheduling_hash, reason)
+            self._park_shape(info.scheduling_hash)
         return True
 
-    def _park_shape(self, shape: bytes, reason: str) -> None:
+    def _park_shape(self, shape: bytes) -> None:
         """Kueue's handleInadmissibleHash: park the active workloads of this shape."""
-        self._parked_shapes[shape] = reason
+        self._parked_shapes.add(shape)
         parked = [k for k, (_, o) in self._in_heap.items() if o.scheduling_hash == shape]
         for k in parked:
             e = self._in_heap.pop(k)  # its heap entry goes stale until a wake
             self.inadmissible[k] = e[1]
             if e[1].uid:
                 self._parked_seq[k] = e
-
-    def parked_shape_reason(self, info: WorkloadInfo) -> str | None:
-        """Why ``info``'s shape was parked since the last wake, if it was."""
-        if not self._parked_shapes or info.key not in self.inadmissible:
-            return None
-        return self._parked_shapes.get(info.scheduling_hash)
 
     def requeue_inadmissible(self, now: datetime, namespace_matches: Callable[[str], bool]) -> None:
         """Kueue's queueInadmissibleWorkloads: wake the parked workloads.
@@ -280,13 +276,7 @@ class ClusterQueueQueue:
                 ok = matches[ns] = namespace_matches(ns)
             if not ok:
                 continue
-            st = wl.status
-            # No conditions and no requeue state: no backoff to wait for.
-            if (
-                st is not None
-                and (st.conditions or st.requeue_state is not None)
-                and not backoff_expired(info, now)
-            ):
+            if not backoff_expired(info, now):
                 continue
             del inadmissible[key]
             e = parked.pop(key, None)

@@ -50,7 +50,13 @@ from kuota.quota.workload import (
 )
 from kuota.scheduler.flavorassigner import Assignment
 from kuota.scheduler.preemption import Target, preemption_message
-from kuota.scheduler.snapshot import ClusterQueueState, ResourceGroup, Snapshot
+from kuota.scheduler.snapshot import (
+    ClusterQueueState,
+    ResourceGroup,
+    Snapshot,
+    sum_into,
+    take_from,
+)
 from kuota.scheduler.views import (
     ClusterQueueView,
     CycleResult,
@@ -1350,8 +1356,7 @@ class AdmissionCore:
 def _sum_usage(infos: Iterable[WorkloadInfo]) -> dict[FR, int]:
     acc: dict[FR, int] = {}
     for info in infos:
-        for fr, v in info.usage().items():
-            acc[fr] = acc.get(fr, 0) + v
+        sum_into(acc, info.usage())
     return acc
 
 
@@ -1362,12 +1367,7 @@ def _less(total: dict[FR, int], infos: list[WorkloadInfo]) -> dict[FR, int]:
         return total
     acc = dict(total)
     for info in infos:
-        for fr, v in info.usage().items():
-            left = acc[fr] - v
-            if left:
-                acc[fr] = left
-            else:
-                del acc[fr]
+        take_from(acc, info.usage())
     return acc
 
 

@@ -86,12 +86,12 @@ class Snapshot:
         cq = self.cqs[info.cluster_queue or ""]
         old = cq.workloads.get(info.key)
         if old is not None:
-            _sub(cq.held_usage, old.usage())
+            take_from(cq.held_usage, old.usage())
         cq.workloads[info.key] = info
         self.holders[info.key] = cq
         u = info.usage()
         add_usage(cq.node, u)
-        _add(cq.held_usage, u)
+        sum_into(cq.held_usage, u)
         admitted = is_admitted(info.obj)
         if admitted:
             cq.unadmitted.pop(info.key, None)
@@ -102,9 +102,9 @@ class Snapshot:
         held = self.by_lq.setdefault(lq, {})
         prev = held.get(info.key)
         if prev is not None:
-            _sub(self.lq_usage.get(lq, {}), prev.usage())
+            take_from(self.lq_usage.get(lq, {}), prev.usage())
         held[info.key] = info
-        _add(self.lq_usage.setdefault(lq, {}), u)
+        sum_into(self.lq_usage.setdefault(lq, {}), u)
         if admitted:
             self.lq_unadmitted.get(lq, {}).pop(info.key, None)
         else:
@@ -116,7 +116,7 @@ class Snapshot:
             return
         stored = cq.workloads.pop(info.key, None)
         if stored is not None:
-            _sub(cq.held_usage, stored.usage())
+            take_from(cq.held_usage, stored.usage())
         cq.unadmitted.pop(info.key, None)
         remove_usage(cq.node, info.usage())
         lq = self._lq_of.pop(info.key, None)
@@ -124,7 +124,7 @@ class Snapshot:
         if held is not None:
             was = held.pop(info.key, None)
             if was is not None:
-                _sub(self.lq_usage.get(lq, {}), was.usage())  # type: ignore[arg-type]
+                take_from(self.lq_usage.get(lq, {}), was.usage())  # type: ignore[arg-type]
             self.lq_unadmitted.get(lq, {}).pop(info.key, None)  # type: ignore[arg-type]
             if not held:
                 del self.by_lq[lq]  # type: ignore[arg-type]
@@ -152,12 +152,12 @@ class Snapshot:
         return self.holders.get(info.key)
 
 
-def _add(acc: dict[FR, int], usage: Usage) -> None:
+def sum_into(acc: dict[FR, int], usage: Usage) -> None:
     for fr, v in usage.items():
         acc[fr] = acc.get(fr, 0) + v
 
 
-def _sub(acc: dict[FR, int], usage: Usage) -> None:
+def take_from(acc: dict[FR, int], usage: Usage) -> None:
     for fr, v in usage.items():
         left = acc.get(fr, 0) - v
         if left:

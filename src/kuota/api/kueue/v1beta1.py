@@ -449,10 +449,6 @@ def _slices(ta: TopologyAssignment) -> t.TopologyAssignment:
     return t.TopologyAssignment(levels=ta.levels, slices=[sl])
 
 
-def _ta_to_v2(ta: TopologyAssignment) -> t.TopologyAssignment:
-    return _slices(ta)
-
-
 def _ta_from_v2(ta: t.TopologyAssignment) -> TopologyAssignment:
     return TopologyAssignment(levels=ta.levels, domains=_domains(ta))
 
@@ -481,7 +477,7 @@ def _convert_admission(a: Any, admission: Any, assignment: Any, convert_ta: Any)
 
 
 def _admission_to_v2(a: Admission | None) -> t.Admission | None:
-    return _convert_admission(a, t.Admission, t.PodSetAssignment, _ta_to_v2)
+    return _convert_admission(a, t.Admission, t.PodSetAssignment, _slices)
 
 
 def _admission_from_v2(a: t.Admission | None) -> Admission | None:
