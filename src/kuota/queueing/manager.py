@@ -45,7 +45,7 @@ class QueueManager:
                 if lq.cluster_queue == name and not lq.stopped:
                     for info in lq.items.values():
                         if not q.has(info.key):
-                            q.push_active(info)
+                            q.push_active(info, now)
             return q
         q.strategy = strategy
         q.active = active
@@ -140,7 +140,7 @@ class QueueManager:
         cq.flush_wake()
         if cq.get_active(key) is not None:
             return "active"
-        if key in cq.inadmissible:
+        if cq.is_inadmissible(key):
             return "inadmissible"
         if key in cq.inflight:
             return "inflight"
@@ -192,7 +192,7 @@ class QueueManager:
             q = self.cqs.get(name)
             if q is None:
                 continue
-            if q.inadmissible:
+            if q.has_inadmissible():
                 q.requeue_inadmissible(now, lambda ns, n=name: namespace_matches(n, ns))
             else:
                 # Nothing parked: the matcher is not kept, so none is built

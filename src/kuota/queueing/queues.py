@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -50,72 +50,266 @@ def backoff_expired(info: WorkloadInfo, now: datetime) -> bool:
     return now >= rs.requeue_at
 
 
-@dataclass
+class _Group:
+    """The queued workloads of one LocalQueue that share one scheduling shape.
+
+    Kueue parks ("bulk-moves to inadmissible") every active workload of a
+    shape when one of them does not fit, and wakes all parked workloads at
+    each quota release in the cohort. Kept per shape, both are one flag flip
+    on a group instead of a move of each workload; the group's heap keeps its
+    entries (and their places in the order) while it is parked.
+    """
+
+    __slots__ = (
+        "dead",
+        "gen",
+        "heap",
+        "live",
+        "lq",
+        "namespace",
+        "parked",
+        "rec",
+        "recheck",
+        "shape",
+    )
+
+    def __init__(self, lq: str, namespace: str, shape: bytes) -> None:
+        self.lq = lq
+        self.namespace = namespace
+        self.shape = shape
+        self.heap: list[_Entry] = []
+        self.live = 0  # workloads queued in it
+        self.parked = False
+        # The partition heap holds (entry, gen, group) records; a record
+        # counts while gen is the group's and entry is its ``rec``, which is
+        # never after the group's first live entry.
+        self.gen = 0
+        self.rec: _Entry | None = None
+        # Holds a workload whose backoff had not expired when it was queued:
+        # a wake must then check each one (Kueue checks every parked one).
+        self.recheck = False
+        self.dead = False
+
+
 class ClusterQueueQueue:
-    """The pending workloads of one ClusterQueue."""
+    """The pending workloads of one ClusterQueue.
 
-    name: str
-    strategy: str = "BestEffortFIFO"
-    active: bool = True
-    eviction_timestamp: bool = True  # waitForPodsReady requeuing timestamp is Eviction
-    # Admission fair sharing: the usage of a LocalQueue ("namespace/name"), read
-    # at every pop. Kueue fixes the ordering when it creates the queue.
-    lq_usage: Callable[[str], float] | None = None
-    _heap: list[_Entry] = field(default_factory=list)
-    # With lq_usage: one heap per LocalQueue (its workloads share one usage).
-    _lq_heaps: dict[str, list[_Entry]] = field(default_factory=dict)
-    _in_heap: dict[str, tuple[int, WorkloadInfo]] = field(default_factory=dict)
-    inadmissible: dict[str, WorkloadInfo] = field(default_factory=dict)
-    inflight: dict[str, WorkloadInfo] = field(default_factory=dict)
-    sticky: str | None = None  # the preemptor that stays at the head (BestEffortFIFO)
-    preemptor: str | None = None
-    pop_cycle: int = 0
-    queue_inadmissible_cycle: int = -1
-    _seq: Iterator[int] = field(default_factory=itertools.count)
-    # A wake not yet carried out: (its time, the namespace matcher). Wakes come
-    # with every quota release in a cohort; moving the parked workloads waits
-    # for the next look at the queue, which sees the same result.
-    _wake: tuple[datetime, Callable[[str], bool]] | None = None
-    # Kueue's SchedulingEquivalenceHashing (BestEffortFIFO): once a workload
-    # is parked for not fitting, the active ones of the same scheduling shape
-    # are parked with it, and newcomers of that shape park at once, until the
-    # next wake. They would fail alike; trying each costs a full evaluation.
-    equivalence_hashing: bool = True
-    _parked_shapes: set[bytes] = field(default_factory=set)
-    # Workloads parked by shape whose heap entry is still in the heap, with
-    # that entry's push sequence. A wake that finds the same info parked makes
-    # the entry live again instead of pushing a new one: the bulk park and the
-    # wake after it are the queue's hottest path, and re-pushing (with a new
-    # order key) costs the same work again for the same place in the order.
-    # Only workloads with a UID are kept: the UID ranks before the sequence,
-    # so between two of them the old sequence decides nothing a new one would.
-    _parked_seq: dict[str, tuple[int, WorkloadInfo]] = field(default_factory=dict)
+    Queued workloads live in groups (one per LocalQueue and scheduling shape,
+    see ``_Group``) whose heaps feed one heap of group heads per partition
+    (the whole queue, or each LocalQueue under admission fair sharing). A
+    workload is active when queued in a group that is not parked, and
+    inadmissible when parked with its group or alone (``inadmissible``).
+    """
 
-    # -- the active heap
-    def _key(self, info: WorkloadInfo, seq: int) -> _Entry:
-        return (*info.order_key(self.eviction_timestamp), seq, info.key)
+    def __init__(
+        self,
+        name: str,
+        strategy: str = "BestEffortFIFO",
+        active: bool = True,
+        eviction_timestamp: bool = True,
+        lq_usage: Callable[[str], float] | None = None,
+        equivalence_hashing: bool = True,
+    ) -> None:
+        self.name = name
+        self.active = active
+        self.eviction_timestamp = eviction_timestamp  # waitForPodsReady requeuing timestamp
+        # Admission fair sharing: the usage of a LocalQueue ("namespace/name"),
+        # read at every pop. Kueue fixes the ordering when it creates the queue.
+        self.lq_usage = lq_usage
+        self.equivalence_hashing = equivalence_hashing
+        self._strategy = strategy
+        self._by_hash = equivalence_hashing and strategy == "BestEffortFIFO"
+        # key -> (push sequence, info, group) of every workload in a group.
+        self._queued: dict[str, tuple[int, WorkloadInfo, _Group]] = {}
+        self._n_active = 0  # of those, the ones in groups not parked
+        self._groups: dict[tuple[str, bytes], _Group] = {}  # where pushes go
+        self._by_shape: dict[bytes, list[_Group]] = {}
+        self._parked_groups: dict[int, _Group] = {}
+        self._tops: dict[str, list[tuple[_Entry, int, _Group]]] = {}
+        # Workloads parked one by one (not with a group).
+        self.inadmissible: dict[str, WorkloadInfo] = {}
+        self.inflight: dict[str, WorkloadInfo] = {}
+        self.sticky: str | None = None  # the preemptor that stays at the head (BestEffortFIFO)
+        self.preemptor: str | None = None
+        self.pop_cycle = 0
+        self.queue_inadmissible_cycle = -1
+        self._seq = itertools.count()
+        # A wake not yet carried out: (its time, the namespace matcher). Wakes
+        # come with every quota release in a cohort; carrying one out waits
+        # for the next look at the queue, which sees the same result.
+        self._wake: tuple[datetime, Callable[[str], bool]] | None = None
+        # Kueue's SchedulingEquivalenceHashing (BestEffortFIFO): the shapes
+        # parked since the last wake; newcomers of these shapes park at once.
+        self._parked_shapes: set[bytes] = set()
 
-    def push_active(self, info: WorkloadInfo) -> None:
-        self._parked_seq.pop(info.key, None)
+    @property
+    def strategy(self) -> str:
+        return self._strategy
+
+    @strategy.setter
+    def strategy(self, value: str) -> None:
+        self._strategy = value
+        by_hash = self.equivalence_hashing and value == "BestEffortFIFO"
+        if by_hash != self._by_hash:
+            self._by_hash = by_hash
+            self._regroup()
+
+    def _regroup(self) -> None:
+        """Groups split by shape only under BestEffortFIFO: file every queued
+        workload again when the strategy changes that."""
+        queued = sorted(self._queued.values(), key=lambda e: e[0])
+        self._queued, self._n_active = {}, 0
+        self._groups, self._by_shape, self._parked_groups, self._tops = {}, {}, {}, {}
+        for _, info, g in queued:
+            if g.parked:
+                self.inadmissible[info.key] = info
+            else:
+                self._push(info, self._group_for(info), not g.recheck)
+
+    # -- groups
+    def _group_for(self, info: WorkloadInfo) -> _Group:
+        lq = lq_key(info)
+        shape = info.scheduling_hash if self._by_hash else b""
+        g = self._groups.get((lq, shape))
+        if g is None:
+            g = self._groups[(lq, shape)] = _Group(lq, info.namespace, shape)
+            self._by_shape.setdefault(shape, []).append(g)
+        return g
+
+    def _push(self, info: WorkloadInfo, g: _Group, expired: bool) -> None:
         seq = next(self._seq)
-        self._in_heap[info.key] = (seq, info)
-        if self.lq_usage is None:
-            heapq.heappush(self._heap, self._key(info, seq))
-        else:
-            heap = self._lq_heaps.setdefault(lq_key(info), [])
-            heapq.heappush(heap, self._key(info, seq))
+        entry = (*info.order_key(self.eviction_timestamp), seq, info.key)
+        heapq.heappush(g.heap, entry)
+        self._queued[info.key] = (seq, info, g)
+        g.live += 1
+        if not expired:
+            g.recheck = True
+        if g.parked:
+            return
+        self._n_active += 1
+        if g.rec is None or entry < g.rec:
+            g.rec = entry
+            heapq.heappush(self._tops.setdefault(self._partition(g), []), (entry, g.gen, g))
+
+    def _partition(self, g: _Group) -> str:
+        return g.lq if self.lq_usage is not None else ""
+
+    def _unqueue(self, key: str) -> WorkloadInfo | None:
+        """Take a workload out of its group (its heap entry goes stale)."""
+        e = self._queued.pop(key, None)
+        if e is None:
+            return None
+        g = e[2]
+        g.live -= 1
+        if not g.parked:
+            self._n_active -= 1
+        if g.live == 0:
+            self._drop(g)
+        return e[1]
+
+    def _drop(self, g: _Group) -> None:
+        g.dead = True
+        k = (g.lq, g.shape)
+        if self._groups.get(k) is g:
+            del self._groups[k]
+        same = self._by_shape[g.shape]
+        same.remove(g)
+        if not same:
+            del self._by_shape[g.shape]
+        self._parked_groups.pop(id(g), None)
+
+    def _park(self, g: _Group) -> None:
+        g.parked = True
+        g.gen += 1
+        g.rec = None
+        self._n_active -= g.live
+        self._parked_groups[id(g)] = g
+        k = (g.lq, g.shape)
+        if self._groups.get(k) is g:
+            del self._groups[k]  # pushes that must be active start a new group
+
+    def _unpark(self, g: _Group) -> None:
+        g.parked = False
+        self._n_active += g.live
+        del self._parked_groups[id(g)]
+        self._groups.setdefault((g.lq, g.shape), g)
+        top = _live_top(g.heap, self._queued)
+        g.rec = top
+        if top is not None:
+            heapq.heappush(self._tops.setdefault(self._partition(g), []), (top, g.gen, g))
+
+    def _peek(self, tops: list[tuple[_Entry, int, _Group]]) -> tuple[_Entry, _Group] | None:
+        """The partition's first active entry, dropping records gone stale."""
+        queued = self._queued
+        while tops:
+            entry, gen, g = tops[0]
+            if g.dead or gen != g.gen or g.rec is not entry:
+                heapq.heappop(tops)
+                continue
+            e = queued.get(entry[4])
+            if e is not None and e[0] == entry[3]:
+                return entry, g
+            # Its first entry left the queue: the record moves to the next.
+            top = _live_top(g.heap, queued)
+            g.rec = top
+            if top is None:
+                heapq.heappop(tops)
+            else:
+                heapq.heapreplace(tops, (top, g.gen, g))
+        return None
+
+    def _take(
+        self, tops: list[tuple[_Entry, int, _Group]], entry: _Entry, g: _Group
+    ) -> WorkloadInfo:
+        heapq.heappop(tops)
+        _live_top(g.heap, self._queued)  # drops stale entries: ``entry`` is first
+        heapq.heappop(g.heap)
+        info = self._unqueue(entry[4])
+        assert info is not None
+        if not g.dead:
+            top = _live_top(g.heap, self._queued)
+            g.rec = top
+            if top is not None:
+                heapq.heappush(tops, (top, g.gen, g))
+        return info
+
+    # -- the active workloads
+    def push_active(self, info: WorkloadInfo, now: datetime | None = None) -> None:
+        """Queue a workload as active; ``now`` tells whether its backoff is over
+        (without it, a wake checks again)."""
+        g = self._group_for(info)
+        self._push(info, g, now is not None and backoff_expired(info, now))
 
     def remove_active(self, key: str) -> bool:
-        return self._in_heap.pop(key, None) is not None
+        e = self._queued.get(key)
+        if e is None or e[2].parked:
+            return False
+        self._unqueue(key)
+        return True
 
     def has_active(self) -> bool:
         """Is anything waiting to be a head (after any pending wake)?"""
         self.flush_wake()
-        return bool(self._in_heap)
+        return self._n_active > 0
 
     def get_active(self, key: str) -> WorkloadInfo | None:
-        e = self._in_heap.get(key)
-        return e[1] if e else None
+        e = self._queued.get(key)
+        return e[1] if e is not None and not e[2].parked else None
+
+    def is_inadmissible(self, key: str) -> bool:
+        if key in self.inadmissible:
+            return True
+        e = self._queued.get(key)
+        return e is not None and e[2].parked
+
+    def has_inadmissible(self) -> bool:
+        return bool(self.inadmissible) or len(self._queued) > self._n_active
+
+    def _drop_inadmissible(self, key: str) -> None:
+        if self.inadmissible.pop(key, None) is None:
+            e = self._queued.get(key)
+            if e is not None and e[2].parked:
+                self._unqueue(key)
 
     def pop(self) -> WorkloadInfo | None:
         self.flush_wake()
@@ -126,51 +320,57 @@ class ClusterQueueQueue:
         return info
 
     def _pop(self) -> WorkloadInfo | None:
-        if self.sticky is not None and self.sticky in self._in_heap:
-            return self._in_heap.pop(self.sticky)[1]
-        top = _live_top(self._heap, self._in_heap, self._parked_seq)
-        if top is None:
+        if self.sticky is not None and self.get_active(self.sticky) is not None:
+            return self._unqueue(self.sticky)
+        tops = self._tops.get("")
+        if not tops:
             return None
-        heapq.heappop(self._heap)
-        return self._in_heap.pop(top[-1])[1]
+        top = self._peek(tops)
+        return None if top is None else self._take(tops, *top)
 
     def _pop_by_usage(self) -> WorkloadInfo | None:
         """Kueue's queueOrderingFunc: the less used LocalQueue first, then the
         sticky preemptor, then priority and time. A LocalQueue's workloads
-        share its usage, so each LocalQueue has its own heap and the head is
-        the best of their heads, by the usage read now (Kueue's comparator
+        share its usage, so each LocalQueue has its own partition and the head
+        is the best of their heads, by the usage read now (Kueue's comparator
         reads the ledger live and re-heapifies when usage moves: at a pop while
         a penalty is pending, after a sampling tick, on a weight change)."""
         assert self.lq_usage is not None
-        sticky = self._in_heap.get(self.sticky) if self.sticky is not None else None
-        sticky_lq = lq_key(sticky[1]) if sticky is not None else None
+        sticky = self.get_active(self.sticky) if self.sticky is not None else None
+        sticky_lq = lq_key(sticky) if sticky is not None else None
         best: tuple[float, int, _Entry] | None = None
         best_lq = ""
-        for lq in list(self._lq_heaps):
-            heap = self._lq_heaps[lq]
-            top = _live_top(heap, self._in_heap, self._parked_seq)
+        best_top: tuple[_Entry, _Group] | None = None
+        for lq in list(self._tops):
+            tops = self._tops[lq]
+            top = self._peek(tops)
             if top is None:
-                del self._lq_heaps[lq]
+                del self._tops[lq]
                 continue
-            rank = 1
+            rank, first = 1, top[0]
             if sticky is not None and lq == sticky_lq:
-                top, rank = self._key(sticky[1], sticky[0]), 0
+                rank = 0
+                first = self._entry_of(sticky)
             usage = self.lq_usage(lq)
             # Go's cmp.Compare puts NaN before every number.
-            cand = (-math.inf if math.isnan(usage) else usage, rank, top)
+            cand = (-math.inf if math.isnan(usage) else usage, rank, first)
             if best is None or cand < best:
-                best, best_lq = cand, lq
-        if best is None:
+                best, best_lq, best_top = cand, lq, top
+        if best is None or best_top is None:
             return None
-        if best[1] == 1:
-            heapq.heappop(self._lq_heaps[best_lq])
-        return self._in_heap.pop(best[2][-1])[1]
+        if best[1] == 0:
+            return self._unqueue(best[2][-1])
+        return self._take(self._tops[best_lq], *best_top)
+
+    def _entry_of(self, info: WorkloadInfo) -> _Entry:
+        seq = self._queued[info.key][0]
+        return (*info.order_key(self.eviction_timestamp), seq, info.key)
 
     def has(self, key: str) -> bool:
-        return key in self._in_heap or key in self.inadmissible or key in self.inflight
+        return key in self._queued or key in self.inadmissible or key in self.inflight
 
     def pending_count(self) -> int:
-        return len(self._in_heap) + len(self.inadmissible)
+        return len(self._queued) + len(self.inadmissible)
 
     # -- Kueue's PushOrUpdate: a new or changed workload enters the queue
     def push_or_update(self, info: WorkloadInfo, now: datetime) -> None:
@@ -179,29 +379,36 @@ class ClusterQueueQueue:
             self.inflight[key] = info
             return
         old = self.inadmissible.get(key)
+        if old is None:
+            e = self._queued.get(key)
+            if e is not None and e[2].parked:
+                old = e[1]
         if old is not None:
             if _same_for_queueing(old, info):
-                self.inadmissible[key] = info
+                self._drop_inadmissible(key)
+                self.inadmissible[key] = info  # parked it stays, alone
                 return
-            del self.inadmissible[key]
-        if self.get_active(key) is None and not backoff_expired(info, now):
+            self._drop_inadmissible(key)
+        active = self.get_active(key) is not None
+        expired = backoff_expired(info, now)
+        if not active and not expired:
             self.inadmissible[key] = info
             return
         if (
-            self._parked_shapes
-            and self.strategy == "BestEffortFIFO"
-            and self.get_active(key) is None
+            not active
+            and self._parked_shapes
+            and self._by_hash
             and info.scheduling_hash in self._parked_shapes
         ):
             self.inadmissible[key] = info  # its shape already failed since the last wake
             return
-        self.remove_active(key)
-        self.push_active(info)
+        if active:
+            self._unqueue(key)
+        self._push(info, self._group_for(info), expired)
 
     def delete(self, key: str) -> None:
         self.inadmissible.pop(key, None)
-        self._parked_seq.pop(key, None)
-        self.remove_active(key)
+        self._unqueue(key)
         self.inflight.pop(key, None)
         if self.preemptor == key:
             self.preemptor = None
@@ -223,31 +430,24 @@ class ClusterQueueQueue:
         if backoff_expired(info, now) and (
             immediate or self.queue_inadmissible_cycle >= self.pop_cycle or pending_flavors
         ):
-            self.inadmissible.pop(key, None)
+            self._drop_inadmissible(key)
             if self.get_active(key) is None:
-                self.push_active(info)
+                self._push(info, self._group_for(info), True)
                 return True
             return False
-        if key in self.inadmissible or self.get_active(key) is not None:
+        if self.is_inadmissible(key) or self.get_active(key) is not None:
             return False
         self.inadmissible[key] = info
-        if (
-            self.equivalence_hashing
-            and self.strategy == "BestEffortFIFO"
-            and reason in (NO_FIT, PREEMPTION_NO_CANDIDATES)
-        ):
+        if self._by_hash and reason in (NO_FIT, PREEMPTION_NO_CANDIDATES):
             self._park_shape(info.scheduling_hash)
         return True
 
     def _park_shape(self, shape: bytes) -> None:
         """Kueue's handleInadmissibleHash: park the active workloads of this shape."""
         self._parked_shapes.add(shape)
-        parked = [k for k, (_, o) in self._in_heap.items() if o.scheduling_hash == shape]
-        for k in parked:
-            e = self._in_heap.pop(k)  # its heap entry goes stale until a wake
-            self.inadmissible[k] = e[1]
-            if e[1].uid:
-                self._parked_seq[k] = e
+        for g in list(self._by_shape.get(shape, ())):
+            if not g.parked:
+                self._park(g)
 
     def requeue_inadmissible(self, now: datetime, namespace_matches: Callable[[str], bool]) -> None:
         """Kueue's queueInadmissibleWorkloads: wake the parked workloads.
@@ -258,7 +458,7 @@ class ClusterQueueQueue:
         last wake's time and matcher count."""
         self.queue_inadmissible_cycle = self.pop_cycle
         self._parked_shapes.clear()  # woken workloads are judged afresh
-        if self.inadmissible:
+        if self.has_inadmissible():
             self._wake = (now, namespace_matches)
 
     def flush_wake(self) -> None:
@@ -267,23 +467,36 @@ class ClusterQueueQueue:
         now, namespace_matches = self._wake
         self._wake = None
         matches: dict[str, bool] = {}  # per namespace: the selector is the same for all
-        inadmissible, parked, in_heap = self.inadmissible, self._parked_seq, self._in_heap
-        for key, info in list(inadmissible.items()):
-            wl = info.obj
-            ns = wl.metadata.namespace
-            ok = matches.get(ns)
-            if ok is None:
-                ok = matches[ns] = namespace_matches(ns)
-            if not ok:
+
+        def ok(ns: str) -> bool:
+            m = matches.get(ns)
+            if m is None:
+                m = matches[ns] = namespace_matches(ns)
+            return m
+
+        for g in list(self._parked_groups.values()):
+            if not ok(g.namespace):
                 continue
-            if not backoff_expired(info, now):
+            if g.recheck:
+                g.recheck = False
+                waiting = [
+                    k
+                    for k, (_, i, gg) in self._queued.items()
+                    if gg is g and not backoff_expired(i, now)
+                ]
+                for k in waiting:
+                    info = self._unqueue(k)
+                    assert info is not None
+                    self.inadmissible[k] = info
+                if g.dead:
+                    continue
+            self._unpark(g)
+        inadmissible = self.inadmissible
+        for key, info in list(inadmissible.items()):
+            if not ok(info.namespace) or not backoff_expired(info, now):
                 continue
             del inadmissible[key]
-            e = parked.pop(key, None)
-            if e is not None and e[1] is info:
-                in_heap[key] = e  # its entry is still in the heap
-            else:
-                self.push_active(info)
+            self._push(info, self._group_for(info), True)
 
 
 def lq_key(info: WorkloadInfo) -> str:
@@ -292,22 +505,15 @@ def lq_key(info: WorkloadInfo) -> str:
 
 
 def _live_top(
-    heap: list[_Entry],
-    live: dict[str, tuple[int, WorkloadInfo]],
-    parked: dict[str, tuple[int, WorkloadInfo]],
+    heap: list[_Entry], queued: dict[str, tuple[int, WorkloadInfo, _Group]]
 ) -> _Entry | None:
-    """The heap's first entry that is still queued, dropping stale ones (and
-    forgetting a parked workload's entry once it is dropped)."""
+    """The heap's first entry that is still queued, dropping stale ones."""
     while heap:
         top = heap[0]
-        seq, key = top[3], top[4]
-        e = live.get(key)
-        if e is not None and e[0] == seq:
+        e = queued.get(top[4])
+        if e is not None and e[0] == top[3]:
             return top
         heapq.heappop(heap)
-        p = parked.get(key)
-        if p is not None and p[0] == seq:
-            del parked[key]
     return None
 
 
