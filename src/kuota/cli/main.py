@@ -15,6 +15,7 @@ from kuota.cli.capacity import capacity as capacity_command
 from kuota.cli.files import CannotRead, expand, read_file
 from kuota.cli.node import node_group
 from kuota.cli.simulate import simulate as simulate_command
+from kuota.runtime import gcpolicy
 
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
 
@@ -26,6 +27,7 @@ def main() -> None:
 
     It reads Kueue's manifests (kueue.x-k8s.io v1beta1 and v1beta2) unchanged.
     """
+    gcpolicy.tune()
 
 
 def _validate(paths: list[str], as_json: bool, quiet: bool) -> int:

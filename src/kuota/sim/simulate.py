@@ -34,6 +34,7 @@ from kuota.api.config import KueueConfig
 from kuota.api.decode import decode_object
 from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.requests import resource_value
+from kuota.runtime import gcpolicy
 from kuota.sim.mapping import Mapping, TeamTarget, gpu_request, k8s_name
 from kuota.sim.report import DesignResult, SimRecorder, build_result
 from kuota.sim.trace import InputError, NodeRow, Trace, TraceRow
@@ -536,6 +537,7 @@ _QUEUE: Any = None
 def _init_worker(q: Any) -> None:
     global _QUEUE
     _QUEUE = q
+    gcpolicy.tune()  # a spawned worker starts with the default pace
 
 
 def _queue_progress(design: str, done: int, total: int, virtual_s: float) -> None:
