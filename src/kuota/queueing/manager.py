@@ -4,7 +4,8 @@ events that can change their fate (Kueue's pkg/cache/queue/manager.go)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import itertools
+from collections.abc import Callable, Hashable, Iterable
 from datetime import datetime
 
 from kuota.queueing.queues import ClusterQueueQueue, LocalQueueEntry
@@ -18,6 +19,16 @@ class QueueManager:
         self.cqs: dict[str, ClusterQueueQueue] = {}
         self.lqs: dict[str, LocalQueueEntry] = {}
         self.assigned: dict[str, str] = {}  # workload key -> LocalQueue key
+        # Wakes of whole cohort trees, carried out per ClusterQueue at its
+        # next use (see wake_tree): tree -> (epoch, time, namespace matcher,
+        # the tree's ClusterQueues). ``tree_of`` names a queue's tree (None
+        # for one outside any cohort); the owner keeps it true and calls
+        # settle_wakes before a tree changes shape.
+        self.tree_of: Callable[[str], Hashable | None] = _no_tree
+        self._tree_wakes: dict[
+            Hashable, tuple[int, datetime, Callable[[str, str], bool], Callable[[], list[str]]]
+        ] = {}
+        self._epochs = itertools.count(1)
 
     # -- ClusterQueues
     def set_cluster_queue(
@@ -31,7 +42,7 @@ class QueueManager:
     ) -> ClusterQueueQueue:
         """Create or update a ClusterQueue's queue; ``lq_usage`` (admission fair
         sharing) counts only when the queue is created, as in Kueue."""
-        q = self.cqs.get(name)
+        q = self._cq(name)
         if q is None:
             q = self.cqs[name] = ClusterQueueQueue(
                 name,
@@ -64,12 +75,12 @@ class QueueManager:
             lq = self.lqs[key] = LocalQueueEntry(namespace, name, cluster_queue, stopped)
             return lq
         if lq.cluster_queue != cluster_queue or lq.stopped != stopped:
-            old = self.cqs.get(lq.cluster_queue)
+            old = self._cq(lq.cluster_queue)
             if old is not None:
                 for k in lq.items:
                     old.delete(k)
             lq.cluster_queue, lq.stopped = cluster_queue, stopped
-            new = self.cqs.get(cluster_queue)
+            new = self._cq(cluster_queue)
             if new is not None and not stopped:
                 for info in lq.items.values():
                     new.push_or_update(info, now)
@@ -79,7 +90,7 @@ class QueueManager:
         lq = self.lqs.pop(key, None)
         if lq is None:
             return
-        cq = self.cqs.get(lq.cluster_queue)
+        cq = self._cq(lq.cluster_queue)
         if cq is not None:
             for k in lq.items:
                 cq.delete(k)
@@ -111,7 +122,7 @@ class QueueManager:
         lq.items[info.key] = info
         if lq.stopped:
             return None
-        return self.cqs.get(lq.cluster_queue)
+        return self._cq(lq.cluster_queue)
 
     def delete(self, key: str) -> None:
         lq_key = self.assigned.pop(key, None)
@@ -121,7 +132,7 @@ class QueueManager:
         if lq is None:
             return
         lq.items.pop(key, None)
-        cq = self.cqs.get(lq.cluster_queue)
+        cq = self._cq(lq.cluster_queue)
         if cq is not None:
             cq.delete(key)
 
@@ -130,7 +141,7 @@ class QueueManager:
         lq = self.lqs.get(lq_key) if lq_key else None
         if lq is None or lq.stopped:
             return None
-        return self.cqs.get(lq.cluster_queue)
+        return self._cq(lq.cluster_queue)
 
     def queued(self, key: str) -> str | None:
         """'active', 'inadmissible', 'inflight' or None."""
@@ -148,11 +159,13 @@ class QueueManager:
 
     def any_heads(self) -> bool:
         """Would heads() return anything?"""
+        self.settle_wakes()
         return any(q.active and q.has_active() for q in self.cqs.values())
 
     def heads(self) -> list[tuple[str, WorkloadInfo]]:
         """Pop the head of every active ClusterQueue, in name order."""
         out: list[tuple[str, WorkloadInfo]] = []
+        self.settle_wakes()
         for name in sorted(self.cqs):
             q = self.cqs[name]
             if not q.active:
@@ -189,15 +202,62 @@ class QueueManager:
         namespace_matches: Callable[[str, str], bool],
     ) -> None:
         for name in cq_names:
-            q = self.cqs.get(name)
-            if q is None:
-                continue
-            if q.has_inadmissible():
-                q.requeue_inadmissible(now, lambda ns, n=name: namespace_matches(n, ns))
-            else:
-                # Nothing parked: the matcher is not kept, so none is built
-                # (a release wakes every queue of its cohort).
-                q.requeue_inadmissible(now, _no_namespace)
+            q = self._cq(name)
+            if q is not None:
+                _wake(q, now, namespace_matches)
+
+    def wake_tree(
+        self,
+        tree: Hashable,
+        members: Callable[[], list[str]],
+        now: datetime,
+        namespace_matches: Callable[[str, str], bool],
+    ) -> None:
+        """retry_inadmissible for every ClusterQueue of a cohort tree. A quota
+        release wakes its whole tree (a hundred queues in Kueue's large
+        bench world, at every finish): each queue catches up at its next use
+        instead, and repeated wakes of a tree before then count once, as the
+        last (a wake only marks the queue; see requeue_inadmissible)."""
+        self._tree_wakes[tree] = (next(self._epochs), now, namespace_matches, members)
+
+    def settle_wakes(self) -> None:
+        """Carry out the pending tree wakes on every queue they reach (before
+        a tree changes shape, and before a look at every queue)."""
+        if not self._tree_wakes:
+            return
+        wakes, self._tree_wakes = self._tree_wakes, {}
+        for epoch, now, matches, members in wakes.values():
+            for name in members():
+                q = self.cqs.get(name)
+                if q is not None and q.tree_wake < epoch:
+                    q.tree_wake = epoch
+                    _wake(q, now, matches)
+
+    def _cq(self, name: str) -> ClusterQueueQueue | None:
+        """A queue, caught up with the wakes of its tree."""
+        q = self.cqs.get(name)
+        if q is not None and self._tree_wakes:
+            tree = self.tree_of(name)
+            w = self._tree_wakes.get(tree) if tree is not None else None
+            if w is not None and q.tree_wake < w[0]:
+                q.tree_wake = w[0]
+                _wake(q, w[1], w[2])
+        return q
+
+
+def _wake(
+    q: ClusterQueueQueue, now: datetime, namespace_matches: Callable[[str, str], bool]
+) -> None:
+    if q.has_inadmissible():
+        name = q.name
+        q.requeue_inadmissible(now, lambda ns: namespace_matches(name, ns))
+    else:
+        # Nothing parked: the matcher is not kept, so none is built.
+        q.requeue_inadmissible(now, _no_namespace)
+
+
+def _no_tree(name: str) -> Hashable | None:
+    return None
 
 
 def _no_namespace(namespace: str) -> bool:

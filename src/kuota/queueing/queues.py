@@ -133,6 +133,7 @@ class ClusterQueueQueue:
         self.preemptor: str | None = None
         self.pop_cycle = 0
         self.queue_inadmissible_cycle = -1
+        self.tree_wake = 0  # the last tree wake (the manager's epoch) carried out here
         self._seq = itertools.count()
         # A wake not yet carried out: (its time, the namespace matcher). Wakes
         # come with every quota release in a cohort; carrying one out waits

@@ -139,6 +139,7 @@ class AdmissionCore:
         self.tree = QuotaTree()
         self.snap = Snapshot(self.tree, {}, self.flavors)
         self.queues = QueueManager(config.gate("SchedulingEquivalenceHashing"))
+        self.queues.tree_of = self._tree_key
         self.preemptions: list[Preemption] = []
         self.evictions: list[tuple[str, str]] = []
         # Admission fair sharing (config and gate): the LocalQueues' usage
@@ -213,6 +214,7 @@ class AdmissionCore:
             self._refresh_cq(m.name, old)
         elif kind == "Cohort":
             self.cohort_objs[m.name] = obj
+            self.queues.settle_wakes()  # the trees change shape
             self.tree.set_cohort(
                 m.name,
                 obj.spec.parent_name,
@@ -267,6 +269,7 @@ class AdmissionCore:
                 return False
             st = self.snap.cqs.get(name)
             root = self._root_cqs(name)
+            self.queues.settle_wakes()
             self.tree.delete_cluster_queue(name)
             self.snap.cqs.pop(name, None)
             self.queues.delete_cluster_queue(name)
@@ -290,6 +293,7 @@ class AdmissionCore:
             if self.cohort_objs.pop(name, None) is None:
                 return False
             cqs = self._cqs_in_tree_of_cohort(name)
+            self.queues.settle_wakes()
             self.tree.delete_cohort(name)
             self._refresh_cqs()
             self._retry(cqs)
@@ -331,6 +335,7 @@ class AdmissionCore:
         created = st is None
         spec_changed = old is None or old.spec != spec or structural is False
         if st is None or (structural and spec_changed):
+            self.queues.settle_wakes()
             node = self.tree.set_cluster_queue(
                 name, spec.cohort_name, quotas, _weight(spec.fair_sharing)
             )
@@ -485,6 +490,33 @@ class AdmissionCore:
         assert isinstance(root, Cohort)
         return [q.name for q in root.subtree_cqs()]
 
+    def _tree_key(self, cq_name: str) -> int | None:
+        """The cohort tree a ClusterQueue's wakes go to (the queue manager's
+        name for it), None outside any cohort or in a cycle."""
+        st = self.snap.cqs.get(cq_name)
+        if st is None or st.node.parent is None:
+            return None
+        root = self.tree.root_of(st.node)
+        return id(root) if root is not None else None
+
+    def _retry_tree(self, cq_name: str) -> None:
+        """Wake the parked workloads a change in cq_name can help: those of
+        its whole cohort tree (see _root_cqs)."""
+        st = self.snap.cqs.get(cq_name)
+        if st is None or st.node.parent is None:
+            self._retry([cq_name])
+            return
+        root = self.tree.root_of(st.node)
+        if root is None:
+            return
+        assert isinstance(root, Cohort)
+        self.queues.wake_tree(
+            id(root),
+            lambda: [c.name for c in root.subtree_cqs()],
+            self.now,
+            self.namespace_matches,
+        )
+
     def _retry_tree_of_cohort(self, name: str) -> None:
         self._retry(self._cqs_in_tree_of_cohort(name))
 
@@ -615,7 +647,7 @@ class AdmissionCore:
                 if prev is not None and (
                     prev.priority != info.priority or prev.usage() != info.usage()
                 ):
-                    self._retry(self._root_cqs(info.cluster_queue))
+                    self._retry_tree(info.cluster_queue)
             return
         if key in self.snap.holders and prev is not None:
             self._release(prev)
@@ -673,7 +705,7 @@ class AdmissionCore:
             return
         self.snap.remove_workload(info)
         st.generation += 1
-        self._retry(self._root_cqs(st.name))
+        self._retry_tree(st.name)
 
     def _forget_workload(self, key: str) -> None:
         info = self.infos.pop(key, None)
@@ -1371,10 +1403,21 @@ def _less(total: dict[FR, int], infos: list[WorkloadInfo]) -> dict[FR, int]:
     return acc
 
 
+# The text of resource_quantity(r, v), a pure function: queue statuses are
+# rebuilt every instant from the same few totals. Bounded, as the decoder's
+# quantity cache is.
+_QUANTITY_TEXT: dict[tuple[str, int], str] = {}
+
+
 def _flavor_usage(acc: dict[FR, int]) -> FlavorUsage:
     out: FlavorUsage = {}
     for (f, r), v in sorted(acc.items()):
-        out.setdefault(f, {})[r] = str(resource_quantity(r, v))
+        text = _QUANTITY_TEXT.get((r, v))
+        if text is None:
+            text = str(resource_quantity(r, v))
+            if len(_QUANTITY_TEXT) < 4096:
+                _QUANTITY_TEXT[(r, v)] = text
+        out.setdefault(f, {})[r] = text
     return out
 
 

@@ -333,18 +333,15 @@ class Cycle:
             if mode == NO_FIT or (mode == PREEMPT_MODE and not e.targets):
                 return usage, False  # _process leaves these before consulting fits
             return usage, self._fits(e.cq, usage, e.targets)
-        victims = list(self.preempted.values())
-        removed = []
-        for v in victims:
-            if v.key in self.snap.holders:
-                self.snap.remove_workload(v)
-                removed.append(v)
+        # The victims of other preemptions in this cycle, as if gone. Only
+        # those in this queue's tree can change its assignment.
+        victims = self.preempted_in_tree.get(id(e.cq.node.root()), {})
+        put_back = self.snap.lift(list(victims.values()))
         e.info.last_assignment = None
         nomination = e.assignment.flavors_by_podset()
         a, t = self.assignments(e.info, e.cq, nomination)
         self._record(e, a, t)
-        for v in removed:
-            self.snap.add_workload(v)
+        put_back()
         if a.mode() == FIT:
             a.forced_mode = DEFERRED_FIT
         usage = self._net_usage(e)

@@ -148,6 +148,38 @@ class Snapshot:
 
         return revert
 
+    def lift(self, infos: Iterable[WorkloadInfo]) -> Callable[[], None]:
+        """Take quota holders out for a what-if (Kueue's SimulateWorkloadRemoval):
+        their usage and their places among the preemption candidates. The
+        returned function puts them back, last among their queue's holders as
+        a re-add would. Usage is taken out per queue at once (the tree's
+        arithmetic is additive) and the status sums are left alone: nothing
+        reads them before the put-back."""
+        lifted: list[tuple[WorkloadInfo, ClusterQueueState]] = []
+        per_cq: dict[str, tuple[ClusterQueueNode, dict[FR, int]]] = {}
+        holders = self.holders
+        for w in infos:
+            cq = holders.pop(w.key, None)
+            if cq is None:
+                continue
+            cq.workloads.pop(w.key, None)
+            lifted.append((w, cq))
+            acc = per_cq.get(cq.name)
+            if acc is None:
+                acc = per_cq[cq.name] = (cq.node, {})
+            sum_into(acc[1], w.usage())
+        for node, u in per_cq.values():
+            remove_usage(node, u)
+
+        def put_back() -> None:
+            for node, u in per_cq.values():
+                add_usage(node, u)
+            for w, cq in lifted:
+                cq.workloads[w.key] = w
+                holders[w.key] = cq
+
+        return put_back
+
     def cq_of(self, info: WorkloadInfo) -> ClusterQueueState | None:
         return self.holders.get(info.key)
 
