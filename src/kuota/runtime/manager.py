@@ -181,6 +181,12 @@ class Manager:
                     if steps >= max_steps:
                         return False
                     continue
+                # In real time the clock runs while a round works: what came
+                # due meanwhile (a job's finish) joins this round before the
+                # next scheduling cycle, as in a live controller, instead of
+                # waiting for the round to end. A virtual clock stands still.
+                if not self.clock.virtual and self.fire_due():
+                    continue
                 if any([hook() for hook in self.idle_hooks]):
                     continue
                 if self.pump() == 0:
