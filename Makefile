@@ -28,7 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/admission_cycle.py
 	$(BIN)/python bench/store_ops.py
 	$(BIN)/python bench/embedded_run.py --jobs 2000
-	$(BIN)/kuota bench bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml --json bench/results-virtual.json
+	$(BIN)/kuota bench bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml bench/worlds/kueue-baseline-no-preemption.yaml --json bench/results-virtual.json
 	$(BIN)/kuota bench --real-time bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml --json bench/results-real-time.json
 	$(BIN)/python bench/placement.py
 
