@@ -10,6 +10,7 @@ the same core serves scenarios, simulations and the controllers of a cluster.
 from __future__ import annotations
 
 import contextlib
+import heapq
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
@@ -159,6 +160,11 @@ class AdmissionCore:
         self._touched: set[str] = set()
         self._timer_dirty: set[str] = set()  # workloads changed since the timer scan
         self._timed: set[str] = set()  # workloads that may have a timer
+        # Their next deadlines, and a heap of (deadline, key) over them (an
+        # entry counts while it is the key's deadline): the next timer costs
+        # the workloads that changed, not every admitted one.
+        self._deadlines: dict[str, datetime] = {}
+        self._deadline_heap: list[tuple[datetime, str]] = []
         # resources_invalid's answer per workload, for the info it was given
         # and the LimitRanges and RuntimeClasses of the time (_ctx_gen counts
         # their changes): a head that keeps waiting is nominated every cycle,
@@ -708,6 +714,7 @@ class AdmissionCore:
         self._retry_tree(st.name)
 
     def _forget_workload(self, key: str) -> None:
+        self._timer_dirty.add(key)  # its timers go with it
         info = self.infos.pop(key, None)
         self.queues.delete(key)
         self._pending_evictions.pop(key, None)
@@ -1091,16 +1098,28 @@ class AdmissionCore:
         # of it is a status change, which puts the workload back in _timer_dirty.
         return self.config.wait_for_pods_ready is not None and not condition_true(wl, "PodsReady")
 
-    def _timed_infos(self) -> list[WorkloadInfo]:
-        """The workloads that may have a timer: those changed since the last
-        look are re-examined, so the scan costs what changed, not the backlog."""
+    def _refresh_timers(self) -> None:
+        """Re-examine the workloads changed since the last look: whether they
+        may have a timer, and their next deadline."""
+        deadlines = self._deadlines
         for key in self._timer_dirty:
             info = self.infos.get(key)
+            t: datetime | None = None
             if info is not None and self._may_have_timer(info.obj):
                 self._timed.add(key)
+                t = self._deadline(info.obj)
             else:
                 self._timed.discard(key)
+            if t is None:
+                deadlines.pop(key, None)
+            elif deadlines.get(key) != t:
+                deadlines[key] = t
+                heapq.heappush(self._deadline_heap, (t, key))
         self._timer_dirty.clear()
+
+    def _timed_infos(self) -> list[WorkloadInfo]:
+        """The workloads that may have a timer, by key."""
+        self._refresh_timers()
         out = []
         for key in sorted(self._timed):
             info = self.infos.get(key)
@@ -1110,22 +1129,34 @@ class AdmissionCore:
                 out.append(info)
         return out
 
-    def _next_timer(self) -> datetime | None:
-        best: datetime | None = None
+    def _deadline(self, wl: kt.Workload) -> datetime | None:
+        """The workload's next timer: PodsReady timeout, maximum execution
+        time or the end of its requeue backoff, whichever comes first."""
         w = self.config.wait_for_pods_ready
-        for info in self._timed_infos():
-            wl = info.obj
-            t: datetime | None = None
-            if w is not None and is_admitted(wl) and not condition_true(wl, "PodsReady"):
-                t = self._pods_ready_deadline(wl)
-            m = self._max_execution_deadline(wl)
-            if m is not None and (t is None or m < t):
-                t = m
-            rs = wl.status.requeue_state if wl.status is not None else None
-            if rs is not None and rs.requeue_at is not None and not has_quota_reservation(wl):
-                t = rs.requeue_at if t is None else min(t, rs.requeue_at)
-            if t is not None and (best is None or t < best):
-                best = t
+        t: datetime | None = None
+        if w is not None and is_admitted(wl) and not condition_true(wl, "PodsReady"):
+            t = self._pods_ready_deadline(wl)
+        m = self._max_execution_deadline(wl)
+        if m is not None and (t is None or m < t):
+            t = m
+        rs = wl.status.requeue_state if wl.status is not None else None
+        if rs is not None and rs.requeue_at is not None and not has_quota_reservation(wl):
+            t = rs.requeue_at if t is None else min(t, rs.requeue_at)
+        return t
+
+    def _next_deadline(self) -> tuple[datetime, str] | None:
+        self._refresh_timers()
+        heap, deadlines = self._deadline_heap, self._deadlines
+        while heap:
+            t, key = heap[0]
+            if deadlines.get(key) == t and key in self.infos:
+                return heap[0]
+            heapq.heappop(heap)  # superseded, or the workload is gone
+        return None
+
+    def _next_timer(self) -> datetime | None:
+        nd = self._next_deadline()
+        best = nd[0] if nd is not None else None
         if self._afs_due:
             t = min(self._afs_due.values())
             if best is None or t < best:
@@ -1164,7 +1195,13 @@ class AdmissionCore:
     def _fire_timers(self) -> None:
         w = self.config.wait_for_pods_ready
         now = self.now
-        for info in self._timed_infos():
+        due: list[WorkloadInfo] = []
+        while (nd := self._next_deadline()) is not None and nd[0] <= now:
+            heapq.heappop(self._deadline_heap)
+            del self._deadlines[nd[1]]
+            due.append(self.infos[nd[1]])
+        due.sort(key=lambda i: i.key)  # in key order, as every timer of an instant
+        for info in due:
             key = info.key
             if self.infos.get(key) is not info:
                 continue  # changed by an earlier timer of this instant
