@@ -37,6 +37,7 @@ from kuota.quota.requests import (
 )
 from kuota.quota.tree import FR, Cohort, Quota, QuotaTree
 from kuota.quota.workload import (
+    PodSetResources,
     WorkloadInfo,
     condition_true,
     evicted_reason,
@@ -165,12 +166,19 @@ class AdmissionCore:
         # the workloads that changed, not every admitted one.
         self._deadlines: dict[str, datetime] = {}
         self._deadline_heap: list[tuple[datetime, str]] = []
-        # resources_invalid's answer per workload, for the info it was given
+        # resources_invalid's answer per workload, for the spec it was given
         # and the LimitRanges and RuntimeClasses of the time (_ctx_gen counts
         # their changes): a head that keeps waiting is nominated every cycle,
         # and its podSets only change with a new info.
         self._ctx_gen = 0
-        self._invalid: dict[str, tuple[WorkloadInfo, int, str | None]] = {}
+        self._invalid: dict[str, tuple[kt.WorkloadSpec, int, str | None]] = {}
+        # The requests computed from a workload's spec, kept while its spec
+        # object, reclaimable pods and the LimitRanges/RuntimeClasses stay
+        # (the store keeps the spec object across status writes, and every
+        # status write files the workload again).
+        self._spec_podsets: dict[
+            str, tuple[kt.WorkloadSpec, int, dict[str, int], list[PodSetResources]]
+        ] = {}
         self._ctxs: dict[str, tuple[int, RequestContext]] = {}
 
     def _cond(
@@ -580,11 +588,29 @@ class AdmissionCore:
             podsets = podsets_from_admission(wl)
             cq = wl.status.admission.cluster_queue
         else:
-            podsets = podsets_from_spec(
-                wl, self._ctx(wl.metadata.namespace), reclaimable_counts(wl)
-            )
+            podsets = self._podsets_from_spec(wl)
             cq = None
         return WorkloadInfo(wl, podsets, self._priority(wl), cq)
+
+    def _podsets_from_spec(self, wl: kt.Workload) -> list[PodSetResources]:
+        key = _key(wl.metadata.namespace, wl.metadata.name)
+        rec = reclaimable_counts(wl)
+        known = self._spec_podsets.get(key)
+        if (
+            known is not None
+            and known[0] is wl.spec
+            and known[1] == self._ctx_gen
+            and known[2] == rec
+        ):
+            return [PodSetResources(p.name, p.count, dict(p.requests)) for p in known[3]]
+        podsets = podsets_from_spec(wl, self._ctx(wl.metadata.namespace), rec)
+        self._spec_podsets[key] = (
+            wl.spec,
+            self._ctx_gen,
+            rec,
+            [PodSetResources(p.name, p.count, dict(p.requests)) for p in podsets],
+        )
+        return podsets
 
     def _put_workload(self, wl: kt.Workload, old: kt.Workload | None) -> None:
         key = _key(wl.metadata.namespace, wl.metadata.name)
@@ -719,6 +745,7 @@ class AdmissionCore:
         self.queues.delete(key)
         self._pending_evictions.pop(key, None)
         self._invalid.pop(key, None)
+        self._spec_podsets.pop(key, None)
         if info is not None and key in self.snap.holders:
             self._release(info)
 
@@ -731,7 +758,7 @@ class AdmissionCore:
 
     def resources_invalid(self, info: WorkloadInfo) -> str | None:
         known = self._invalid.get(info.key)
-        if known is not None and known[0] is info and known[1] == self._ctx_gen:
+        if known is not None and known[0] is info.obj.spec and known[1] == self._ctx_gen:
             return known[2]
         ctx = self._ctx(info.namespace)
         found: str | None = None
@@ -740,7 +767,7 @@ class AdmissionCore:
             if msg is not None:
                 found = msg
                 break
-        self._invalid[info.key] = (info, self._ctx_gen, found)
+        self._invalid[info.key] = (info.obj.spec, self._ctx_gen, found)
         return found
 
     # ================================================================ decisions
