@@ -48,7 +48,7 @@ from kuota.api.decode import decode_object
 from kuota.api.kueue import types as kt
 from kuota.quota.requests import resource_value
 from kuota.quota.tree import potential_available
-from kuota.quota.workload import has_quota_reservation, is_finished
+from kuota.quota.workload import condition_true, has_quota_reservation, is_finished
 from kuota.scheduler.core import AdmissionCore
 from kuota.scheduler.views import CycleResult
 
@@ -813,6 +813,13 @@ def check_state(core: AdmissionCore, world: World) -> None:
             assert not entry.penalties and not entry.pending, (lq, entry.penalties)
             assert all(v >= 0 for v in entry.resources.values()), (lq, entry.resources)
 
+    # 8. a running LocalQueue's workloads are all queued in its ClusterQueue:
+    # its status counts them as pending (Kueue's len(items)).
+    for key, lq in core.queues.lqs.items():
+        q = core.queues.cqs.get(lq.cluster_queue)
+        if q is not None and not lq.stopped:
+            assert all(q.has(k) for k in lq.items), key
+
     # 1. the core's usage is the sum of what its holders' admissions say.
     for name, st_ in core.snap.cqs.items():
         node = st_.node
@@ -821,6 +828,15 @@ def check_state(core: AdmissionCore, world: World) -> None:
         assert got == want, (name, got, want)
 
     model = tree_model(world, cq_usage)
+    # The bounds hold for the holders not being evicted. Kueue's scheduler
+    # checks that an entry fits with the usage of every workload preempted in
+    # the cycle taken out (fits in pkg/scheduler/scheduler.go simulates their
+    # removal), so a workload that fits may be admitted into room the victims
+    # of another entry have not yet given back: until their evictions
+    # complete, the tree holds both.
+    settled = tree_model(
+        world, usage_by_cq({k: w for k, w in held.items() if not condition_true(w, "Evicted")})
+    )
     for n, p in model.parent.items():
         node = core.snap.cqs[n].node if model.is_cq[n] else core.tree.cohorts[n[3:]]
         # The tree's shape, subtree quotas and usage are the model's.
@@ -831,8 +847,8 @@ def check_state(core: AdmissionCore, world: World) -> None:
         assert {fr: v for fr, v in node.usage.items() if v} == {
             fr: v for fr, v in model.usage[n].items() if v
         }, (n, node.usage, model.usage[n])
-        for fr in set(model.usage[n]) | set(model.quotas[n]):
-            used = model.usage[n].get(fr, 0)
+        for fr in set(settled.usage[n]) | set(model.quotas[n]):
+            used = settled.usage[n].get(fr, 0)
             # 1. nothing holds more than it could ever hold.
             assert used <= potential_available(node, fr), (n, fr, used)
             q = model.quotas[n].get(fr)

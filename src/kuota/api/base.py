@@ -48,9 +48,15 @@ class Object(
     omit_defaults=True,
     forbid_unknown_fields=True,
     kw_only=True,
+    gc=False,
 ):
     """Base of every API struct: camelCase on the wire, unknown fields refused
-    (the strict fast path; the schema validator turns them into warnings)."""
+    (the strict fast path; the schema validator turns them into warnings).
+
+    Not tracked by the garbage collector (``gc=False``): API objects are trees
+    that never take part in a reference cycle, and a control plane keeps
+    hundreds of thousands of them (stored versions, the watch history, the
+    controllers' copies), which every full collection would otherwise walk."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -300,6 +300,8 @@ class JobReconciler:
             mgr.informer(rt)
 
     def _workload_changed(self, etype: str, wl: Any, old: Any | None) -> None:
+        if not wl.metadata.owner_references:
+            return  # no Job of ours (every Workload event comes here)
         assert self.mgr is not None
         jobs = self.mgr.informer(self.adapter.rtype)
         for uid in _owner_uids(wl):

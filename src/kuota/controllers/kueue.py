@@ -35,6 +35,7 @@ from kuota.scheduler.views import ClusterQueueView, CycleResult, FlavorUsage, Lo
 from kuota.store import Conflict, NotFound, clone
 from kuota.store.protocol import ResourceType
 
+_replace = msgspec.structs.replace
 G = kt.GROUP
 WORKLOAD: ResourceType = (G, "Workload")
 CLUSTER_QUEUE: ResourceType = (G, "ClusterQueue")
@@ -116,15 +117,15 @@ class KueueController:
         mgr.on_idle(self._idle)
 
     def _handler(self, rtype: ResourceType) -> Any:
+        prefix = _ref(rtype, "")
+        seen = self._seen_rv
+
         def on_change(etype: str, obj: Any, old: Any | None) -> None:
-            key = key_of(obj)
-            if (
-                etype != "DELETED"
-                and self._seen_rv.get(_ref(rtype, key)) == obj.metadata.resource_version
-            ):
-                return
+            ref = prefix + key_of(obj)
+            if etype != "DELETED" and seen.get(ref) == obj.metadata.resource_version:
+                return  # our own write coming back
             assert self.mgr is not None
-            self.mgr.enqueue(self.name, _ref(rtype, key))
+            self.mgr.enqueue(self.name, ref)
 
         return on_change
 
@@ -203,9 +204,13 @@ class KueueController:
         status fields others own, over the core's own status."""
         core, _ = self._parts()
         mine = core.workloads.get(key)
-        obj = clone(stored)
         if mine is not None and mine.status is not None:
-            obj.status = _merged_status(clone(mine.status), stored.status)
+            status = _merged_status(clone(mine.status), stored.status)
+        else:
+            status = clone(stored.status)
+        # The core writes the status and spec.active of its copy, nothing else:
+        # those are private, the rest is shared with the (immutable) stored object.
+        obj = _replace(stored, spec=_replace(stored.spec), status=status)
         core.add(obj)
         self._seen_rv[_ref(WORKLOAD, key)] = stored.metadata.resource_version
         self._mark_queues(key)
@@ -303,11 +308,13 @@ class KueueController:
         core, _ = self._parts()
         info = core.infos.get(key)
         wl = core.workloads.get(key)
+        prev: tuple[str | None, str] | None
         if wl is not None:
             ns = wl.metadata.namespace
             cq = info.cluster_queue if info is not None else None
-            self._queues_of[key] = (cq, f"{ns}/{wl.spec.queue_name or ''}")
-        prev = self._queues_of.get(key)
+            prev = self._queues_of[key] = (cq, f"{ns}/{wl.spec.queue_name or ''}")
+        else:
+            prev = self._queues_of.get(key)
         if prev is not None:
             if prev[0]:
                 self._cqs_dirty.add(prev[0])
@@ -337,8 +344,8 @@ class KueueController:
                     self._seen_rv[_ref(WORKLOAD, key)] = stored.metadata.resource_version
                 if _equal(mine.status, stored.status):
                     return
-                new = msgspec.structs.replace(stored, status=clone(mine.status))
-                written = mgr.store.update_status(new)
+                # The store copies the status it is given: no copy of ours.
+                written = mgr.store.update_status(_replace(stored, status=mine.status))
             except Conflict:
                 mgr.pump()
                 continue
@@ -427,12 +434,25 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
     return mine
 
 
+# Quantities are immutable: one per text (queue statuses repeat a few
+# totals every instant). Bounded, as the decoder's cache is.
+_QUANTITY_OF_TEXT: dict[str, Quantity] = {}
+
+
+def _quantity(text: str) -> Quantity:
+    q = _QUANTITY_OF_TEXT.get(text)
+    if q is None:
+        q = Quantity.from_value(text)
+        if len(_QUANTITY_OF_TEXT) < 4096:
+            _QUANTITY_OF_TEXT[text] = q
+    return q
+
+
 def _usage_list(usage: FlavorUsage, lq: bool) -> list[Any] | None:
     out: list[Any] = []
     for flavor in sorted(usage):
         res = [
-            kt.ResourceUsage(name=r, total=Quantity.from_value(q))
-            for r, q in sorted(usage[flavor].items())
+            kt.ResourceUsage(name=r, total=_quantity(q)) for r, q in sorted(usage[flavor].items())
         ]
         out.append(
             kt.LocalQueueFlavorUsage(name=flavor, resources=res)
@@ -463,7 +483,8 @@ def _cq_status(
 ) -> kt.ClusterQueueStatus:
     reason = v.reason or ("Ready" if v.active else "Unknown")
     message = _CQ_MESSAGES.get(reason) or f"Can't admit new workloads: {reason}."
-    st = clone(old) if old is not None else kt.ClusterQueueStatus()
+    # Every field written below is new; the store copies what is written.
+    st = _replace(old) if old is not None else kt.ClusterQueueStatus()
     st.conditions = _condition(
         old.conditions if old else None, "True" if v.active else "False", reason, message, now
     )
@@ -478,7 +499,7 @@ def _cq_status(
 def _lq_status(
     v: LocalQueueView, old: kt.LocalQueueStatus | None, now: datetime
 ) -> kt.LocalQueueStatus:
-    st = clone(old) if old is not None else kt.LocalQueueStatus()
+    st = _replace(old) if old is not None else kt.LocalQueueStatus()
     st.conditions = _condition(
         old.conditions if old else None,
         "True" if v.active else "False",

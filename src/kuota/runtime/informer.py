@@ -26,6 +26,10 @@ class Informer:
         self.handlers: list[Handler] = []
         self._index_fns: dict[str, IndexFn] = {}
         self._indexes: dict[str, dict[str, set[str]]] = {}
+        # index name -> key -> the values its object was indexed under: an
+        # update recomputes only the new object's, and touches the index only
+        # when they differ (most updates are status writes).
+        self._values: dict[str, dict[str, tuple[str, ...]]] = {}
 
     def get(self, key: str) -> Any | None:
         return self.objects.get(key)
@@ -38,10 +42,13 @@ class Informer:
     def add_index(self, name: str, fn: IndexFn) -> None:
         self._index_fns[name] = fn
         idx: dict[str, set[str]] = {}
+        values: dict[str, tuple[str, ...]] = {}
         for k, o in self.objects.items():
-            for v in fn(o):
+            vs = values[k] = tuple(fn(o))
+            for v in vs:
                 idx.setdefault(v, set()).add(k)
         self._indexes[name] = idx
+        self._values[name] = values
 
     def by_index(self, name: str, value: str) -> list[Any]:
         keys = self._indexes[name].get(value, ())
@@ -53,30 +60,37 @@ class Informer:
     def apply(self, etype: EventType, obj: Any) -> None:
         key = key_of(obj)
         old = self.objects.get(key)
-        if old is not None:
-            self._unindex(key, old)
         if etype == "DELETED":
+            if old is not None:
+                self._reindex(key, None)
             self.objects.pop(key, None)
         else:
             self.objects[key] = obj
-            self._index(key, obj)
+            if self._index_fns:
+                self._reindex(key, obj)
             if old is None:
                 etype = "ADDED"  # a resync or a missed ADDED: handlers see it as new
         for h in self.handlers:
             h(etype, obj, old)
 
-    def _index(self, key: str, obj: Any) -> None:
+    def _reindex(self, key: str, obj: Any | None) -> None:
+        """File ``key`` under ``obj``'s index values (None: under none)."""
         for name, fn in self._index_fns.items():
+            values = self._values[name]
+            before = values.get(key, ())
+            after = tuple(fn(obj)) if obj is not None else ()
+            if after == before:
+                continue
             idx = self._indexes[name]
-            for v in fn(obj):
-                idx.setdefault(v, set()).add(key)
-
-    def _unindex(self, key: str, obj: Any) -> None:
-        for name, fn in self._index_fns.items():
-            idx = self._indexes[name]
-            for v in fn(obj):
+            for v in before:
                 s = idx.get(v)
                 if s is not None:
                     s.discard(key)
                     if not s:
                         del idx[v]
+            for v in after:
+                idx.setdefault(v, set()).add(key)
+            if after:
+                values[key] = after
+            else:
+                values.pop(key, None)

@@ -13,6 +13,7 @@ import contextlib
 import heapq
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
+from operator import is_
 from typing import Any
 
 from kuota.api import core as kc
@@ -1392,25 +1393,25 @@ class AdmissionCore:
         if obj is None:
             return None
         held = self.snap.by_lq.get(key)
-        holders = [self.infos.get(k, i) for k, i in held.items()] if held else []
         # The kept sum holds by_lq's infos; it stands for the holders when
         # each is the current info of its workload (always, but for a moment
-        # inside a refile), else the sum is taken afresh.
-        if held and all(h is i for h, i in zip(holders, held.values(), strict=True)):
+        # inside a refile), else the sum is taken afresh. The check is mapped
+        # in C: a LocalQueue may hold thousands, and is written every instant.
+        infos = self.infos
+        if held and all(map(is_, map(infos.get, held, held.values()), held.values())):
             total = self.snap.lq_usage.get(key, {})
             waiting = self.snap.lq_unadmitted.get(key, {}).values()
             reserving = [i for i in waiting if not is_admitted(i.obj)]
         else:
+            holders = [infos.get(k, i) for k, i in held.items()] if held else []
             total = _sum_usage(holders)
             reserving = [i for i in holders if not is_admitted(i.obj)]
         lq = self.queues.lqs.get(key)
         pending = 0
-        if lq is not None:
-            if lq.stopped:
-                pending = len(lq.items)
-            else:
-                cq = self.queues.cqs.get(lq.cluster_queue)
-                pending = sum(map(cq.has, lq.items)) if cq is not None else 0
+        if lq is not None and (lq.stopped or lq.cluster_queue in self.queues.cqs):
+            # Kueue's PendingWorkloads: the LocalQueue's items (while it runs,
+            # each is queued in its ClusterQueue, active or parked).
+            pending = len(lq.items)
         stopped = (obj.spec.stop_policy or "None") != "None"
         cq_ok = (obj.spec.cluster_queue or "") in self.cq_objs
         active = cq_ok and not stopped
@@ -1429,8 +1430,8 @@ class AdmissionCore:
             usage=_flavor_usage(total),
             admitted_usage=_flavor_usage(_less(total, reserving)),
             pending_workloads=pending,
-            reserving_workloads=len(holders),
-            admitted_workloads=len(holders) - len(reserving),
+            reserving_workloads=len(held) if held else 0,
+            admitted_workloads=(len(held) if held else 0) - len(reserving),
             active=active,
             reason=reason,
             consumed_resources={r: str(to_quantity(v)) for r, v in sorted(written[0].items())}

@@ -20,8 +20,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
+
 from kuota.api.config import KueueConfig, load_config
 from kuota.api.kueue import types as kt
+from kuota.api.meta import Condition
 from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.workload import find_condition, is_admitted, is_finished
 from kuota.runtime.clock import RealClock, VirtualClock
@@ -29,7 +32,7 @@ from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.core import set_condition
 from kuota.sim.benchgen import RUNNING_LABEL, BenchWorld, GeneratorConfig, generate, workload
-from kuota.store import NotFound, clone
+from kuota.store import NotFound
 
 WORKLOAD = (kt.GROUP, "Workload")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -49,16 +52,21 @@ class Runner:
         mgr.informer(WORKLOAD).on_change(self._changed)
 
     def _changed(self, etype: str, wl: Any, old: Any | None) -> None:
-        if etype == "DELETED" or is_finished(wl) or not is_admitted(wl):
+        if etype == "DELETED":
+            return
+        admitted, finished = _admitted_finished(wl)
+        if finished or admitted is None or admitted.status != "True":
             return
         assert self.mgr is not None
-        at = self._due(wl)
+        at = self._due(wl, admitted)
         if at is not None:
             self.mgr.enqueue_at(self.name, key_of(wl), at)
 
     @staticmethod
-    def _due(wl: Any) -> datetime | None:
-        c = find_condition(wl, "Admitted")
+    def _due(wl: Any, c: Condition | None = None) -> datetime | None:
+        """When the workload finishes (``c``: its Admitted condition, if known)."""
+        if c is None:
+            c = find_condition(wl, "Admitted")
         if c is None or c.last_transition_time is None:
             return None
         ms = int((wl.metadata.labels or {}).get(RUNNING_LABEL, "0") or 0)
@@ -74,11 +82,31 @@ class Runner:
         if at is not None and at > now:
             self.mgr.enqueue_at(self.name, key, at)
             return None
-        new = clone(wl)
+        # A copy of what set_condition changes (the conditions); the store
+        # copies the status it is given.
+        st = wl.status
+        conds = [msgspec.structs.replace(c) for c in st.conditions or ()] if st else None
+        new = msgspec.structs.replace(
+            wl, status=msgspec.structs.replace(st, conditions=conds) if st else None
+        )
         set_condition(new, "Finished", "True", "ByTest", "By test runner", now)
         with contextlib.suppress(NotFound):  # deleted meanwhile
             self.mgr.store.update_status(new)
         return None
+
+
+def _admitted_finished(wl: Any) -> tuple[Condition | None, bool]:
+    """The Admitted condition and whether Finished is True, in one pass over
+    the conditions (the runner and the recorder see every Workload event)."""
+    st = wl.status
+    admitted = finished = None
+    for c in (st.conditions if st is not None else None) or ():
+        if c.type == "Admitted":
+            if admitted is None:
+                admitted = c
+        elif c.type == "Finished" and finished is None:
+            finished = c
+    return admitted, finished is not None and finished.status == "True"
 
 
 @dataclass
@@ -123,10 +151,11 @@ class Recorder:
         if etype == "DELETED":
             return
         was = st.admitted_at is not None
-        now_admitted = is_admitted(wl) and not is_finished(wl)
+        admitted, finished = _admitted_finished(wl)
+        now_admitted = admitted is not None and admitted.status == "True" and not finished
         if now_admitted and not was:
-            c = find_condition(wl, "Admitted")
-            at = c.last_transition_time if c is not None and c.last_transition_time else st.created
+            assert admitted is not None
+            at = admitted.last_transition_time or st.created
             st.admitted_at = at
             st.cq = wl.status.admission.cluster_queue if wl.status and wl.status.admission else ""
             st.to_admission_ms = (at - st.created).total_seconds() * 1000
@@ -141,7 +170,7 @@ class Recorder:
             end = end or st.admitted_at
             self.cpu_used += st.milli * (end - st.admitted_at).total_seconds()
             st.admitted_at = None
-            if is_finished(wl):
+            if finished:
                 st.finished_at = end
                 self.finished += 1
                 if self.last_finished is None or end > self.last_finished:
@@ -227,6 +256,9 @@ def run_bench(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> BenchResult:
     world: BenchWorld = generate(gen, T0)
+    # Built before the clocks start, as the world is: Kueue's generator makes
+    # its objects outside the control plane whose cost the run measures.
+    arrivals = [workload(a, T0) for a in world.arrivals]
     cpu0 = time.process_time()
     t0 = time.perf_counter()
     clock = RealClock(T0) if real_time else VirtualClock(T0)
@@ -241,8 +273,8 @@ def run_bench(
     cp.kueue.cycle_seconds = cycle_s
     cp.create(world.objects)
     cp.mgr.run_until_idle()
-    cp.submit(workload(a, T0) for a in world.arrivals)
-    total = len(world.arrivals)
+    cp.submit(arrivals)
+    total = len(arrivals)
 
     def progress() -> None:
         if on_progress is not None:

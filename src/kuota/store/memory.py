@@ -104,6 +104,9 @@ class MemoryStore:
         self._hooks_by_kind: dict[
             tuple[ResourceType, Operation, bool], tuple[AdmissionHook, ...]
         ] = {}
+        self._status_hooks_by_kind: dict[
+            ResourceType, tuple[tuple[AdmissionHook, ...], tuple[AdmissionHook, ...]]
+        ] = {}
         self._objects: dict[ResourceType, dict[str, dict[str, Any]]] = {}
         self._by_uid: dict[str, Key] = {}
         # owner uid -> its dependents (a dict as an ordered set)
@@ -381,7 +384,9 @@ class MemoryStore:
         rtype = rtype_of(obj)
         info = self._kind_of(obj, rtype)
         m = obj.metadata
-        old = self.get(rtype, m.namespace, m.name)
+        old = self._lookup(rtype, m.namespace if info.namespaced else "", m.name)
+        if old is None:
+            old = self.get(rtype, m.namespace, m.name)  # raises NotFound
         if m.resource_version and m.resource_version != old.metadata.resource_version:
             raise Conflict(self._conflict(rtype, old))
         return rtype, info, old
@@ -478,14 +483,30 @@ class MemoryStore:
         return self._store_update(rtype, new, old)
 
     def _update_status(self, rtype: ResourceType, info: KindInfo, status: Any, old: Any) -> Any:
-        if self._hooks(rtype, "UPDATE"):
+        mutating, validating = self._status_hooks(rtype)
+        if mutating:
             new = clone(_replace(old, status=None))  # private for the hooks
             new.status = status
             new = self._admit("UPDATE", rtype, new, old)
         else:
             new = _replace(old, status=status)
-        self._validate("UPDATE", rtype, new, old, status=True)
+        for hook in validating:
+            hook("UPDATE", new, old)
         return self._store_update(rtype, new, old)
+
+    def _status_hooks(
+        self, rtype: ResourceType
+    ) -> tuple[tuple[AdmissionHook, ...], tuple[AdmissionHook, ...]]:
+        """The mutating UPDATE hooks and the validating ones that see status
+        writes (see _validate), looked up once per kind: status writes are
+        most of a run's writes."""
+        hooks = self._status_hooks_by_kind.get(rtype)
+        if hooks is None:
+            validating = tuple(
+                h for h in self._hooks(rtype, "UPDATE", True) if getattr(h, "status_writes", True)
+            )
+            hooks = self._status_hooks_by_kind[rtype] = (self._hooks(rtype, "UPDATE"), validating)
+        return hooks
 
     def _store_update(self, rtype: ResourceType, new: Any, old: Any) -> Any:
         m = new.metadata
@@ -552,8 +573,15 @@ class MemoryStore:
         # A fresh metadata: ``new`` may share it with the stored ``old``.
         new.metadata = _replace(new.metadata, resource_version=str(rv))
         m = new.metadata
-        self._objects.setdefault(rtype, {}).setdefault(m.namespace, {})[m.name] = new
-        self._index(rtype, new, old)
+        by_ns = self._objects.get(rtype)
+        if by_ns is None:
+            by_ns = self._objects[rtype] = {}
+        names = by_ns.get(m.namespace)
+        if names is None:
+            names = by_ns[m.namespace] = {}
+        names[m.name] = new
+        if old is None or m.owner_references is not old.metadata.owner_references:
+            self._index(rtype, new, old)  # (the same references: the same owners)
         self._events.append(rtype, m.namespace, Event(kind, new, rv))
         if self._journal is not None:
             self._journal.put(rtype, rv, self._seq, new)
