@@ -122,3 +122,23 @@ def test_events_can_be_switched_off() -> None:
     cp.create([job("team", "a", 4, duration="10m")])
     cp.run()
     assert _events(cp) == []
+
+
+def test_a_repeat_is_a_new_version_of_the_event_that_watchers_see() -> None:
+    # The count is bumped on a new version written through the store, not on
+    # the stored object: watchers get a MODIFIED event and a durable store
+    # journals the new count.
+    clock = VirtualClock(T0)
+    store = MemoryStore(clock.now)
+    rec = EventRecorder(store, clock)
+    w = store.create(job("team", "j", 1))
+    rec.event(w, "Warning", "Pending", "no room", "test")
+    (first,) = store.list(EVENT, "team").items
+    watch = store.watch(None, store.resource_version)
+    clock.wait_until(T0 + timedelta(minutes=1))
+    rec.event(w, "Warning", "Pending", "no room", "test")
+    (again,) = store.list(EVENT, "team").items
+    assert (first.count, again.count) == (1, 2)
+    assert int(again.metadata.resource_version) > int(first.metadata.resource_version)
+    seen = [(ev.type, ev.object.count) for ev in watch.poll() if ev.type != "BOOKMARK"]
+    assert seen == [("MODIFIED", 2)]

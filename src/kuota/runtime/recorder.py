@@ -12,6 +12,8 @@ from collections import OrderedDict
 from datetime import timedelta
 from typing import Any, Literal
 
+import msgspec
+
 from kuota.api.event import Event, EventSource, ObjectReference
 from kuota.api.meta import ObjectMeta
 from kuota.runtime.clock import Clock
@@ -58,10 +60,12 @@ class EventRecorder:
         self.recorded += 1
         prev = self._live.pop(key, None)
         if prev is not None:
-            prev.count = (prev.count or 1) + 1
-            prev.last_timestamp = now
+            # A new version: the stored object is the store's (changing it in
+            # place would be no change to the store: no resourceVersion, no
+            # watch event, nothing journaled).
+            bumped = msgspec.structs.replace(prev, count=(prev.count or 1) + 1, last_timestamp=now)
             try:
-                self._live[key] = self.store.update(prev)
+                self._live[key] = self.store.update(bumped)
                 return
             except (NotFound, Conflict):
                 pass  # deleted or changed by someone else: start a new one
