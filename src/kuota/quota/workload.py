@@ -4,7 +4,7 @@ and its place in the queue. Kueue's pkg/workload Info, restated."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from kuota.api.base import enc_hook
-from kuota.api.kueue.types import Workload
+from kuota.api.kueue.types import PodSet, Workload
 from kuota.api.meta import Condition
 from kuota.quota.requests import RequestContext, podset_requests, resource_value
 from kuota.quota.tree import FR, Usage
@@ -232,14 +232,19 @@ def reclaimable_counts(wl: Workload) -> dict[str, int]:
 
 
 def podsets_from_spec(
-    wl: Workload, ctx: RequestContext, reclaimable: Mapping[str, int] | None = None
+    wl: Workload,
+    ctx: RequestContext,
+    reclaimable: Mapping[str, int] | None = None,
+    per_pod: Callable[[PodSet], Mapping[str, int]] | None = None,
 ) -> list[PodSetResources]:
+    """The podSets' total requests; ``per_pod`` (one pod's requests) may
+    stand in for podset_requests with ctx, e.g. a cache of it."""
     out = []
     rec = reclaimable or {}
     for ps in wl.spec.pod_sets:
-        per_pod = podset_requests(ps, ctx)
+        per_pod_req = per_pod(ps) if per_pod is not None else podset_requests(ps, ctx)
         count = max(0, ps.count - rec.get(ps.name, 0))
-        out.append(PodSetResources(ps.name, count, {r: v * count for r, v in per_pod.items()}))
+        out.append(PodSetResources(ps.name, count, {r: v * count for r, v in per_pod_req.items()}))
     return out
 
 

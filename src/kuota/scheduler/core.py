@@ -16,7 +16,10 @@ from datetime import datetime, timedelta
 from operator import is_
 from typing import Any
 
+import msgspec
+
 from kuota.api import core as kc
+from kuota.api.base import enc_hook
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition, selector_matches
@@ -32,6 +35,7 @@ from kuota.quota.afs import (
 )
 from kuota.quota.requests import (
     RequestContext,
+    podset_requests,
     resource_quantity,
     resource_value,
     validate_podset_resources,
@@ -68,6 +72,9 @@ from kuota.scheduler.views import (
     Preemption,
     WorkloadView,
 )
+
+# Distinct pod templates whose requests and checks are kept (then forgotten at once).
+_TEMPLATE_CACHE = 10_000
 
 CLUSTER_SCOPED = frozenset(
     {
@@ -177,6 +184,11 @@ class AdmissionCore:
         # object, reclaimable pods and the LimitRanges/RuntimeClasses stay
         # (the store keeps the spec object across status writes, and every
         # status write files the workload again).
+        # Per namespace, LimitRange/RuntimeClass generation and pod template
+        # (its msgpack bytes): one pod's requests and the resource check's
+        # verdict (per podSet index, which its message names).
+        self._per_pod_requests: dict[tuple[str, int, bytes], dict[str, int]] = {}
+        self._template_checks: dict[tuple[str, int, bytes, int], str | None] = {}
         self._spec_podsets: dict[
             str, tuple[kt.WorkloadSpec, int, dict[str, int], list[PodSetResources]]
         ] = {}
@@ -604,7 +616,10 @@ class AdmissionCore:
             and known[2] == rec
         ):
             return [PodSetResources(p.name, p.count, dict(p.requests)) for p in known[3]]
-        podsets = podsets_from_spec(wl, self._ctx(wl.metadata.namespace), rec)
+        ns = wl.metadata.namespace
+        podsets = podsets_from_spec(
+            wl, self._ctx(ns), rec, per_pod=lambda ps: self._per_pod(ns, ps)
+        )
         self._spec_podsets[key] = (
             wl.spec,
             self._ctx_gen,
@@ -612,6 +627,21 @@ class AdmissionCore:
             [PodSetResources(p.name, p.count, dict(p.requests)) for p in podsets],
         )
         return podsets
+
+    def _template_key(self, namespace: str, ps: kt.PodSet) -> tuple[str, int, bytes]:
+        return (namespace, self._ctx_gen, msgspec.msgpack.encode(ps.template, enc_hook=enc_hook))
+
+    def _per_pod(self, namespace: str, ps: kt.PodSet) -> dict[str, int]:
+        """One pod's requests, shared by the podSets of one namespace with the
+        same template (a job's copies, a trace's repeated shapes)."""
+        key = self._template_key(namespace, ps)
+        cache = self._per_pod_requests
+        v = cache.get(key)
+        if v is None:
+            if len(cache) >= _TEMPLATE_CACHE:
+                cache.clear()
+            v = cache[key] = podset_requests(ps, self._ctx(namespace))
+        return v
 
     def _put_workload(self, wl: kt.Workload, old: kt.Workload | None) -> None:
         key = _key(wl.metadata.namespace, wl.metadata.name)
@@ -763,8 +793,15 @@ class AdmissionCore:
             return known[2]
         ctx = self._ctx(info.namespace)
         found: str | None = None
+        cache = self._template_checks
         for i, ps in enumerate(info.obj.spec.pod_sets):
-            msg = validate_podset_resources(ps, ctx, index=i)
+            key = (*self._template_key(info.namespace, ps), i)
+            if key in cache:
+                msg = cache[key]
+            else:
+                if len(cache) >= _TEMPLATE_CACHE:
+                    cache.clear()
+                msg = cache[key] = validate_podset_resources(ps, ctx, index=i)
             if msg is not None:
                 found = msg
                 break
