@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -59,6 +59,7 @@ EXTERNAL_CONDITIONS = frozenset({"PodsReady", "Finished"})
 TIMERS = "@timers"
 COMPONENT = "kueue-admission"  # the source Kueue's scheduler records events as
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
+QUEUE_STATUS_PERIOD = timedelta(seconds=1)  # real time: queue statuses at least this often
 QUIET_CYCLES = 3  # as AdmissionCore.settle: requeued heads may fit once all flavors are tried
 
 _CQ_MESSAGES = {"Ready": "Can admit new workloads"}
@@ -99,6 +100,7 @@ class KueueController:
         self._cqs_dirty: set[str] = set()
         self._lqs_dirty: set[str] = set()
         self._queues_of: dict[str, tuple[str | None, str]] = {}  # workload -> (cq, lq key)
+        self._queues_flushed: datetime | None = None  # when queue statuses were last written
         self.cycles: list[CycleResult] = []  # kept only when record_cycles
         self.record_cycles = False
         # False: cycles run only when run_cycle() is called (scenario steps).
@@ -231,6 +233,7 @@ class KueueController:
             self.flush_queues()
             self._schedule_timer()
             return False
+        self._flush_queues_if_due()
         core.complete_evictions()
         result = self.run_cycle()
         if result.changed or core.has_pending_evictions:
@@ -296,7 +299,20 @@ class KueueController:
             self._write_workload(key)
             self._mark_queues(key)
 
+    def _flush_queues_if_due(self) -> None:
+        """In real time a busy scheduler may not settle for a long while: the
+        queue statuses are still written every second (a virtual instant
+        always settles, and they are written then)."""
+        _, mgr = self._parts()
+        if mgr.clock.virtual:
+            return
+        now = mgr.clock.now()
+        if self._queues_flushed is None or now - self._queues_flushed >= QUEUE_STATUS_PERIOD:
+            self.flush_queues()
+
     def flush_queues(self) -> None:
+        _, mgr = self._parts()
+        self._queues_flushed = mgr.clock.now()
         for name in sorted(self._cqs_dirty):
             self._write_cluster_queue(name)
         self._cqs_dirty.clear()
