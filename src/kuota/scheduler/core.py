@@ -13,7 +13,6 @@ import contextlib
 import heapq
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
-from operator import is_
 from typing import Any
 
 import msgspec
@@ -59,6 +58,7 @@ from kuota.scheduler.flavorassigner import Assignment
 from kuota.scheduler.preemption import Target, preemption_message
 from kuota.scheduler.snapshot import (
     ClusterQueueState,
+    CurrentInfos,
     ResourceGroup,
     Snapshot,
     sum_into,
@@ -145,9 +145,11 @@ class AdmissionCore:
         self.runtime_classes: dict[str, kc.RuntimeClass] = {}
         self.checks: dict[str, kt.AdmissionCheck] = {}
         self.workloads: dict[str, kt.Workload] = {}
-        self.infos: dict[str, WorkloadInfo] = {}
         self.tree = QuotaTree()
         self.snap = Snapshot(self.tree, {}, self.flavors)
+        # The current info of each workload; changes reach the snapshot (its
+        # LocalQueue status check, holders_current).
+        self.infos: dict[str, WorkloadInfo] = CurrentInfos(self.snap)
         self.queues = QueueManager(config.gate("SchedulingEquivalenceHashing"))
         self.queues.tree_of = self._tree_key
         self.preemptions: list[Preemption] = []
@@ -1432,10 +1434,11 @@ class AdmissionCore:
         held = self.snap.by_lq.get(key)
         # The kept sum holds by_lq's infos; it stands for the holders when
         # each is the current info of its workload (always, but for a moment
-        # inside a refile), else the sum is taken afresh. The check is mapped
-        # in C: a LocalQueue may hold thousands, and is written every instant.
+        # inside a refile), else the sum is taken afresh. The check costs what
+        # changed since the last (a LocalQueue may hold thousands, and its
+        # status is written every instant it changes).
         infos = self.infos
-        if held and all(map(is_, map(infos.get, held, held.values()), held.values())):
+        if held and self.snap.holders_current(key, infos):
             total = self.snap.lq_usage.get(key, {})
             waiting = self.snap.lq_unadmitted.get(key, {}).values()
             reserving = [i for i in waiting if not is_admitted(i.obj)]

@@ -166,6 +166,9 @@ class FlavorAssigner:
 
     def assign(self, counts: list[int] | None = None, last: Assignment | None = None) -> Assignment:
         info, cq = self.info, self.cq
+        # A simulation kept from an earlier assignment answers nothing here:
+        # the cycle may have admitted or preempted since.
+        self.preemptor.forget()
         a = Assignment(generation=cq.generation, cycle=self.cycle)
         covers_pods = cq.covers_pods()
         spec_podsets = info.obj.spec.pod_sets

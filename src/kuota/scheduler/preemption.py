@@ -38,7 +38,6 @@ from kuota.quota.workload import (
     WorkloadInfo,
     is_evicted,
     queue_order_timestamp,
-    quota_reservation_time,
 )
 from kuota.scheduler.snapshot import ClusterQueueState, Snapshot
 
@@ -55,6 +54,9 @@ HUMAN_REASONS = {
 }
 
 T = TypeVar("T")
+# A classical candidate: the workload, the lowest common ancestor of its queue
+# and the preemptor's (None: the same queue), its variant.
+_Cand = tuple[WorkloadInfo, Cohort | None, int]
 # CandidatesOrdering without admission fair sharing: evicted first, other
 # ClusterQueues first, lower priority, more recently reserved, UID.
 _OrderKey = tuple[int, int, int, float, str]
@@ -122,18 +124,41 @@ class Preemptor:
         self.lq_usage = lq_usage
         self._cq_lists: dict[int, list[ClusterQueueState]] = {}
         self._cohort_lists: dict[int, list[Cohort]] = {}
+        # The last simulation's question and targets (see simulate), and
+        # whether the last search met candidates its order could not tell apart.
+        self._memo: tuple[WorkloadInfo, ClusterQueueState, FR, int, list[Target]] | None = None
+        self._ties = False
 
     # ------------------------------------------------------------ ordering
     def _order_key(self, cq_name: str) -> Callable[[WorkloadInfo], _OrderKey]:
         now = self.now
 
         def key(w: WorkloadInfo) -> _OrderKey:
+            # is_evicted and quota_reservation_time in one walk of the
+            # conditions (the first of each type, as find_condition): every
+            # holder of the cohort may be a candidate.
+            obj = w.obj
+            evicted = 1
+            reserved = now
+            st = obj.status
+            if st is not None and st.conditions:
+                seen_evicted = seen_reserved = False
+                for c in st.conditions:
+                    t = c.type
+                    if t == "Evicted" and not seen_evicted:
+                        seen_evicted = True
+                        if c.status == "True":
+                            evicted = 0
+                    elif t == "QuotaReserved" and not seen_reserved:
+                        seen_reserved = True
+                        if c.status == "True" and c.last_transition_time is not None:
+                            reserved = c.last_transition_time
             return (
-                0 if is_evicted(w.obj) else 1,
+                evicted,
                 1 if w.cluster_queue == cq_name else 0,
                 w.priority,
-                -quota_reservation_time(w.obj, now).timestamp(),
-                w.uid,
+                -reserved.timestamp(),
+                obj.metadata.uid,
             )
 
         return key
@@ -165,6 +190,26 @@ class Preemptor:
 
         items.sort(key=cmp_to_key(compare))
 
+    def _sorted_split(
+        self, lst: list[_Cand], key: Callable[[WorkloadInfo], _OrderKey]
+    ) -> tuple[list[_Cand], list[_Cand]]:
+        """Classical candidates in CandidatesOrdering, split into the evicted
+        (a prefix: the order puts them first) and the others."""
+        if self.lq_usage is not None:
+            if len(lst) > 1:
+                self._sort(lst, key, _first)
+            ev = [e for e in lst if is_evicted(e[0].obj)]
+            return ev, [e for e in lst if not is_evicted(e[0].obj)]
+        # Each key computed once, its first field telling the evicted; the
+        # position keeps the sort stable and never lets an entry be compared.
+        dec = sorted([(key(e[0]), i, e) for i, e in enumerate(lst)])
+        if not self._ties:
+            for j in range(1, len(dec)):
+                if dec[j - 1][0] == dec[j][0]:
+                    self._ties = True
+                    break
+        return [d[2] for d in dec if d[0][0] == 0], [d[2] for d in dec if d[0][0] != 0]
+
     def _active_cqs(self, cohort: Cohort) -> list[ClusterQueueState]:
         # A preemptor lives for one cycle, in which the tree's shape and the
         # queues' activity stay put: sort each cohort's children once.
@@ -195,6 +240,12 @@ class Preemptor:
     def get_targets(
         self, wl: WorkloadInfo, cq: ClusterQueueState, frs_need: frozenset[FR], usage: Usage
     ) -> list[Target]:
+        m, self._memo = self._memo, None
+        if m is not None and m[0] is wl and m[1] is cq:
+            fr, qty = m[2], m[3]
+            if frs_need == frozenset((fr,)) and usage == {fr: qty}:
+                return list(m[4])
+        self._ties = False
         if self.fair:
             return self._fair(wl, cq, frs_need, usage)
         return self._classical(wl, cq, frs_need, usage)
@@ -202,16 +253,32 @@ class Preemptor:
     def simulate(
         self, wl: WorkloadInfo, cq: ClusterQueueState, fr: FR, qty: int
     ) -> tuple[int, int]:
-        """The preemption oracle: can preemption make room for qty of fr?"""
+        """The preemption oracle: can preemption make room for qty of fr?
+
+        The cycle asks get_targets the same question of the assignment this
+        answer decided, right after (one flavor, one resource: the common
+        case): the targets are kept for it (until forget, at the next
+        assignment). The answer is the same by construction: nothing changes
+        in between (the removals below are put back exactly), and a search
+        that met candidates its order could not tell apart, whose outcome the
+        order of the holders' dicts (which a search moves) could decide, or a
+        fair-sharing or admission-fair-sharing search, is not kept."""
         targets = self.get_targets(wl, cq, frozenset((fr,)), {fr: qty})
+        keep = not (self.fair or self.lq_usage is not None or self._ties)
         if not targets:
+            self._memo = (wl, cq, fr, qty, targets) if keep else None
             return NO_CANDIDATES, lowest_fitting_subtree(cq.node, fr, qty)[0]
         revert = self.snap.simulate_removal(t.info for t in targets)
         borrow = lowest_fitting_subtree(cq.node, fr, qty)[0]
         revert()
+        self._memo = (wl, cq, fr, qty, targets) if keep else None
         if any(t.info.cluster_queue == cq.name for t in targets):
             return PREEMPT, borrow
         return RECLAIM, borrow
+
+    def forget(self) -> None:
+        """Drop the kept simulation: the state may change from here."""
+        self._memo = None
 
     # ------------------------------------------------------------ fitting
     def _fits(self, cq: ClusterQueueState, usage: Usage, allow_borrowing: bool) -> bool:
@@ -271,42 +338,43 @@ class Preemptor:
         self, wl: WorkloadInfo, cq: ClusterQueueState, frs: frozenset[FR], usage: Usage
     ) -> list[Target]:
         # (workload, lca, variant)
-        same: list[tuple[WorkloadInfo, Cohort | None, int]] = []
+        same: list[_Cand] = []
         if cq.preemption.within_cluster_queue != "Never":
             for cand in cq.workloads.values():
                 v = self._classify(wl, cq, cand, frs, False)
                 if v:
                     same.append((cand, None, v))
-        hier: list[tuple[WorkloadInfo, Cohort | None, int]] = []
-        prio: list[tuple[WorkloadInfo, Cohort | None, int]] = []
+        hier: list[_Cand] = []
+        prio: list[_Cand] = []
+        bwc = cq.preemption.borrow_within_cohort
+        bwc_forbidden = bwc is None or bwc.policy == "Never"
+        # Without borrowWithinCohort, a queue at or over its nominal quota tries
+        # with borrowing only (see attempts below), where a workload of another
+        # queue that may be reclaimed only without borrowing (every one under a
+        # subtree the preemptor has no advantage in) is never valid: those are
+        # not collected, sorted or walked. A queue borrowing while others wait
+        # would otherwise scan every holder of the cohort each time it is tried.
+        borrow_only = bwc_forbidden and not self._under_nominal(cq, frs)
         node = cq.node
         if node.parent is not None and cq.preemption.reclaim_within_cohort != "Never":
             advantage, remaining = fits_in_quota(node, usage)
             previous: Cohort | None = None
             for root in node.path_to_root():
-                into = hier if advantage else prio
-                self._collect(wl, cq, frs, root, root, previous, advantage, into)
+                if advantage or not borrow_only:
+                    into = hier if advantage else prio
+                    self._collect(wl, cq, frs, root, root, previous, advantage, into)
                 fits, remaining = fits_in_quota(root, remaining)
                 advantage = advantage or fits
                 previous = root
+        if not (same or hier or prio):
+            return []  # nothing to try (the attempts below would find nothing)
         key = self._order_key(cq.name)
-        for lst in (same, prio, hier):
-            if len(lst) > 1:
-                self._sort(lst, key, _first)
-
-        def split(
-            lst: list[tuple[WorkloadInfo, Cohort | None, int]],
-        ) -> tuple[list[tuple[WorkloadInfo, Cohort | None, int]], ...]:
-            ev = [e for e in lst if is_evicted(e[0].obj)]
-            return ev, [e for e in lst if not is_evicted(e[0].obj)]
-
-        (he, hn), (pe, pn), (se, sn) = split(hier), split(prio), split(same)
+        split = self._sorted_split
+        (he, hn), (pe, pn), (se, sn) = split(hier, key), split(prio, key), split(same, key)
         candidates = he + pe + se + hn + pn + sn
 
-        bwc = cq.preemption.borrow_within_cohort
-        bwc_forbidden = bwc is None or bwc.policy == "Never"
         no_other = not hier and not prio
-        if no_other or (bwc_forbidden and not self._under_nominal(cq, frs)):
+        if no_other or borrow_only:
             attempts = (True,)
         elif bwc_forbidden and not hier:
             attempts = (False, True)
@@ -371,7 +439,7 @@ class Preemptor:
         subtree_root: Cohort,
         skip: Cohort | None,
         advantage: bool,
-        out: list[tuple[WorkloadInfo, Cohort | None, int]],
+        out: list[_Cand],
     ) -> None:
         for child in self._child_cohorts(current):
             if child is skip or within_nominal(child, frs):
@@ -495,7 +563,7 @@ class Preemptor:
         return False, targets
 
 
-def _first(e: tuple[WorkloadInfo, Cohort | None, int]) -> WorkloadInfo:
+def _first(e: _Cand) -> WorkloadInfo:
     return e[0]
 
 

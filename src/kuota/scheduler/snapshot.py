@@ -9,8 +9,10 @@ so a cycle costs what its heads touch, not the size of the world.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import is_
+from typing import Any
 
 from kuota.api.kueue.types import ClusterQueuePreemption, FlavorFungibility, ResourceFlavor
 from kuota.quota.tree import (
@@ -81,6 +83,54 @@ class Snapshot:
     # Admitted condition only changes as the core files it again (removed
     # and added), so the others stay admitted while held.
     lq_unadmitted: dict[str, dict[str, WorkloadInfo]] = field(default_factory=dict)
+    # For holders_current, per LocalQueue it has checked: the holders found
+    # not current, and the workloads whose holding or current info
+    # (AdmissionCore.infos, a CurrentInfos) changed since, so that a status
+    # write looks again at what changed only. Off for good once a workload was
+    # held in two LocalQueues at once (its queue name changed while held),
+    # which the bookkeeping by queue cannot follow.
+    _lq_stale: dict[str, set[str]] = field(default_factory=dict)
+    _lq_dirty: dict[str, set[str]] = field(default_factory=dict)
+    _lq_follow: bool = True
+
+    def _lq_touch(self, lq: str, key: str) -> None:
+        dirty = self._lq_dirty.get(lq)
+        if dirty is None:
+            return  # not checked yet (or forgotten): its next check looks at all
+        dirty.add(key)
+        if len(dirty) > 2 * len(self.by_lq.get(lq, ())) + 64:
+            del self._lq_dirty[lq], self._lq_stale[lq]  # a full look is as cheap
+
+    def info_changed(self, key: str) -> None:
+        """The current info of workload ``key`` changed (see CurrentInfos)."""
+        lq = self._lq_of.get(key)
+        if lq is not None:
+            self._lq_touch(lq, key)
+
+    def holders_current(self, lq: str, infos: Mapping[str, WorkloadInfo]) -> bool:
+        """Is every quota holder of the LocalQueue the current info of its
+        workload (an absent one counts as current)?"""
+        held = self.by_lq.get(lq)
+        if not held:
+            return True
+        stale = self._lq_stale.get(lq) if self._lq_follow else None
+        if stale is None:
+            # Mapped in C: a LocalQueue may hold thousands.
+            if all(map(is_, map(infos.get, held, held.values()), held.values())):
+                stale = set()
+            else:
+                stale = {k for k, i in held.items() if infos.get(k, i) is not i}
+            self._lq_stale[lq], self._lq_dirty[lq] = stale, set()
+            return not stale
+        dirty = self._lq_dirty[lq]
+        for k in dirty:
+            i = held.get(k)
+            if i is not None and infos.get(k, i) is not i:
+                stale.add(k)
+            else:
+                stale.discard(k)
+        dirty.clear()
+        return not stale
 
     def add_workload(self, info: WorkloadInfo) -> None:
         cq = self.cqs[info.cluster_queue or ""]
@@ -98,7 +148,11 @@ class Snapshot:
         else:
             cq.unadmitted[info.key] = info
         lq = f"{info.namespace}/{info.queue_name}"
+        was_in = self._lq_of.get(info.key)
+        if was_in is not None and was_in != lq:
+            self._lq_follow = False
         self._lq_of[info.key] = lq
+        self._lq_touch(lq, info.key)
         held = self.by_lq.setdefault(lq, {})
         prev = held.get(info.key)
         if prev is not None:
@@ -120,6 +174,8 @@ class Snapshot:
         cq.unadmitted.pop(info.key, None)
         remove_usage(cq.node, info.usage())
         lq = self._lq_of.pop(info.key, None)
+        if lq is not None:
+            self._lq_touch(lq, info.key)
         held = self.by_lq.get(lq) if lq is not None else None
         if held is not None:
             was = held.pop(info.key, None)
@@ -196,3 +252,37 @@ def take_from(acc: dict[FR, int], usage: Usage) -> None:
             acc[fr] = left
         else:
             del acc[fr]  # absent, as in a sum over the holders
+
+
+_ABSENT: Any = object()
+
+
+class CurrentInfos(dict[str, WorkloadInfo]):
+    """The admission core's current info of each workload (AdmissionCore.infos):
+    a dict that tells the snapshot of every change, for holders_current. Only
+    the writes the core makes are allowed (others would slip past)."""
+
+    __slots__ = ("_snap",)
+
+    def __init__(self, snap: Snapshot) -> None:
+        super().__init__()
+        self._snap = snap
+
+    def __setitem__(self, key: str, value: WorkloadInfo) -> None:
+        super().__setitem__(key, value)
+        self._snap.info_changed(key)
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self._snap.info_changed(key)
+
+    def pop(self, key: str, default: Any = _ABSENT) -> Any:  # type: ignore[override]
+        self._snap.info_changed(key)
+        if default is _ABSENT:
+            return super().pop(key)
+        return super().pop(key, default)
+
+    def _refused(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("CurrentInfos: only item assignment, del and pop are followed")
+
+    clear = popitem = setdefault = update = __ior__ = _refused  # type: ignore[assignment]
