@@ -290,7 +290,8 @@ class ClusterQueueQueue:
 
     def has_active(self) -> bool:
         """Is anything waiting to be a head (after any pending wake)?"""
-        self.flush_wake()
+        if self._wake is not None:
+            self.flush_wake()
         return self._n_active > 0
 
     def get_active(self, key: str) -> WorkloadInfo | None:
@@ -313,8 +314,10 @@ class ClusterQueueQueue:
                 self._unqueue(key)
 
     def pop(self) -> WorkloadInfo | None:
+        self.pop_cycle += 1  # an empty pop counts too, as Kueue's Pop
+        if self._wake is None and self._n_active == 0:
+            return None  # nothing active (every queue is popped each cycle)
         self.flush_wake()
-        self.pop_cycle += 1
         info = self._pop_by_usage() if self.lq_usage is not None else self._pop()
         if info is not None:
             self.inflight[info.key] = info
