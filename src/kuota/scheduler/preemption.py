@@ -294,17 +294,17 @@ class Preemptor:
         self, cq: ClusterQueueState, usage: Usage, targets: list[Target], allow_borrowing: bool
     ) -> list[Target]:
         for i in range(len(targets) - 2, -1, -1):
-            self.snap.add_workload(targets[i].info)
+            self.snap.put(targets[i].info)
             if self._fits(cq, usage, allow_borrowing):
                 targets[i] = targets[-1]
                 targets.pop()
             else:
-                self.snap.remove_workload(targets[i].info)
+                self.snap.take(targets[i].info)
         return targets
 
     def _restore(self, targets: list[Target]) -> None:
         for t in targets:
-            self.snap.add_workload(t.info)
+            self.snap.put(t.info)
 
     # ------------------------------------------------------------ classical
     def _classify(
@@ -389,7 +389,7 @@ class Preemptor:
                 cand_cq = self.snap.cq_of(cand)
                 if cand_cq is None:
                     continue
-                self.snap.remove_workload(cand)
+                self.snap.take(cand)
                 targets.append(Target(cand, _VARIANT_REASON[variant], cand_cq))
                 if self._fits(cq, usage, allow_borrowing):
                     targets = self._fill_back(cq, usage, targets, allow_borrowing)
@@ -514,14 +514,14 @@ class Preemptor:
         for target in ordering.iter():
             if target is cq:
                 w = ordering.pop(target)
-                self.snap.remove_workload(w)
+                self.snap.take(w)
                 targets.append(Target(w, IN_CLUSTER_QUEUE, target))
                 if self._fits_fs(cq, usage):
                     return True, targets, []
                 continue
             if within:
                 w = ordering.pop(target)
-                self.snap.remove_workload(w)
+                self.snap.take(w)
                 targets.append(Target(w, IN_COHORT_RECLAMATION, target))
                 if self._fits_fs(cq, usage):
                     return True, targets, []
@@ -535,7 +535,7 @@ class Preemptor:
                 w = ordering.pop(target)
                 target_new = ordering.share_after_removal(target, w)
                 if _strategy(strategy, new_share, old_share, target_new):
-                    self.snap.remove_workload(w)
+                    self.snap.take(w)
                     targets.append(Target(w, IN_COHORT_FAIR_SHARING, target))
                     if self._fits_fs(cq, usage):
                         return True, targets, []
@@ -555,7 +555,7 @@ class Preemptor:
             new_share, old_share = ordering.shares(target)
             w = ordering.pop(target)
             if compare_drs(new_share, old_share) < 0:
-                self.snap.remove_workload(w)
+                self.snap.take(w)
                 targets.append(Target(w, IN_COHORT_FAIR_SHARING, target))
                 if self._fits_fs(cq, usage):
                     return True, targets

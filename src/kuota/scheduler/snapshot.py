@@ -204,6 +204,23 @@ class Snapshot:
 
         return revert
 
+    def take(self, info: WorkloadInfo) -> None:
+        """remove_workload for a what-if that put() undoes before anything
+        reads the status sums (the preemption search): the usage and the
+        place among the preemption candidates only."""
+        cq = self.holders.pop(info.key, None)
+        if cq is None:
+            return
+        cq.workloads.pop(info.key, None)
+        remove_usage(cq.node, info.usage())
+
+    def put(self, info: WorkloadInfo) -> None:
+        """Undo take(): back last among its queue's holders, as a re-add."""
+        cq = self.cqs[info.cluster_queue or ""]
+        cq.workloads[info.key] = info
+        self.holders[info.key] = cq
+        add_usage(cq.node, info.usage())
+
     def lift(self, infos: Iterable[WorkloadInfo]) -> Callable[[], None]:
         """Take quota holders out for a what-if (Kueue's SimulateWorkloadRemoval):
         their usage and their places among the preemption candidates. The
