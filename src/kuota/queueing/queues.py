@@ -281,13 +281,6 @@ class ClusterQueueQueue:
         g = self._group_for(info)
         self._push(info, g, now is not None and backoff_expired(info, now))
 
-    def remove_active(self, key: str) -> bool:
-        e = self._queued.get(key)
-        if e is None or e[2].parked:
-            return False
-        self._unqueue(key)
-        return True
-
     def has_active(self) -> bool:
         """Is anything waiting to be a head (after any pending wake)?"""
         if self._wake is not None:
