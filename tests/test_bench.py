@@ -221,3 +221,27 @@ def test_figures_of_a_hand_computed_world() -> None:
     assert r.ratio_to_bound == pytest.approx(2.0 / 1.5)
     tta = r.time_to_admission_ms["w"]
     assert tta["mean"] == pytest.approx(800 / 3) and tta["p95"] == pytest.approx(800)
+
+
+def test_several_worlds_run_each_in_a_process_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each world's figures are its own: the same as when it runs alone, and
+    # its CPU time and peak memory not grown by the worlds before it.
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(json.dumps(TINY))
+    both, alone = tmp_path / "both.json", tmp_path / "alone.json"
+    r = CliRunner().invoke(main, ["bench", str(cfg), "--json", str(alone)])
+    assert r.exit_code == 0, r.output
+
+    def not_here(*args: object, **kwargs: object) -> None:
+        raise AssertionError("ran in the calling process")
+
+    monkeypatch.setattr("kuota.cli.bench.run_bench", not_here)
+    r = CliRunner().invoke(main, ["bench", str(cfg), str(cfg), "--json", str(both)])
+    assert r.exit_code == 0, r.output
+    first, second = json.loads(both.read_text())
+    single = json.loads(alone.read_text())
+    keys = ("wall_s", "admissions", "evictions", "mean_cq_usage", "time_to_admission_ms")
+    assert [{k: d[k] for k in keys} for d in (first, second)] == [{k: single[k] for k in keys}] * 2
+    assert first["peak_rss_mib"] > 0 and second["peak_rss_mib"] > 0

@@ -4,6 +4,10 @@ embedded control plane, with Kueue's published figures beside kuota's."""
 from __future__ import annotations
 
 import json
+import multiprocessing
+import queue as queue_mod
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +16,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kuota.runtime import gcpolicy
 from kuota.sim.bench import BenchResult, run_bench
-from kuota.sim.benchgen import BenchConfigError, load
+from kuota.sim.benchgen import BenchConfigError, GeneratorConfig, load
 
 # Kueue's published figures (minimalkueue on envtest, mean of its calibration
 # runs; ../shared/bench/README.md), by config file name.
@@ -93,12 +98,14 @@ def bench(configs: tuple[str, ...], real_time: bool, json_path: str | None) -> N
     """Run Kueue scheduler-performance worlds (generator configs) and report."""
     console = Console()
     results: list[BenchResult] = []
-    for path in configs:
+    gens: list[GeneratorConfig] = []
+    for path in configs:  # every config is checked before any runs
         try:
-            gen = load(path)
+            gens.append(load(path))
         except BenchConfigError as err:
             click.echo(f"error: {err}", err=True)
             raise SystemExit(1) from None
+    for path, gen in zip(configs, gens, strict=True):
         name = Path(path).stem
         with Progress(
             TextColumn(f"{name}"),
@@ -114,8 +121,44 @@ def bench(configs: tuple[str, ...], real_time: bool, json_path: str | None) -> N
             def progress(done: int, total: int, task: Any = task) -> None:
                 bar.update(task, completed=done, total=total)
 
-            results.append(run_bench(gen, name=name, real_time=real_time, on_progress=progress))
+            if len(configs) == 1:
+                results.append(run_bench(gen, name=name, real_time=real_time, on_progress=progress))
+            else:
+                results.append(_isolated(gen, name, real_time, progress))
     render(results, console)
     if json_path:
         doc: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
         Path(json_path).write_text(json.dumps(doc, indent=2) + "\n")
+
+
+_PROGRESS: Any = None
+
+
+def _init_worker(q: Any) -> None:
+    global _PROGRESS
+    _PROGRESS = q
+    gcpolicy.tune()  # a spawned worker starts with the default pace
+
+
+def _run_in_worker(gen: GeneratorConfig, name: str, real_time: bool) -> BenchResult:
+    def progress(done: int, total: int) -> None:
+        _PROGRESS.put_nowait((done, total))
+
+    return run_bench(gen, name=name, real_time=real_time, on_progress=progress)
+
+
+def _isolated(
+    gen: GeneratorConfig, name: str, real_time: bool, progress: Callable[[int, int], None]
+) -> BenchResult:
+    """One world in a process of its own: its CPU time and peak memory are
+    its own, not grown by the worlds run before it in the same process."""
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    with ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_worker, initargs=(q,)) as pool:
+        fut = pool.submit(_run_in_worker, gen, name, real_time)
+        while not fut.done():
+            try:
+                progress(*q.get(timeout=0.1))
+            except queue_mod.Empty:
+                continue
+        return fut.result()
