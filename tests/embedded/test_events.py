@@ -142,3 +142,26 @@ def test_a_repeat_is_a_new_version_of_the_event_that_watchers_see() -> None:
     assert int(again.metadata.resource_version) > int(first.metadata.resource_version)
     seen = [(ev.type, ev.object.count) for ev in watch.poll() if ev.type != "BOOKMARK"]
     assert seen == [("MODIFIED", 2)]
+
+
+def test_two_events_of_one_object_at_one_instant_get_client_go_names() -> None:
+    # client-go's names: the object's name and the instant in hex nanoseconds,
+    # then a sequence number when the instant repeats; the second name is
+    # taken at once, without a create the store refuses first.
+    clock = VirtualClock(T0)
+    store = MemoryStore(clock.now)
+    creates: list[str] = []
+    create = store.create
+
+    def counting(obj: Any) -> Any:
+        creates.append(obj.metadata.name)
+        return create(obj)
+
+    store.create = counting  # type: ignore[method-assign]
+    rec = EventRecorder(store, clock)
+    w = create(job("team", "j", 1))
+    rec.event(w, "Normal", "QuotaReserved", "reserved", "test")
+    rec.event(w, "Normal", "Admitted", "admitted", "test")
+    base = f"j.{int(T0.timestamp()) * 10**9:x}"
+    assert sorted(e.metadata.name for e in store.list(EVENT, "team").items) == [base, base + "0"]
+    assert creates == [base, base + "0"]

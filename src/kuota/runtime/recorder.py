@@ -45,6 +45,10 @@ class EventRecorder:
         # Live events, oldest lastTimestamp first: key -> stored Event.
         self._live: OrderedDict[_Key, Event] = OrderedDict()
         self._seq = itertools.count()
+        # The names this recorder created at the current instant: a second
+        # event of one object at one instant (QuotaReserved and Admitted)
+        # takes the suffixed name at once instead of after a refused create.
+        self._taken: tuple[Any, set[tuple[str, str]]] = (None, set())
 
     def event(self, obj: Any, type_: EventType, reason: str, message: str, component: str) -> None:
         """Record that ``reason`` happened to ``obj`` (any API object)."""
@@ -93,12 +97,18 @@ class EventRecorder:
             source=EventSource(component=component),
             reporting_component=component,
         )
+        if self._taken[0] != now:
+            self._taken = (now, set())
+        taken = self._taken[1]
+        if (ns, ev.metadata.name) in taken:
+            ev.metadata.name = f"{m.name[:230]}.{nanos:x}{next(self._seq):x}"
         for _ in range(8):
             # A uid of its own, so that events (which a resumed run records
             # afresh) never shift the store's sequence of generated uids.
             ev.metadata.uid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"event:{ns}/{ev.metadata.name}"))
             try:
                 self._live[key] = self.store.create(ev)
+                taken.add((ns, ev.metadata.name))
                 return
             except AlreadyExists:
                 ev.metadata.name = f"{m.name[:230]}.{nanos:x}{next(self._seq):x}"
