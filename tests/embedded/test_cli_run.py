@@ -263,3 +263,13 @@ def test_jobs_are_managed_only_when_the_configuration_enables_batch_job(tmp_path
     assert "batch/job is not in the Configuration's integrations.frameworks" in out
     r = CliRunner().invoke(main, ["get", "workloads", "-A", "--state", str(state)])
     assert "No resources found" in r.output
+
+
+def test_a_state_path_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    f = tmp_path / "state.txt"
+    f.write_text("not a journal")
+    r = CliRunner().invoke(main, ["run", str(WORLDS / "small.yaml"), "--state", str(f)])
+    assert r.exit_code == 2
+    assert f"--state {f}: not a directory" in r.output
+    assert "Traceback" not in r.output and "Errno" not in r.output
+    assert f.read_text() == "not a journal"  # left as it was

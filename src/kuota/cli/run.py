@@ -80,8 +80,11 @@ def run_world(
             openshift=world.openshift,
             scheduler=world.scheduler,
         )
-    except (StoreError, OSError) as err:
+    except StoreError as err:
         console.print(f"error: {state}: {err}", markup=False)
+        return 2
+    except OSError as err:
+        console.print(f"error: --state {state}: {err.strerror or err}", markup=False)
         return 2
     for name in cp.unsimulated_frameworks:
         console.print(

@@ -22,6 +22,7 @@ the new one.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
@@ -129,6 +130,10 @@ class Journal:
     def __init__(self, directory: str | Path, snapshot_every: int = 50_000) -> None:
         self.directory = Path(directory)
         self.snapshot_every = snapshot_every
+        if self.directory.exists() and not self.directory.is_dir():
+            raise NotADirectoryError(
+                errno.ENOTDIR, "not a directory (the state is a directory of journal files)"
+            )
         self.directory.mkdir(parents=True, exist_ok=True)
         self._lock_fd: int | None = self._lock()
         self._buffer = bytearray()
