@@ -156,15 +156,20 @@ _QUANTITY_OF_TEXT: dict[str, Quantity] = {}
 _QUANTITY_CACHE_SIZE = 4096
 
 
+def quantity_of(text: str) -> Quantity:
+    """The Quantity of a text, one object per text (see _QUANTITY_OF_TEXT)."""
+    q = _QUANTITY_OF_TEXT.get(text)
+    if q is None:
+        q = Quantity.from_value(text)
+        if len(_QUANTITY_OF_TEXT) < _QUANTITY_CACHE_SIZE:
+            _QUANTITY_OF_TEXT[text] = q
+    return q
+
+
 def dec_hook(typ: type, obj: Any) -> Any:
     if typ is Quantity:
         if type(obj) is str:
-            q = _QUANTITY_OF_TEXT.get(obj)
-            if q is None:
-                q = Quantity.from_value(obj)
-                if len(_QUANTITY_OF_TEXT) < _QUANTITY_CACHE_SIZE:
-                    _QUANTITY_OF_TEXT[obj] = q
-            return q
+            return quantity_of(obj)
         return Quantity.from_value(obj)
     raise NotImplementedError(f"cannot decode {typ!r}")
 

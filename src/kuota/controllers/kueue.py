@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from kuota.api.base import quantity_of
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
@@ -450,25 +451,11 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
     return mine
 
 
-# Quantities are immutable: one per text (queue statuses repeat a few
-# totals every instant). Bounded, as the decoder's cache is.
-_QUANTITY_OF_TEXT: dict[str, Quantity] = {}
-
-
-def _quantity(text: str) -> Quantity:
-    q = _QUANTITY_OF_TEXT.get(text)
-    if q is None:
-        q = Quantity.from_value(text)
-        if len(_QUANTITY_OF_TEXT) < 4096:
-            _QUANTITY_OF_TEXT[text] = q
-    return q
-
-
 def _usage_list(usage: FlavorUsage, lq: bool) -> list[Any] | None:
     out: list[Any] = []
     for flavor in sorted(usage):
         res = [
-            kt.ResourceUsage(name=r, total=_quantity(q)) for r, q in sorted(usage[flavor].items())
+            kt.ResourceUsage(name=r, total=quantity_of(q)) for r, q in sorted(usage[flavor].items())
         ]
         out.append(
             kt.LocalQueueFlavorUsage(name=flavor, resources=res)

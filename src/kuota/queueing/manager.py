@@ -11,6 +11,9 @@ from datetime import datetime
 from kuota.queueing.queues import ClusterQueueQueue, LocalQueueEntry
 from kuota.quota.workload import WorkloadInfo
 
+# A pending tree wake: (epoch, time, namespace matcher, the tree's ClusterQueues).
+_TreeWake = tuple[int, datetime, Callable[[str, str], bool], Callable[[], list[str]]]
+
 
 class QueueManager:
     def __init__(self, equivalence_hashing: bool = True) -> None:
@@ -25,9 +28,7 @@ class QueueManager:
         # for one outside any cohort); the owner keeps it true and calls
         # settle_wakes before a tree changes shape.
         self.tree_of: Callable[[str], Hashable | None] = _no_tree
-        self._tree_wakes: dict[
-            Hashable, tuple[int, datetime, Callable[[str, str], bool], Callable[[], list[str]]]
-        ] = {}
+        self._tree_wakes: dict[Hashable, _TreeWake] = {}
         self._epochs = itertools.count(1)
 
     # -- ClusterQueues
@@ -226,12 +227,11 @@ class QueueManager:
         if not self._tree_wakes:
             return
         wakes, self._tree_wakes = self._tree_wakes, {}
-        for epoch, now, matches, members in wakes.values():
-            for name in members():
+        for w in wakes.values():
+            for name in w[3]():
                 q = self.cqs.get(name)
-                if q is not None and q.tree_wake < epoch:
-                    q.tree_wake = epoch
-                    _wake(q, now, matches)
+                if q is not None:
+                    _catch_up(q, w)
 
     def _cq(self, name: str) -> ClusterQueueQueue | None:
         """A queue, caught up with the wakes of its tree."""
@@ -239,10 +239,16 @@ class QueueManager:
         if q is not None and self._tree_wakes:
             tree = self.tree_of(name)
             w = self._tree_wakes.get(tree) if tree is not None else None
-            if w is not None and q.tree_wake < w[0]:
-                q.tree_wake = w[0]
-                _wake(q, w[1], w[2])
+            if w is not None:
+                _catch_up(q, w)
         return q
+
+
+def _catch_up(q: ClusterQueueQueue, w: _TreeWake) -> None:
+    """Carry out a tree wake on one of its queues, once."""
+    if q.tree_wake < w[0]:
+        q.tree_wake = w[0]
+        _wake(q, w[1], w[2])
 
 
 def _wake(

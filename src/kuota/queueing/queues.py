@@ -234,6 +234,10 @@ class ClusterQueueQueue:
         self._n_active += g.live
         del self._parked_groups[id(g)]
         self._groups.setdefault((g.lq, g.shape), g)
+        self._rearm(g)
+
+    def _rearm(self, g: _Group) -> None:
+        """Record the group's first live entry in its partition's heap."""
         top = _live_top(g.heap, self._queued)
         g.rec = top
         if top is not None:
@@ -268,10 +272,7 @@ class ClusterQueueQueue:
         info = self._unqueue(entry[4])
         assert info is not None
         if not g.dead:
-            top = _live_top(g.heap, self._queued)
-            g.rec = top
-            if top is not None:
-                heapq.heappush(tops, (top, g.gen, g))
+            self._rearm(g)
         return info
 
     # -- the active workloads
@@ -375,6 +376,7 @@ class ClusterQueueQueue:
         if key in self.inflight:
             self.inflight[key] = info
             return
+        alone = key in self.inadmissible
         old = self.inadmissible.get(key)
         if old is None:
             e = self._queued.get(key)
@@ -382,8 +384,9 @@ class ClusterQueueQueue:
                 old = e[1]
         if old is not None:
             if _same_for_queueing(old, info):
-                self._drop_inadmissible(key)
-                self.inadmissible[key] = info  # parked it stays, alone
+                if not alone:
+                    self._unqueue(key)  # out of its parked group
+                self.inadmissible[key] = info  # parked it stays, alone (in its place)
                 return
             self._drop_inadmissible(key)
         active = self.get_active(key) is not None

@@ -186,14 +186,14 @@ class AdmissionCore:
         # object, reclaimable pods and the LimitRanges/RuntimeClasses stay
         # (the store keeps the spec object across status writes, and every
         # status write files the workload again).
+        self._spec_podsets: dict[
+            str, tuple[kt.WorkloadSpec, int, dict[str, int], list[PodSetResources]]
+        ] = {}
         # Per namespace, LimitRange/RuntimeClass generation and pod template
         # (its msgpack bytes): one pod's requests and the resource check's
         # verdict (per podSet index, which its message names).
         self._per_pod_requests: dict[tuple[str, int, bytes], dict[str, int]] = {}
         self._template_checks: dict[tuple[str, int, bytes, int], str | None] = {}
-        self._spec_podsets: dict[
-            str, tuple[kt.WorkloadSpec, int, dict[str, int], list[PodSetResources]]
-        ] = {}
         self._ctxs: dict[str, tuple[int, RequestContext]] = {}
 
     def _cond(
