@@ -617,18 +617,13 @@ class AdmissionCore:
             and known[1] == self._ctx_gen
             and known[2] == rec
         ):
-            return [PodSetResources(p.name, p.count, dict(p.requests)) for p in known[3]]
+            return list(known[3])  # PodSetResources are never changed once made
         ns = wl.metadata.namespace
         podsets = podsets_from_spec(
             wl, self._ctx(ns), rec, per_pod=lambda ps: self._per_pod(ns, ps)
         )
-        self._spec_podsets[key] = (
-            wl.spec,
-            self._ctx_gen,
-            rec,
-            [PodSetResources(p.name, p.count, dict(p.requests)) for p in podsets],
-        )
-        return podsets
+        self._spec_podsets[key] = (wl.spec, self._ctx_gen, rec, podsets)
+        return list(podsets)
 
     def _template_key(self, namespace: str, ps: kt.PodSet) -> tuple[str, int, bytes]:
         return (namespace, self._ctx_gen, msgspec.msgpack.encode(ps.template, enc_hook=enc_hook))
