@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -500,8 +501,9 @@ class ClusterQueueQueue:
 
 
 def lq_key(info: WorkloadInfo) -> str:
-    """The workload's LocalQueue, "namespace/name"."""
-    return f"{info.namespace}/{info.queue_name}"
+    """The workload's LocalQueue, "namespace/name" (interned: the groups and
+    the LocalQueue entry that keep it share one string)."""
+    return sys.intern(f"{info.namespace}/{info.queue_name}")
 
 
 def _live_top(
@@ -535,7 +537,8 @@ class LocalQueueEntry:
     cluster_queue: str
     stopped: bool = False
     items: dict[str, WorkloadInfo] = field(default_factory=dict)
+    # "namespace/name", made once: every workload filed under it keeps it.
+    key: str = field(init=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        self.key = sys.intern(f"{self.namespace}/{self.name}")

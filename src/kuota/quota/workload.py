@@ -4,9 +4,11 @@ and its place in the queue. Kueue's pkg/workload Info, restated."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -84,16 +86,17 @@ class WorkloadInfo:
 
     __slots__ = (
         "_order",
+        "_order_ev",
         "_scheduling_hash",
         "_usage",
         "cluster_queue",
         "key",
         "last_assignment",
-        "min_counts",
         "obj",
         "podsets",
         "priority",
         "signature",
+        "spec_cache",
     )
 
     def __init__(
@@ -102,18 +105,28 @@ class WorkloadInfo:
         podsets: list[PodSetResources],
         priority: int,
         cluster_queue: str | None = None,
+        key: str | None = None,
     ) -> None:
-        self.key = f"{obj.metadata.namespace}/{obj.metadata.name}"
+        # ``key``: the caller's "namespace/name" string, shared, not rebuilt.
+        self.key = key or f"{obj.metadata.namespace}/{obj.metadata.name}"
         self.obj = obj
         self.podsets = podsets
         self.priority = priority
         self.cluster_queue = cluster_queue
-        self.min_counts = [ps.min_count for ps in obj.spec.pod_sets]
         self.last_assignment: object | None = None
         self.signature = _signature(obj)
         self._scheduling_hash: bytes | None = None
-        self._order: tuple[bool, tuple[int, datetime, str]] | None = None
+        self._order: tuple[int, datetime, str] | None = None
+        self._order_ev = False  # the eviction_timestamp ``_order`` was made for
         self._usage: Usage | None = None
+        # Whoever computed ``podsets`` from the spec may keep what they were
+        # computed from here, to reuse them for the next info of the same spec
+        # (a field, not a side table: nothing to forget, no per-key entry).
+        self.spec_cache: object | None = None
+
+    @property
+    def min_counts(self) -> list[int | None]:
+        return [ps.min_count for ps in self.obj.spec.pod_sets]
 
     def order_key(self, eviction_timestamp: bool) -> tuple[int, datetime, str]:
         """Where the workload ranks in its queue: (-priority, queue-order
@@ -122,10 +135,10 @@ class WorkloadInfo:
         changes with the workload's object, which the core then files again
         as a new info."""
         o = self._order
-        if o is None or o[0] != eviction_timestamp:
-            k = (-self.priority, queue_order_timestamp(self.obj, eviction_timestamp), self.uid)
-            o = self._order = (eviction_timestamp, k)
-        return o[1]
+        if o is None or self._order_ev != eviction_timestamp:
+            o = (-self.priority, queue_order_timestamp(self.obj, eviction_timestamp), self.uid)
+            self._order, self._order_ev = o, eviction_timestamp
+        return o
 
     @property
     def scheduling_hash(self) -> bytes:
@@ -152,9 +165,10 @@ class WorkloadInfo:
                         ps.topology_request,
                     )
                 )
-            h = self._scheduling_hash = msgspec.json.encode(
-                (self.priority, shapes), enc_hook=enc_hook
-            )
+            # A 128-bit digest of it: kept per queued workload, the encoded
+            # shape itself runs to hundreds of bytes.
+            enc = msgspec.json.encode((self.priority, shapes), enc_hook=enc_hook)
+            h = self._scheduling_hash = hashlib.blake2b(enc, digest_size=16).digest()
         return h
 
     @property
@@ -224,10 +238,13 @@ def _signature(wl: Workload) -> tuple[object, ...]:
     return (*conds, rec, wl.spec.active)
 
 
-def reclaimable_counts(wl: Workload) -> dict[str, int]:
+_NO_RECLAIMABLE: Mapping[str, int] = MappingProxyType({})
+
+
+def reclaimable_counts(wl: Workload) -> Mapping[str, int]:
     st = wl.status
     if st is None or not st.reclaimable_pods:
-        return {}
+        return _NO_RECLAIMABLE  # shared: kept per workload by the core
     return {rp.name: rp.count for rp in st.reclaimable_pods}
 
 
@@ -244,7 +261,11 @@ def podsets_from_spec(
     for ps in wl.spec.pod_sets:
         per_pod_req = per_pod(ps) if per_pod is not None else podset_requests(ps, ctx)
         count = max(0, ps.count - rec.get(ps.name, 0))
-        out.append(PodSetResources(ps.name, count, {r: v * count for r, v in per_pod_req.items()}))
+        if count == 1 and isinstance(per_pod_req, dict):
+            total = per_pod_req  # shared (with a cache of it): requests are never changed in place
+        else:
+            total = {r: v * count for r, v in per_pod_req.items()}
+        out.append(PodSetResources(ps.name, count, total))
     return out
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -75,6 +75,16 @@ from kuota.scheduler.views import (
 
 # Distinct pod templates whose requests and checks are kept (then forgotten at once).
 _TEMPLATE_CACHE = 10_000
+
+
+class _SpecPodSets(NamedTuple):
+    """What a workload's spec requests came from (see ``_build_info``)."""
+
+    spec: kt.WorkloadSpec
+    gen: int  # the LimitRange/RuntimeClass generation
+    reclaimable: Mapping[str, int]
+    podsets: list[PodSetResources]
+
 
 CLUSTER_SCOPED = frozenset(
     {
@@ -182,13 +192,6 @@ class AdmissionCore:
         # and its podSets only change with a new info.
         self._ctx_gen = 0
         self._invalid: dict[str, tuple[kt.WorkloadSpec, int, str | None]] = {}
-        # The requests computed from a workload's spec, kept while its spec
-        # object, reclaimable pods and the LimitRanges/RuntimeClasses stay
-        # (the store keeps the spec object across status writes, and every
-        # status write files the workload again).
-        self._spec_podsets: dict[
-            str, tuple[kt.WorkloadSpec, int, dict[str, int], list[PodSetResources]]
-        ] = {}
         # Per namespace, LimitRange/RuntimeClass generation and pod template
         # (its msgpack bytes): one pod's requests and the resource check's
         # verdict (per podSet index, which its message names).
@@ -598,32 +601,41 @@ class AdmissionCore:
                     p += int(boost)
         return p
 
-    def _build_info(self, wl: kt.Workload) -> WorkloadInfo:
+    def _build_info(self, key: str, wl: kt.Workload) -> WorkloadInfo:
+        # The requests computed from the spec are kept on the info while its
+        # spec object, reclaimable pods and the LimitRanges/RuntimeClasses stay
+        # (the store keeps the spec object across status writes, and every
+        # status write files the workload again); an admitted info carries
+        # them along for the workload's next time in a queue.
+        prev = self.infos.get(_key(wl.metadata.namespace, wl.metadata.name))
+        known = prev.spec_cache if prev is not None else None
         if has_quota_reservation(wl) and wl.status is not None and wl.status.admission is not None:
-            podsets = podsets_from_admission(wl)
-            cq = wl.status.admission.cluster_queue
-        else:
-            podsets = self._podsets_from_spec(wl)
-            cq = None
-        return WorkloadInfo(wl, podsets, self._priority(wl), cq)
-
-    def _podsets_from_spec(self, wl: kt.Workload) -> list[PodSetResources]:
-        key = _key(wl.metadata.namespace, wl.metadata.name)
+            info = WorkloadInfo(
+                wl,
+                podsets_from_admission(wl),
+                self._priority(wl),
+                wl.status.admission.cluster_queue,
+            )
+            info.spec_cache = known
+            return info
         rec = reclaimable_counts(wl)
-        known = self._spec_podsets.get(key)
         if (
-            known is not None
-            and known[0] is wl.spec
-            and known[1] == self._ctx_gen
-            and known[2] == rec
+            isinstance(known, _SpecPodSets)
+            and known.spec is wl.spec
+            and known.gen == self._ctx_gen
+            and known.reclaimable == rec
         ):
-            return list(known[3])  # PodSetResources are never changed once made
-        ns = wl.metadata.namespace
-        podsets = podsets_from_spec(
-            wl, self._ctx(ns), rec, per_pod=lambda ps: self._per_pod(ns, ps)
-        )
-        self._spec_podsets[key] = (wl.spec, self._ctx_gen, rec, podsets)
-        return list(podsets)
+            # Shared: neither the list nor its PodSetResources change once made.
+            podsets = known.podsets
+        else:
+            ns = wl.metadata.namespace
+            podsets = podsets_from_spec(
+                wl, self._ctx(ns), rec, per_pod=lambda ps: self._per_pod(ns, ps)
+            )
+            known = _SpecPodSets(wl.spec, self._ctx_gen, rec, podsets)
+        info = WorkloadInfo(wl, podsets, self._priority(wl), None, key)
+        info.spec_cache = known
+        return info
 
     def _template_key(self, namespace: str, ps: kt.PodSet) -> tuple[str, int, bytes]:
         return (namespace, self._ctx_gen, msgspec.msgpack.encode(ps.template, enc_hook=enc_hook))
@@ -683,7 +695,7 @@ class AdmissionCore:
         if is_finished(wl):
             self._forget_workload(key)
             return
-        info = self._build_info(wl)
+        info = self._build_info(key, wl)
         if prev is not None:
             info.last_assignment = prev.last_assignment
         if has_quota_reservation(wl) and info.cluster_queue is not None:
@@ -773,7 +785,6 @@ class AdmissionCore:
         self.queues.delete(key)
         self._pending_evictions.pop(key, None)
         self._invalid.pop(key, None)
-        self._spec_podsets.pop(key, None)
         if info is not None and key in self.snap.holders:
             self._release(info)
 
@@ -850,7 +861,7 @@ class AdmissionCore:
         self.queues.delete(info.key)
         # The cycle held the assignment's usage in the tree for the rest of the
         # cycle; the workload now holds it for real.
-        new = self._build_info(wl)
+        new = self._build_info(info.key, wl)
         self.infos[info.key] = new
         self.snap.add_workload(new)
         if self.afs is not None:
