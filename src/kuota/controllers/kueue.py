@@ -58,9 +58,13 @@ WATCHED: tuple[ResourceType, ...] = (
 # Conditions written by others (the job integration); the core only reads them.
 EXTERNAL_CONDITIONS = frozenset({"PodsReady", "Finished"})
 TIMERS = "@timers"
+QUEUE_STATUS = "@queue-status"  # the batched write of the queue statuses
 COMPONENT = "kueue-admission"  # the source Kueue's scheduler records events as
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
-QUEUE_STATUS_PERIOD = timedelta(seconds=1)  # real time: queue statuses at least this often
+# Kueue's UpdatesBatchPeriod: a workload event asks for its queues' status
+# reconcile one period later (AddAfter), so the writes come at most about once
+# per period; busy in real time, they still come at least that often.
+QUEUE_STATUS_PERIOD = timedelta(seconds=1)
 QUIET_CYCLES = 3  # as AdmissionCore.settle: requeued heads may fit once all flavors are tried
 
 _CQ_MESSAGES = {"Ready": "Can admit new workloads"}
@@ -142,6 +146,9 @@ class KueueController:
                 self._lqs_dirty.update(core.lq_objs)
             self.wake()
             self.flush()
+            return None
+        if ref == QUEUE_STATUS:
+            self.flush_queues()
             return None
         rtype, key = _split(ref)
         obj = mgr.informer(rtype).get(key)
@@ -231,7 +238,7 @@ class KueueController:
         self._synced = True
         self._advance()
         if not self.auto_schedule or self._quiet >= QUIET_CYCLES:
-            self.flush_queues()
+            self._flush_queues_batched()
             self._schedule_timer()
             return False
         self._flush_queues_if_due()
@@ -311,8 +318,22 @@ class KueueController:
         if self._queues_flushed is None or now - self._queues_flushed >= QUEUE_STATUS_PERIOD:
             self.flush_queues()
 
+    def _flush_queues_batched(self) -> None:
+        """At a settled instant: write the queue statuses now if the last
+        write is a period old, else when it will be (Kueue batches them the
+        same way: one reconcile per queue per UpdatesBatchPeriod)."""
+        if not (self._cqs_dirty or self._lqs_dirty):
+            return
+        _, mgr = self._parts()
+        last = self._queues_flushed
+        if last is None or mgr.clock.now() - last >= QUEUE_STATUS_PERIOD:
+            self.flush_queues()
+        else:
+            mgr.enqueue_at(self.name, QUEUE_STATUS, last + QUEUE_STATUS_PERIOD)
+
     def flush_queues(self) -> None:
         _, mgr = self._parts()
+        mgr.cancel_timer(self.name, QUEUE_STATUS)
         self._queues_flushed = mgr.clock.now()
         for name in sorted(self._cqs_dirty):
             self._write_cluster_queue(name)

@@ -1,0 +1,98 @@
+"""Queue statuses follow Kueue's UpdatesBatchPeriod (one second): a stream of
+workload changes at many instants gives at most one ClusterQueue and one
+LocalQueue status write per second of (virtual) time, the first change is
+written at once, and the last state always reaches the store."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from kuota.api.kueue import types as kt
+from kuota.embedded.controlplane import ControlPlane
+from kuota.sim.bench import T0, Runner, default_config
+from kuota.sim.benchgen import Arrival, generate, parse, workload
+
+LQ = (kt.GROUP, "LocalQueue")
+CQ = (kt.GROUP, "ClusterQueue")
+
+
+def _world() -> tuple[ControlPlane, str]:
+    world = generate(
+        parse(
+            {
+                "cohorts": [
+                    {
+                        "className": "c",
+                        "count": 1,
+                        "queuesSets": [{"className": "q", "count": 1, "nominalQuota": 1}],
+                    }
+                ]
+            }
+        ),
+        T0,
+    )
+    cp = ControlPlane(default_config(), T0, cluster=False)
+    cp.mgr.recorder.enabled = False
+    cp.mgr.add(Runner())
+    cp.create(world.objects)
+    cp.mgr.run_until_idle()
+    return cp, world.objects[-1].metadata.namespace
+
+
+def _status_writes(cp: ControlPlane, kind: str) -> list[tuple[Any, Any]]:
+    """(clock time, status) of every status write of that kind, as it happens."""
+    seen: list[tuple[Any, Any]] = []
+    rtype = LQ if kind == "LocalQueue" else CQ
+
+    def on_change(etype: str, obj: Any, old: Any | None) -> None:
+        if etype == "MODIFIED" and old is not None and obj.status != old.status:
+            seen.append((cp.clock.now(), obj.status))
+
+    cp.mgr.informer(rtype).on_change(on_change)
+    return seen
+
+
+def test_queue_statuses_are_written_once_per_batch_period() -> None:
+    cp, ns = _world()
+    lq_writes = _status_writes(cp, "LocalQueue")
+    cq_writes = _status_writes(cp, "ClusterQueue")
+    # Sixty one-cpu workloads, one every 100 ms for 6 s, each running 300 ms
+    # on one cpu: the queues change at about 120 instants over 18 s, and the
+    # backlog grows, then drains, so the status differs at every second.
+    arrivals = [Arrival(i * 100, ns, f"w{i}", "w", 0, 1000, 1, 300) for i in range(60)]
+    cp.submit([workload(a, T0) for a in arrivals])
+    cp.run()
+    for writes in (lq_writes, cq_writes):
+        times = [t for t, _ in writes]
+        assert 15 <= len(writes) <= 20, times  # ~18 s of changes, not ~120 instants
+        assert all(b - a >= timedelta(seconds=1) for a, b in zip(times, times[1:], strict=False))
+    # The backlog is seen while it lasts.
+    assert max(st.pending_workloads for _, st in lq_writes) >= 30
+    # The last state reaches the store: everything finished, nothing held.
+    lq = cp.store.get(LQ, ns, ns)
+    assert lq.status.pending_workloads == 0 and lq.status.admitted_workloads == 0
+    cq_name = lq.spec.cluster_queue
+    cq = cp.store.get(CQ, "", cq_name)
+    assert cq.status.pending_workloads == 0 and cq.status.admitted_workloads == 0
+    assert lq_writes[-1][1] == lq.status
+
+
+def test_a_quiet_queue_is_written_at_once() -> None:
+    """After a second without changes, the next change is written at its own
+    instant (no period to wait out)."""
+    cp, ns = _world()
+    lq_writes = _status_writes(cp, "LocalQueue")
+    # Two workloads 5 s apart, each running 1 s.
+    arrivals = [
+        Arrival(0, ns, "a", "w", 0, 1000, 1, 1000),
+        Arrival(5000, ns, "b", "w", 0, 1000, 1, 1000),
+    ]
+    cp.submit([workload(a, T0) for a in arrivals])
+    cp.run()
+    times = [t for t, _ in lq_writes]
+    # b comes after seconds of quiet: its admission (5 s) and its finish
+    # (6 s, a period later) are each written at their own instant.
+    assert T0 + timedelta(seconds=5) in times, times
+    assert T0 + timedelta(seconds=6) in times, times
+    assert all(t <= T0 + timedelta(seconds=6) for t in times), times
