@@ -6,6 +6,7 @@ written at once, and the last state always reaches the store."""
 from __future__ import annotations
 
 from datetime import timedelta
+from itertools import pairwise
 from typing import Any
 
 from kuota.api.kueue import types as kt
@@ -66,7 +67,7 @@ def test_queue_statuses_are_written_once_per_batch_period() -> None:
     for writes in (lq_writes, cq_writes):
         times = [t for t, _ in writes]
         assert 15 <= len(writes) <= 20, times  # ~18 s of changes, not ~120 instants
-        assert all(b - a >= timedelta(seconds=1) for a, b in zip(times, times[1:], strict=False))
+        assert all(b - a >= timedelta(seconds=1) for a, b in pairwise(times))
     # The backlog is seen while it lasts.
     assert max(st.pending_workloads for _, st in lq_writes) >= 30
     # The last state reaches the store: everything finished, nothing held.
