@@ -215,7 +215,9 @@ class KueueController:
         core, _ = self._parts()
         mine = core.workloads.get(key)
         if mine is not None and mine.status is not None:
-            status = _merged_status(clone(mine.status), stored.status)
+            # A shallow copy: ``mine`` is the core's private object, replaced by
+            # this one (the parts it shares, the core owned alone already).
+            status = _merged_status(_replace(mine.status), stored.status)
         else:
             status = clone(stored.status)
         # The core writes the status and spec.active of its copy, nothing else:

@@ -229,13 +229,17 @@ def _signature(wl: Workload) -> tuple[object, ...]:
     """What decides whether an update lets a parked workload compete again
     (Kueue's PushOrUpdate), captured when the record is built: the workload
     object is updated in place, so it cannot be compared later."""
-    conds = []
-    for ctype in ("Evicted", "Requeued"):
-        c = find_condition(wl, ctype)
-        conds.append(None if c is None else (c.status, c.reason, c.message, c.last_transition_time))
     st = wl.status
-    rec = tuple((r.name, r.count) for r in (st.reclaimable_pods or ())) if st else ()
-    return (*conds, rec, wl.spec.active)
+    if st is None:
+        return (None, None, (), wl.spec.active)
+    evicted = requeued = None
+    for c in st.conditions or ():
+        if c.type == "Evicted" and evicted is None:
+            evicted = (c.status, c.reason, c.message, c.last_transition_time)
+        elif c.type == "Requeued" and requeued is None:
+            requeued = (c.status, c.reason, c.message, c.last_transition_time)
+    rec = tuple((r.name, r.count) for r in st.reclaimable_pods) if st.reclaimable_pods else ()
+    return (evicted, requeued, rec, wl.spec.active)
 
 
 _NO_RECLAIMABLE: Mapping[str, int] = MappingProxyType({})
