@@ -28,7 +28,7 @@ class Quota:
 class Node:
     """A ClusterQueue or a Cohort in the tree."""
 
-    __slots__ = ("name", "parent", "quotas", "subtree", "usage", "weight")
+    __slots__ = ("local", "name", "parent", "quotas", "subtree", "usage", "weight")
     is_cq = False
 
     def __init__(self, name: str) -> None:
@@ -38,6 +38,19 @@ class Node:
         self.subtree: dict[FR, int] = {}
         self.usage: dict[FR, int] = {}
         self.weight: float = 1.0
+        # local_quota per fr where it is not 0; it moves only with quotas and
+        # subtree (set_local after they change), and is read millions of times.
+        self.local: dict[FR, int] = {}
+
+    def set_local(self) -> None:
+        sub = self.subtree
+        local = {}
+        for fr, q in self.quotas.items():
+            if q.lending_limit is not None:
+                v = sub.get(fr, 0) - q.lending_limit
+                if v > 0:
+                    local[fr] = v
+        self.local = local
 
     def path_to_root(self) -> Iterator[Cohort]:
         """Ancestors, parent first."""
@@ -104,14 +117,12 @@ def _name(n: Node) -> str:
 
 def local_quota(n: Node, fr: FR) -> int:
     """Capacity kept for n's subtree and never lent upward (needs a lending limit)."""
-    q = n.quotas.get(fr)
-    if q is None or q.lending_limit is None:
-        return 0
-    return max(0, n.subtree.get(fr, 0) - q.lending_limit)
+    return n.local.get(fr, 0)
 
 
 def local_available(n: Node, fr: FR) -> int:
-    return max(0, local_quota(n, fr) - n.usage.get(fr, 0))
+    lq = n.local.get(fr, 0)
+    return max(0, lq - n.usage.get(fr, 0)) if lq else 0
 
 
 def available(n: Node, fr: FR) -> int:
@@ -120,13 +131,15 @@ def available(n: Node, fr: FR) -> int:
     if n.parent is None:
         return n.subtree.get(fr, 0) - n.usage.get(fr, 0)
     parent_avail = available(n.parent, fr)
+    lq = n.local.get(fr, 0)
     q = n.quotas.get(fr)
     if q is not None and q.borrowing_limit is not None:
-        lq = local_quota(n, fr)
         stored_in_parent = n.subtree.get(fr, 0) - lq
         used_in_parent = max(0, n.usage.get(fr, 0) - lq)
         parent_avail = min(stored_in_parent - used_in_parent + q.borrowing_limit, parent_avail)
-    return local_available(n, fr) + parent_avail
+    if lq:
+        return max(0, lq - n.usage.get(fr, 0)) + parent_avail
+    return parent_avail
 
 
 def cq_available(n: Node, fr: FR) -> int:
@@ -158,8 +171,9 @@ def add_usage_fr(n: Node, fr: FR, val: int) -> None:
 def remove_usage_fr(n: Node, fr: FR, val: int) -> None:
     node: Node | None = n
     while node is not None and val:
-        stored_in_parent = node.usage.get(fr, 0) - local_quota(node, fr)
-        node.usage[fr] = node.usage.get(fr, 0) - val
+        used = node.usage.get(fr, 0)
+        stored_in_parent = used - node.local.get(fr, 0)
+        node.usage[fr] = used - val
         if stored_in_parent <= 0 or node.parent is None:
             return
         val = min(val, stored_in_parent)
@@ -332,6 +346,7 @@ class QuotaTree:
         old_root = self.root_of(c)
         c.explicit = True
         c.quotas = quotas
+        c.set_local()  # (a rebuild of its tree sets it again from the new subtree)
         c.weight = weight
         self._cohort_parent[name] = parent or None
         self._link_cohort(c, parent or None)
@@ -345,6 +360,7 @@ class QuotaTree:
         old_root = self.root_of(c)
         c.explicit = False
         c.quotas = {}
+        c.local = {}
         c.weight = 1.0
         self._cohort_parent.pop(name, None)
         self._link_cohort(c, None)
@@ -384,6 +400,7 @@ class QuotaTree:
         old_root = self.root_of(cq)
         cq.quotas = quotas
         cq.subtree = {fr: q.nominal for fr, q in quotas.items()}
+        cq.set_local()
         cq.weight = weight
         if cq.parent is not None and (cohort is None or cq.parent.name != cohort):
             old = cq.parent
@@ -452,6 +469,7 @@ def _rebuild(c: Cohort) -> None:
         _accumulate(c, child)
     for cq in c.child_cqs.values():
         _accumulate(c, cq)
+    c.set_local()
 
 
 def _accumulate(parent: Cohort, child: Node) -> None:
