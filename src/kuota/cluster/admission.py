@@ -77,6 +77,7 @@ class PodAdmission:
     """
 
     kinds = frozenset({("", "Pod")})  # the store runs this hook for pods only
+    operations = frozenset({"CREATE"})  # both plugins act on creation only
 
     def __init__(
         self, lookup: Lookup, classes: Callable[[], Iterable[PriorityClass]] | None = None

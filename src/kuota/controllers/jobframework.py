@@ -159,6 +159,9 @@ class JobWebhook:
         self.policy = policy
         self.lookup = lookup  # (rtype, namespace, name) -> object or None
         self.kinds = frozenset({adapter.rtype})  # the store calls it for these only
+        # Kueue's webhook rules name the job resource, not its /status: status
+        # writes (most of a job's writes) never reach it.
+        self.status_writes = False
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
         if (group_of(new.api_version), new.kind) != self.adapter.rtype:

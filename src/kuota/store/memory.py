@@ -505,7 +505,10 @@ class MemoryStore:
             validating = tuple(
                 h for h in self._hooks(rtype, "UPDATE", True) if getattr(h, "status_writes", True)
             )
-            hooks = self._status_hooks_by_kind[rtype] = (self._hooks(rtype, "UPDATE"), validating)
+            mutating = tuple(
+                h for h in self._hooks(rtype, "UPDATE") if getattr(h, "status_writes", True)
+            )
+            hooks = self._status_hooks_by_kind[rtype] = (mutating, validating)
         return hooks
 
     def _store_update(self, rtype: ResourceType, new: Any, old: Any) -> Any:

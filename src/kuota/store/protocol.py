@@ -111,8 +111,10 @@ class Watch(Protocol):
 # set of "CREATE"/"UPDATE") those operations only: the store then skips the
 # copy it makes for the hooks on every other write. A hook with ``validating``
 # set is a validating webhook: it runs after all the others, on the final
-# object, and may only raise Invalid (the store makes no copy for it); with
-# ``status_writes = False`` it does not see writes of the status subresource.
+# object, and may only raise Invalid (the store makes no copy for it). With
+# ``status_writes = False`` a hook (of either sort) does not see writes of the
+# status subresource, as a webhook whose rules name the resource but not its
+# ``/status``.
 AdmissionHook = Callable[[Operation, Any, Any | None], Any]
 
 
