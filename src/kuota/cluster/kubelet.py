@@ -12,6 +12,7 @@ owners see them end.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,7 +80,7 @@ def annotation_run(pod: Pod) -> PodRun:
     raw = ann.get(DURATION_ANNOTATION)
     if raw is not None:
         try:
-            duration = parse_duration(raw)
+            duration = _duration(raw)
         except ValueError as err:
             raise ValueError(f"annotation {DURATION_ANNOTATION}={_q(raw)}: {err}") from None
         if duration < timedelta(0):
@@ -88,6 +89,13 @@ def annotation_run(pod: Pod) -> PodRun:
     if fail not in ("true", "false"):
         raise ValueError(f'annotation {FAIL_ANNOTATION}={_q(fail)}: must be "true" or "false"')
     return PodRun(duration, fail == "true")
+
+
+@functools.lru_cache(maxsize=4096)
+def _duration(raw: str) -> timedelta:
+    """parse_duration, kept: a trace's pods repeat a few thousand durations,
+    and every look at a pod reads its run."""
+    return parse_duration(raw)
 
 
 def _q(value: str) -> str:

@@ -85,6 +85,7 @@ class WorkloadInfo:
     """The admission core's record of one Workload."""
 
     __slots__ = (
+        "_flavored",
         "_order",
         "_order_ev",
         "_scheduling_hash",
@@ -119,6 +120,7 @@ class WorkloadInfo:
         self._order: tuple[int, datetime, str] | None = None
         self._order_ev = False  # the eviction_timestamp ``_order`` was made for
         self._usage: Usage | None = None
+        self._flavored: frozenset[FR] | None = None
         # Whoever computed ``podsets`` from the spec may keep what they were
         # computed from here, to reuse them for the next info of the same spec
         # (a field, not a side table: nothing to forget, no per-key entry).
@@ -208,12 +210,15 @@ class WorkloadInfo:
         return out
 
     def uses_any(self, frs: frozenset[FR] | set[FR]) -> bool:
-        for ps in self.podsets:
-            if ps.flavors:
-                for r, f in ps.flavors.items():
-                    if (f, r) in frs:
-                        return True
-        return False
+        """Kueue's workloadUsesResources: a flavor assigned to any of frs
+        (a zero request counts). Asked of every holder a preemption search
+        meets: the assigned pairs are kept (podSets never change)."""
+        mine = self._flavored
+        if mine is None:
+            mine = self._flavored = frozenset(
+                (f, r) for ps in self.podsets if ps.flavors for r, f in ps.flavors.items()
+            )
+        return not mine.isdisjoint(frs)
 
     def can_be_partially_admitted(self) -> bool:
         return any(
