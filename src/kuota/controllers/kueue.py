@@ -104,7 +104,8 @@ class KueueController:
         self._synced = False  # the core has seen every object of the first listing
         self._cqs_dirty: set[str] = set()
         self._lqs_dirty: set[str] = set()
-        self._queues_of: dict[str, tuple[str | None, str]] = {}  # workload -> (cq, lq key)
+        # workload -> (cq, lq key, lq name): the queues its changes touch
+        self._queues_of: dict[str, tuple[str | None, str, str]] = {}
         self._queues_flushed: datetime | None = None  # when queue statuses were last written
         self.cycles: list[CycleResult] = []  # kept only when record_cycles
         self.record_cycles = False
@@ -346,15 +347,14 @@ class KueueController:
 
     def _mark_queues(self, key: str) -> None:
         core, _ = self._parts()
-        info = core.infos.get(key)
         wl = core.workloads.get(key)
-        prev: tuple[str | None, str] | None
+        prev: tuple[str | None, str, str] | None = self._queues_of.get(key)
         if wl is not None:
-            ns = wl.metadata.namespace
+            info = core.infos.get(key)
             cq = info.cluster_queue if info is not None else None
-            prev = self._queues_of[key] = (cq, f"{ns}/{wl.spec.queue_name or ''}")
-        else:
-            prev = self._queues_of.get(key)
+            name = wl.spec.queue_name or ""
+            if prev is None or prev[0] != cq or prev[2] != name:  # (a namespace stays)
+                prev = self._queues_of[key] = (cq, f"{wl.metadata.namespace}/{name}", name)
         if prev is not None:
             if prev[0]:
                 self._cqs_dirty.add(prev[0])
