@@ -93,13 +93,19 @@ class Assignment:
     forced_mode: int | None = None
     generation: int = 0
     cycle: int = 0
+    # The podSets' own mode, kept: a podSet is complete when appended (see
+    # FlavorAssigner._append, which resets this), and the cycle asks often.
+    podsets_mode: int | None = field(default=None, repr=False, compare=False)
 
     def mode(self) -> int:
         if not self.podsets:
             return NO_FIT
         if self.forced_mode is not None:
             return self.forced_mode
-        return min(ps.mode() for ps in self.podsets)
+        m = self.podsets_mode
+        if m is None:
+            m = self.podsets_mode = min(ps.mode() for ps in self.podsets)
+        return m
 
     def message(self) -> str:
         parts = []
@@ -210,6 +216,7 @@ class FlavorAssigner:
 
     def _append(self, a: Assignment, psa: PodSetAssignment) -> None:
         a.podsets.append(psa)
+        a.podsets_mode = None
         tried: dict[str, int] = {}
         for r, fa in psa.flavors.items():
             a.borrowing = max(a.borrowing, fa.borrow)
