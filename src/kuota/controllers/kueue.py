@@ -369,11 +369,12 @@ class KueueController:
         if mine is None:
             return
         inf = mgr.informer(WORKLOAD)
+        ref = _ref(WORKLOAD, key)
         for _ in range(5):
             stored = inf.get(key)
             if stored is None:
                 return
-            if self._seen_rv.get(_ref(WORKLOAD, key)) != stored.metadata.resource_version:
+            if self._seen_rv.get(ref) != stored.metadata.resource_version:
                 self._observe_workload(key, stored)
                 mine = core.workloads[key]
             try:
@@ -381,8 +382,8 @@ class KueueController:
                     # Kueue deactivated it (requeuing limit): a spec write.
                     spec = msgspec.structs.replace(stored.spec, active=mine.spec.active)
                     stored = mgr.store.update(msgspec.structs.replace(stored, spec=spec))
-                    self._seen_rv[_ref(WORKLOAD, key)] = stored.metadata.resource_version
-                if _equal(mine.status, stored.status):
+                    self._seen_rv[ref] = stored.metadata.resource_version
+                if mine.status == stored.status:
                     return
                 # The store copies the status it is given: no copy of ours.
                 written = mgr.store.update_status(_replace(stored, status=mine.status))
@@ -391,7 +392,7 @@ class KueueController:
                 continue
             except NotFound:
                 return
-            self._seen_rv[_ref(WORKLOAD, key)] = written.metadata.resource_version
+            self._seen_rv[ref] = written.metadata.resource_version
             if mgr.recorder.enabled:
                 for etype, reason, message in workload_events(
                     written, stored.status, written.status, core.now
