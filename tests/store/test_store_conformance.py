@@ -578,6 +578,41 @@ def test_validating_hook_runs_last_and_may_skip_status_writes(make_store: MakeSt
     assert store.get(JOB, "team-a", "a").status.active == 1
 
 
+def test_mutating_hook_may_skip_status_writes(make_store: MakeStore) -> None:
+    """A mutating hook with status_writes False (a webhook whose rules name
+    the resource, not its /status) sees creates and spec updates, never a
+    status write, whichever way it is made; one without it sees them all."""
+    skipping: list[Operation] = []
+    all_writes: list[Operation] = []
+
+    class SpecOnly:
+        status_writes = False
+
+        def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
+            skipping.append(op)
+            new.metadata.labels = {**(new.metadata.labels or {}), "seen": "yes"}
+            return new
+
+    def every(op: Operation, new: Any, old: Any | None) -> Any:
+        all_writes.append(op)
+        return new
+
+    store = make_store(admission=[SpecOnly(), every])
+    created = store.create(job("a"))
+    relabelled = clone(created)
+    relabelled.metadata.labels = {"team": "x"}
+    store.update(relabelled)
+    done = clone(store.get(JOB, "team-a", "a"))
+    done.status = JobStatus(active=2)
+    store.update_status(done)
+    store.patch(JOB, "team-a", "a", {"status": {"succeeded": 1}}, status=True)
+    assert skipping == ["CREATE", "UPDATE"]
+    assert all_writes == ["CREATE", "UPDATE", "UPDATE", "UPDATE"]
+    stored = store.get(JOB, "team-a", "a")
+    assert (stored.status.active, stored.status.succeeded) == (2, 1)
+    assert stored.metadata.labels == {"team": "x", "seen": "yes"}
+
+
 def test_admission_hook_may_not_rename(make_store: MakeStore) -> None:
     def rename(op: Operation, new: Any, old: Any | None) -> Any:
         new.metadata.name = "other"

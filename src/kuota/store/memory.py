@@ -487,7 +487,7 @@ class MemoryStore:
         if mutating:
             new = clone(_replace(old, status=None))  # private for the hooks
             new.status = status
-            new = self._admit("UPDATE", rtype, new, old)
+            new = self._admit("UPDATE", rtype, new, old, mutating)
         else:
             new = _replace(old, status=status)
         for hook in validating:
@@ -545,8 +545,17 @@ class MemoryStore:
             if not status or getattr(hook, "status_writes", True):
                 hook(op, new, old)
 
-    def _admit(self, op: Operation, rtype: ResourceType, new: Any, old: Any | None) -> Any:
-        hooks = self._hooks(rtype, op)
+    def _admit(
+        self,
+        op: Operation,
+        rtype: ResourceType,
+        new: Any,
+        old: Any | None,
+        hooks: tuple[AdmissionHook, ...] | None = None,
+    ) -> Any:
+        """Run the mutating hooks (``hooks``: those of a status write)."""
+        if hooks is None:
+            hooks = self._hooks(rtype, op)
         if not hooks:
             return new
         before = (type(new), new.metadata.name, new.metadata.namespace)
