@@ -497,9 +497,9 @@ class MemoryStore:
     def _status_hooks(
         self, rtype: ResourceType
     ) -> tuple[tuple[AdmissionHook, ...], tuple[AdmissionHook, ...]]:
-        """The mutating UPDATE hooks and the validating ones that see status
-        writes (see _validate), looked up once per kind: status writes are
-        most of a run's writes."""
+        """The mutating and the validating UPDATE hooks that see status writes
+        (those without ``status_writes = False``), looked up once per kind:
+        status writes are most of a run's writes."""
         hooks = self._status_hooks_by_kind.get(rtype)
         if hooks is None:
             validating = tuple(
@@ -535,15 +535,12 @@ class MemoryStore:
             )
         return hooks
 
-    def _validate(
-        self, op: Operation, rtype: ResourceType, new: Any, old: Any | None, status: bool = False
-    ) -> None:
+    def _validate(self, op: Operation, rtype: ResourceType, new: Any, old: Any | None) -> None:
         """Validating hooks see the final object after the mutating ones and
-        may only refuse it (raise Invalid): they need no private copy. One
-        with ``status_writes = False`` skips writes of the status subresource."""
+        may only refuse it (raise Invalid): they need no private copy. (A
+        status write runs those of _status_hooks instead.)"""
         for hook in self._hooks(rtype, op, True):
-            if not status or getattr(hook, "status_writes", True):
-                hook(op, new, old)
+            hook(op, new, old)
 
     def _admit(
         self,
