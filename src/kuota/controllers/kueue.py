@@ -304,21 +304,28 @@ class KueueController:
 
     def flush(self) -> None:
         """Write the workloads whose status changed. Queue statuses wait for
-        flush_queues(): once per settled instant is enough for counters."""
+        flush_queues(): counters need no more than one write per period."""
         core, _ = self._parts()
         for key in sorted(core.take_touched()):
             self._write_workload(key)
             self._mark_queues(key)
 
+    def _queues_due_at(self) -> datetime | None:
+        """When the queue statuses may be written next, a period after their
+        last write (None: now)."""
+        last = self._queues_flushed
+        if last is None:
+            return None
+        at = last + QUEUE_STATUS_PERIOD
+        _, mgr = self._parts()
+        return None if mgr.clock.now() >= at else at
+
     def _flush_queues_if_due(self) -> None:
         """In real time a busy scheduler may not settle for a long while: the
-        queue statuses are still written every second (a virtual instant
-        always settles, and they are written then)."""
+        queue statuses are still written every period (a virtual instant
+        always settles, and _flush_queues_batched writes them)."""
         _, mgr = self._parts()
-        if mgr.clock.virtual:
-            return
-        now = mgr.clock.now()
-        if self._queues_flushed is None or now - self._queues_flushed >= QUEUE_STATUS_PERIOD:
+        if not mgr.clock.virtual and self._queues_due_at() is None:
             self.flush_queues()
 
     def _flush_queues_batched(self) -> None:
@@ -327,12 +334,12 @@ class KueueController:
         same way: one reconcile per queue per UpdatesBatchPeriod)."""
         if not (self._cqs_dirty or self._lqs_dirty):
             return
-        _, mgr = self._parts()
-        last = self._queues_flushed
-        if last is None or mgr.clock.now() - last >= QUEUE_STATUS_PERIOD:
+        at = self._queues_due_at()
+        if at is None:
             self.flush_queues()
         else:
-            mgr.enqueue_at(self.name, QUEUE_STATUS, last + QUEUE_STATUS_PERIOD)
+            _, mgr = self._parts()
+            mgr.enqueue_at(self.name, QUEUE_STATUS, at)
 
     def flush_queues(self) -> None:
         _, mgr = self._parts()
@@ -428,7 +435,7 @@ class KueueController:
             ):
                 return  # the stored status is ours, from this same view
             status = build(stored.status)
-            if _equal(status, stored.status):
+            if status == stored.status:
                 self._seen_rv[ref] = stored.metadata.resource_version
                 self._written_view[ref] = view
                 return
@@ -449,10 +456,6 @@ class KueueController:
 
 
 # ---------------------------------------------------------------- helpers
-def _equal(a: Any, b: Any) -> bool:
-    return a == b
-
-
 def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) -> kt.WorkloadStatus:
     """The core's status with what other writers own taken from the store."""
     if theirs is None:

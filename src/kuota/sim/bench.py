@@ -26,7 +26,7 @@ from kuota.api.config import KueueConfig, load_config
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
 from kuota.embedded.controlplane import ControlPlane
-from kuota.quota.workload import find_condition, is_admitted, is_finished
+from kuota.quota.workload import find_condition
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
@@ -54,8 +54,8 @@ class Runner:
     def _changed(self, etype: str, wl: Any, old: Any | None) -> None:
         if etype == "DELETED":
             return
-        admitted, finished = _admitted_finished(wl)
-        if finished or admitted is None or admitted.status != "True":
+        admitted = _running(wl)
+        if admitted is None:
             return
         assert self.mgr is not None
         at = self._due(wl, admitted)
@@ -75,9 +75,10 @@ class Runner:
     def reconcile(self, key: str) -> None:
         assert self.mgr is not None
         wl = self.mgr.informer(WORKLOAD).get(key)
-        if wl is None or is_finished(wl) or not is_admitted(wl):
+        admitted = _running(wl) if wl is not None else None
+        if wl is None or admitted is None:
             return None
-        at = self._due(wl)
+        at = self._due(wl, admitted)
         now = self.mgr.clock.now()
         if at is not None and at > now:
             self.mgr.enqueue_at(self.name, key, at)
@@ -107,6 +108,14 @@ def _admitted_finished(wl: Any) -> tuple[Condition | None, bool]:
         elif c.type == "Finished" and finished is None:
             finished = c
     return admitted, finished is not None and finished.status == "True"
+
+
+def _running(wl: Any) -> Condition | None:
+    """The Admitted condition of an admitted workload not yet finished."""
+    admitted, finished = _admitted_finished(wl)
+    if finished or admitted is None or admitted.status != "True":
+        return None
+    return admitted
 
 
 @dataclass
