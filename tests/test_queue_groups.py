@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from kuota.api.kueue import types as kt
 from kuota.queueing.manager import QueueManager
 from kuota.queueing.queues import NO_FIT, ClusterQueueQueue
 from kuota.quota.workload import PodSetResources, WorkloadInfo
@@ -100,3 +101,25 @@ def test_a_queue_made_best_effort_parks_by_shape() -> None:
     q.requeue(q.pop(), NO_FIT, T0, False)  # type: ignore[arg-type]
     assert q.is_inadmissible("ns/big2")
     assert everything(q) == ["small"]
+
+
+def test_a_wake_leaves_group_members_whose_backoff_runs() -> None:
+    """A workload queued while its requeue backoff ran marks its group: the
+    wake after a bulk park checks each member and leaves that one parked
+    until its backoff is over; the others of the group come back in order."""
+    q = ClusterQueueQueue("cq")
+    waiting = info("b", 4000, at_ms=1)
+    waiting.obj.status = kt.WorkloadStatus(
+        requeue_state=kt.RequeueState(count=1, requeue_at=T0 + timedelta(seconds=10))
+    )
+    for i in (info("a", 4000), waiting, info("c", 4000, at_ms=2), info("d", 4000, at_ms=3)):
+        q.push_active(i, T0)
+    head = q.pop()
+    assert head is not None and head.key == "ns/a"
+    q.requeue(head, NO_FIT, T0, False)  # parks b, c and d with it
+    assert q.get_active("ns/c") is None
+    q.requeue_inadmissible(T0 + timedelta(seconds=1), lambda ns: True)
+    assert everything(q) == ["a", "c", "d"]
+    assert q.is_inadmissible("ns/b")
+    q.requeue_inadmissible(T0 + timedelta(seconds=11), lambda ns: True)
+    assert everything(q) == ["b"]

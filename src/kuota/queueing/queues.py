@@ -178,9 +178,12 @@ class ClusterQueueQueue:
             self._by_shape.setdefault(shape, []).append(g)
         return g
 
+    def _entry(self, info: WorkloadInfo, seq: int) -> _Entry:
+        return (*info.order_key(self.eviction_timestamp), seq, info.key)
+
     def _push(self, info: WorkloadInfo, g: _Group, expired: bool) -> None:
         seq = next(self._seq)
-        entry = (*info.order_key(self.eviction_timestamp), seq, info.key)
+        entry = self._entry(info, seq)
         heapq.heappush(g.heap, entry)
         self._queued[info.key] = (seq, info, g)
         g.live += 1
@@ -362,8 +365,7 @@ class ClusterQueueQueue:
         return self._take(self._tops[best_lq], *best_top)
 
     def _entry_of(self, info: WorkloadInfo) -> _Entry:
-        seq = self._queued[info.key][0]
-        return (*info.order_key(self.eviction_timestamp), seq, info.key)
+        return self._entry(info, self._queued[info.key][0])
 
     def has(self, key: str) -> bool:
         return key in self._queued or key in self.inadmissible or key in self.inflight
@@ -480,11 +482,14 @@ class ClusterQueueQueue:
                 continue
             if g.recheck:
                 g.recheck = False
-                waiting = [
-                    k
-                    for k, (_, i, gg) in self._queued.items()
-                    if gg is g and not backoff_expired(i, now)
-                ]
+                # The group's live entries (one per member), in push order.
+                queued = self._queued
+                members = sorted(
+                    (e[3], e[4])
+                    for e in g.heap
+                    if (q := queued.get(e[4])) is not None and q[0] == e[3]
+                )
+                waiting = [k for _, k in members if not backoff_expired(queued[k][1], now)]
                 for k in waiting:
                     info = self._unqueue(k)
                     assert info is not None
