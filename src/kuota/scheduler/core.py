@@ -607,15 +607,11 @@ class AdmissionCore:
         # (the store keeps the spec object across status writes, and every
         # status write files the workload again); an admitted info carries
         # them along for the workload's next time in a queue.
-        prev = self.infos.get(_key(wl.metadata.namespace, wl.metadata.name))
+        prev = self.infos.get(key)
         known = prev.spec_cache if prev is not None else None
         if has_quota_reservation(wl) and wl.status is not None and wl.status.admission is not None:
-            info = WorkloadInfo(
-                wl,
-                podsets_from_admission(wl),
-                self._priority(wl),
-                wl.status.admission.cluster_queue,
-            )
+            cq = wl.status.admission.cluster_queue
+            info = WorkloadInfo(wl, podsets_from_admission(wl), self._priority(wl), cq, key)
             info.spec_cache = known
             return info
         rec = reclaimable_counts(wl)
