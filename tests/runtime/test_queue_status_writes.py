@@ -14,6 +14,8 @@ from datetime import timedelta
 from itertools import pairwise
 from typing import Any
 
+import msgspec
+
 from kuota.api.kueue import types as kt
 from kuota.embedded.controlplane import ControlPlane
 from kuota.sim.bench import T0, Runner, default_config
@@ -137,3 +139,44 @@ def test_a_quiet_queue_is_written_at_once() -> None:
     assert T0 + timedelta(seconds=5) in times, times
     assert T0 + timedelta(seconds=6) in times, times
     assert all(t <= T0 + timedelta(seconds=6) for t in times), times
+
+
+def test_a_workload_that_moves_queues_leaves_the_old_ones_counted_right() -> None:
+    """The queues a workload was counted in at the last status write are
+    written again when it moves, within one batch period, to another
+    LocalQueue (and ClusterQueue), or is deleted and made again there."""
+    cp, ns = _world()
+    # A second LocalQueue in the same namespace, on a ClusterQueue of its own.
+    cq0 = cp.store.get(LQ, ns, ns).spec.cluster_queue
+    cq1 = msgspec.structs.replace(cp.store.get(CQ, "", cq0), metadata=kt.ObjectMeta(name="other"))
+    lq1 = kt.LocalQueue(
+        metadata=kt.ObjectMeta(name="other", namespace=ns),
+        spec=kt.LocalQueueSpec(cluster_queue="other"),
+    )
+    cp.create([cq1, lq1])
+    # Five cpus where the cohort has two: it waits wherever it is.
+    big = workload(Arrival(0, ns, "w", "w", 0, 5000, 1, 1000), T0)
+    cp.create([big])
+    cp.run()
+
+    def pending() -> tuple[int, int, int, int]:
+        lq0, lq = cp.store.get(LQ, ns, ns), cp.store.get(LQ, ns, "other")
+        c0, c1 = cp.store.get(CQ, "", cq0), cp.store.get(CQ, "", "other")
+        return (
+            lq0.status.pending_workloads,
+            c0.status.pending_workloads,
+            lq.status.pending_workloads,
+            c1.status.pending_workloads,
+        )
+
+    assert pending() == (1, 1, 0, 0)
+    wl = cp.store.get((kt.GROUP, "Workload"), ns, "w")
+    moved = msgspec.structs.replace(wl, spec=msgspec.structs.replace(wl.spec, queue_name="other"))
+    cp.store.update(moved)
+    cp.run()
+    assert pending() == (0, 0, 1, 1)
+    # Deleted and made again under the same name in the first queue, at one instant.
+    cp.store.delete((kt.GROUP, "Workload"), ns, "w")
+    cp.create([big])
+    cp.run()
+    assert pending() == (1, 1, 0, 0)

@@ -106,6 +106,7 @@ class KueueController:
         self._lqs_dirty: set[str] = set()
         # workload -> (cq, lq key, lq name): the queues its changes touch
         self._queues_of: dict[str, tuple[str | None, str, str]] = {}
+        self._wls_dirty: set[str] = set()  # workloads whose queues are to be marked
         self._queues_flushed: datetime | None = None  # when queue statuses were last written
         self.cycles: list[CycleResult] = []  # kept only when record_cycles
         self.record_cycles = False
@@ -159,7 +160,6 @@ class KueueController:
             self._seen_rv.pop(ref, None)
             if rtype == WORKLOAD:
                 self._mark_queues(key)
-                self._queues_of.pop(key, None)
         elif rtype == WORKLOAD and obj.metadata.deletion_timestamp is not None:
             # Being deleted: release its quota, then let it go (Kueue removes
             # its resource-in-use finalizer once the quota is released).
@@ -332,7 +332,7 @@ class KueueController:
         """At a settled instant: write the queue statuses now if the last
         write is a period old, else when it will be (Kueue batches them the
         same way: one reconcile per queue per UpdatesBatchPeriod)."""
-        if not (self._cqs_dirty or self._lqs_dirty):
+        if not (self._cqs_dirty or self._lqs_dirty or self._wls_dirty):
             return
         at = self._queues_due_at()
         if at is None:
@@ -345,6 +345,7 @@ class KueueController:
         _, mgr = self._parts()
         mgr.cancel_timer(self.name, QUEUE_STATUS)
         self._queues_flushed = mgr.clock.now()
+        self._resolve_marks()
         for name in sorted(self._cqs_dirty):
             self._write_cluster_queue(name)
         self._cqs_dirty.clear()
@@ -353,22 +354,40 @@ class KueueController:
         self._lqs_dirty.clear()
 
     def _mark_queues(self, key: str) -> None:
+        """The queues a workload is counted in need their status written
+        again; which ones is worked out when they are (a busy workload is
+        marked many times between two writes)."""
+        self._wls_dirty.add(key)
+
+    def _resolve_marks(self) -> None:
+        """Mark the queues each marked workload was counted in at the last
+        status write and the ones it is counted in now."""
         core, _ = self._parts()
-        wl = core.workloads.get(key)
-        prev: tuple[str | None, str, str] | None = self._queues_of.get(key)
-        if wl is not None:
+        for key in self._wls_dirty:
+            prev = self._queues_of.get(key)
+            if prev is not None:
+                self._mark(prev)
+            wl = core.workloads.get(key)
+            if wl is None:
+                self._queues_of.pop(key, None)
+                continue
             info = core.infos.get(key)
             cq = info.cluster_queue if info is not None else None
             name = wl.spec.queue_name or ""
             if prev is None or prev[0] != cq or prev[2] != name:  # (a namespace stays)
-                prev = self._queues_of[key] = (cq, f"{wl.metadata.namespace}/{name}", name)
-        if prev is not None:
-            if prev[0]:
-                self._cqs_dirty.add(prev[0])
-            self._lqs_dirty.add(prev[1])
-            lq = core.lq_objs.get(prev[1])
-            if lq is not None and lq.spec.cluster_queue:
-                self._cqs_dirty.add(lq.spec.cluster_queue)
+                self._queues_of[key] = now = (cq, f"{wl.metadata.namespace}/{name}", name)
+                self._mark(now)
+        self._wls_dirty.clear()
+
+    def _mark(self, queues: tuple[str | None, str, str]) -> None:
+        core, _ = self._parts()
+        cq, lq_key, _ = queues
+        if cq:
+            self._cqs_dirty.add(cq)
+        self._lqs_dirty.add(lq_key)
+        lq = core.lq_objs.get(lq_key)
+        if lq is not None and lq.spec.cluster_queue:
+            self._cqs_dirty.add(lq.spec.cluster_queue)
 
     def _write_workload(self, key: str) -> None:
         core, mgr = self._parts()

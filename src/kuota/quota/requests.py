@@ -92,7 +92,8 @@ _Amounts = dict[str, _Amount]
 # ------------------------------------------------------------------------ units
 
 
-def _saturate(v: int) -> int:
+def saturate_int64(v: int) -> int:
+    """What a value reads as once written as a quantity and read back (ResourceValue)."""
     return min(max(v, _INT64_MIN), _INT64_MAX)
 
 
@@ -104,7 +105,7 @@ def _units(name: str, nanos: _Amount) -> int:
     else:
         x = nanos / div
         v = -((-x.numerator) // x.denominator) if x >= 0 else x.numerator // x.denominator
-    return _saturate(v)
+    return saturate_int64(v)
 
 
 def resource_value(name: str, q: Quantity) -> int:
@@ -142,7 +143,7 @@ def _vector_of(rl: Mapping[str, Quantity] | None) -> ResourceVector:
 
 def scale_requests(vec: Mapping[str, int], count: int) -> ResourceVector:
     """Per-pod requests times ``count``, saturating at int64 like Kueue's ``Mul``."""
-    return {name: _saturate(v * count) for name, v in vec.items()}
+    return {name: saturate_int64(v * count) for name, v in vec.items()}
 
 
 # ------------------------------------------------------------------- LimitRange

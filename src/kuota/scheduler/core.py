@@ -37,6 +37,7 @@ from kuota.quota.requests import (
     podset_requests,
     resource_quantity,
     resource_value,
+    saturate_int64,
     validate_podset_resources,
 )
 from kuota.quota.tree import FR, Cohort, Quota, QuotaTree
@@ -610,10 +611,7 @@ class AdmissionCore:
         prev = self.infos.get(key)
         known = prev.spec_cache if prev is not None else None
         if has_quota_reservation(wl) and wl.status is not None and wl.status.admission is not None:
-            cq = wl.status.admission.cluster_queue
-            info = WorkloadInfo(wl, podsets_from_admission(wl), self._priority(wl), cq, key)
-            info.spec_cache = known
-            return info
+            return self._admitted_info(key, wl, podsets_from_admission(wl), known)
         rec = reclaimable_counts(wl)
         if (
             isinstance(known, _SpecPodSets)
@@ -630,6 +628,14 @@ class AdmissionCore:
             )
             known = _SpecPodSets(wl.spec, self._ctx_gen, rec, podsets)
         info = WorkloadInfo(wl, podsets, self._priority(wl), None, key)
+        info.spec_cache = known
+        return info
+
+    def _admitted_info(
+        self, key: str, wl: kt.Workload, podsets: list[PodSetResources], known: object
+    ) -> WorkloadInfo:
+        assert wl.status is not None and wl.status.admission is not None
+        info = WorkloadInfo(wl, podsets, self._priority(wl), wl.status.admission.cluster_queue, key)
         info.spec_cache = known
         return info
 
@@ -819,14 +825,24 @@ class AdmissionCore:
         if wl.status is None:
             wl.status = kt.WorkloadStatus()
         psas = []
+        # What the workload now holds: podsets_from_admission of the status
+        # written here, without parsing back the quantities just made.
+        held = []
+        rec = reclaimable_counts(wl)
         for ps in a.podsets:
-            flavors = {r: f.name for r, f in sorted(ps.flavors.items())}
-            usage = {r: resource_quantity(r, ps.requests.get(r, 0)) for r in sorted(ps.flavors)}
+            names = sorted(ps.flavors)
+            flavors = {r: ps.flavors[r].name for r in names}
+            values = {r: saturate_int64(ps.requests.get(r, 0)) for r in names}
+            usage = {r: resource_quantity(r, v) for r, v in values.items()}
             psas.append(
                 kt.PodSetAssignment(
                     name=ps.name, flavors=flavors, resource_usage=usage, count=ps.count
                 )
             )
+            res = PodSetResources(ps.name, ps.count, values, dict(flavors))
+            if rec.get(ps.name):
+                res = res.scaled_to(max(0, ps.count - rec[ps.name]))
+            held.append(res)
         wl.status.admission = kt.Admission(cluster_queue=cq.name, pod_set_assignments=psas)
         self._cond(
             wl,
@@ -857,7 +873,8 @@ class AdmissionCore:
         self.queues.delete(info.key)
         # The cycle held the assignment's usage in the tree for the rest of the
         # cycle; the workload now holds it for real.
-        new = self._build_info(info.key, wl)
+        prev = self.infos.get(info.key)
+        new = self._admitted_info(info.key, wl, held, prev.spec_cache if prev is not None else None)
         self.infos[info.key] = new
         self.snap.add_workload(new)
         if self.afs is not None:

@@ -27,6 +27,7 @@ from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
 from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.workload import find_condition
+from kuota.runtime import gcpolicy
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
@@ -83,10 +84,14 @@ class Runner:
         if at is not None and at > now:
             self.mgr.enqueue_at(self.name, key, at)
             return None
-        # A copy of what set_condition changes (the conditions); the store
-        # copies the status it is given.
+        # A copy of what set_condition changes (the list of conditions, and a
+        # Finished condition already there); the store copies the status it
+        # is given.
         st = wl.status
-        conds = [msgspec.structs.replace(c) for c in st.conditions or ()] if st else None
+        conds = [
+            msgspec.structs.replace(c) if c.type == "Finished" else c
+            for c in (st.conditions if st is not None else None) or ()
+        ]
         new = msgspec.structs.replace(
             wl, status=msgspec.structs.replace(st, conditions=conds) if st else None
         )
@@ -289,7 +294,8 @@ def run_bench(
         if on_progress is not None:
             on_progress(rec.finished, total)
 
-    cp.run(on_round=progress if on_progress is not None else None)
+    with gcpolicy.batch():
+        cp.run(on_round=progress if on_progress is not None else None)
     elapsed = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
     finished = [s for s in rec.wls.values() if s.finished_at is not None]

@@ -514,7 +514,8 @@ def run_plan(
                     progress(design.name, rec.finished_jobs, total, rec.elapsed())
 
         stop_at = START + until if until is not None else None
-        reason = cp.run(stop_at, on_round=on_round)
+        with gcpolicy.batch():
+            reason = cp.run(stop_at, on_round=on_round)
         rec.sample()
         rec.close()
         if progress is not None:
