@@ -1,5 +1,5 @@
-"""The collector's pace: tuned for a process, slower still inside a bounded
-replay, and restored after it."""
+"""The collector's pace: tuned for a kuota process, slower still for a
+replay process, which still frees cycles past its threshold."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import gc
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from kuota.cli.main import main
 from kuota.runtime import gcpolicy
-from kuota.sim.bench import run_bench
-from kuota.sim.benchgen import parse
 
 
 @pytest.fixture(autouse=True)
@@ -20,15 +20,18 @@ def _keep_threshold() -> Any:
     gc.set_threshold(*before)
 
 
-def test_a_batch_collects_rarely_and_restores_the_pace() -> None:
+def test_a_replay_process_collects_rarely() -> None:
     gcpolicy.tune()
-    with gcpolicy.batch():
-        assert gc.get_threshold()[0] == gcpolicy.BATCH_YOUNG
     assert gc.get_threshold() == gcpolicy.THRESHOLDS
+    gcpolicy.tune(replay=True)
+    assert gc.get_threshold() == (gcpolicy.REPLAY_YOUNG, *gcpolicy.THRESHOLDS[1:])
 
 
-def test_a_batch_still_frees_cycles_past_its_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gcpolicy, "BATCH_YOUNG", 1_000)
+def test_the_replay_pace_still_frees_cycles_past_its_threshold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(gcpolicy, "REPLAY_YOUNG", 1_000)
+    gcpolicy.tune(replay=True)
     freed = []
 
     def seen(phase: str, info: dict[str, int]) -> None:
@@ -37,43 +40,19 @@ def test_a_batch_still_frees_cycles_past_its_threshold(monkeypatch: pytest.Monke
 
     gc.callbacks.append(seen)
     try:
-        with gcpolicy.batch():
-            for _ in range(5_000):
-                a: list[Any] = []
-                a.append(a)  # a cycle only the collector frees
+        for _ in range(5_000):
+            a: list[Any] = []
+            a.append(a)  # a cycle only the collector frees
     finally:
         gc.callbacks.remove(seen)
     assert sum(freed) >= 1_000
 
 
-def test_a_bench_run_leaves_the_pace_as_it_found_it() -> None:
-    gc.set_threshold(1234, 5, 6)
-    gen = parse(
-        {
-            "cohorts": [
-                {
-                    "className": "c",
-                    "count": 1,
-                    "queuesSets": [
-                        {
-                            "className": "q",
-                            "count": 1,
-                            "nominalQuota": 1,
-                            "workloadsSets": [
-                                {
-                                    "count": 2,
-                                    "creationIntervalMs": 10,
-                                    "workloads": [
-                                        {"className": "s", "runtimeMs": 10, "request": 1}
-                                    ],
-                                }
-                            ],
-                        }
-                    ],
-                }
-            ]
-        }
-    )
-    r = run_bench(gen, name="tiny")
-    assert r.finished == 2
-    assert gc.get_threshold() == (1234, 5, 6)
+@pytest.mark.parametrize("command", ["bench", "simulate"])
+def test_bench_and_simulate_run_at_the_replay_pace(command: str) -> None:
+    gcpolicy.tune()
+    # A missing input: the command sets its pace, then reports the error.
+    args = ["missing.yaml"] if command == "bench" else ["--trace", "t.csv", "--world", "w.yaml"]
+    result = CliRunner().invoke(main, [command, *args])
+    assert result.exit_code == 1, result.output
+    assert gc.get_threshold()[0] == gcpolicy.REPLAY_YOUNG

@@ -96,6 +96,7 @@ def render(results: list[BenchResult], console: Console) -> None:
 )
 def bench(configs: tuple[str, ...], real_time: bool, json_path: str | None) -> None:
     """Run Kueue scheduler-performance worlds (generator configs) and report."""
+    gcpolicy.tune(replay=True)
     console = Console()
     results: list[BenchResult] = []
     gens: list[GeneratorConfig] = []
@@ -137,7 +138,7 @@ _PROGRESS: Any = None
 def _init_worker(q: Any) -> None:
     global _PROGRESS
     _PROGRESS = q
-    gcpolicy.tune()  # a spawned worker starts with the default pace
+    gcpolicy.tune(replay=True)  # a spawned worker starts with the default pace
 
 
 def _run_in_worker(gen: GeneratorConfig, name: str, real_time: bool) -> BenchResult:

@@ -122,6 +122,9 @@ def simulate(
     """
     from rich.console import Console
 
+    from kuota.runtime import gcpolicy
+
+    gcpolicy.tune(replay=True)
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     sys.exit(
         run_simulate(

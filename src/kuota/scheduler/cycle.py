@@ -315,7 +315,10 @@ class Cycle:
         self.undo.append(lambda n=cq.node, u=usage: remove_usage(n, u))
 
     def _fits(self, cq: ClusterQueueState, usage: Usage, targets: list[Target]) -> bool:
-        victims = dict(self.preempted_in_tree.get(id(cq.node.root()), {}))
+        in_tree = self.preempted_in_tree.get(id(cq.node.root()))
+        if not in_tree and not targets:  # nothing to take out first
+            return all(cq_available(cq.node, fr) >= q for fr, q in usage.items())
+        victims = dict(in_tree or {})
         for t in targets:
             victims[t.info.key] = t.info
         revert = self.snap.simulate_removal(victims.values())

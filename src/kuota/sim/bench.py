@@ -27,7 +27,6 @@ from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
 from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.workload import find_condition
-from kuota.runtime import gcpolicy
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
@@ -294,8 +293,7 @@ def run_bench(
         if on_progress is not None:
             on_progress(rec.finished, total)
 
-    with gcpolicy.batch():
-        cp.run(on_round=progress if on_progress is not None else None)
+    cp.run(on_round=progress if on_progress is not None else None)
     elapsed = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
     finished = [s for s in rec.wls.values() if s.finished_at is not None]

@@ -514,8 +514,7 @@ def run_plan(
                     progress(design.name, rec.finished_jobs, total, rec.elapsed())
 
         stop_at = START + until if until is not None else None
-        with gcpolicy.batch():
-            reason = cp.run(stop_at, on_round=on_round)
+        reason = cp.run(stop_at, on_round=on_round)
         rec.sample()
         rec.close()
         if progress is not None:
@@ -541,7 +540,7 @@ _QUEUE: Any = None
 def _init_worker(q: Any) -> None:
     global _QUEUE
     _QUEUE = q
-    gcpolicy.tune()  # a spawned worker starts with the default pace
+    gcpolicy.tune(replay=True)  # a spawned worker starts with the default pace
 
 
 def _queue_progress(design: str, done: int, total: int, virtual_s: float) -> None:
