@@ -100,8 +100,8 @@ class Runner:
         return None
 
 
-def _admitted_finished(wl: Any) -> tuple[Condition | None, bool]:
-    """The Admitted condition and whether Finished is True, in one pass over
+def _admitted_finished(wl: Any) -> tuple[Condition | None, Condition | None]:
+    """The Admitted condition and the Finished one if True, in one pass over
     the conditions (the runner and the recorder see every Workload event)."""
     st = wl.status
     admitted = finished = None
@@ -111,13 +111,13 @@ def _admitted_finished(wl: Any) -> tuple[Condition | None, bool]:
                 admitted = c
         elif c.type == "Finished" and finished is None:
             finished = c
-    return admitted, finished is not None and finished.status == "True"
+    return admitted, finished if finished is not None and finished.status == "True" else None
 
 
 def _running(wl: Any) -> Condition | None:
     """The Admitted condition of an admitted workload not yet finished."""
     admitted, finished = _admitted_finished(wl)
-    if finished or admitted is None or admitted.status != "True":
+    if finished is not None or admitted is None or admitted.status != "True":
         return None
     return admitted
 
@@ -146,7 +146,7 @@ class Recorder:
     last_finished: datetime | None = None
 
     def changed(self, etype: str, wl: Any, old: Any | None) -> None:
-        key = key_of(wl)
+        key = wl.metadata.uid  # (a name may be used again; a uid is not)
         st = self.wls.get(key)
         if st is None:
             labels = wl.metadata.labels or {}
@@ -165,7 +165,7 @@ class Recorder:
             return
         was = st.admitted_at is not None
         admitted, finished = _admitted_finished(wl)
-        now_admitted = admitted is not None and admitted.status == "True" and not finished
+        now_admitted = admitted is not None and admitted.status == "True" and finished is None
         if now_admitted and not was:
             assert admitted is not None
             at = admitted.last_transition_time or st.created
@@ -174,16 +174,14 @@ class Recorder:
             st.to_admission_ms = (at - st.created).total_seconds() * 1000
             self.admissions += 1
         elif was and not now_admitted:
-            fin = find_condition(wl, "Finished")
-            end = fin.last_transition_time if fin is not None and fin.status == "True" else None
+            end = finished.last_transition_time if finished is not None else None
             if end is None:
-                ev = find_condition(wl, "Admitted")
-                end = ev.last_transition_time if ev is not None else None
+                end = admitted.last_transition_time if admitted is not None else None
             assert st.admitted_at is not None
             end = end or st.admitted_at
             self.cpu_used += st.milli * (end - st.admitted_at).total_seconds()
             st.admitted_at = None
-            if finished:
+            if finished is not None:
                 st.finished_at = end
                 self.finished += 1
                 if self.last_finished is None or end > self.last_finished:
