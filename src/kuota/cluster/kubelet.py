@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from kuota.api.config import parse_duration
 from kuota.api.core import Node, Pod, PodStatus
 from kuota.cluster.eviction import termination_deadline
@@ -216,9 +218,9 @@ class Kubelet:
     def _start(self, pod: Pod, node: Node) -> Pod:
         assert self._mgr is not None
         now = self._mgr.clock.now()
-        new = clone(pod)
-        st = new.status if new.status is not None else PodStatus()
-        new.status = st
+        # A private status (the spec stays shared: a status write sends none).
+        st = clone(pod.status) if pod.status is not None else PodStatus()
+        new = msgspec.structs.replace(pod, status=st)
         st.phase = "Running"
         st.start_time = st.start_time or now
         st.host_ip = st.host_ip or _address(node)
@@ -233,9 +235,9 @@ class Kubelet:
     ) -> None:
         assert self._mgr is not None
         now = self._mgr.clock.now()
-        new = clone(pod)
-        st = new.status if new.status is not None else PodStatus()
-        new.status = st
+        # A private status (the spec stays shared: a status write sends none).
+        st = clone(pod.status) if pod.status is not None else PodStatus()
+        new = msgspec.structs.replace(pod, status=st)
         st.phase = phase  # type: ignore[assignment]
         st.reason = reason
         st.message = message

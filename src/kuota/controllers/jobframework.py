@@ -26,7 +26,7 @@ from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
 from kuota.quota.workload import find_condition, is_admitted, is_evicted, is_finished
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.scheduler.core import set_condition
+from kuota.scheduler.core import with_condition
 from kuota.store import Invalid, NotFound, clone
 from kuota.store.protocol import Operation, ResourceType, group_of
 
@@ -515,8 +515,8 @@ class JobReconciler:
     def _set_condition(
         self, wl: kt.Workload, ctype: str, status: str, reason: str, message: str
     ) -> None:
-        new = clone(wl)
-        if set_condition(new, ctype, status, reason, message, self._mgr().clock.now()):
+        new = with_condition(wl, ctype, status, reason, message, self._mgr().clock.now())
+        if new is not None:
             self._write_status(new)
 
     def _write_status(self, wl: kt.Workload) -> None:

@@ -30,7 +30,7 @@ from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
-from kuota.scheduler.core import set_condition
+from kuota.scheduler.core import with_condition
 from kuota.scheduler.views import (
     ClusterQueueView,
     CycleResult,
@@ -257,10 +257,13 @@ class ControlPlane:
     def finish(self, key: str) -> None:
         """The workload's job finished, as the job integration reports it."""
         ns, _, name = key.partition("/")
-        wl = clone(self.store.get(WORKLOAD, ns, name))
         now = self.clock.now()
-        set_condition(wl, "Finished", "True", "Succeeded", "Job finished successfully", now)
-        self.store.update_status(wl)
+        msg = "Job finished successfully"
+        wl = with_condition(
+            self.store.get(WORKLOAD, ns, name), "Finished", "True", "Succeeded", msg, now
+        )
+        if wl is not None:
+            self.store.update_status(wl)
         self.mgr.run_until_idle()
 
     def advance(self, to: datetime) -> None:

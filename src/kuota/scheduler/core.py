@@ -130,6 +130,33 @@ def set_condition(
     return True
 
 
+def with_condition(
+    wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
+) -> kt.Workload | None:
+    """A copy of a stored (shared, never mutated) Workload with the condition
+    set as set_condition sets it, or None when that would change nothing. The
+    copy shares all but the status, the list of conditions and the condition
+    set: a status write sends no more (the store copies the status it is
+    given), and a whole clone of the Workload cost a job's every reconcile."""
+    st = wl.status
+    conds = (st.conditions if st is not None else None) or ()
+    for c in conds:
+        if c.type == ctype:
+            if c.status == status and c.reason == reason and c.message == message:
+                return None
+            break
+    new = msgspec.structs.replace(
+        wl,
+        status=msgspec.structs.replace(
+            st, conditions=[msgspec.structs.replace(c) if c.type == ctype else c for c in conds]
+        )
+        if st is not None
+        else None,
+    )
+    set_condition(new, ctype, status, reason, message, now)
+    return new
+
+
 def _key(ns: str, name: str) -> str:
     return f"{ns}/{name}"
 

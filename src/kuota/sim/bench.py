@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import msgspec
-
 from kuota.api.config import KueueConfig, load_config
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
@@ -30,7 +28,7 @@ from kuota.quota.workload import find_condition
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.scheduler.core import set_condition
+from kuota.scheduler.core import with_condition
 from kuota.sim.benchgen import RUNNING_LABEL, BenchWorld, GeneratorConfig, generate, workload
 from kuota.store import NotFound
 
@@ -83,18 +81,9 @@ class Runner:
         if at is not None and at > now:
             self.mgr.enqueue_at(self.name, key, at)
             return None
-        # A copy of what set_condition changes (the list of conditions, and a
-        # Finished condition already there); the store copies the status it
-        # is given.
-        st = wl.status
-        conds = [
-            msgspec.structs.replace(c) if c.type == "Finished" else c
-            for c in (st.conditions if st is not None else None) or ()
-        ]
-        new = msgspec.structs.replace(
-            wl, status=msgspec.structs.replace(st, conditions=conds) if st else None
-        )
-        set_condition(new, "Finished", "True", "ByTest", "By test runner", now)
+        new = with_condition(wl, "Finished", "True", "ByTest", "By test runner", now)
+        if new is None:
+            return None
         with contextlib.suppress(NotFound):  # deleted meanwhile
             self.mgr.store.update_status(new)
         return None
