@@ -28,7 +28,7 @@ from kuota.api.core_validation import validate_object_meta
 from kuota.api.errors import FieldError
 from kuota.api.kueue import types as kt
 from kuota.api.kueue import v1beta1
-from kuota.api.kueue.webhooks import WEBHOOKS
+from kuota.api.kueue.webhooks import DEFAULTERS, WEBHOOKS
 from kuota.api.names import is_dns1123_label, is_dns1123_subdomain
 from kuota.api.schema import MAX_NODES, check_rules, validate_raw
 
@@ -309,6 +309,9 @@ def _validate_decoded(
         doc.errors.extend(errs)
         return doc
     internal = info.to_internal(obj)
+    default = DEFAULTERS.get(info.kind) if info.api_version.startswith(kt.GROUP) else None
+    if default is not None:
+        default(internal, gates)
     doc.errors.extend(info.validate(internal, gates))
     if not doc.errors:
         doc.obj = internal

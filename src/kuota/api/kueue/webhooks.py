@@ -605,6 +605,19 @@ def _none(obj: object, gates: Gates) -> list[FieldError]:
     return []
 
 
+def default_workload(wl: t.Workload, gates: Gates) -> None:
+    """Kueue's mutating Workload webhook (on create, before validation): with
+    PartialAdmission off, every podSet's minCount is dropped, so a Workload
+    with several is accepted and admitted at full count."""
+    if not gates.get("PartialAdmission", True):
+        for ps in wl.spec.pod_sets:
+            ps.min_count = None
+
+
+# kind -> mutating webhook (on create), run before the validator.
+DEFAULTERS: dict[str, Callable[..., None]] = {"Workload": default_workload}
+
+
 # kind -> webhook validator (on create). LocalQueue, WorkloadPriorityClass and
 # AdmissionCheck have no validating webhook in Kueue.
 WEBHOOKS: dict[str, Callable[..., list[FieldError]]] = {

@@ -1,0 +1,40 @@
+"""Kueue's mutating Workload webhook runs before its validator: with the
+PartialAdmission gate off, minCount is dropped (so two podSets with minCount
+are accepted); with it on, they are refused at spec.podSets."""
+
+from __future__ import annotations
+
+from kuota.api.decode import decode_yaml
+from kuota.api.features import FEATURE_GATE_DEFAULTS
+
+WL = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: w, namespace: ns}
+spec:
+  queueName: lq
+  podSets:
+  - name: a
+    count: 4
+    minCount: 2
+    template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  - name: b
+    count: 4
+    minCount: 1
+    template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+"""
+
+
+def test_min_count_dropped_when_partial_admission_is_off() -> None:
+    gates = {**FEATURE_GATE_DEFAULTS, "PartialAdmission": False}
+    (doc,) = decode_yaml(WL, "w.yaml", gates=gates)
+    assert doc.ok, doc.errors
+    assert [ps.min_count for ps in doc.obj.spec.pod_sets] == [None, None]
+
+
+def test_two_min_counts_refused_when_partial_admission_is_on() -> None:
+    (doc,) = decode_yaml(WL, "w.yaml", gates={**FEATURE_GATE_DEFAULTS, "PartialAdmission": True})
+    assert not doc.ok
+    assert [(e.path, e.detail) for e in doc.errors] == [
+        ("spec.podSets", "at most one podSet can use minCount")
+    ]
