@@ -4,8 +4,13 @@ are accepted); with it on, they are refused at spec.podSets."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from click.testing import CliRunner
+
 from kuota.api.decode import decode_yaml
 from kuota.api.features import FEATURE_GATE_DEFAULTS
+from kuota.cli.main import main
 
 WL = """
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -38,3 +43,21 @@ def test_two_min_counts_refused_when_partial_admission_is_on() -> None:
     assert [(e.path, e.detail) for e in doc.errors] == [
         ("spec.podSets", "at most one podSet can use minCount")
     ]
+
+
+def test_kuota_validate_reads_a_scenario_world_under_its_own_gates(tmp_path: Any) -> None:
+    body = "\n".join("    " + line for line in WL.strip().splitlines())
+    scenario = f"""name: two-min-counts
+about: x
+config:
+  featureGates: {{PartialAdmission: {{gate}}}}
+objects:
+  - {body.strip()}
+steps:
+  - cycles: 1
+"""
+    for gate, code in (("false", 0), ("true", 1)):
+        p = tmp_path / f"s-{gate}.yaml"
+        p.write_text(scenario.replace("{gate}", gate))
+        result = CliRunner().invoke(main, ["validate", str(p)])
+        assert result.exit_code == code, result.output

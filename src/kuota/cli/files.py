@@ -69,14 +69,20 @@ def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult
             head = Document(source=source, index=i, kind="Scenario", name=str(raw.get("name", "")))
             head.errors, head.warnings = scenario_errors(raw)
             result.documents.append(head)
+            # The scenario's world is read under its own Configuration's gates
+            # (a mutating webhook and validation depend on them), as kuota check reads it.
+            from kuota.sim.scenario import scenario_config
+
+            cfg = scenario_config(raw, head)
+            world_gates = cfg.feature_gates if cfg is not None else gates
             live: dict[str, Document] = {}  # ref -> the newest write of it
             for prefix, obj, deleted in scenario_timeline(raw):
                 if deleted:
                     live.pop(deleted, None)
                     continue
-                doc = decode_object(obj, source=source, index=i, prefix=prefix, gates=gates)
+                doc = decode_object(obj, source=source, index=i, prefix=prefix, gates=world_gates)
                 if doc.ref in live:  # an update: what may not change, may not
-                    check_update(doc, live[doc.ref], gates)
+                    check_update(doc, live[doc.ref], world_gates)
                 live[doc.ref] = doc
                 result.documents.append(doc)
             continue

@@ -272,7 +272,7 @@ def load_scenario(path: str | Path) -> Scenario:
     return scenarios[0]
 
 
-def _config(raw: dict[str, Any], head: Document) -> KueueConfig | None:
+def scenario_config(raw: dict[str, Any], head: Document) -> KueueConfig | None:
     """The scenario's KueueConfig; None (with errors on ``head``) when Kueue would refuse it.
 
     Errors of a top-level ``featureGates`` are named there, not under ``config``."""
@@ -315,7 +315,7 @@ def _load_one(raw: dict[str, Any], source: str, doc_index: int) -> Scenario:
         source=source, index=doc_index, kind="Scenario", name=name if isinstance(name, str) else ""
     )
     head.errors, head.warnings = scenario_errors(raw)
-    cfg = _config(raw, head)
+    cfg = scenario_config(raw, head)
     gates = cfg.feature_gates if cfg is not None else None
 
     docs: dict[str, Document] = {}
