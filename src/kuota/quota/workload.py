@@ -32,6 +32,17 @@ def find_condition(wl: Workload, ctype: str) -> Condition | None:
     return None
 
 
+def has_closed_preemption_gate(wl: Workload) -> bool:
+    """Kueue's HasClosedPreemptionGate: a gate of the spec that the status has
+    no position for yet (so a workload can be created gated) or holds Closed."""
+    gates = wl.spec.preemption_gates
+    if not gates:
+        return False
+    st = wl.status
+    positions = {g.name: g.position for g in (st.preemption_gates if st else None) or ()}
+    return any(positions.get(g.name, "Closed") == "Closed" for g in gates)
+
+
 def condition_true(wl: Workload, ctype: str) -> bool:
     c = find_condition(wl, ctype)
     return c is not None and c.status == "True"
@@ -235,8 +246,9 @@ def _signature(wl: Workload) -> tuple[object, ...]:
     (Kueue's PushOrUpdate), captured when the record is built: the workload
     object is updated in place, so it cannot be compared later."""
     st = wl.status
+    gated = has_closed_preemption_gate(wl)  # (opening a gate lets it compete again)
     if st is None:
-        return (None, None, (), wl.spec.active)
+        return (None, None, (), wl.spec.active, gated)
     evicted = requeued = None
     for c in st.conditions or ():
         if c.type == "Evicted" and evicted is None:
@@ -244,7 +256,7 @@ def _signature(wl: Workload) -> tuple[object, ...]:
         elif c.type == "Requeued" and requeued is None:
             requeued = (c.status, c.reason, c.message, c.last_transition_time)
     rec = tuple((r.name, r.count) for r in st.reclaimable_pods) if st.reclaimable_pods else ()
-    return (evicted, requeued, rec, wl.spec.active)
+    return (evicted, requeued, rec, wl.spec.active, gated)
 
 
 _NO_RECLAIMABLE: Mapping[str, int] = MappingProxyType({})

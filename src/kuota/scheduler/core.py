@@ -879,7 +879,7 @@ class AdmissionCore:
             f"Quota reserved in ClusterQueue {cq.name}",
             self.now,
         )
-        for ctype in ("Evicted", "Preempted"):
+        for ctype in ("Evicted", "Preempted", "BlockedOnPreemptionGates"):
             c = find_condition(wl, ctype)
             if c is not None and c.status == "True":
                 self._cond(
@@ -936,6 +936,13 @@ class AdmissionCore:
         if wl.status is not None and wl.status.admission_checks:
             for s in wl.status.admission_checks:
                 s.state = "Pending"
+        # Kueue's prepareForEviction: the preemption-gate signal is withdrawn
+        # and every gate closes again.
+        if condition_true(wl, "BlockedOnPreemptionGates"):
+            self._cond(wl, "BlockedOnPreemptionGates", "False", reason, message, self.now)
+        assert wl.status is not None
+        for g in wl.status.preemption_gates or ():
+            g.position, g.last_transition_time = "Closed", self.now
         if reason == "Preempted":
             self._pending_evictions[key] = reason
             if self.afs is not None:
@@ -993,8 +1000,17 @@ class AdmissionCore:
         self._sync(key)
 
     def requeue(
-        self, info: WorkloadInfo, reason: str, qr_reason: str, message: str, skip_status: bool
+        self,
+        info: WorkloadInfo,
+        reason: str,
+        qr_reason: str,
+        message: str,
+        skip_status: bool,
+        *,
+        blocked_on_gates: bool = False,
     ) -> None:
+        """Kueue's requeueAndUpdate; ``blocked_on_gates``: the workload needed a
+        preemption a closed preemption gate held back."""
         key = info.key
         wl = self.workloads.get(key)
         if wl is None or not self._admissible(wl):
@@ -1005,12 +1021,15 @@ class AdmissionCore:
         la = info.last_assignment
         pending = isinstance(la, Assignment) and la.pending_flavors()
         self.queues.requeue(info, reason, self.now, pending)
+        if skip_status:
+            return
         if (
-            not skip_status
-            and self._cond(wl, "QuotaReserved", "False", qr_reason or "Pending", message, self.now)
+            self._cond(wl, "QuotaReserved", "False", qr_reason or "Pending", message, self.now)
             and self.afs is not None
         ):
             self._afs_reconcile(_key(info.namespace, info.queue_name))
+        if blocked_on_gates:
+            self._cond(wl, "BlockedOnPreemptionGates", "True", "PreemptionGated", message, self.now)
 
     def blocked_by_pods_ready(self) -> bool:
         w = self.config.wait_for_pods_ready

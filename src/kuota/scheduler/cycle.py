@@ -21,7 +21,7 @@ from kuota.quota.tree import (
     drs,
     remove_usage,
 )
-from kuota.quota.workload import WorkloadInfo, queue_order_timestamp
+from kuota.quota.workload import WorkloadInfo, has_closed_preemption_gate, queue_order_timestamp
 from kuota.scheduler.flavorassigner import (
     DEFERRED_FIT,
     FIT,
@@ -44,7 +44,7 @@ class Entry:
     cq: ClusterQueueState
     assignment: Assignment = field(default_factory=Assignment)
     targets: list[Target] = field(default_factory=list)
-    status: str = ""  # "", skipped, nominated, assumed
+    status: str = ""  # "", skipped, preemptionGated, nominated, assumed
     message: str = ""
     requeue_reason: str = rq.GENERIC
     qr_reason: str = ""
@@ -56,6 +56,11 @@ class Cycle:
         self.core = core
         self.snap = core.snap
         self.fair = core.config.fair_sharing is not None
+        # Kueue holds back a preemption a closed preemption gate guards only
+        # with one of these gates on.
+        self.preemption_gates = core.config.gate("ConcurrentAdmission") or core.config.gate(
+            "MultiKueueOrchestratedPreemption"
+        )
         self.eviction_ts = core.eviction_timestamp
         self.preemptor = Preemptor(
             core.snap,
@@ -366,6 +371,20 @@ class Cycle:
                 self._hold(cq, self._to_reserve(e))
             self.result.waiting[e.info.key] = e.message
             return
+        if (
+            mode == PREEMPT_MODE
+            and self.preemption_gates
+            and has_closed_preemption_gate(e.info.obj)
+        ):
+            # Kueue's markPreemptionGated: no preemption is issued; all
+            # flavors are tried again next time.
+            e.status = "preemptionGated"
+            e.message = "Workload requires preemption, but it's gated"
+            e.qr_reason = "AdmissionGated"
+            e.requeue_reason = rq.PREEMPTION_GATED
+            e.info.last_assignment = None
+            self.result.waiting[e.info.key] = e.message
+            return
         if mode == DEFERRED_FIT:
             e.message = (
                 "Workload has overlapping preemption targets with another workload, "
@@ -433,4 +452,11 @@ class Cycle:
     def _requeue(self, e: Entry) -> None:
         if e.status != "" and e.requeue_reason == rq.GENERIC:
             e.requeue_reason = rq.FAILED_AFTER_NOMINATION
-        self.core.requeue(e.info, e.requeue_reason, e.qr_reason, e.message, e.skip_status)
+        self.core.requeue(
+            e.info,
+            e.requeue_reason,
+            e.qr_reason,
+            e.message,
+            e.skip_status,
+            blocked_on_gates=e.status == "preemptionGated",
+        )
