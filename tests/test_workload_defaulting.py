@@ -61,3 +61,17 @@ steps:
         p.write_text(scenario.replace("{gate}", gate))
         result = CliRunner().invoke(main, ["validate", str(p)])
         assert result.exit_code == code, result.output
+
+
+def test_an_elastic_job_workload_may_not_use_min_count() -> None:
+    one = WL.replace("    minCount: 1\n", "").replace(
+        "metadata: {name: w, namespace: ns}",
+        "metadata: {name: w, namespace: ns, annotations: {kueue.x-k8s.io/elastic-job: 'true'}}",
+    )
+    (doc,) = decode_yaml(one, "w.yaml", gates=FEATURE_GATE_DEFAULTS)
+    assert [(e.path, e.detail) for e in doc.errors] == [
+        ("spec.podSets", "partial admission and elastic job cannot be used together")
+    ]
+    off = {**FEATURE_GATE_DEFAULTS, "ElasticJobsViaWorkloadSlices": False}
+    (doc,) = decode_yaml(one, "w.yaml", gates=off)
+    assert doc.ok, doc.errors

@@ -907,6 +907,20 @@ class AdmissionCore:
         if self.afs is not None:
             self._afs_assumed(info, cq, wl)
 
+    def replace_slice(self, old_key: str, new: WorkloadInfo) -> None:
+        """Kueue's replaceWorkloadSlice: once a new workload slice is admitted,
+        the slice it replaces is finished and gives its quota back."""
+        wl = self.workloads.get(old_key)
+        if wl is None or is_finished(wl):
+            return
+        job_uid = (new.obj.metadata.labels or {}).get("kueue.x-k8s.io/job-uid", "")
+        msg = (
+            f"Replaced to accommodate a workload (UID: {new.uid}, JobUID: {job_uid}) "
+            "due to workload slice aggregation"
+        )
+        self._cond(wl, "Finished", "True", "WorkloadSliceReplaced", msg, self.now)
+        self._sync(old_key)
+
     def issue_preemptions(
         self,
         preemptor: WorkloadInfo,

@@ -37,6 +37,9 @@ from kuota.scheduler.views import CycleResult
 if TYPE_CHECKING:
     from kuota.scheduler.core import AdmissionCore
 
+# On a new workload slice (ElasticJobsViaWorkloadSlices): the key of the slice it replaces.
+SLICE_REPLACEMENT_FOR = "kueue.x-k8s.io/workload-slice-replacement-for"
+
 
 @dataclass
 class Entry:
@@ -56,6 +59,7 @@ class Cycle:
         self.core = core
         self.snap = core.snap
         self.fair = core.config.fair_sharing is not None
+        self.slices = core.config.gate("ElasticJobsViaWorkloadSlices")
         # Kueue holds back a preemption a closed preemption gate guards only
         # with one of these gates on.
         self.preemption_gates = core.config.gate("ConcurrentAdmission") or core.config.gate(
@@ -147,6 +151,7 @@ class Cycle:
             last = info.last_assignment = None
         if not isinstance(last, Assignment):
             last = None
+        replaced = self._replaced_slice(info, cq)
         fa = FlavorAssigner(
             info,
             cq,
@@ -156,22 +161,52 @@ class Cycle:
             ignore_undeclared=core.ignore_undeclared,
             cycle=core.cycle_count,
             nomination=nomination,
+            replaced=replaced,
         )
         full = fa.assign(None, last)
         mode = full.mode()
+        # The replaced slice is a target from the start (taken out of the
+        # tree when checking the fit); it is finished, not preempted.
+        base = [Target(replaced, "", cq)] if replaced is not None else []
         if mode == FIT:
-            return full, []
+            return full, base
         if mode == PREEMPT_MODE:
             t = self.preemptor.get_targets(
                 info, cq, full.frs_need_preemption(), full.total_requests_for(info)
             )
             if t:
-                return full, t
+                return full, base + t
         if core.config.gate("PartialAdmission") and info.can_be_partially_admitted():
             found = self._reduce(info, cq, fa, last)
             if found is not None:
-                return found
+                return found[0], base + found[1]
         return full, []
+
+    def _split_replaced(self, e: Entry) -> tuple[list[Target], WorkloadInfo | None]:
+        """Kueue's FindReplacedSliceTarget: the targets without the slice the
+        entry replaces (the first one by that key), and that slice."""
+        annotations = e.info.obj.metadata.annotations
+        ref = annotations.get(SLICE_REPLACEMENT_FOR) if annotations and self.slices else None
+        if ref is not None:
+            for i, t in enumerate(e.targets):
+                if t.info.key == ref:
+                    return e.targets[:i] + e.targets[i + 1 :], t.info
+        return e.targets, None
+
+    def _replaced_slice(self, info: WorkloadInfo, cq: ClusterQueueState) -> WorkloadInfo | None:
+        """Kueue's ReplacedWorkloadSlice: the workload this one is a new slice
+        of (its replacement-for annotation), if it holds quota in the same
+        ClusterQueue and namespace."""
+        annotations = info.obj.metadata.annotations
+        if not annotations or not self.slices:
+            return None
+        ref = annotations.get(SLICE_REPLACEMENT_FOR)
+        if ref is None:
+            return None
+        old = cq.workloads.get(ref)
+        if old is None or old.namespace != info.namespace:
+            return None
+        return old
 
     def _reduce(
         self, info: WorkloadInfo, cq: ClusterQueueState, fa: FlavorAssigner, last: Assignment | None
@@ -412,10 +447,12 @@ class Cycle:
         for t in e.targets:
             self.preempted[t.info.key] = t.info
             in_tree[t.info.key] = t.info
+        # The replaced slice is finished once this one is admitted, never preempted.
+        targets, old_slice = self._split_replaced(e)
         if mode == PREEMPT_MODE:
             self._hold(cq, usage)
             e.qr_reason = "WaitingForPreemptedWorkloads"
-            n = self.core.issue_preemptions(e.info, cq, e.targets, self.result)
+            n = self.core.issue_preemptions(e.info, cq, targets, self.result)
             e.info.last_assignment = None
             if n:
                 e.message += f". Pending the preemption of {n} workload(s)"
@@ -431,6 +468,8 @@ class Cycle:
         e.status = "nominated"
         self.core.admit(e.info, cq, e.assignment)
         e.status = "assumed"
+        if old_slice is not None:
+            self.core.replace_slice(old_slice.key, e.info)
         self.result.admitted.append(e.info.key)
 
     def _to_reserve(self, e: Entry) -> Usage:

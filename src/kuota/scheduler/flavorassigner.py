@@ -96,6 +96,9 @@ class Assignment:
     # The podSets' own mode, kept: a podSet is complete when appended (see
     # FlavorAssigner._append, which resets this), and the cycle asks often.
     podsets_mode: int | None = field(default=None, repr=False, compare=False)
+    # The admitted workload slice this one replaces (ElasticJobsViaWorkloadSlices):
+    # its quota is already held, so only the difference is requested.
+    replaced: WorkloadInfo | None = field(default=None, repr=False, compare=False)
 
     def mode(self) -> int:
         if not self.podsets:
@@ -134,9 +137,12 @@ class Assignment:
     def total_requests_for(self, info: WorkloadInfo) -> Usage:
         """The workload's requests at the assigned counts, without `pods`."""
         out: Usage = {}
+        old = self.replaced.podsets if self.replaced is not None else None
         for i, ps in enumerate(info.podsets):
             pa = self.podsets[i]
-            scaled = ps.scaled_to(pa.count)
+            # A replacing slice needs room for its new pods only.
+            count = pa.count if old is None else ps.count - _old_count(old, i)
+            scaled = ps.scaled_to(count)
             for r, q in scaled.requests.items():
                 if not q:
                     continue
@@ -146,6 +152,22 @@ class Assignment:
                 fr = (fa.name, r)
                 out[fr] = out.get(fr, 0) + q
         return out
+
+
+def _old_podset(replaced: WorkloadInfo, i: int) -> PodSetResources | None:
+    return replaced.podsets[i] if i < len(replaced.podsets) else None
+
+
+def _old_count(old: list[PodSetResources], i: int) -> int:
+    return old[i].count if i < len(old) else 0
+
+
+def _old_request(replaced: WorkloadInfo, podset: str, resource: str) -> int:
+    """Kueue's findOldPodSetRequest: by podSet name."""
+    for ps in replaced.podsets:
+        if ps.name == podset:
+            return ps.requests.get(resource, 0)
+    return 0
 
 
 class FlavorAssigner:
@@ -160,6 +182,7 @@ class FlavorAssigner:
         ignore_undeclared: bool = False,
         cycle: int = 0,
         nomination: dict[str, dict[str, str]] | None = None,
+        replaced: WorkloadInfo | None = None,
     ) -> None:
         self.info = info
         self.cq = cq
@@ -169,13 +192,14 @@ class FlavorAssigner:
         self.ignore_undeclared = ignore_undeclared
         self.cycle = cycle
         self.nomination = nomination
+        self.replaced = replaced
 
     def assign(self, counts: list[int] | None = None, last: Assignment | None = None) -> Assignment:
         info, cq = self.info, self.cq
         # A simulation kept from an earlier assignment answers nothing here:
         # the cycle may have admitted or preempted since.
         self.preemptor.forget()
-        a = Assignment(generation=cq.generation, cycle=self.cycle)
+        a = Assignment(generation=cq.generation, cycle=self.cycle, replaced=self.replaced)
         covers_pods = cq.covers_pods()
         spec_podsets = info.obj.spec.pod_sets
         for i, ps in enumerate(info.podsets):
@@ -221,7 +245,10 @@ class FlavorAssigner:
         for r, fa in psa.flavors.items():
             a.borrowing = max(a.borrowing, fa.borrow)
             fr = (fa.name, r)
-            a.usage[fr] = a.usage.get(fr, 0) + psa.requests.get(r, 0)
+            amount = psa.requests.get(r, 0)
+            if a.replaced is not None:  # what the replaced slice holds is not asked again
+                amount -= _old_request(a.replaced, psa.name, r)
+            a.usage[fr] = a.usage.get(fr, 0) + amount
             tried[r] = fa.tried_idx
         a.last_tried.append(tried)
 
@@ -299,6 +326,21 @@ class FlavorAssigner:
             flavor_no_fit = ""
             for r, val in group_req.items():
                 fr = (fname, r)
+                if self.replaced is not None:
+                    # A replacing slice keeps the replaced one's flavors and asks
+                    # for the difference only.
+                    old = _old_podset(self.replaced, ps_index)
+                    was = (old.flavors or {}).get(r, "") if old is not None else ""
+                    if was != fname:
+                        msg = (
+                            f"could not assign {fname} flavor since the original workload "
+                            f"is assigned: {was}"
+                        )
+                        reasons.append(msg)
+                        flavor_no_fit = _most_severe(flavor_no_fit, NO_MATCHING_FLAVOR)
+                        rep = (PM_NOFIT, _INF)
+                    elif old is not None:
+                        val -= old.requests.get(r, 0)
                 pm, borrow, msg, nfr = self._fits_quota(fr, assigned.get(fr, 0), val)
                 if msg is not None:
                     reasons.append(msg)

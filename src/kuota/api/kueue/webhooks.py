@@ -415,6 +415,15 @@ def validate_workload(
                 with_min += 1
         if with_min > 1:
             errs.append(e.invalid("spec.podSets", with_min, "at most one podSet can use minCount"))
+        elastic = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/elastic-job") == "true"
+        if with_min and elastic and gates.get("ElasticJobsViaWorkloadSlices", True):
+            errs.append(
+                e.invalid(
+                    "spec.podSets",
+                    with_min,
+                    "partial admission and elastic job cannot be used together",
+                )
+            )
     st = wl.status
     if st is not None:
         names = [ps.name for ps in wl.spec.pod_sets]
