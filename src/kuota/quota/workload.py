@@ -293,17 +293,23 @@ def podsets_from_spec(
 def podsets_from_admission(wl: Workload) -> list[PodSetResources]:
     assert wl.status is not None and wl.status.admission is not None
     rec = reclaimable_counts(wl)
-    by_name = {ps.name: ps for ps in wl.spec.pod_sets}
+    spec_counts = {ps.name: ps.count for ps in wl.spec.pod_sets}
     out = []
     for psa in wl.status.admission.pod_set_assignments:
-        spec_ps = by_name.get(psa.name)
-        count = psa.count if psa.count is not None else (spec_ps.count if spec_ps else 0)
+        count = psa.count if psa.count is not None else spec_counts.get(psa.name, 0)
         reqs = {r: resource_value(r, q) for r, q in (psa.resource_usage or {}).items()}
         res = PodSetResources(psa.name, count, reqs, dict(psa.flavors or {}))
-        if rec.get(psa.name):
-            res = res.scaled_to(max(0, count - rec[psa.name]))
-        out.append(res)
+        out.append(held_part(res, spec_counts.get(psa.name, 0), rec.get(psa.name, 0)))
     return out
+
+
+def held_part(res: PodSetResources, spec_count: int, reclaimable: int) -> PodSetResources:
+    """What an admitted podSet holds (Kueue's totalRequestsFromAdmission): the
+    admitted pods, but no more than the spec's count less its reclaimable pods
+    (a scale-down in place, pods that finished); a partially admitted podSet
+    keeps its admitted count."""
+    after = spec_count - min(reclaimable, spec_count)
+    return res.scaled_to(after) if after < res.count else res
 
 
 def queue_order_timestamp(wl: Workload, eviction_timestamp: bool) -> datetime:

@@ -48,6 +48,7 @@ from kuota.quota.workload import (
     evicted_reason,
     find_condition,
     has_quota_reservation,
+    held_part,
     is_admitted,
     is_evicted,
     is_finished,
@@ -856,6 +857,7 @@ class AdmissionCore:
         # written here, without parsing back the quantities just made.
         held = []
         rec = reclaimable_counts(wl)
+        spec_counts = {ps.name: ps.count for ps in wl.spec.pod_sets}
         for ps in a.podsets:
             names = sorted(ps.flavors)
             flavors = {r: ps.flavors[r].name for r in names}
@@ -867,9 +869,7 @@ class AdmissionCore:
                 )
             )
             res = PodSetResources(ps.name, ps.count, values, dict(flavors))
-            if rec.get(ps.name):
-                res = res.scaled_to(max(0, ps.count - rec[ps.name]))
-            held.append(res)
+            held.append(held_part(res, spec_counts.get(ps.name, 0), rec.get(ps.name, 0)))
         wl.status.admission = kt.Admission(cluster_queue=cq.name, pod_set_assignments=psas)
         self._cond(
             wl,

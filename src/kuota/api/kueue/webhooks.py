@@ -433,7 +433,7 @@ def validate_workload(
             # One stored like this already goes through, so it can converge.
             errs += _validate_admission(wl, names)
         errs += _validate_conditions(st)
-        errs += _validate_reclaimable(wl, names)
+        errs += _validate_reclaimable(wl, names, old, gates)
         for i, acs in enumerate(st.admission_checks or ()):
             bp = child(index("status.admissionChecks", i), "podSetUpdates")
             for j, psu in enumerate(acs.pod_set_updates or ()):
@@ -518,17 +518,31 @@ def _condition_reason_matcher() -> Callable[[str], bool]:
 _CONDITION_REASON = _condition_reason_matcher()
 
 
-def _validate_reclaimable(wl: t.Workload, names: list[str]) -> list[FieldError]:
+def _validate_reclaimable(
+    wl: t.Workload, names: list[str], old: t.Workload | None, gates: Gates
+) -> list[FieldError]:
+    """Kueue's validateReclaimablePods. An elastic workload's count over its
+    podSet's size that the stored object already had is let through: a scale
+    down left it stale, and it must be able to converge (kueue#12670)."""
     st = wl.status
     if st is None or not st.reclaimable_pods:
         return []
     counts = {ps.name: ps.count for ps in wl.spec.pod_sets}
+    stale: set[tuple[str, int]] = set()
+    elastic = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/elastic-job") == "true"
+    if (
+        old is not None
+        and old.status is not None
+        and elastic
+        and gates.get("ElasticJobsViaWorkloadSlices", True)
+    ):
+        stale = {(rp.name, rp.count) for rp in old.status.reclaimable_pods or ()}
     errs: list[FieldError] = []
     for rp in st.reclaimable_pods:
         p = key("status.reclaimablePods", rp.name)
         if rp.name not in counts:
             errs.append(e.not_supported(child(p, "name"), rp.name, names))
-        elif rp.count > counts[rp.name]:
+        elif rp.count > counts[rp.name] and (rp.name, rp.count) not in stale:
             errs.append(
                 e.invalid(
                     child(p, "count"), rp.count, f"should be less or equal to {counts[rp.name]}"
