@@ -125,6 +125,9 @@ class Cycle:
             if e.status != "assumed":
                 self._requeue(e)
         for e in inadmissible:
+            # Tried and left waiting, as Kueue's loop sees them: it goes on to
+            # the heads behind (settle and the idle hook count these as tried).
+            self.result.waiting[e.info.key] = e.message
             self._requeue(e)
         return self.result
 
