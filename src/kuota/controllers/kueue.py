@@ -404,9 +404,15 @@ class KueueController:
                 self._observe_workload(key, stored)
                 mine = core.workloads[key]
             try:
-                if mine.spec.active != stored.spec.active:
-                    # Kueue deactivated it (requeuing limit): a spec write.
-                    spec = msgspec.structs.replace(stored.spec, active=mine.spec.active)
+                if (
+                    mine.spec.active != stored.spec.active
+                    or mine.spec.priority != stored.spec.priority
+                ):
+                    # Kueue deactivated it (requeuing limit) or its
+                    # WorkloadPriorityClass changed value: a spec write.
+                    spec = msgspec.structs.replace(
+                        stored.spec, active=mine.spec.active, priority=mine.spec.priority
+                    )
                     stored = mgr.store.update(msgspec.structs.replace(stored, spec=spec))
                     self._seen_rv[ref] = stored.metadata.resource_version
                 if mine.status == stored.status:

@@ -291,7 +291,10 @@ class AdmissionCore:
             self.lq_objs[_key(m.namespace, m.name)] = obj
             self._refresh_lq(obj, old_lq)
         elif kind == "WorkloadPriorityClass":
+            old_wpc = self.wpcs.get(m.name)
             self.wpcs[m.name] = obj
+            if old_wpc is None or old_wpc.value != obj.value:
+                self._sync_priority_class(m.name, obj.value)
         elif kind == "PriorityClass":
             self.pcs[m.name] = obj
         elif kind == "LimitRange":
@@ -611,6 +614,24 @@ class AdmissionCore:
         )
         self._ctxs[namespace] = (self._ctx_gen, ctx)
         return ctx
+
+    def _sync_priority_class(self, name: str, value: int) -> None:
+        """Kueue's WorkloadPriorityClass controller: a class created or whose
+        value changed sets spec.priority of every Workload that refers to it,
+        pending or admitted (a lower priority can make it a preemption
+        victim, a higher one lets it preempt)."""
+        for key, wl in list(self.workloads.items()):
+            ref = wl.spec.priority_class_ref
+            if (
+                ref is None
+                or ref.kind != "WorkloadPriorityClass"
+                or ref.group != kt.GROUP
+                or ref.name != name
+                or wl.spec.priority == value
+            ):
+                continue
+            wl.spec.priority = value
+            self._sync(key)
 
     def _priority(self, wl: kt.Workload) -> int:
         if wl.spec.priority is not None:
