@@ -706,14 +706,26 @@ class AdmissionCore:
     def _put_workload(self, wl: kt.Workload, old: kt.Workload | None) -> None:
         key = _key(wl.metadata.namespace, wl.metadata.name)
         self.workloads[key] = wl
-        if old is not None and old.spec.active and not wl.spec.active:
-            if has_quota_reservation(wl):
-                self._evict(key, "Deactivated", "The workload is deactivated")
-            else:
-                self._cond(
-                    wl, "Evicted", "True", "Deactivated", "The workload is deactivated", self.now
-                )
-                self.evictions.append((key, "Deactivated"))
+        if not wl.spec.active:
+            # Kueue's workload controller, whenever it sees an inactive
+            # workload (one created inactive too): evicted once, and its
+            # requeue state (backoff, retry count) dropped.
+            if not condition_true(wl, "Evicted"):
+                if has_quota_reservation(wl):
+                    self._evict(key, "Deactivated", "The workload is deactivated")
+                else:
+                    self._cond(
+                        wl,
+                        "Evicted",
+                        "True",
+                        "Deactivated",
+                        "The workload is deactivated",
+                        self.now,
+                    )
+                    self.evictions.append((key, "Deactivated"))
+            if wl.status is not None and wl.status.requeue_state is not None:
+                wl.status.requeue_state = None
+                self._touched.add(key)
         if (
             old is not None
             and not old.spec.active
