@@ -228,6 +228,18 @@ CHECK = {
     "kind": "AdmissionCheck",
     "metadata": {"name": "check"},
     "spec": {"controllerName": "example.com/check"},
+    # What its controller sets: an inactive check keeps the queue inactive.
+    "status": {
+        "conditions": [
+            {
+                "type": "Active",
+                "status": "True",
+                "reason": "Active",
+                "message": "The admission check is active",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+        ]
+    },
 }
 
 

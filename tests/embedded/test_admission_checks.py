@@ -16,6 +16,15 @@ JOB = ("batch", "Job")
 WL = (kt.GROUP, "Workload")
 
 
+ACTIVE = {
+    "type": "Active",
+    "status": "True",
+    "reason": "Active",
+    "message": "The admission check is active",
+    "lastTransitionTime": "2026-01-01T00:00:00Z",
+}
+
+
 def _world() -> list[Any]:
     cq = cluster_queue("cq", {"a100": 4})
     cq.spec.admission_checks_strategy = kt.AdmissionChecksStrategy(
@@ -30,6 +39,8 @@ def _world() -> list[Any]:
                 "kind": "AdmissionCheck",
                 "metadata": {"name": "prov"},
                 "spec": {"controllerName": "example.com/provisioner"},
+                # What its controller sets: an inactive check keeps the queue inactive.
+                "status": {"conditions": [ACTIVE]},
             }
         ),
         cq,

@@ -158,6 +158,14 @@ def with_condition(
     return new
 
 
+def _check_active(ac: Any) -> bool:
+    """An AdmissionCheck counts as active when its Active condition is True."""
+    st = ac.status
+    return any(
+        c.type == "Active" and c.status == "True" for c in (st.conditions if st else None) or ()
+    )
+
+
 def _key(ns: str, name: str) -> str:
     return f"{ns}/{name}"
 
@@ -438,24 +446,32 @@ class AdmissionCore:
         return tuple((r.name, frozenset(r.on_flavors or ())) for r in acs.admission_checks or ())
 
     def _cq_activity(self, name: str, st: ClusterQueueState) -> tuple[bool, str, str]:
+        """Kueue's updateQueueStatus/inactiveReason: every reason found, in its
+        order; the first names the condition, the message lists them all."""
         obj = self.cq_objs[name]
+        reasons: list[str] = []
+        messages: list[str] = []
+        if (obj.spec.stop_policy or "None") != "None":
+            reasons.append("Stopped")
+            messages.append("is stopped")
         missing = [f for rg in st.resource_groups for f in rg.flavors if f not in self.flavors]
         if missing:
-            return (
-                False,
-                "FlavorNotFound",
-                f"Can't admit new workloads: references missing ResourceFlavor(s): {', '.join(sorted(set(missing)))}.",
-            )
-        for check, _ in st.admission_checks:
-            ac = self.checks.get(check)
-            if ac is None:
-                return (
-                    False,
-                    "AdmissionCheckNotFound",
-                    f"Can't admit new workloads: references missing AdmissionCheck(s): {check}.",
-                )
-        if (obj.spec.stop_policy or "None") != "None":
-            return False, "Stopped", "Can't admit new workloads: is stopped."
+            reasons.append("FlavorNotFound")
+            messages.append(f"references missing ResourceFlavor(s): {','.join(missing)}")
+        absent = sorted(c for c, _ in st.admission_checks if c not in self.checks)
+        if absent:
+            reasons.append("AdmissionCheckNotFound")
+            messages.append(f"references missing AdmissionCheck(s): {','.join(absent)}")
+        inactive = sorted(
+            c
+            for c, _ in st.admission_checks
+            if c in self.checks and not _check_active(self.checks[c])
+        )
+        if inactive:
+            reasons.append("AdmissionCheckInactive")
+            messages.append(f"references inactive AdmissionCheck(s): {','.join(inactive)}")
+        if reasons:
+            return False, reasons[0], f"Can't admit new workloads: {', '.join(messages)}."
         if self.tree.in_cycle(st.node):
             return False, "CohortCycle", "Can't admit new workloads: cohort has a cycle."
         return True, "Ready", "Can admit new workloads"
