@@ -420,6 +420,7 @@ class AdmissionCore:
         )
         st.preemption = spec.preemption
         st.fungibility = spec.flavor_fungibility
+        rules_before = st.admission_checks
         st.admission_checks = self._check_rules(spec)
         was = (st.active, st.inactive_reason)
         st.active, st.inactive_reason, st.inactive_message = self._cq_activity(name, st)
@@ -435,6 +436,12 @@ class AdmissionCore:
             self._on_cq_stop_change(name, old_stop, stop)
         if structural or was[0] != st.active:
             self._retry(self._root_cqs(name))
+        if not created and rules_before != st.admission_checks:
+            # Kueue's workload controller sees every workload of the queue
+            # again: checks no longer required go, new ones start Pending,
+            # and a reservation whose checks are now all Ready is admitted.
+            for key in sorted(st.workloads):
+                self._sync(key)
         # The LocalQueue controller watches ClusterQueue creation and conditions.
         if created or was != (st.active, st.inactive_reason):
             self._afs_reconcile_cq(name)
@@ -780,6 +787,7 @@ class AdmissionCore:
         if has_quota_reservation(wl) and info.cluster_queue is not None:
             if self._check_based_eviction(key, wl):
                 return  # the eviction filed it again
+            self._sync_checks(key, wl, info.cluster_queue)
             self._sync_admitted(wl, info.cluster_queue)
             # Evicted while still holding quota: an eviction in progress, also
             # when it was read back from a store (a restarted control plane).
@@ -827,6 +835,29 @@ class AdmissionCore:
             self._evict(key, "AdmissionCheck", f"Evicted due to {_checks_message(retry, 'Retry')}")
             return True
         return False
+
+    def _sync_checks(self, key: str, wl: kt.Workload, cq_name: str) -> None:
+        """Kueue's reconcileSyncAdmissionChecks for a reserving workload: the
+        check states are exactly the checks its ClusterQueue requires for its
+        flavors (a new one Pending), in name order."""
+        st = self.snap.cqs.get(cq_name)
+        if st is None or wl.status is None or wl.status.admission is None:
+            return
+        flavors = {
+            f for p in wl.status.admission.pod_set_assignments for f in (p.flavors or {}).values()
+        }
+        required = set(st.checks_for(flavors))
+        current = list(wl.status.admission_checks or ())
+        names = {s.name for s in current}
+        if names == required:
+            return
+        kept = [s for s in current if s.name in required]
+        kept += [
+            kt.AdmissionCheckState(name=n, state="Pending", last_transition_time=self.now)
+            for n in required - names
+        ]
+        wl.status.admission_checks = sorted(kept, key=lambda s: s.name) or None
+        self._touched.add(key)
 
     def _sync_admitted(self, wl: kt.Workload, cq_name: str) -> None:
         """The workload controller's SyncAdmittedCondition: a reservation with
