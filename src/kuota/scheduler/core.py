@@ -356,6 +356,7 @@ class AdmissionCore:
             if self.lq_objs.pop(key, None) is None:
                 return False
             self.queues.delete_local_queue(key)
+            self._refile_reserving(namespace, name)
             self._lq_weights.pop(key, None)
             if self.afs is not None:
                 self.afs.delete(key)
@@ -483,13 +484,70 @@ class AdmissionCore:
             return False, "CohortCycle", "Can't admit new workloads: cohort has a cycle."
         return True, "Ready", "Can admit new workloads"
 
+    def _refile_reserving(self, namespace: str, lq_name: str) -> None:
+        for wkey, info in sorted(self.infos.items()):
+            wl = info.obj
+            if (
+                wl.metadata.namespace == namespace
+                and wl.spec.queue_name == lq_name
+                and has_quota_reservation(wl)
+            ):
+                self._sync(wkey)
+
+    def _queue_state_acts(self, key: str, wl: kt.Workload, cq_name: str) -> bool:
+        """Kueue's reconcileOnLocalQueueActiveState and
+        reconcileOnClusterQueueActiveState, whenever a reserving workload is
+        seen: an admitted one is evicted from a queue stopped with
+        HoldAndDrain; one that reserved quota but is not admitted yet (checks
+        pending) gives the reservation back when its LocalQueue is missing or
+        either queue is stopped. Returns whether it acted."""
+        ns, lq_name = wl.metadata.namespace, wl.spec.queue_name or ""
+        lq = self.lq_objs.get(_key(ns, lq_name))
+        lq_stop = (lq.spec.stop_policy or "None") if lq is not None else "None"
+        admitted = is_admitted(wl)
+        evicted = condition_true(wl, "Evicted")
+        explicit = self.config.gate("UnadmittedWorkloadsObservability")
+        if admitted:
+            if lq_stop == "HoldAndDrain" and not evicted:
+                self._evict(key, "LocalQueueStopped", "The LocalQueue is stopped")
+                return True
+        elif lq is None and lq_name:
+            # (A workload naming no LocalQueue at all, as Kueue's scheduler
+            # tests write their quota holders, keeps what it holds.)
+            reason = "Misconfigured" if explicit else "Inadmissible"
+            msg = f"LocalQueue {lq_name} is terminating or missing"
+            return self._unset_reservation(key, wl, reason, msg)
+        elif lq_stop != "None":
+            reason = "Suspended" if explicit else "Inadmissible"
+            return self._unset_reservation(key, wl, reason, f"LocalQueue {lq_name} is stopped")
+        cq = self.cq_objs.get(lq.spec.cluster_queue or "" if lq is not None else cq_name)
+        cq_stop = (cq.spec.stop_policy or "None") if cq is not None else "None"
+        if admitted:
+            if cq_stop == "HoldAndDrain" and not evicted:
+                self._evict(key, "ClusterQueueStopped", "The ClusterQueue is stopped")
+                return True
+            return False
+        if cq_stop != "None":
+            assert cq is not None
+            reason = "Suspended" if explicit else "Inadmissible"
+            msg = f"ClusterQueue {cq.metadata.name} is stopped"
+            return self._unset_reservation(key, wl, reason, msg)
+        return False
+
+    def _unset_reservation(self, key: str, wl: kt.Workload, reason: str, message: str) -> bool:
+        """Kueue's UnsetQuotaReservationWithCondition: the reservation goes
+        (no eviction) and the workload is filed again as pending."""
+        assert wl.status is not None
+        wl.status.admission = None
+        self._cond(wl, "QuotaReserved", "False", reason, message, self.now)
+        self._sync(key)
+        return True
+
     def _on_cq_stop_change(self, name: str, old: str, new: str) -> None:
         st = self.snap.cqs[name]
         if new in ("Hold", "HoldAndDrain"):
-            for key, info in list(st.workloads.items()):
-                wl = info.obj
-                if new == "HoldAndDrain" or not is_admitted(wl):
-                    self._evict(key, "ClusterQueueStopped", "The ClusterQueue is stopped")
+            for key in sorted(st.workloads):
+                self._sync(key)  # _queue_state_acts decides
         elif new == "None":
             for key, wl in list(self.workloads.items()):
                 info = self.infos.get(key)
@@ -522,15 +580,8 @@ class AdmissionCore:
         self.queues.set_local_queue(
             m.namespace, m.name, obj.spec.cluster_queue or "", stop != "None", self.now
         )
-        if stop == "HoldAndDrain" and old_stop != "HoldAndDrain":
-            for wkey, info in list(self.infos.items()):
-                wl = info.obj
-                if (
-                    wl.metadata.namespace == m.namespace
-                    and wl.spec.queue_name == m.name
-                    and has_quota_reservation(wl)
-                ):
-                    self._evict(wkey, "LocalQueueStopped", "The LocalQueue is stopped")
+        if stop != "None" and old_stop != stop:
+            self._refile_reserving(m.namespace, m.name)  # _queue_state_acts decides
         if stop == "None" and old_stop != "None":
             for wl in list(self.workloads.values()):
                 c = find_condition(wl, "Evicted")
@@ -787,8 +838,12 @@ class AdmissionCore:
         if has_quota_reservation(wl) and info.cluster_queue is not None:
             if self._check_based_eviction(key, wl):
                 return  # the eviction filed it again
+            # As Kueue's workload reconcile: checks and the Admitted condition
+            # first, then what the queues' state asks of a reserving workload.
             self._sync_checks(key, wl, info.cluster_queue)
             self._sync_admitted(wl, info.cluster_queue)
+            if self._queue_state_acts(key, wl, info.cluster_queue):
+                return  # evicted or its reservation dropped: filed again
             # Evicted while still holding quota: an eviction in progress, also
             # when it was read back from a store (a restarted control plane).
             reason = evicted_reason(wl)
