@@ -210,6 +210,8 @@ class AdmissionCore:
         self._afs_due: dict[str, datetime] = {}
         self._lq_weights: dict[str, float] = {}
         self._pending_evictions: dict[str, str] = {}  # key -> reason, quota still held
+        # ClusterQueues deleted while workloads still hold quota in them.
+        self._terminating: set[str] = set()
         # Evicted (not preempted) since the last cycle: shown as "evicted" until
         # the scheduler has run again.
         self._fresh_evictions: set[str] = set()
@@ -280,6 +282,7 @@ class AdmissionCore:
             if keep_status and old is not None:
                 obj.status = old.status
             self.cq_objs[m.name] = obj
+            self._terminating.discard(m.name)  # (made again: a new one)
             self._refresh_cq(m.name, old)
         elif kind == "Cohort":
             self.cohort_objs[m.name] = obj
@@ -337,19 +340,19 @@ class AdmissionCore:
                 self._afs_reconcile(lq)
             return True
         if kind == "ClusterQueue":
-            if self.cq_objs.pop(name, None) is None:
+            if name not in self.cq_objs or name in self._terminating:
                 return False
             st = self.snap.cqs.get(name)
-            root = self._root_cqs(name)
-            self.queues.settle_wakes()
-            self.tree.delete_cluster_queue(name)
-            self.snap.cqs.pop(name, None)
-            self.queues.delete_cluster_queue(name)
-            if st is not None:
-                for k in list(st.workloads):
-                    self.snap.holders.pop(k, None)
-            self._retry(root)
-            self._afs_reconcile_cq(name)
+            if st is not None and st.workloads:
+                # Kueue keeps a ClusterQueue whose workloads still hold quota
+                # (its resource-in-use finalizer): terminating, inactive, its
+                # usage still counted in the cohort, until the last one goes.
+                self._terminating.add(name)
+                self._refresh_cq(name, self.cq_objs[name], structural=False)
+                for k in sorted(st.workloads):
+                    self._sync(k)
+                return True
+            self._remove_cq(name)
             return True
         if kind == "LocalQueue":
             key = _key(namespace, name)
@@ -457,6 +460,8 @@ class AdmissionCore:
         """Kueue's updateQueueStatus/inactiveReason: every reason found, in its
         order; the first names the condition, the message lists them all."""
         obj = self.cq_objs[name]
+        if name in self._terminating:
+            return False, "Terminating", "Can't admit new workloads; clusterQueue is terminating"
         reasons: list[str] = []
         messages: list[str] = []
         if (obj.spec.stop_policy or "None") != "None":
@@ -483,6 +488,21 @@ class AdmissionCore:
         if self.tree.in_cycle(st.node):
             return False, "CohortCycle", "Can't admit new workloads: cohort has a cycle."
         return True, "Ready", "Can admit new workloads"
+
+    def _remove_cq(self, name: str) -> None:
+        self.cq_objs.pop(name, None)
+        self._terminating.discard(name)
+        st = self.snap.cqs.get(name)
+        root = self._root_cqs(name)
+        self.queues.settle_wakes()
+        self.tree.delete_cluster_queue(name)
+        self.snap.cqs.pop(name, None)
+        self.queues.delete_cluster_queue(name)
+        if st is not None:
+            for k in list(st.workloads):
+                self.snap.holders.pop(k, None)
+        self._retry(root)
+        self._afs_reconcile_cq(name)
 
     def _refile_reserving(self, namespace: str, lq_name: str) -> None:
         for wkey, info in sorted(self.infos.items()):
@@ -527,8 +547,12 @@ class AdmissionCore:
                 self._evict(key, "ClusterQueueStopped", "The ClusterQueue is stopped")
                 return True
             return False
+        cq_ref = lq.spec.cluster_queue or "" if lq is not None else cq_name
+        if cq is None or cq_ref in self._terminating:
+            reason = "Misconfigured" if explicit else "Inadmissible"
+            msg = f"ClusterQueue {cq_ref} is terminating or missing"
+            return self._unset_reservation(key, wl, reason, msg)
         if cq_stop != "None":
-            assert cq is not None
             reason = "Suspended" if explicit else "Inadmissible"
             msg = f"ClusterQueue {cq.metadata.name} is stopped"
             return self._unset_reservation(key, wl, reason, msg)
@@ -943,6 +967,8 @@ class AdmissionCore:
         self.snap.remove_workload(info)
         st.generation += 1
         self._retry_tree(st.name)
+        if st.name in self._terminating and not st.workloads:
+            self._remove_cq(st.name)  # its last holder gone: deleted for real
 
     def _forget_workload(self, key: str) -> None:
         self._timer_dirty.add(key)  # its timers go with it
