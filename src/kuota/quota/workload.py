@@ -290,9 +290,13 @@ def podsets_from_spec(
     return out
 
 
-def podsets_from_admission(wl: Workload) -> list[PodSetResources]:
+def podsets_from_admission(
+    wl: Workload, rec: Mapping[str, int] | None = None
+) -> list[PodSetResources]:
+    """``rec``: the reclaimable pods in force (default: the status's)."""
     assert wl.status is not None and wl.status.admission is not None
-    rec = reclaimable_counts(wl)
+    if rec is None:
+        rec = reclaimable_counts(wl)
     spec_counts = {ps.name: ps.count for ps in wl.spec.pod_sets}
     out = []
     for psa in wl.status.admission.pod_set_assignments:

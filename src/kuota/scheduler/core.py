@@ -13,6 +13,7 @@ import contextlib
 import heapq
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import msgspec
@@ -158,6 +159,9 @@ def with_condition(
     return new
 
 
+_NO_RECLAIM: Mapping[str, int] = MappingProxyType({})
+
+
 def _check_active(ac: Any) -> bool:
     """An AdmissionCheck counts as active when its Active condition is True."""
     st = ac.status
@@ -210,6 +214,7 @@ class AdmissionCore:
         self._afs_due: dict[str, datetime] = {}
         self._lq_weights: dict[str, float] = {}
         self._pending_evictions: dict[str, str] = {}  # key -> reason, quota still held
+        self._reclaim_gate = config.gate("ReclaimablePods")
         # ClusterQueues deleted while workloads still hold quota in them.
         self._terminating: set[str] = set()
         # Evicted (not preempted) since the last cycle: shown as "evicted" until
@@ -758,8 +763,9 @@ class AdmissionCore:
         prev = self.infos.get(key)
         known = prev.spec_cache if prev is not None else None
         if has_quota_reservation(wl) and wl.status is not None and wl.status.admission is not None:
-            return self._admitted_info(key, wl, podsets_from_admission(wl), known)
-        rec = reclaimable_counts(wl)
+            podsets = podsets_from_admission(wl, self._reclaimable(wl))
+            return self._admitted_info(key, wl, podsets, known)
+        rec = self._reclaimable(wl)
         if (
             isinstance(known, _SpecPodSets)
             and known.spec is wl.spec
@@ -777,6 +783,11 @@ class AdmissionCore:
         info = WorkloadInfo(wl, podsets, self._priority(wl), None, key)
         info.spec_cache = known
         return info
+
+    def _reclaimable(self, wl: kt.Workload) -> Mapping[str, int]:
+        """The reclaimable pods that count: none with the ReclaimablePods gate
+        off (Kueue's podSetsCountsAfterReclaim)."""
+        return reclaimable_counts(wl) if self._reclaim_gate else _NO_RECLAIM
 
     def _admitted_info(
         self, key: str, wl: kt.Workload, podsets: list[PodSetResources], known: object
@@ -1017,7 +1028,7 @@ class AdmissionCore:
         # What the workload now holds: podsets_from_admission of the status
         # written here, without parsing back the quantities just made.
         held = []
-        rec = reclaimable_counts(wl)
+        rec = self._reclaimable(wl)
         spec_counts = {ps.name: ps.count for ps in wl.spec.pod_sets}
         for ps in a.podsets:
             names = sorted(ps.flavors)
