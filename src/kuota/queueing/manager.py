@@ -37,7 +37,7 @@ class QueueManager:
         name: str,
         strategy: str,
         active: bool,
-        eviction_timestamp: bool,
+        eviction_timestamp: int,
         now: datetime,
         lq_usage: Callable[[str], float] | None = None,
     ) -> ClusterQueueQueue:

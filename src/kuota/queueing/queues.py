@@ -107,7 +107,7 @@ class ClusterQueueQueue:
         name: str,
         strategy: str = "BestEffortFIFO",
         active: bool = True,
-        eviction_timestamp: bool = True,
+        eviction_timestamp: int = 1,  # ORDER_EVICTION_TS
         lq_usage: Callable[[str], float] | None = None,
         equivalence_hashing: bool = True,
     ) -> None:

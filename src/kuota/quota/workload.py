@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
@@ -129,7 +129,7 @@ class WorkloadInfo:
         self.signature = _signature(obj)
         self._scheduling_hash: bytes | None = None
         self._order: tuple[int, datetime, str] | None = None
-        self._order_ev = False  # the eviction_timestamp ``_order`` was made for
+        self._order_ev = -1  # the ordering ``_order`` was made for
         self._usage: Usage | None = None
         self._flavored: frozenset[FR] | None = None
         # Whoever computed ``podsets`` from the spec may keep what they were
@@ -141,16 +141,16 @@ class WorkloadInfo:
     def min_counts(self) -> list[int | None]:
         return [ps.min_count for ps in self.obj.spec.pod_sets]
 
-    def order_key(self, eviction_timestamp: bool) -> tuple[int, datetime, str]:
+    def order_key(self, ordering: int) -> tuple[int, datetime, str]:
         """Where the workload ranks in its queue: (-priority, queue-order
         timestamp, UID). Kept: a queued workload is re-pushed at every wake,
         and what the key reads (priority, the Evicted condition, creation) only
         changes with the workload's object, which the core then files again
         as a new info."""
         o = self._order
-        if o is None or self._order_ev != eviction_timestamp:
-            o = (-self.priority, queue_order_timestamp(self.obj, eviction_timestamp), self.uid)
-            self._order, self._order_ev = o, eviction_timestamp
+        if o is None or self._order_ev != ordering:
+            o = (-self.priority, queue_order_timestamp(self.obj, ordering), self.uid)
+            self._order, self._order_ev = o, ordering
         return o
 
     @property
@@ -316,14 +316,32 @@ def held_part(res: PodSetResources, spec_count: int, reclaimable: int) -> PodSet
     return res.scaled_to(after) if after < res.count else res
 
 
-def queue_order_timestamp(wl: Workload, eviction_timestamp: bool) -> datetime:
-    """Kueue's Ordering.GetQueueOrderTimestamp (PrioritySortingWithinCohort on)."""
+# How queues order workloads (Kueue's Ordering), as bits of one int that is
+# passed along and compared: the PodsReady requeuing timestamp is the
+# eviction's; PrioritySortingWithinCohort is off.
+ORDER_EVICTION_TS = 1
+ORDER_NO_PRIORITY_SORTING = 2
+_ONE_MS = timedelta(milliseconds=1)
+
+
+def queue_order_timestamp(wl: Workload, ordering: int) -> datetime:
+    """Kueue's Ordering.GetQueueOrderTimestamp."""
     c = find_condition(wl, "Evicted")
     if c is not None and c.status == "True" and c.last_transition_time is not None:
-        if c.reason == "PodsReadyTimeout" and eviction_timestamp:
+        if c.reason == "PodsReadyTimeout" and ordering & ORDER_EVICTION_TS:
             return c.last_transition_time
         if c.reason == "AdmissionCheck":
             return c.last_transition_time
+    if ordering & ORDER_NO_PRIORITY_SORTING:
+        # Reclaimed while borrowing: behind the workload that reclaimed it.
+        p = find_condition(wl, "Preempted")
+        if (
+            p is not None
+            and p.status == "True"
+            and p.reason == "InCohortReclaimWhileBorrowing"
+            and p.last_transition_time is not None
+        ):
+            return p.last_transition_time + _ONE_MS
     return wl.metadata.creation_timestamp or EPOCH
 
 

@@ -43,6 +43,8 @@ from kuota.quota.requests import (
 )
 from kuota.quota.tree import FR, Cohort, Quota, QuotaTree
 from kuota.quota.workload import (
+    ORDER_EVICTION_TS,
+    ORDER_NO_PRIORITY_SORTING,
     PodSetResources,
     WorkloadInfo,
     condition_true,
@@ -180,7 +182,11 @@ class AdmissionCore:
         self.now = now
         self.cycle_count = 0
         wfpr = config.wait_for_pods_ready
-        self.eviction_timestamp = wfpr is None or wfpr.requeuing_strategy.timestamp == "Eviction"
+        # Kueue's Ordering, for queues, cycles and preemption (bits, see workload.py).
+        evict_ts = wfpr is None or wfpr.requeuing_strategy.timestamp == "Eviction"
+        self.eviction_timestamp = (ORDER_EVICTION_TS if evict_ts else 0) | (
+            0 if config.gate("PrioritySortingWithinCohort") else ORDER_NO_PRIORITY_SORTING
+        )
         self.ignore_undeclared = (
             config.gate("QuotaCheckStrategy")
             and config.resources.quota_check_strategy == "IgnoreUndeclared"

@@ -21,7 +21,12 @@ from kuota.quota.tree import (
     drs,
     remove_usage,
 )
-from kuota.quota.workload import WorkloadInfo, has_closed_preemption_gate, queue_order_timestamp
+from kuota.quota.workload import (
+    ORDER_NO_PRIORITY_SORTING,
+    WorkloadInfo,
+    has_closed_preemption_gate,
+    queue_order_timestamp,
+)
 from kuota.scheduler.flavorassigner import (
     DEFERRED_FIT,
     FIT,
@@ -252,10 +257,12 @@ class Cycle:
     def _order(self, entries: list[Entry]) -> list[Entry]:
         et = self.eviction_ts
 
+        by_priority = not et & ORDER_NO_PRIORITY_SORTING
+
         def key(e: Entry) -> tuple[int, int, object, float, str]:
             return (
                 e.assignment.borrowing,
-                -e.info.priority,
+                -e.info.priority if by_priority else 0,
                 queue_order_timestamp(e.info.obj, et),
                 e.info.creation.timestamp(),
                 e.info.key,
@@ -338,7 +345,7 @@ class Cycle:
             c = compare_drs(ad, bd)
             if c != 0:
                 return c == -1
-            if a.info.priority != b.info.priority:
+            if a.info.priority != b.info.priority and not et & ORDER_NO_PRIORITY_SORTING:
                 return a.info.priority > b.info.priority
             return queue_order_timestamp(a.info.obj, et) < queue_order_timestamp(b.info.obj, et)
 

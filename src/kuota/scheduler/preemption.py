@@ -82,7 +82,7 @@ class Target:
 
 
 def satisfies_policy(
-    preemptor: WorkloadInfo, candidate: WorkloadInfo, policy: str, eviction_ts: bool
+    preemptor: WorkloadInfo, candidate: WorkloadInfo, policy: str, eviction_ts: int
 ) -> bool:
     if policy == "LowerPriority":
         return preemptor.priority > candidate.priority
@@ -108,7 +108,7 @@ class Preemptor:
         *,
         fair_sharing: bool,
         strategies: tuple[str, ...],
-        eviction_ts: bool,
+        eviction_ts: int,
         now: datetime,
         within_nominal_gate: bool = True,
         lq_usage: Callable[[WorkloadInfo], float | None] | None = None,
