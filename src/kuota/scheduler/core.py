@@ -873,16 +873,18 @@ class AdmissionCore:
         if is_finished(wl):
             self._forget_workload(key)
             return
+        self._retry_checks_delay(key, wl)
         info = self._build_info(key, wl)
         if prev is not None:
             info.last_assignment = prev.last_assignment
         if has_quota_reservation(wl) and info.cluster_queue is not None:
-            if self._check_based_eviction(key, wl):
-                return  # the eviction filed it again
             # As Kueue's workload reconcile: checks and the Admitted condition
-            # first, then what the queues' state asks of a reserving workload.
+            # first, then a check's verdict, then what the queues' state asks
+            # of a reserving workload.
             self._sync_checks(key, wl, info.cluster_queue)
             self._sync_admitted(wl, info.cluster_queue)
+            if self._check_based_eviction(key, wl):
+                return  # the eviction filed it again
             if self._queue_state_acts(key, wl, info.cluster_queue):
                 return  # evicted or its reservation dropped: filed again
             # Evicted while still holding quota: an eviction in progress, also
@@ -911,6 +913,35 @@ class AdmissionCore:
             self.queues.add_or_update(info, self.now)
         else:
             self.queues.delete(key)
+
+    def _retry_checks_delay(self, key: str, wl: kt.Workload) -> None:
+        """Kueue's NeedsRequeueAtUpdate: a check in Retry with
+        requeueAfterSeconds holds the workload back until the latest of their
+        lastTransitionTime + requeueAfterSeconds (never moving requeueAt
+        earlier)."""
+        st = wl.status
+        if st is None or not st.admission_checks:
+            return
+        at: datetime | None = None
+        for c in st.admission_checks:
+            if (
+                c.state == "Retry"
+                and c.requeue_after_seconds is not None
+                and c.last_transition_time is not None
+            ):
+                t = c.last_transition_time + timedelta(seconds=c.requeue_after_seconds)
+                if at is None or t > at:
+                    at = t
+        if at is None or at <= self.now:
+            return
+        rs = st.requeue_state
+        if rs is not None and rs.requeue_at is not None and rs.requeue_at >= at:
+            return
+        if rs is None:
+            rs = st.requeue_state = kt.RequeueState()
+        rs.requeue_at = at
+        self._touched.add(key)
+        self._timer_dirty.add(key)
 
     def _check_based_eviction(self, key: str, wl: kt.Workload) -> bool:
         """The workload controller's reaction to a check's verdict: Rejected
