@@ -549,6 +549,7 @@ def test_cycles_complete_evictions_between_but_not_after(tmp_path: Path) -> None
     result, core = run(tmp_path, "- cycles: 2\n- cycles: 0", A)
     assert result.passed
     assert core_calls(core) == [
+        "advance",  # the starting world, at its own instant: what is overdue happens
         "cycle",
         "complete_evictions",
         "cycle",
@@ -615,6 +616,7 @@ def test_settle_apply_delete_finish_advance_reach_the_core(tmp_path: Path) -> No
     assert result.passed, [str(f) for f in result.failures]
     core = FakeCore.created[-1]
     assert [c for c in core.calls if c[0] not in ("add", "complete_evictions")] == [
+        ("advance", START),
         ("settle",),
         ("apply", core.calls[[c[0] for c in core.calls].index("apply")][1]),
         ("delete", "Workload", "ns", "x"),

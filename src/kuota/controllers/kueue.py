@@ -143,6 +143,9 @@ class KueueController:
         core, mgr = self._parts()
         self._advance()
         if ref == TIMERS:
+            # Something is due now, maybe at the instant already advanced to
+            # (a starting world's overdue deadline, learnt after that).
+            core.advance(mgr.clock.now())
             if self.config.admission_fair_sharing is not None:
                 # Sampling moved the LocalQueues' consumed usage.
                 self._lqs_dirty.update(core.lq_objs)

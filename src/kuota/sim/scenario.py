@@ -796,6 +796,10 @@ def run_scenario(scenario: Scenario, core_factory: CoreFactory | None = None) ->
         core = factory(scenario.config, START)
         for obj in scenario.objects:
             core.add(copy.deepcopy(obj))
+        # Kueue's controllers see the starting world at once: what is already
+        # overdue in it (a PodsReady timeout, a maximum execution time) happens
+        # now, not when the clock first moves.
+        core.advance(core.now)
     except Exception as err:
         result.failures.append(Failure(None, "objects", "core", "no error", _exc_text(err)))
         return result
