@@ -57,6 +57,8 @@ class Entry:
     requeue_reason: str = rq.GENERIC
     qr_reason: str = ""
     skip_status: bool = False
+    # Its ClusterQueue's preemptor: requeued waiting for the preemptions it issued.
+    preemptor: bool = False
 
 
 class Cycle:
@@ -65,6 +67,7 @@ class Cycle:
         self.snap = core.snap
         self.fair = core.config.fair_sharing is not None
         self.slices = core.config.gate("ElasticJobsViaWorkloadSlices")
+        self.preemptors_first = core.config.gate("PrioritizePreemptorWorkloads")
         # Kueue holds back a preemption a closed preemption gate guards only
         # with one of these gates on.
         self.preemption_gates = core.config.gate("ConcurrentAdmission") or core.config.gate(
@@ -98,6 +101,9 @@ class Cycle:
         inadmissible: list[Entry] = []
         for cq_name, info in heads:
             e = Entry(info, self.snap.cqs[cq_name])
+            if self.preemptors_first:
+                q = core.queues.cqs.get(cq_name)
+                e.preemptor = q is not None and q.preemptor == info.key
             if info.key in self.snap.holders:
                 continue
             ns = core.namespaces.get(info.namespace)
@@ -259,8 +265,11 @@ class Cycle:
 
         by_priority = not et & ORDER_NO_PRIORITY_SORTING
 
-        def key(e: Entry) -> tuple[int, int, object, float, str]:
+        def key(e: Entry) -> tuple[int, int, int, object, float, str]:
             return (
+                # PrioritizePreemptorWorkloads: those waiting on their own
+                # preemptions first (False unless the gate is on).
+                not e.preemptor,
                 e.assignment.borrowing,
                 -e.info.priority if by_priority else 0,
                 queue_order_timestamp(e.info.obj, et),
@@ -412,7 +421,8 @@ class Cycle:
         if mode == PREEMPT_MODE and not e.targets:
             e.requeue_reason = rq.PREEMPTION_NO_CANDIDATES
             e.qr_reason = "WaitingForQuota"
-            if cq.preemption.reclaim_within_cohort != "Any":
+            if cq.preemption.reclaim_within_cohort != "Any" or e.preemptor:
+                # Kueue's reserveCapacityForUnreclaimablePreempt
                 self._hold(cq, self._to_reserve(e))
             self.result.waiting[e.info.key] = e.message
             return
