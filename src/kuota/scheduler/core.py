@@ -9,7 +9,6 @@ the same core serves scenarios, simulations and the controllers of a cluster.
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
@@ -22,6 +21,7 @@ from kuota.api import core as kc
 from kuota.api.base import enc_hook
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.webhooks import parse_int32
 from kuota.api.meta import Condition, selector_matches
 from kuota.api.quantity import Quantity
 from kuota.queueing.manager import QueueManager
@@ -756,8 +756,7 @@ class AdmissionCore:
         if self.config.gate("PriorityBoost"):
             boost = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/priority-boost")
             if boost:
-                with contextlib.suppress(ValueError):
-                    p += int(boost)
+                p += parse_int32(boost) or 0  # (unparsable: no boost, as Kueue)
         return p
 
     def _build_info(self, key: str, wl: kt.Workload) -> WorkloadInfo:

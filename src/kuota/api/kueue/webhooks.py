@@ -7,6 +7,7 @@ so their paths are v1beta2 paths. Each returns every error it finds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from kuota.api import errors as e
@@ -615,13 +616,22 @@ def _validate_priority_boost(value: str) -> list[FieldError]:
                 'must be a valid signed integer; use "0" explicitly, empty string is not allowed',
             )
         ]
-    try:
-        n = int(value, 10)
-    except ValueError:
-        return [e.invalid(path, value, "must be a valid signed integer")]
-    if not -(2**31) <= n < 2**31:
+    if parse_int32(value) is None:
         return [e.invalid(path, value, "must be a valid signed integer")]
     return []
+
+
+_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_int32(value: str) -> int | None:
+    """Go's strconv.ParseInt(value, 10, 32): an optional sign and ASCII
+    digits only (Python's int() also takes "1_0", spaces and other digits),
+    within int32; None otherwise."""
+    if _INT.fullmatch(value) is None:
+        return None
+    n = int(value)
+    return n if -(2**31) <= n < 2**31 else None
 
 
 def _none(obj: object, gates: Gates) -> list[FieldError]:
