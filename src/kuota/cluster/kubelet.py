@@ -104,6 +104,13 @@ def _q(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _with_private_status(pod: Pod) -> tuple[Pod, PodStatus]:
+    """The pod with a status of its own to change (the spec stays shared: a
+    status write sends none)."""
+    st = clone(pod.status) if pod.status is not None else PodStatus()
+    return msgspec.structs.replace(pod, status=st), st
+
+
 class Kubelet:
     """Every node's kubelet in one controller.
 
@@ -218,9 +225,7 @@ class Kubelet:
     def _start(self, pod: Pod, node: Node) -> Pod:
         assert self._mgr is not None
         now = self._mgr.clock.now()
-        # A private status (the spec stays shared: a status write sends none).
-        st = clone(pod.status) if pod.status is not None else PodStatus()
-        new = msgspec.structs.replace(pod, status=st)
+        new, st = _with_private_status(pod)
         st.phase = "Running"
         st.start_time = st.start_time or now
         st.host_ip = st.host_ip or _address(node)
@@ -235,9 +240,7 @@ class Kubelet:
     ) -> None:
         assert self._mgr is not None
         now = self._mgr.clock.now()
-        # A private status (the spec stays shared: a status write sends none).
-        st = clone(pod.status) if pod.status is not None else PodStatus()
-        new = msgspec.structs.replace(pod, status=st)
+        new, st = _with_private_status(pod)
         st.phase = phase  # type: ignore[assignment]
         st.reason = reason
         st.message = message

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from kuota.api.base import enc_hook
-from kuota.api.kueue.types import PodSet, Workload
+from kuota.api.kueue.types import AdmissionCheck, PodSet, Workload
 from kuota.api.meta import Condition
 from kuota.quota.requests import RequestContext, podset_requests, resource_value
 from kuota.quota.tree import FR, Usage
@@ -22,7 +22,7 @@ from kuota.quota.tree import FR, Usage
 EPOCH = datetime(1970, 1, 1).astimezone()
 
 
-def find_condition(wl: Workload, ctype: str) -> Condition | None:
+def find_condition(wl: Workload | AdmissionCheck, ctype: str) -> Condition | None:
     st = wl.status
     if st is None or not st.conditions:
         return None
@@ -43,7 +43,7 @@ def has_closed_preemption_gate(wl: Workload) -> bool:
     return any(positions.get(g.name, "Closed") == "Closed" for g in gates)
 
 
-def condition_true(wl: Workload, ctype: str) -> bool:
+def condition_true(wl: Workload | AdmissionCheck, ctype: str) -> bool:
     c = find_condition(wl, ctype)
     return c is not None and c.status == "True"
 
@@ -259,13 +259,13 @@ def _signature(wl: Workload) -> tuple[object, ...]:
     return (evicted, requeued, rec, wl.spec.active, gated)
 
 
-_NO_RECLAIMABLE: Mapping[str, int] = MappingProxyType({})
+NO_RECLAIMABLE: Mapping[str, int] = MappingProxyType({})
 
 
 def reclaimable_counts(wl: Workload) -> Mapping[str, int]:
     st = wl.status
     if st is None or not st.reclaimable_pods:
-        return _NO_RECLAIMABLE  # shared: kept per workload by the core
+        return NO_RECLAIMABLE  # shared: kept per workload by the core
     return {rp.name: rp.count for rp in st.reclaimable_pods}
 
 
@@ -290,13 +290,10 @@ def podsets_from_spec(
     return out
 
 
-def podsets_from_admission(
-    wl: Workload, rec: Mapping[str, int] | None = None
-) -> list[PodSetResources]:
-    """``rec``: the reclaimable pods in force (default: the status's)."""
+def podsets_from_admission(wl: Workload, rec: Mapping[str, int]) -> list[PodSetResources]:
+    """``rec``: the reclaimable pods in force (reclaimable_counts, or none
+    with the ReclaimablePods gate off)."""
     assert wl.status is not None and wl.status.admission is not None
-    if rec is None:
-        rec = reclaimable_counts(wl)
     spec_counts = {ps.name: ps.count for ps in wl.spec.pod_sets}
     out = []
     for psa in wl.status.admission.pod_set_assignments:

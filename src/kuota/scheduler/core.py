@@ -12,7 +12,6 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import msgspec
@@ -43,6 +42,7 @@ from kuota.quota.requests import (
 )
 from kuota.quota.tree import FR, Cohort, Quota, QuotaTree
 from kuota.quota.workload import (
+    NO_RECLAIMABLE,
     ORDER_EVICTION_TS,
     ORDER_NO_PRIORITY_SORTING,
     PodSetResources,
@@ -159,17 +159,6 @@ def with_condition(
     )
     set_condition(new, ctype, status, reason, message, now)
     return new
-
-
-_NO_RECLAIM: Mapping[str, int] = MappingProxyType({})
-
-
-def _check_active(ac: Any) -> bool:
-    """An AdmissionCheck counts as active when its Active condition is True."""
-    st = ac.status
-    return any(
-        c.type == "Active" and c.status == "True" for c in (st.conditions if st else None) or ()
-    )
 
 
 def _key(ns: str, name: str) -> str:
@@ -489,7 +478,7 @@ class AdmissionCore:
         inactive = sorted(
             c
             for c, _ in st.admission_checks
-            if c in self.checks and not _check_active(self.checks[c])
+            if c in self.checks and not condition_true(self.checks[c], "Active")
         )
         if inactive:
             reasons.append("AdmissionCheckInactive")
@@ -537,7 +526,6 @@ class AdmissionCore:
         lq_stop = (lq.spec.stop_policy or "None") if lq is not None else "None"
         admitted = is_admitted(wl)
         evicted = condition_true(wl, "Evicted")
-        explicit = self.config.gate("UnadmittedWorkloadsObservability")
         if admitted:
             if lq_stop == "HoldAndDrain" and not evicted:
                 self._evict(key, "LocalQueueStopped", "The LocalQueue is stopped")
@@ -545,33 +533,34 @@ class AdmissionCore:
         elif lq is None and lq_name:
             # (A workload naming no LocalQueue at all, as Kueue's scheduler
             # tests write their quota holders, keeps what it holds.)
-            reason = "Misconfigured" if explicit else "Inadmissible"
             msg = f"LocalQueue {lq_name} is terminating or missing"
-            return self._unset_reservation(key, wl, reason, msg)
+            return self._unset_reservation(key, wl, "Misconfigured", msg)
         elif lq_stop != "None":
-            reason = "Suspended" if explicit else "Inadmissible"
-            return self._unset_reservation(key, wl, reason, f"LocalQueue {lq_name} is stopped")
-        cq = self.cq_objs.get(lq.spec.cluster_queue or "" if lq is not None else cq_name)
+            msg = f"LocalQueue {lq_name} is stopped"
+            return self._unset_reservation(key, wl, "Suspended", msg)
+        cq_ref = (lq.spec.cluster_queue or "") if lq is not None else cq_name
+        cq = self.cq_objs.get(cq_ref)
         cq_stop = (cq.spec.stop_policy or "None") if cq is not None else "None"
         if admitted:
             if cq_stop == "HoldAndDrain" and not evicted:
                 self._evict(key, "ClusterQueueStopped", "The ClusterQueue is stopped")
                 return True
             return False
-        cq_ref = lq.spec.cluster_queue or "" if lq is not None else cq_name
         if cq is None or cq_ref in self._terminating:
-            reason = "Misconfigured" if explicit else "Inadmissible"
             msg = f"ClusterQueue {cq_ref} is terminating or missing"
-            return self._unset_reservation(key, wl, reason, msg)
+            return self._unset_reservation(key, wl, "Misconfigured", msg)
         if cq_stop != "None":
-            reason = "Suspended" if explicit else "Inadmissible"
-            msg = f"ClusterQueue {cq.metadata.name} is stopped"
-            return self._unset_reservation(key, wl, reason, msg)
+            msg = f"ClusterQueue {cq_ref} is stopped"
+            return self._unset_reservation(key, wl, "Suspended", msg)
         return False
 
     def _unset_reservation(self, key: str, wl: kt.Workload, reason: str, message: str) -> bool:
         """Kueue's UnsetQuotaReservationWithCondition: the reservation goes
-        (no eviction) and the workload is filed again as pending."""
+        (no eviction) and the workload is filed again as pending. ``reason``
+        is the granular one; without UnadmittedWorkloadsObservability Kueue
+        writes Inadmissible instead."""
+        if not self.config.gate("UnadmittedWorkloadsObservability"):
+            reason = "Inadmissible"
         assert wl.status is not None
         wl.status.admission = None
         self._cond(wl, "QuotaReserved", "False", reason, message, self.now)
@@ -792,7 +781,7 @@ class AdmissionCore:
     def _reclaimable(self, wl: kt.Workload) -> Mapping[str, int]:
         """The reclaimable pods that count: none with the ReclaimablePods gate
         off (Kueue's podSetsCountsAfterReclaim)."""
-        return reclaimable_counts(wl) if self._reclaim_gate else _NO_RECLAIM
+        return reclaimable_counts(wl) if self._reclaim_gate else NO_RECLAIMABLE
 
     def _admitted_info(
         self, key: str, wl: kt.Workload, podsets: list[PodSetResources], known: object
@@ -966,13 +955,11 @@ class AdmissionCore:
         """Kueue's reconcileSyncAdmissionChecks for a reserving workload: the
         check states are exactly the checks its ClusterQueue requires for its
         flavors (a new one Pending), in name order."""
-        st = self.snap.cqs.get(cq_name)
-        if st is None or wl.status is None or wl.status.admission is None:
+        checks = self._required_checks(wl, cq_name)
+        if checks is None:
             return
-        flavors = {
-            f for p in wl.status.admission.pod_set_assignments for f in (p.flavors or {}).values()
-        }
-        required = set(st.checks_for(flavors))
+        assert wl.status is not None
+        required = set(checks)
         current = list(wl.status.admission_checks or ())
         names = {s.name for s in current}
         if names == required:
@@ -985,19 +972,28 @@ class AdmissionCore:
         wl.status.admission_checks = sorted(kept, key=lambda s: s.name) or None
         self._touched.add(key)
 
+    def _required_checks(self, wl: kt.Workload, cq_name: str) -> Iterable[str] | None:
+        """The admission checks the ClusterQueue requires for the flavors the
+        workload holds (None: no such queue, or no admission)."""
+        st = self.snap.cqs.get(cq_name)
+        if st is None or wl.status is None or wl.status.admission is None:
+            return None
+        flavors = {
+            f for p in wl.status.admission.pod_set_assignments for f in (p.flavors or {}).values()
+        }
+        return st.checks_for(flavors)
+
     def _sync_admitted(self, wl: kt.Workload, cq_name: str) -> None:
         """The workload controller's SyncAdmittedCondition: a reservation with
         every required admission check Ready is an admission."""
         if is_admitted(wl) or condition_true(wl, "Evicted"):
             return
-        st = self.snap.cqs.get(cq_name)
-        if st is None or wl.status is None or wl.status.admission is None:
+        checks = self._required_checks(wl, cq_name)
+        if checks is None:
             return
-        flavors = {
-            f for p in wl.status.admission.pod_set_assignments for f in (p.flavors or {}).values()
-        }
+        assert wl.status is not None
         states = {s.name: s.state for s in wl.status.admission_checks or ()}
-        if all(states.get(n) == "Ready" for n in st.checks_for(flavors)):
+        if all(states.get(n) == "Ready" for n in checks):
             self._cond(wl, "Admitted", "True", "Admitted", "The workload is admitted", self.now)
 
     def _admissible(self, wl: kt.Workload) -> bool:

@@ -74,6 +74,8 @@ class Cycle:
             "MultiKueueOrchestratedPreemption"
         )
         self.eviction_ts = core.eviction_timestamp
+        # PrioritySortingWithinCohort: priority between equal borrowing levels.
+        self.by_priority = not core.eviction_timestamp & ORDER_NO_PRIORITY_SORTING
         self.preemptor = Preemptor(
             core.snap,
             fair_sharing=self.fair,
@@ -196,11 +198,15 @@ class Cycle:
                 return found[0], base + found[1]
         return full, []
 
+    def _replacement_for(self, info: WorkloadInfo) -> str | None:
+        """The key of the workload slice this one replaces, if slices are on."""
+        annotations = info.obj.metadata.annotations
+        return annotations.get(SLICE_REPLACEMENT_FOR) if annotations and self.slices else None
+
     def _split_replaced(self, e: Entry) -> tuple[list[Target], WorkloadInfo | None]:
         """Kueue's FindReplacedSliceTarget: the targets without the slice the
         entry replaces (the first one by that key), and that slice."""
-        annotations = e.info.obj.metadata.annotations
-        ref = annotations.get(SLICE_REPLACEMENT_FOR) if annotations and self.slices else None
+        ref = self._replacement_for(e.info)
         if ref is not None:
             for i, t in enumerate(e.targets):
                 if t.info.key == ref:
@@ -211,10 +217,7 @@ class Cycle:
         """Kueue's ReplacedWorkloadSlice: the workload this one is a new slice
         of (its replacement-for annotation), if it holds quota in the same
         ClusterQueue and namespace."""
-        annotations = info.obj.metadata.annotations
-        if not annotations or not self.slices:
-            return None
-        ref = annotations.get(SLICE_REPLACEMENT_FOR)
+        ref = self._replacement_for(info)
         if ref is None:
             return None
         old = cq.workloads.get(ref)
@@ -262,8 +265,7 @@ class Cycle:
     # ------------------------------------------------------------ ordering
     def _order(self, entries: list[Entry]) -> list[Entry]:
         et = self.eviction_ts
-
-        by_priority = not et & ORDER_NO_PRIORITY_SORTING
+        by_priority = self.by_priority
 
         def key(e: Entry) -> tuple[int, int, int, object, float, str]:
             return (
@@ -354,7 +356,7 @@ class Cycle:
             c = compare_drs(ad, bd)
             if c != 0:
                 return c == -1
-            if a.info.priority != b.info.priority and not et & ORDER_NO_PRIORITY_SORTING:
+            if a.info.priority != b.info.priority and self.by_priority:
                 return a.info.priority > b.info.priority
             return queue_order_timestamp(a.info.obj, et) < queue_order_timestamp(b.info.obj, et)
 

@@ -137,11 +137,13 @@ class Assignment:
     def total_requests_for(self, info: WorkloadInfo) -> Usage:
         """The workload's requests at the assigned counts, without `pods`."""
         out: Usage = {}
-        old = self.replaced.podsets if self.replaced is not None else None
         for i, ps in enumerate(info.podsets):
             pa = self.podsets[i]
             # A replacing slice needs room for its new pods only.
-            count = pa.count if old is None else ps.count - _old_count(old, i)
+            count = pa.count
+            if self.replaced is not None:
+                old = _old_podset(self.replaced, i)
+                count = ps.count - (old.count if old is not None else 0)
             scaled = ps.scaled_to(count)
             for r, q in scaled.requests.items():
                 if not q:
@@ -156,10 +158,6 @@ class Assignment:
 
 def _old_podset(replaced: WorkloadInfo, i: int) -> PodSetResources | None:
     return replaced.podsets[i] if i < len(replaced.podsets) else None
-
-
-def _old_count(old: list[PodSetResources], i: int) -> int:
-    return old[i].count if i < len(old) else 0
 
 
 def _old_request(replaced: WorkloadInfo, podset: str, resource: str) -> int:

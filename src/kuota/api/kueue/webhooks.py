@@ -416,8 +416,7 @@ def validate_workload(
                 with_min += 1
         if with_min > 1:
             errs.append(e.invalid("spec.podSets", with_min, "at most one podSet can use minCount"))
-        elastic = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/elastic-job") == "true"
-        if with_min and elastic and gates.get("ElasticJobsViaWorkloadSlices", True):
+        if with_min and _elastic(wl, gates):
             errs.append(
                 e.invalid(
                     "spec.podSets",
@@ -519,6 +518,13 @@ def _condition_reason_matcher() -> Callable[[str], bool]:
 _CONDITION_REASON = _condition_reason_matcher()
 
 
+def _elastic(wl: t.Workload, gates: Gates) -> bool:
+    """Kueue's workloadslicing.Enabled: an elastic-job Workload, the gate on."""
+    return gates.get("ElasticJobsViaWorkloadSlices", True) and (
+        (wl.metadata.annotations or {}).get("kueue.x-k8s.io/elastic-job") == "true"
+    )
+
+
 def _validate_reclaimable(
     wl: t.Workload, names: list[str], old: t.Workload | None, gates: Gates
 ) -> list[FieldError]:
@@ -530,13 +536,7 @@ def _validate_reclaimable(
         return []
     counts = {ps.name: ps.count for ps in wl.spec.pod_sets}
     stale: set[tuple[str, int]] = set()
-    elastic = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/elastic-job") == "true"
-    if (
-        old is not None
-        and old.status is not None
-        and elastic
-        and gates.get("ElasticJobsViaWorkloadSlices", True)
-    ):
+    if old is not None and old.status is not None and _elastic(wl, gates):
         stale = {(rp.name, rp.count) for rp in old.status.reclaimable_pods or ()}
     errs: list[FieldError] = []
     for rp in st.reclaimable_pods:
