@@ -221,7 +221,7 @@ class KueueController:
         if mine is not None and mine.status is not None:
             # A shallow copy: ``mine`` is the core's private object, replaced by
             # this one (the parts it shares, the core owned alone already).
-            status = _merged_status(_replace(mine.status), stored.status)
+            status: kt.WorkloadStatus | None = _merged_status(_replace(mine.status), stored.status)
         else:
             status = clone(stored.status)
         # The core writes the status and spec.active of its copy, nothing else:

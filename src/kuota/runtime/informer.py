@@ -4,6 +4,7 @@ and handlers that turn changes into work-queue keys."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -50,7 +51,7 @@ class Informer:
         self._indexes[name] = idx
         self._values[name] = values
 
-    def by_index(self, name: str, value: str) -> list[Any]:
+    def by_index(self, name: str, value: str) -> builtins.list[Any]:
         keys = self._indexes[name].get(value, ())
         return [self.objects[k] for k in sorted(keys)]
 

@@ -1089,8 +1089,8 @@ class AdmissionCore:
                 self._cond(
                     wl, ctype, "False", "QuotaReserved", "Previously: " + c.message, self.now
                 )
-        flavors = {f.name for ps in a.podsets for f in ps.flavors.values()}
-        checks = cq.checks_for(flavors)
+        used = {f.name for ps in a.podsets for f in ps.flavors.values()}
+        checks = cq.checks_for(used)
         states = {s.name: s for s in (wl.status.admission_checks or ())}
         for name in checks:
             if name not in states:
@@ -1377,9 +1377,10 @@ class AdmissionCore:
             self._afs_due.pop(lq, None)  # Kueue returns before requeueing it
             return
         entry = afs.get(lq)
-        had = entry is not None and entry.status_accounted
-        if not had:
+        if entry is None or not entry.status_accounted:
             had, entry = afs.initialize(lq, _persisted_consumed(obj), self.now)
+        else:
+            had = True
         if had and self.now - entry.last_update < afs.interval and not entry.has_pending_penalty():
             self._afs_due[lq] = entry.last_update + afs.interval
             return

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from kuota.queueing import queues as rq
@@ -373,7 +374,7 @@ class Cycle:
     def _hold(self, cq: ClusterQueueState, usage: Usage) -> None:
         """Reserve usage for the rest of this cycle only."""
         add_usage(cq.node, usage)
-        self.undo.append(lambda n=cq.node, u=usage: remove_usage(n, u))
+        self.undo.append(partial(remove_usage, cq.node, usage))
 
     def _fits(self, cq: ClusterQueueState, usage: Usage, targets: list[Target]) -> bool:
         in_tree = self.preempted_in_tree.get(id(cq.node.root()))

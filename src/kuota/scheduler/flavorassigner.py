@@ -330,11 +330,10 @@ class FlavorAssigner:
                     old = _old_podset(self.replaced, ps_index)
                     was = (old.flavors or {}).get(r, "") if old is not None else ""
                     if was != fname:
-                        msg = (
+                        reasons.append(
                             f"could not assign {fname} flavor since the original workload "
                             f"is assigned: {was}"
                         )
-                        reasons.append(msg)
                         flavor_no_fit = _most_severe(flavor_no_fit, NO_MATCHING_FLAVOR)
                         rep = (PM_NOFIT, _INF)
                     elif old is not None:

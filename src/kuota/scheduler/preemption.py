@@ -374,6 +374,7 @@ class Preemptor:
         candidates = he + pe + se + hn + pn + sn
 
         no_other = not hier and not prio
+        attempts: tuple[bool, ...]
         if no_other or borrow_only:
             attempts = (True,)
         elif bwc_forbidden and not hier:

@@ -302,4 +302,8 @@ class CurrentInfos(dict[str, WorkloadInfo]):
     def _refused(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError("CurrentInfos: only item assignment, del and pop are followed")
 
-    clear = popitem = setdefault = update = __ior__ = _refused  # type: ignore[assignment]
+    clear = _refused  # type: ignore[assignment]
+    popitem = _refused  # type: ignore[assignment]
+    setdefault = _refused  # type: ignore[assignment]
+    update = _refused  # type: ignore[assignment]
+    __ior__ = _refused  # type: ignore[assignment]

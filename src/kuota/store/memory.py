@@ -337,7 +337,7 @@ class MemoryStore:
                 raise Conflict(self._conflict(rtype, old))
             merged = merge_patch(to_wire(old), patch)
             try:
-                new = from_wire(merged, info.type)
+                new: Any = from_wire(merged, info.type)
             except msgspec.ValidationError as err:
                 raise Invalid(ref, [validation_error(err, data=merged)]) from None
             if rtype_of(new) != rtype or (new.metadata.name, new.metadata.namespace) != (
