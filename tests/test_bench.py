@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import kuota
 from kuota.cli.main import main
 from kuota.sim.bench import nearest_rank, run_bench
 from kuota.sim.benchgen import BenchConfigError, generate, load, parse
@@ -136,6 +137,10 @@ def test_cli_prints_the_table_and_writes_every_json_key(tmp_path: Path) -> None:
     assert set(doc["cycle_ms"]) == {"p50", "p99"}
     assert set(doc["time_to_admission_ms"]["small"]) >= {"mean", "p95"}
     assert doc["workloads"] == doc["finished"] == 8
+    # The build is named in the figures and the table: interpreted here, mypyc
+    # under `make test-compiled`, which checks kuota.build() first.
+    assert doc["build"] == kuota.build() in ("interpreted", "mypyc")
+    assert f"time, {doc['build']})" in r.output
 
 
 @pytest.mark.parametrize(

@@ -94,6 +94,7 @@ def _scenario(tmp_path: Path) -> Path:
     return f
 
 
+@pytest.mark.interpreted
 def test_a_borrower_collects_nothing_and_a_reclaim_searches_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

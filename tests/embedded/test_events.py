@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from kuota.api.kueue import types as kt
 from kuota.runtime.clock import VirtualClock
 from kuota.runtime.recorder import EventRecorder
@@ -144,6 +146,7 @@ def test_a_repeat_is_a_new_version_of_the_event_that_watchers_see() -> None:
     assert seen == [("MODIFIED", 2)]
 
 
+@pytest.mark.interpreted
 def test_two_events_of_one_object_at_one_instant_get_client_go_names() -> None:
     # client-go's names: the object's name and the instant in hex nanoseconds,
     # then a sequence number when the instant repeats; the second name is

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+import kuota
 from kuota.runtime import gcpolicy
 from kuota.sim.bench import BenchResult, run_bench
 from kuota.sim.benchgen import BenchConfigError, GeneratorConfig, load
@@ -43,7 +44,7 @@ def _secs(ms: float) -> str:
 def render(results: list[BenchResult], console: Console) -> None:
     for r in results:
         kueue = KUEUE_FIGURES.get(r.config, {})
-        t = Table(title=f"{r.config} ({r.mode} time)", title_justify="left")
+        t = Table(title=f"{r.config} ({r.mode} time, {kuota.build()})", title_justify="left")
         t.add_column("figure")
         t.add_column("kuota", justify="right")
         t.add_column("Kueue", justify="right")

@@ -252,7 +252,9 @@ class ClusterQueueQueue:
         queued = self._queued
         while tops:
             entry, gen, g = tops[0]
-            if g.dead or gen != g.gen or g.rec is not entry:
+            # Equality, not identity: compiled (mypyc), a tuple is boxed afresh
+            # at each read, so the same entry need not be the same object.
+            if g.dead or gen != g.gen or g.rec != entry:
                 heapq.heappop(tops)
                 continue
             e = queued.get(entry[4])

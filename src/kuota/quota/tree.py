@@ -380,7 +380,7 @@ class QuotaTree:
             p.child_cohorts[c.name] = c
             c.parent = p
 
-    def _gc(self, c: Cohort) -> None:
+    def _gc(self, c: Cohort | None) -> None:
         """Drop implicit cohorts nobody names any more."""
         while c is not None and not c.explicit and not c.child_cohorts and not c.child_cqs:
             self.cohorts.pop(c.name, None)
@@ -388,7 +388,7 @@ class QuotaTree:
             if p is not None:
                 p.child_cohorts.pop(c.name, None)
             c.parent = None
-            c = p  # type: ignore[assignment]
+            c = p
 
     # -- cluster queues
     def set_cluster_queue(

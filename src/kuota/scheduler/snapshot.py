@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import is_
-from typing import Any
+from typing import Any, NoReturn
 
 from kuota.api.kueue.types import ClusterQueuePreemption, FlavorFungibility, ResourceFlavor
 from kuota.quota.tree import (
@@ -299,11 +299,22 @@ class CurrentInfos(dict[str, WorkloadInfo]):
             return super().pop(key)
         return super().pop(key, default)
 
-    def _refused(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("CurrentInfos: only item assignment, del and pop are followed")
+    # Methods, not aliases of one: a compiled (mypyc) class ignores aliases.
+    def clear(self) -> None:
+        _refused()
 
-    clear = _refused  # type: ignore[assignment]
-    popitem = _refused  # type: ignore[assignment]
-    setdefault = _refused  # type: ignore[assignment]
-    update = _refused  # type: ignore[assignment]
-    __ior__ = _refused  # type: ignore[assignment]
+    def popitem(self) -> Any:
+        _refused()
+
+    def setdefault(self, *args: Any) -> Any:  # type: ignore[override]
+        _refused()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        _refused()
+
+    def __ior__(self, other: Any) -> Any:  # type: ignore[override,misc]
+        _refused()
+
+
+def _refused() -> NoReturn:
+    raise TypeError("CurrentInfos: only item assignment, del and pop are followed")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import kuota
 from kuota.api.config import KueueConfig, load_config
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
@@ -227,6 +228,7 @@ class BenchResult:
                 for c, d in self.time_to_admission_ms.items()
             },
             "peak_rss_mib": round(self.peak_rss_mib, 1),
+            "build": kuota.build(),
         }
 
 
