@@ -11,7 +11,10 @@ STAMP := $(VENV)/.installed-stamp
 # `make test-compiled` to decide exactly as the interpreted one.
 HOT := kuota/scheduler kuota/quota kuota/queueing kuota/controllers/kueue.py \
   kuota/store/memory.py kuota/store/codec.py kuota/runtime/manager.py \
-  kuota/runtime/informer.py kuota/runtime/workqueue.py kuota/sim/bench.py
+  kuota/runtime/informer.py kuota/runtime/workqueue.py kuota/sim/bench.py \
+  kuota/store/events.py kuota/store/kinds.py \
+  kuota/controllers/jobframework.py \
+  kuota/runtime/clock.py kuota/runtime/recorder.py
 COMPILED := build/mypyc
 SOURCES := $(shell find src/kuota -name '*.py')
 
@@ -33,7 +36,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	cd src && ../$(BIN)/mypy --follow-imports=silent --ignore-missing-imports $(HOT)
 
-$(COMPILED)/.stamp: $(STAMP) $(SOURCES)
+$(COMPILED)/.stamp: $(STAMP) $(SOURCES) Makefile
 	rm -rf $(COMPILED) && mkdir -p $(COMPILED) && cp -r src/kuota $(COMPILED)/
 	cd $(COMPILED) && ../../$(BIN)/mypyc --follow-imports=silent --ignore-missing-imports \
 	  $(HOT) > mypyc.log 2>&1 || (tail -40 mypyc.log; exit 1)

@@ -442,7 +442,7 @@ class JobReconciler:
         flavors = mgr.informer(FLAVOR)
         adm = wl.status.admission if wl.status else None
         out = []
-        checks = {s.name: s for s in (wl.status.admission_checks or ()) if wl.status}
+        checks = {s.name: s for s in ((wl.status.admission_checks or ()) if wl.status else ())}
         for psa in adm.pod_set_assignments if adm else ():
             selector: dict[str, str] = {}
             tolerations: list[kc.Toleration] = []

@@ -12,6 +12,7 @@ that breaks them cannot be copied (the store reports that as Invalid).
 from __future__ import annotations
 
 import re
+import typing
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -39,6 +40,52 @@ def clone(obj: T) -> T:
         type(obj),
         dec_hook=dec_hook,
     )
+
+
+def clone_over(new: T, old: T | None) -> T:
+    """``clone(new)`` for a struct replacing ``old``, a stored struct of the same
+    type (never written to): the fields equal to old's are old's own values, and
+    only the others are copied, and checked. A status write mostly changes a
+    condition or two; copying its admission too, quantities and all, was most
+    of the cost of a Workload status write."""
+    cls = type(new)
+    fields: tuple[str, ...] | None = getattr(cls, "__struct_fields__", None)
+    if old is None or fields is None or type(old) is not cls:
+        return clone(new)
+    changes: dict[str, Any] = {}
+    for i, f in enumerate(fields):
+        v = getattr(new, f)
+        ov = getattr(old, f)
+        if v is ov or v == ov:
+            continue
+        try:
+            changes[f] = msgspec.convert(
+                msgspec.to_builtins(v, enc_hook=enc_hook, builtin_types=_BUILTIN),
+                _field_type(cls, f),
+                dec_hook=dec_hook,
+            )
+        except msgspec.ValidationError as err:
+            # Name the field as the whole struct's conversion would have.
+            wire: str = getattr(cls, "__struct_encode_fields__", ())[i]
+            raise msgspec.ValidationError(
+                str(err).replace("- at `$", f"- at `$.{wire}", 1)
+            ) from None
+    if not changes:
+        return old
+    out: T = msgspec.structs.replace(old, **changes)  # type: ignore[type-var]
+    return out
+
+
+_FIELD_TYPES: dict[tuple[type, str], Any] = {}
+
+
+def _field_type(cls: type, name: str) -> Any:
+    """A struct field's annotation, constraints (``Meta``) included."""
+    key = (cls, name)
+    t = _FIELD_TYPES.get(key)
+    if t is None:
+        t = _FIELD_TYPES[key] = typing.get_type_hints(cls, include_extras=True)[name]
+    return t
 
 
 def to_wire(obj: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import msgspec
 from kuota.api import errors as e
 from kuota.api.base import enc_hook
 from kuota.api.meta import LabelSelector
-from kuota.store.codec import clone, from_wire, to_wire, validation_error
+from kuota.store.codec import clone, clone_over, from_wire, to_wire, validation_error
 from kuota.store.events import EventLog, MemoryWatch
 from kuota.store.journal import Journal, Recovered
 from kuota.store.kinds import KindInfo, kind_info
@@ -307,7 +307,7 @@ class MemoryStore:
             if not info.has_status:
                 raise NotFound(f"{_ref(rtype, old.metadata.name)} has no status subresource")
             try:
-                status = clone(obj.status)
+                status = clone_over(obj.status, old.status)
             except msgspec.ValidationError as err:
                 ref = _ref(rtype, old.metadata.name)
                 raise Invalid(ref, [validation_error(err, "status")]) from None

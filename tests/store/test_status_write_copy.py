@@ -1,0 +1,113 @@
+"""A status write copies only what changed (codec.clone_over), and still stores
+exactly what was written, private from the writer, checked against the schema."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from store_testlib import FakeClock
+from store_testlib import workload as make_workload
+
+from kuota.api.kueue.types import Admission, PodSetAssignment, RequeueState, WorkloadStatus
+from kuota.api.meta import Condition
+from kuota.api.quantity import Quantity
+from kuota.store import Invalid, MemoryStore
+from kuota.store.codec import clone, clone_over
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _status(
+    cpu: str = "2", reason: str = "Admitted", requeues: int | None = None
+) -> WorkloadStatus:
+    return WorkloadStatus(
+        conditions=[
+            Condition(
+                type="QuotaReserved",
+                status="True",
+                reason="QuotaReserved",
+                message="ok",
+                last_transition_time=T0,
+            ),
+            Condition(
+                type="Admitted", status="True", reason=reason, message="in", last_transition_time=T0
+            ),
+        ],
+        admission=Admission(
+            cluster_queue="cq",
+            pod_set_assignments=[
+                PodSetAssignment(
+                    name="workers",
+                    flavors={"cpu": "default"},
+                    resource_usage={"cpu": Quantity(cpu)},
+                    count=4,
+                )
+            ],
+        ),
+        requeue_state=RequeueState(count=requeues) if requeues is not None else None,
+    )
+
+
+def _written(store: MemoryStore, status: WorkloadStatus) -> WorkloadStatus:
+    wl = clone(store.get(("kueue.x-k8s.io", "Workload"), "team-a", "w"))  # never write to it
+    wl.status = status
+    out: WorkloadStatus = store.update_status(wl).status
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    before=st.tuples(
+        st.sampled_from(["1", "2", "500m"]),
+        st.sampled_from(["Admitted", "Again"]),
+        st.none() | st.integers(0, 3),
+    ),
+    after=st.tuples(
+        st.sampled_from(["1", "2", "500m"]),
+        st.sampled_from(["Admitted", "Again"]),
+        st.none() | st.integers(0, 3),
+    ),
+)
+def test_a_status_write_stores_what_was_written_and_keeps_it_private(
+    before: tuple[str, str, int | None], after: tuple[str, str, int | None]
+) -> None:
+    store = MemoryStore(FakeClock())
+    store.create(make_workload("w"))
+    _written(store, _status(*before))
+    mine = _status(*after)
+    stored = _written(store, mine)
+    assert stored == _status(*after)
+    # Nothing the writer holds is in the store: changing it changes nothing stored.
+    assert mine.conditions is not None and mine.admission is not None
+    mine.conditions[0].message = "changed by the writer"
+    mine.admission.pod_set_assignments[0].count = 99
+    again = store.get(("kueue.x-k8s.io", "Workload"), "team-a", "w").status
+    assert again == _status(*after)
+
+
+def test_unchanged_parts_are_shared_with_the_stored_version_changed_ones_are_copied() -> None:
+    old = clone(_status())
+    new = _status(reason="Again")
+    out = clone_over(new, old)
+    assert out == new
+    assert out.admission is old.admission  # equal: the stored value is taken
+    assert out.conditions is not new.conditions and out.conditions is not old.conditions
+    assert clone_over(_status(), old) is old  # nothing changed: nothing copied
+
+
+def test_a_bad_changed_field_is_invalid_at_its_full_path() -> None:
+    store = MemoryStore(FakeClock())
+    store.create(make_workload("w"))
+    _written(store, _status())
+    bad = _status()
+    assert bad.admission is not None
+    bad.admission.pod_set_assignments[0].count = -1
+    with pytest.raises(Invalid) as err:
+        _written(store, bad)
+    assert [e.path for e in err.value.errors] == ["status.admission.podSetAssignments[0].count"]
+    with pytest.raises(msgspec.ValidationError, match=r"at `\$\.requeueState\.count`"):
+        clone_over(_status(requeues=-1), _status(requeues=1))
