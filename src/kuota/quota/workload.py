@@ -74,12 +74,26 @@ def evicted_reason(wl: Workload) -> str | None:
     return c.reason if c is not None and c.status == "True" else None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class PodSetResources:
     name: str
     count: int
     requests: dict[str, int]  # total for the podSet: per pod × count
-    flavors: dict[str, str] | None = None  # resource -> flavor, once assigned
+    flavors: dict[str, str] | None  # resource -> flavor, once assigned
+
+    # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
+    # generates stays interpreted, and these are made in every cycle.
+    def __init__(
+        self,
+        name: str,
+        count: int,
+        requests: dict[str, int],
+        flavors: dict[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.count = count
+        self.requests = requests
+        self.flavors = flavors
 
     def scaled_to(self, count: int) -> PodSetResources:
         if self.count == count:

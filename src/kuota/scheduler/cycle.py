@@ -7,7 +7,7 @@ they wait."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -47,19 +47,45 @@ if TYPE_CHECKING:
 SLICE_REPLACEMENT_FOR = "kueue.x-k8s.io/workload-slice-replacement-for"
 
 
-@dataclass
+@dataclass(init=False)
 class Entry:
     info: WorkloadInfo
     cq: ClusterQueueState
-    assignment: Assignment = field(default_factory=Assignment)
-    targets: list[Target] = field(default_factory=list)
-    status: str = ""  # "", skipped, preemptionGated, nominated, assumed
-    message: str = ""
-    requeue_reason: str = rq.GENERIC
-    qr_reason: str = ""
-    skip_status: bool = False
+    assignment: Assignment
+    targets: list[Target]
+    status: str  # "", skipped, preemptionGated, nominated, assumed
+    message: str
+    requeue_reason: str
+    qr_reason: str
+    skip_status: bool
     # Its ClusterQueue's preemptor: requeued waiting for the preemptions it issued.
-    preemptor: bool = False
+    preemptor: bool
+
+    # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
+    # generates stays interpreted, and these are made in every cycle.
+    def __init__(
+        self,
+        info: WorkloadInfo,
+        cq: ClusterQueueState,
+        assignment: Assignment | None = None,
+        targets: list[Target] | None = None,
+        status: str = "",
+        message: str = "",
+        requeue_reason: str = rq.GENERIC,
+        qr_reason: str = "",
+        skip_status: bool = False,
+        preemptor: bool = False,
+    ) -> None:
+        self.info = info
+        self.cq = cq
+        self.assignment = Assignment() if assignment is None else assignment
+        self.targets = [] if targets is None else targets
+        self.status = status
+        self.message = message
+        self.requeue_reason = requeue_reason
+        self.qr_reason = qr_reason
+        self.skip_status = skip_status
+        self.preemptor = preemptor
 
 
 class Cycle:

@@ -49,23 +49,51 @@ def _most_severe(a: str, b: str) -> str:
     return a if _SEVERITY.get(a, 0) >= _SEVERITY.get(b, 0) else b
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class FlavorAssignment:
     name: str
     mode: int
-    tried_idx: int = -1
-    borrow: int = 0
+    tried_idx: int
+    borrow: int
+
+    # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
+    # generates stays interpreted, and these are made in every cycle.
+    def __init__(self, name: str, mode: int, tried_idx: int = -1, borrow: int = 0) -> None:
+        self.name = name
+        self.mode = mode
+        self.tried_idx = tried_idx
+        self.borrow = borrow
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class PodSetAssignment:
     name: str
     count: int
     requests: dict[str, int]  # including `pods` when the queue covers it
-    flavors: dict[str, FlavorAssignment] = field(default_factory=dict)
-    reasons: list[str] = field(default_factory=list)
-    error: str | None = None
-    attempts: dict[str, tuple[int, str]] = field(default_factory=dict)  # flavor -> (mode, reason)
+    flavors: dict[str, FlavorAssignment]
+    reasons: list[str]
+    error: str | None
+    attempts: dict[str, tuple[int, str]]  # flavor -> (mode, reason)
+
+    # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
+    # generates stays interpreted, and these are made in every cycle.
+    def __init__(
+        self,
+        name: str,
+        count: int,
+        requests: dict[str, int],
+        flavors: dict[str, FlavorAssignment] | None = None,
+        reasons: list[str] | None = None,
+        error: str | None = None,
+        attempts: dict[str, tuple[int, str]] | None = None,
+    ) -> None:
+        self.name = name
+        self.count = count
+        self.requests = requests
+        self.flavors = {} if flavors is None else flavors
+        self.reasons = [] if reasons is None else reasons
+        self.error = error
+        self.attempts = {} if attempts is None else attempts
 
     def is_fit(self) -> bool:
         return self.error is None and not self.reasons
@@ -83,22 +111,48 @@ class PodSetAssignment:
         return ", ".join(sorted(self.reasons))
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Assignment:
-    podsets: list[PodSetAssignment] = field(default_factory=list)
-    borrowing: int = 0
-    usage: Usage = field(default_factory=dict)
-    last_tried: list[dict[str, int]] = field(default_factory=list)
-    no_fit_reason: str = ""
-    forced_mode: int | None = None
-    generation: int = 0
-    cycle: int = 0
+    podsets: list[PodSetAssignment]
+    borrowing: int
+    usage: Usage
+    last_tried: list[dict[str, int]]
+    no_fit_reason: str
+    forced_mode: int | None
+    generation: int
+    cycle: int
     # The podSets' own mode, kept: a podSet is complete when appended (see
     # FlavorAssigner._append, which resets this), and the cycle asks often.
-    podsets_mode: int | None = field(default=None, repr=False, compare=False)
+    podsets_mode: int | None = field(repr=False, compare=False)
     # The admitted workload slice this one replaces (ElasticJobsViaWorkloadSlices):
     # its quota is already held, so only the difference is requested.
-    replaced: WorkloadInfo | None = field(default=None, repr=False, compare=False)
+    replaced: WorkloadInfo | None = field(repr=False, compare=False)
+
+    # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
+    # generates stays interpreted, and these are made in every cycle.
+    def __init__(
+        self,
+        podsets: list[PodSetAssignment] | None = None,
+        borrowing: int = 0,
+        usage: Usage | None = None,
+        last_tried: list[dict[str, int]] | None = None,
+        no_fit_reason: str = "",
+        forced_mode: int | None = None,
+        generation: int = 0,
+        cycle: int = 0,
+        podsets_mode: int | None = None,
+        replaced: WorkloadInfo | None = None,
+    ) -> None:
+        self.podsets = [] if podsets is None else podsets
+        self.borrowing = borrowing
+        self.usage = {} if usage is None else usage
+        self.last_tried = [] if last_tried is None else last_tried
+        self.no_fit_reason = no_fit_reason
+        self.forced_mode = forced_mode
+        self.generation = generation
+        self.cycle = cycle
+        self.podsets_mode = podsets_mode
+        self.replaced = replaced
 
     def mode(self) -> int:
         if not self.podsets:

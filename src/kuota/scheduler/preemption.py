@@ -74,11 +74,18 @@ _VARIANT_REASON = {
 }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Target:
     info: WorkloadInfo
     reason: str
     cq: ClusterQueueState
+
+    # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
+    # generates stays interpreted, and these are made in every cycle.
+    def __init__(self, info: WorkloadInfo, reason: str, cq: ClusterQueueState) -> None:
+        self.info = info
+        self.reason = reason
+        self.cq = cq
 
 
 def satisfies_policy(
