@@ -59,33 +59,37 @@ def clone_over(new: T, old: T | None) -> T:
         if v is ov or v == ov:
             continue
         try:
-            changes[f] = msgspec.convert(
-                msgspec.to_builtins(v, enc_hook=enc_hook, builtin_types=_BUILTIN),
-                _field_type(cls, f),
+            box = msgspec.convert(
+                {"v": msgspec.to_builtins(v, enc_hook=enc_hook, builtin_types=_BUILTIN)},
+                _field_box(cls, f),
                 dec_hook=dec_hook,
             )
         except msgspec.ValidationError as err:
             # Name the field as the whole struct's conversion would have.
             wire: str = getattr(cls, "__struct_encode_fields__", ())[i]
             raise msgspec.ValidationError(
-                str(err).replace("- at `$", f"- at `$.{wire}", 1)
+                str(err).replace("- at `$.v", f"- at `$.{wire}", 1)
             ) from None
+        changes[f] = box.v
     if not changes:
         return old
     out: T = msgspec.structs.replace(old, **changes)  # type: ignore[type-var]
     return out
 
 
-_FIELD_TYPES: dict[tuple[type, str], Any] = {}
+_FIELD_BOXES: dict[tuple[type, str], Any] = {}
 
 
-def _field_type(cls: type, name: str) -> Any:
-    """A struct field's annotation, constraints (``Meta``) included."""
+def _field_box(cls: type, name: str) -> Any:
+    """A struct of one field, ``v``, with a struct field's annotation
+    (constraints included): msgspec keeps what it learns of a struct type, but
+    works out a bare annotation again at every conversion."""
     key = (cls, name)
-    t = _FIELD_TYPES.get(key)
-    if t is None:
-        t = _FIELD_TYPES[key] = typing.get_type_hints(cls, include_extras=True)[name]
-    return t
+    box = _FIELD_BOXES.get(key)
+    if box is None:
+        hint = typing.get_type_hints(cls, include_extras=True)[name]
+        box = _FIELD_BOXES[key] = msgspec.defstruct(f"{cls.__name__}_{name}", [("v", hint)])
+    return box
 
 
 def to_wire(obj: Any) -> dict[str, Any]:

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+import msgspec
+
 from kuota.api.errors import FieldError
 from kuota.api.meta import LabelSelector
 
@@ -86,8 +88,10 @@ class Invalid(StoreError):
 
 
 # ------------------------------------------------------------------ watch
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(msgspec.Struct, frozen=True, gc=False):
+    """A watch event. A msgspec struct, not a dataclass: one is made per write,
+    and a frozen dataclass is built in Python (gc=False: it never holds itself)."""
+
     type: EventType
     # The object after the change (for DELETED: its last state). None for BOOKMARK.
     object: Any
