@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from kuota.quota.workload import (
     WorkloadInfo,
@@ -35,7 +36,10 @@ PREEMPTION_NO_CANDIDATES = "PreemptionNoCandidates"
 _IMMEDIATE_BEST_EFFORT = frozenset((FAILED_AFTER_NOMINATION, PENDING_PREEMPTION, PREEMPTION_FAILED))
 
 # A heap entry: (-priority, queue-order timestamp, UID, push sequence, key).
-_Entry = tuple[int, datetime, str, int, str]
+# Typed as a tuple of any length: compiled (mypyc), a fixed-length tuple is
+# kept unboxed and boxed again at each store, so the group's heap, its record
+# and the partition's heap would each hold a copy of every entry.
+_Entry = tuple[Any, ...]
 
 
 def backoff_expired(info: WorkloadInfo, now: datetime) -> bool:
