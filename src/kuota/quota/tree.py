@@ -14,7 +14,9 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-FR = tuple[str, str]  # (flavor, resource)
+# (flavor, resource). Typed as a tuple of any length: compiled (mypyc), a
+# fixed-length tuple is unboxed, and boxed anew at every dict lookup it keys.
+FR = tuple[str, ...]
 Usage = dict[FR, int]
 
 
