@@ -491,7 +491,7 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
     conds = {c.type: c for c in mine.conditions or ()}
     for c in theirs.conditions or ():
         if c.type in EXTERNAL_CONDITIONS:
-            conds[c.type] = clone(c)
+            conds[c.type] = _replace(c)  # a shallow copy is whole: its fields are immutable
     mine.conditions = list(conds.values()) or None
     if theirs.admission_checks is not None:
         states = {s.name: s for s in mine.admission_checks or ()}
