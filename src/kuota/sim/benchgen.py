@@ -7,6 +7,7 @@ test/performance/scheduler/runner/generator (``../shared/bench/README.md``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -276,9 +277,18 @@ def _queue(name: str, cohort: str, flavor: str, q: QueuesSet) -> list[Any]:
 
 
 def _dec_hook(typ: type, obj: Any) -> Any:
+    if isinstance(typ, type) and isinstance(obj, typ):
+        return obj  # a value the generator made already (an immutable Quantity)
     from kuota.api.base import dec_hook
 
     return dec_hook(typ, obj)
+
+
+@functools.cache
+def _milli_cpu(milli: int) -> Quantity:
+    # Parsed once per size, as the text Kueue's generator writes: the world
+    # generates a Workload per arrival, while the clock runs in real time.
+    return Quantity.parse(f"{milli}m")
 
 
 def workload(a: Arrival, start: datetime) -> kt.Workload:
@@ -291,7 +301,7 @@ def workload(a: Arrival, start: datetime) -> kt.Workload:
                 "name": a.name,
                 "namespace": a.namespace,
                 "labels": {RUNNING_LABEL: str(a.runtime_ms), CLASS_LABEL: a.class_name},
-                "creationTimestamp": (start + timedelta(milliseconds=a.at_ms)).isoformat(),
+                "creationTimestamp": start + timedelta(milliseconds=a.at_ms),
             },
             "spec": {
                 "queueName": a.namespace,
@@ -306,7 +316,9 @@ def workload(a: Arrival, start: datetime) -> kt.Workload:
                                 "containers": [
                                     {
                                         "name": "c",
-                                        "resources": {"requests": {"cpu": f"{a.request_milli}m"}},
+                                        "resources": {
+                                            "requests": {"cpu": _milli_cpu(a.request_milli)}
+                                        },
                                     }
                                 ],
                             }
