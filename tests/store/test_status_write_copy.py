@@ -4,6 +4,7 @@ exactly what was written, private from the writer, checked against the schema.""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 import pytest
@@ -111,3 +112,23 @@ def test_a_bad_changed_field_is_invalid_at_its_full_path() -> None:
     assert [e.path for e in err.value.errors] == ["status.admission.podSetAssignments[0].count"]
     with pytest.raises(msgspec.ValidationError, match=r"at `\$\.requeueState\.count`"):
         clone_over(_status(requeues=-1), _status(requeues=1))
+
+
+def test_a_mutating_hook_changes_its_own_copy_not_the_stored_version() -> None:
+    """A hook that sees status writes gets a whole copy: what it changes in place
+    is not shared with the version already stored (and already watched)."""
+
+    def hook(op: str, new: Any, old: Any) -> Any:
+        st = getattr(new, "status", None)
+        again = st is not None and st.conditions and st.conditions[1].reason == "Again"
+        if op == "UPDATE" and again and st.admission is not None:
+            st.admission.cluster_queue = "set-by-the-hook"
+        return new
+
+    store = MemoryStore(FakeClock(), [hook])
+    store.create(make_workload("w"))
+    first = _written(store, _status())
+    second = _written(store, _status(reason="Again"))  # the same admission as the first
+    assert second.admission is not None and first.admission is not None
+    assert second.admission.cluster_queue == "set-by-the-hook"
+    assert first.admission.cluster_queue == "cq"

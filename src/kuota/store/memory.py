@@ -307,7 +307,10 @@ class MemoryStore:
             if not info.has_status:
                 raise NotFound(f"{_ref(rtype, old.metadata.name)} has no status subresource")
             try:
-                status = clone_over(obj.status, old.status)
+                # A mutating hook may change the status it is given: it gets a
+                # whole copy, nothing shared with the stored version.
+                mutating = self._status_hooks(rtype)[0]
+                status = clone(obj.status) if mutating else clone_over(obj.status, old.status)
             except msgspec.ValidationError as err:
                 ref = _ref(rtype, old.metadata.name)
                 raise Invalid(ref, [validation_error(err, "status")]) from None
