@@ -46,20 +46,22 @@ compiled: $(COMPILED)/.stamp
 
 # The whole suite on the compiled build, but for the tests that patch module
 # attributes (marked interpreted).
+test-compiled: export PYTHONPATH = $(COMPILED)
 test-compiled: $(COMPILED)/.stamp
-	PYTHONPATH=$(COMPILED) $(BIN)/python -c "import kuota; assert kuota.build() == 'mypyc'"
-	PYTHONPATH=$(COMPILED) $(BIN)/python -m pytest -n 2 -p no:cacheprovider -m "not interpreted" tests
+	$(BIN)/python -c "import kuota; assert kuota.build() == 'mypyc'"
+	$(BIN)/python -m pytest -n 2 -p no:cacheprovider -m "not interpreted" tests
 
 # On the compiled build (the figures name it); PYTHONPATH=build/mypyc runs any
 # kuota command on it.
+bench: export PYTHONPATH = $(COMPILED)
 bench: $(COMPILED)/.stamp
-	PYTHONPATH=$(COMPILED) $(BIN)/python bench/api_decode.py
-	PYTHONPATH=$(COMPILED) $(BIN)/python bench/admission_cycle.py
-	PYTHONPATH=$(COMPILED) $(BIN)/python bench/store_ops.py
-	PYTHONPATH=$(COMPILED) $(BIN)/python bench/embedded_run.py --jobs 2000
-	PYTHONPATH=$(COMPILED) $(BIN)/kuota bench bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml bench/worlds/kueue-baseline-no-preemption.yaml --json bench/results-virtual.json
-	PYTHONPATH=$(COMPILED) $(BIN)/kuota bench --real-time bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml --json bench/results-real-time.json
-	PYTHONPATH=$(COMPILED) $(BIN)/python bench/placement.py
+	$(BIN)/python bench/api_decode.py
+	$(BIN)/python bench/admission_cycle.py
+	$(BIN)/python bench/store_ops.py
+	$(BIN)/python bench/embedded_run.py --jobs 2000
+	$(BIN)/kuota bench bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml bench/worlds/kueue-baseline-no-preemption.yaml --json bench/results-virtual.json
+	$(BIN)/kuota bench --real-time bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml --json bench/results-real-time.json
+	$(BIN)/python bench/placement.py
 
 # Re-pin dependencies (needs network); commit the result.
 lock: $(STAMP)

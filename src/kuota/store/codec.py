@@ -35,9 +35,14 @@ def clone(obj: T) -> T:
         return [clone(x) for x in obj]  # type: ignore[return-value]
     if isinstance(obj, dict):
         return {k: clone(v) for k, v in obj.items()}  # type: ignore[return-value]
-    return msgspec.convert(  # type: ignore[no-any-return]
-        msgspec.to_builtins(obj, enc_hook=enc_hook, builtin_types=_BUILTIN),
-        type(obj),
+    return _through_builtins(obj, type(obj))  # type: ignore[no-any-return]
+
+
+def _through_builtins(value: Any, typ: Any) -> Any:
+    """``value`` converted to builtins and back into ``typ`` (checked against it)."""
+    return msgspec.convert(
+        msgspec.to_builtins(value, enc_hook=enc_hook, builtin_types=_BUILTIN),
+        typ,
         dec_hook=dec_hook,
     )
 
@@ -59,11 +64,7 @@ def clone_over(new: T, old: T | None) -> T:
         if v is ov or v == ov:
             continue
         try:
-            box = msgspec.convert(
-                {"v": msgspec.to_builtins(v, enc_hook=enc_hook, builtin_types=_BUILTIN)},
-                _field_box(cls, f),
-                dec_hook=dec_hook,
-            )
+            box = _through_builtins({"v": v}, _field_box(cls, f))
         except msgspec.ValidationError as err:
             # Name the field as the whole struct's conversion would have.
             wire: str = getattr(cls, "__struct_encode_fields__", ())[i]
