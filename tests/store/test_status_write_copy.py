@@ -3,7 +3,7 @@ exactly what was written, private from the writer, checked against the schema.""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import msgspec
@@ -132,3 +132,28 @@ def test_a_mutating_hook_changes_its_own_copy_not_the_stored_version() -> None:
     assert second.admission is not None and first.admission is not None
     assert second.admission.cluster_queue == "set-by-the-hook"
     assert first.admission.cluster_queue == "cq"
+
+
+def test_a_bad_changed_field_of_the_wrong_type_is_invalid_at_the_field() -> None:
+    """An error at the field's own value (not inside it) still names the field."""
+    store = MemoryStore(FakeClock())
+    store.create(make_workload("w"))
+    bad = _status()
+    bad.admission = "not an admission"  # type: ignore[assignment]
+    with pytest.raises(Invalid) as err:
+        _written(store, bad)
+    assert [e.path for e in err.value.errors] == ["status.admission"]
+
+
+def test_a_time_written_with_an_offset_is_stored_as_the_same_instant_in_utc() -> None:
+    """As an API server returns every metav1.Time."""
+    store = MemoryStore(FakeClock())
+    store.create(make_workload("w"))
+    plus2 = datetime(2026, 1, 1, 2, 0, tzinfo=timezone(timedelta(hours=2)))
+    st = _status()
+    assert st.conditions is not None
+    st.conditions[0].last_transition_time = plus2
+    stored = _written(store, st)
+    assert stored.conditions is not None
+    t = stored.conditions[0].last_transition_time
+    assert t == T0 and t is not None and t.utcoffset() == timedelta(0)
