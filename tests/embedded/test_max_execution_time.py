@@ -135,3 +135,20 @@ def test_the_label_is_immutable_while_the_job_runs() -> None:
     running.metadata.labels[LABEL] = "60"
     with pytest.raises(Invalid, match="field is immutable"):
         cp.store.update(running)
+
+
+def test_a_deactivation_never_writes_to_a_stored_workload_in_place() -> None:
+    """The core shares the stored spec object and replaces it when it
+    deactivates a workload: a version the store already returned (and
+    watchers saw) keeps spec.active, only the write makes it False."""
+    cp = control_plane(cluster=True)
+    cp.create(_world())
+    cp.create([job("team", "long", 4, duration="1h", labels={LABEL: "600"})])
+    cp.run(until=T0 + timedelta(minutes=9))
+    before = _workload(cp, "long")
+    assert before.spec.active is True
+    cp.run(until=T0 + timedelta(minutes=30))
+    after = _workload(cp, "long")
+    assert after.spec.active is False
+    assert after.metadata.resource_version != before.metadata.resource_version
+    assert before.spec.active is True  # the returned version is as it was

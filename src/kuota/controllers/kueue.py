@@ -224,9 +224,10 @@ class KueueController:
             status: kt.WorkloadStatus | None = _merged_status(_replace(mine.status), stored.status)
         else:
             status = clone(stored.status)
-        # The core writes the status and spec.active of its copy, nothing else:
-        # those are private, the rest is shared with the (immutable) stored object.
-        obj = _replace(stored, spec=_replace(stored.spec), status=status)
+        # The core writes the status of its copy, nothing else: the rest is
+        # shared with the (immutable) stored object (a spec the core changes,
+        # spec.active or spec.priority, it replaces).
+        obj = _replace(stored, status=status)
         core.add(obj)
         self._seen_rv[_ref(WORKLOAD, key)] = stored.metadata.resource_version
         self._mark_queues(key)

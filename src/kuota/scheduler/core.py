@@ -134,6 +134,13 @@ def set_condition(
     return True
 
 
+def _deactivate(wl: kt.Workload) -> None:
+    """spec.active = False on a new spec: the core never writes to a spec in
+    place, so its workloads share the stored (immutable) spec object, and the
+    caches keyed by it (requests, resource checks) outlive status writes."""
+    wl.spec = msgspec.structs.replace(wl.spec, active=False)
+
+
 def with_condition(
     wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
 ) -> kt.Workload | None:
@@ -728,7 +735,7 @@ class AdmissionCore:
                 or wl.spec.priority == value
             ):
                 continue
-            wl.spec.priority = value
+            wl.spec = msgspec.structs.replace(wl.spec, priority=value)  # (see _deactivate)
             self._sync(key)
 
     def _priority(self, wl: kt.Workload) -> int:
@@ -939,7 +946,7 @@ class AdmissionCore:
         checks = wl.status.admission_checks or ()
         rejected = [c for c in checks if c.state == "Rejected"]
         if rejected:
-            wl.spec.active = False
+            _deactivate(wl)
             msg = _checks_message(rejected, "Rejected")
             self._evict(
                 key, "DeactivatedDueToAdmissionCheck", f"The workload is deactivated due to {msg}"
@@ -1559,7 +1566,7 @@ class AdmissionCore:
             wl = info.obj
             m = self._max_execution_deadline(wl)
             if m is not None and m <= now:
-                wl.spec.active = False
+                _deactivate(wl)
                 assert wl.status is not None
                 wl.status.accumulated_past_execution_time_seconds = None
                 wl.status.requeue_state = None
@@ -1610,7 +1617,7 @@ class AdmissionCore:
         state = wl.status.requeue_state or kt.RequeueState()
         count = (state.count or 0) + 1
         if rs.backoff_limit_count is not None and count > rs.backoff_limit_count:
-            wl.spec.active = False
+            _deactivate(wl)
             wl.status.requeue_state = None
             self._evict(
                 key,
