@@ -43,18 +43,23 @@ class Runner:
 
     name = "bench-runner"
 
-    def __init__(self) -> None:
+    def __init__(self, recorder: Recorder | None = None) -> None:
         self.mgr: Manager | None = None
+        # Told of every Workload event by this runner's handler: one pass
+        # over the conditions serves both.
+        self.recorder = recorder
 
     def setup(self, mgr: Manager) -> None:
         self.mgr = mgr
         mgr.informer(WORKLOAD).on_change(self._changed)
 
     def _changed(self, etype: str, wl: Any, old: Any | None) -> None:
-        if etype == "DELETED":
+        admitted, finished = _admitted_finished(wl)
+        if self.recorder is not None:
+            self.recorder.observe(etype, wl, admitted, finished)
+        if etype == "DELETED" or finished is not None:
             return
-        admitted = _running(wl)
-        if admitted is None:
+        if admitted is None or admitted.status != "True":
             return
         assert self.mgr is not None
         at = self._due(wl, admitted)
@@ -136,6 +141,13 @@ class Recorder:
     last_finished: datetime | None = None
 
     def changed(self, etype: str, wl: Any, old: Any | None) -> None:
+        self.observe(etype, wl, *_admitted_finished(wl))
+
+    def observe(
+        self, etype: str, wl: Any, admitted: Condition | None, finished: Condition | None
+    ) -> None:
+        """A Workload event, with its Admitted condition and its Finished
+        condition if True (_admitted_finished)."""
         key = wl.metadata.uid  # (a name may be used again; a uid is not)
         st = self.wls.get(key)
         if st is None:
@@ -154,7 +166,6 @@ class Recorder:
         if etype == "DELETED":
             return
         was = st.admitted_at is not None
-        admitted, finished = _admitted_finished(wl)
         now_admitted = admitted is not None and admitted.status == "True" and finished is None
         if now_admitted and not was:
             assert admitted is not None
@@ -268,8 +279,7 @@ def run_bench(
     # The runner's world has no Jobs; events are not what a benchmark measures.
     cp.mgr.recorder.enabled = False
     rec = Recorder()
-    cp.mgr.informer(WORKLOAD).on_change(rec.changed)
-    runner = Runner()
+    runner = Runner(rec)
     cp.mgr.add(runner)
     cycle_s: list[float] = []
     cp.kueue.cycle_seconds = cycle_s
