@@ -9,6 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from kuota.quota.workload import WorkloadInfo
 from kuota.scheduler.core import AdmissionCore
 from kuota.sim.scenario import load_scenario, run_scenario
 
@@ -72,3 +75,26 @@ def test_equivalent_workload_is_parked_unevaluated_and_others_still_tried(tmp_pa
 def test_gate_off_evaluates_each(tmp_path: Path) -> None:
     core = run(tmp_path, gate=False)
     assert core.workload("ns/w3").reason == "WaitingForQuota"
+
+
+def test_a_workload_filed_again_keeps_its_hash_only_while_its_shape_holds(
+    tmp_path: Path,
+) -> None:
+    """Every status write files a workload again as a new info; the hash is
+    carried over only from an info of the same spec object, podSets and
+    priority, and is then the one computed afresh."""
+    core = run(tmp_path, gate=True)
+    prev = core.infos["ns/w3"]
+    h = prev.scheduling_hash
+    same = WorkloadInfo(prev.obj, prev.podsets, prev.priority, None, prev.key)
+    same.keep_scheduling_hash(prev)
+    assert same.scheduling_hash is h
+    fresh = WorkloadInfo(prev.obj, prev.podsets, prev.priority + 1, None, prev.key)
+    fresh.keep_scheduling_hash(prev)  # another priority: another class
+    assert fresh.scheduling_hash != h
+    spec = msgspec.structs.replace(prev.obj.spec)
+    other = WorkloadInfo(
+        msgspec.structs.replace(prev.obj, spec=spec), prev.podsets, prev.priority, None, prev.key
+    )
+    other.keep_scheduling_hash(prev)  # an equal spec, not the same object: computed again
+    assert other.scheduling_hash == h and other.scheduling_hash is not h

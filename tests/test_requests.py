@@ -130,6 +130,14 @@ def test_resource_quantity_formats() -> None:
     assert str(resource_quantity("example.com/mem", 2048, binary={"example.com/mem"})) == "2Ki"
 
 
+def test_resource_quantity_shares_one_quantity_per_value_and_unit() -> None:
+    """Cached per value: cpu counts milli-units, other decimal resources units."""
+    assert resource_quantity("cpu", 1000) == Quantity("1")
+    assert resource_quantity("example.com/gpu", 1000) == Quantity("1000")
+    assert resource_quantity("cpu", 1000) is resource_quantity("cpu", 1000)
+    assert str(resource_quantity("cpu", 1000)) == "1"
+
+
 @given(st.sampled_from(["cpu", "memory", "example.com/gpu"]), st.integers(0, 10**15))
 def test_resource_quantity_inverts_resource_value(name: str, v: int) -> None:
     assert resource_value(name, resource_quantity(name, v)) == v

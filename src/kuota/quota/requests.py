@@ -124,12 +124,23 @@ def resource_quantity(name: str, v: int, *, binary: Collection[str] = ()) -> Qua
     and re-parsing, so 1500 stays "1500" while 2048 becomes "2Ki"; anything else
     is ``v`` units in DecimalSI.
     """
-    if name == CPU:
-        return Quantity.from_milli(v, DECIMAL_SI)
     if name in (MEMORY, EPHEMERAL_STORAGE) or name.startswith(HUGEPAGES_PREFIX) or name in binary:
         # newCanonicalQuantity: the format is whatever the printed text parses as.
         return Quantity.parse(str(Quantity.from_int(v, BINARY_SI)))
-    return Quantity.from_int(v, DECIMAL_SI)
+    # Quantities are immutable: one per value is shared by every admission
+    # (the same few sizes, admitted over and over).
+    key = (name == CPU, v)
+    q = _DECIMAL.get(key)
+    if q is None:
+        if len(_DECIMAL) > 4096:
+            _DECIMAL.clear()
+        q = _DECIMAL[key] = (
+            Quantity.from_milli(v, DECIMAL_SI) if key[0] else Quantity.from_int(v, DECIMAL_SI)
+        )
+    return q
+
+
+_DECIMAL: dict[tuple[bool, int], Quantity] = {}
 
 
 def _to_vector(amounts: Mapping[str, _Amount]) -> ResourceVector:

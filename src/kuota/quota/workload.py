@@ -167,6 +167,18 @@ class WorkloadInfo:
             self._order, self._order_ev = o, ordering
         return o
 
+    def keep_scheduling_hash(self, prev: WorkloadInfo) -> None:
+        """Take ``prev``'s scheduling hash if it is sure to be this one's: the
+        same spec object, the same podSets list and priority (a workload is
+        filed again as a new info at every status write)."""
+        if (
+            prev._scheduling_hash is not None
+            and prev.obj.spec is self.obj.spec
+            and prev.podsets is self.podsets
+            and prev.priority == self.priority
+        ):
+            self._scheduling_hash = prev._scheduling_hash
+
     @property
     def scheduling_hash(self) -> bytes:
         """Kueue's scheduling equivalence class (computeSchedulingHash): the

@@ -872,6 +872,7 @@ class AdmissionCore:
         info = self._build_info(key, wl)
         if prev is not None:
             info.last_assignment = prev.last_assignment
+            info.keep_scheduling_hash(prev)
         if has_quota_reservation(wl) and info.cluster_queue is not None:
             # As Kueue's workload reconcile: checks and the Admitted condition
             # first, then a check's verdict, then what the queues' state asks

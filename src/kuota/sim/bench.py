@@ -73,8 +73,7 @@ class Runner:
             c = find_condition(wl, "Admitted")
         if c is None or c.last_transition_time is None:
             return None
-        ms = int((wl.metadata.labels or {}).get(RUNNING_LABEL, "0") or 0)
-        return c.last_transition_time + timedelta(milliseconds=ms)
+        return c.last_transition_time + _running_time((wl.metadata.labels or {}).get(RUNNING_LABEL))
 
     def reconcile(self, key: str) -> None:
         assert self.mgr is not None
@@ -93,6 +92,20 @@ class Runner:
         with contextlib.suppress(NotFound):  # deleted meanwhile
             self.mgr.store.update_status(new)
         return None
+
+
+_RUNNING_TIMES: dict[str | None, timedelta] = {}
+
+
+def _running_time(label: str | None) -> timedelta:
+    """The running time a workload's label gives (a world has a few values;
+    each Workload event of an admitted workload asks)."""
+    t = _RUNNING_TIMES.get(label)
+    if t is None:
+        if len(_RUNNING_TIMES) > 4096:
+            _RUNNING_TIMES.clear()
+        t = _RUNNING_TIMES[label] = timedelta(milliseconds=int(label or 0))
+    return t
 
 
 def _admitted_finished(wl: Any) -> tuple[Condition | None, Condition | None]:
