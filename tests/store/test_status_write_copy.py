@@ -3,7 +3,7 @@ exactly what was written, private from the writer, checked against the schema.""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -143,17 +143,3 @@ def test_a_bad_changed_field_of_the_wrong_type_is_invalid_at_the_field() -> None
     with pytest.raises(Invalid) as err:
         _written(store, bad)
     assert [e.path for e in err.value.errors] == ["status.admission"]
-
-
-def test_a_time_written_with_an_offset_is_stored_as_the_same_instant_in_utc() -> None:
-    """As an API server returns every metav1.Time."""
-    store = MemoryStore(FakeClock())
-    store.create(make_workload("w"))
-    plus2 = datetime(2026, 1, 1, 2, 0, tzinfo=timezone(timedelta(hours=2)))
-    st = _status()
-    assert st.conditions is not None
-    st.conditions[0].last_transition_time = plus2
-    stored = _written(store, st)
-    assert stored.conditions is not None
-    t = stored.conditions[0].last_transition_time
-    assert t == T0 and t is not None and t.utcoffset() == timedelta(0)

@@ -95,7 +95,7 @@ def test_clone_is_deep_and_equal(store: MemoryStore) -> None:
     copy.metadata.labels["x"] = "2"
     assert created.spec.template.spec.containers[0].resources.requests["cpu"] == Quantity("2")
     assert created.metadata.labels == {"x": "1"}
-    assert copy.metadata.creation_timestamp == created.metadata.creation_timestamp
+    assert copy.metadata.creation_timestamp is created.metadata.creation_timestamp  # immutable
 
 
 def test_already_exists_and_not_found(store: MemoryStore) -> None:

@@ -298,8 +298,10 @@ def run_bench(
     cp.kueue.cycle_seconds = cycle_s
     cp.create(world.objects)
     cp.mgr.run_until_idle()
-    cp.submit(arrivals)
     total = len(arrivals)
+    # The store keeps its own copy of each: the originals go once created.
+    cp.submit(arrivals)
+    del arrivals
 
     def progress() -> None:
         if on_progress is not None:

@@ -1,18 +1,19 @@
 """Copies and wire forms of API structs.
 
-``clone`` encodes to msgpack and decodes again, in C, with a decoder kept per
-type: 2x cheaper than going through builtins (``to_builtins`` + ``convert``,
-which also parses its keyword arguments at every call), and far cheaper than
-``copy.deepcopy``. Datetimes come back in UTC, as an API server returns every
-``metav1.Time``; quantities go through their text (decoded from a cache).
-Decoding checks the schema's type and constraint annotations, so a struct that
-breaks them cannot be copied (the store reports that as Invalid).
+``clone`` goes through builtins (``to_builtins`` + ``convert``), which runs in
+C: 15 µs for a full GPU training Job, 7.5 µs for a Workload, ten times faster
+than ``copy.deepcopy``; a msgpack or JSON round trip costs the same but would
+turn datetimes into UTC or text on the way. Datetimes are immutable and pass
+through as they are; quantities go through their text (decoded from a cache).
+Converting checks the schema's type and constraint annotations, so a struct
+that breaks them cannot be copied (the store reports that as Invalid).
 """
 
 from __future__ import annotations
 
 import re
 import typing
+from datetime import datetime
 from typing import Any, TypeVar
 
 import msgspec
@@ -23,6 +24,8 @@ from kuota.api.errors import FieldError
 
 T = TypeVar("T")
 
+_BUILTIN = (datetime,)
+
 
 def clone(obj: T) -> T:
     """A deep copy of an API struct (or any struct built from API types)."""
@@ -32,16 +35,16 @@ def clone(obj: T) -> T:
         return [clone(x) for x in obj]  # type: ignore[return-value]
     if isinstance(obj, dict):
         return {k: clone(v) for k, v in obj.items()}  # type: ignore[return-value]
-    cls = type(obj)
-    dec = _DECODERS.get(cls)
-    if dec is None:
-        dec = _DECODERS[cls] = msgspec.msgpack.Decoder(cls, dec_hook=dec_hook)
-    out: T = dec.decode(_ENCODER.encode(obj))
-    return out
+    return _through_builtins(obj, type(obj))  # type: ignore[no-any-return]
 
 
-_ENCODER = msgspec.msgpack.Encoder(enc_hook=enc_hook)
-_DECODERS: dict[type, Any] = {}
+def _through_builtins(value: Any, typ: Any) -> Any:
+    """``value`` converted to builtins and back into ``typ`` (checked against it)."""
+    return msgspec.convert(
+        msgspec.to_builtins(value, enc_hook=enc_hook, builtin_types=_BUILTIN),
+        typ,
+        dec_hook=dec_hook,
+    )
 
 
 def clone_over(new: T, old: T | None) -> T:
@@ -61,34 +64,33 @@ def clone_over(new: T, old: T | None) -> T:
         if v is ov or v == ov:
             continue
         try:
-            changes[f] = _field_decoder(cls, f).decode(_ENCODER.encode(v))
+            box = _through_builtins({"v": v}, _field_box(cls, f))
         except msgspec.ValidationError as err:
-            # Name the field as the whole struct's conversion would have (an
-            # error at the field's own value names no path).
+            # Name the field as the whole struct's conversion would have.
             wire: str = getattr(cls, "__struct_encode_fields__", ())[i]
-            msg = str(err)
-            if "- at `$" in msg:
-                msg = msg.replace("- at `$", f"- at `$.{wire}", 1)
-            else:
-                msg = f"{msg} - at `$.{wire}`"
-            raise msgspec.ValidationError(msg) from None
+            raise msgspec.ValidationError(
+                str(err).replace("- at `$.v", f"- at `$.{wire}", 1)
+            ) from None
+        changes[f] = box.v
     if not changes:
         return old
     out: T = msgspec.structs.replace(old, **changes)  # type: ignore[type-var]
     return out
 
 
-_FIELD_DECODERS: dict[tuple[type, str], Any] = {}
+_FIELD_BOXES: dict[tuple[type, str], Any] = {}
 
 
-def _field_decoder(cls: type, name: str) -> Any:
-    """A decoder of a struct field's annotation, constraints included."""
+def _field_box(cls: type, name: str) -> Any:
+    """A struct of one field, ``v``, with a struct field's annotation
+    (constraints included): msgspec keeps what it learns of a struct type, but
+    works out a bare annotation again at every conversion."""
     key = (cls, name)
-    dec = _FIELD_DECODERS.get(key)
-    if dec is None:
+    box = _FIELD_BOXES.get(key)
+    if box is None:
         hint = typing.get_type_hints(cls, include_extras=True)[name]
-        dec = _FIELD_DECODERS[key] = msgspec.msgpack.Decoder(hint, dec_hook=dec_hook)
-    return dec
+        box = _FIELD_BOXES[key] = msgspec.defstruct(f"{cls.__name__}_{name}", [("v", hint)])
+    return box
 
 
 def to_wire(obj: Any) -> dict[str, Any]:
