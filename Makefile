@@ -1,5 +1,6 @@
 # The two commands: `make demo` and `make test`. Both create .venv on first use.
-PY ?= $(shell command -v python3.11 || command -v python3)
+# The interpreter .venv is made from: see tools/pick-python (PY=... overrides).
+PY ?= $(shell sh tools/pick-python)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp

@@ -6,6 +6,7 @@ inputs, and bad configs named with their field."""
 from __future__ import annotations
 
 import json
+import platform
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -140,7 +141,10 @@ def test_cli_prints_the_table_and_writes_every_json_key(tmp_path: Path) -> None:
     # The build is named in the figures and the table: interpreted here, mypyc
     # under `make test-compiled`, which checks kuota.build() first.
     assert doc["build"] == kuota.build() in ("interpreted", "mypyc")
-    assert f"time, {doc['build']})" in r.output
+    # And the interpreter, whose own build moves the figures by a fifth.
+    assert doc["python"] == kuota.interpreter()
+    assert doc["python"].startswith(f"CPython {platform.python_version()} (")
+    assert f"time, {doc['build']}, {doc['python']})" in r.output
 
 
 @pytest.mark.parametrize(

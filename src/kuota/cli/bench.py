@@ -44,7 +44,10 @@ def _secs(ms: float) -> str:
 def render(results: list[BenchResult], console: Console) -> None:
     for r in results:
         kueue = KUEUE_FIGURES.get(r.config, {})
-        t = Table(title=f"{r.config} ({r.mode} time, {kuota.build()})", title_justify="left")
+        t = Table(
+            title=f"{r.config} ({r.mode} time, {kuota.build()}, {kuota.interpreter()})",
+            title_justify="left",
+        )
         t.add_column("figure")
         t.add_column("kuota", justify="right")
         t.add_column("Kueue", justify="right")

@@ -253,6 +253,7 @@ class BenchResult:
             },
             "peak_rss_mib": round(self.peak_rss_mib, 1),
             "build": kuota.build(),
+            "python": kuota.interpreter(),
         }
 
 
