@@ -20,7 +20,7 @@ COMPILED := build/mypyc
 SOURCES := $(shell find src/kuota -name '*.py')
 
 $(STAMP): requirements.lock pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	test -x $(BIN)/python || $(PY) -m venv $(VENV) || (rm -rf $(VENV) && python3 -m venv $(VENV))
 	$(BIN)/python -m pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
