@@ -9,6 +9,7 @@ import json
 import platform
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -254,3 +255,42 @@ def test_several_worlds_run_each_in_a_process_of_its_own(
     keys = ("wall_s", "admissions", "evictions", "mean_cq_usage", "time_to_admission_ms")
     assert [{k: d[k] for k in keys} for d in (first, second)] == [{k: single[k] for k in keys}] * 2
     assert first["peak_rss_mib"] > 0 and second["peak_rss_mib"] > 0
+
+
+def test_work_lost_to_a_preemption_is_counted_by_its_reason() -> None:
+    """One queue of 1 cpu: a low-priority workload admitted at 0.1 s is
+    preempted by a higher one at 0.6 s (withinClusterQueue LowerPriority), and
+    runs again from 1.6 s: 0.5 s of the whole quota lost, so no schedule with
+    that eviction ends before 2.0 + 0.5 s of work, and this one takes exactly
+    that (first creation 0.1 s, last finish 2.6 s)."""
+
+    def wset(interval: int, cls: str, prio: int) -> dict[str, Any]:
+        w = {"className": cls, "runtimeMs": 1000, "priority": prio, "request": 1}
+        return {"count": 1, "creationIntervalMs": interval, "workloads": [w]}
+
+    one = {
+        "cohorts": [
+            {
+                "className": "co",
+                "count": 1,
+                "queuesSets": [
+                    {
+                        "className": "cq",
+                        "count": 1,
+                        "nominalQuota": 1,
+                        "withinClusterQueue": "LowerPriority",
+                        "workloadsSets": [wset(100, "low", 50), wset(600, "high", 200)],
+                    }
+                ],
+            }
+        ]
+    }
+    r = run_bench(parse(one), name="one")
+    assert (r.finished, r.evictions) == (2, 1)
+    assert r.work_lost_s == {"InClusterQueue": pytest.approx(0.5)}
+    assert r.lower_bound_s == pytest.approx(2.0)
+    assert r.lower_bound_with_lost_work_s == pytest.approx(2.5)
+    assert r.wall_s == pytest.approx(2.5)
+    doc = r.to_json()
+    assert doc["work_lost_to_evictions_s"] == {"InClusterQueue": 0.5}
+    assert doc["lower_bound_with_lost_work_s"] == 2.5

@@ -41,6 +41,15 @@ def _secs(ms: float) -> str:
     return f"{ms / 1000:.2f} s"
 
 
+def _lost(by_reason: dict[str, float]) -> str:
+    """The total, then each eviction reason's share (the largest first)."""
+    total = sum(by_reason.values())
+    parts = ", ".join(
+        f"{k} {v:.2f}" for k, v in sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+    return f"{total:.2f} s" + (f" ({parts})" if parts else "")
+
+
 def render(results: list[BenchResult], console: Console) -> None:
     for r in results:
         kueue = KUEUE_FIGURES.get(r.config, {})
@@ -73,6 +82,12 @@ def render(results: list[BenchResult], console: Console) -> None:
                 f"{100 * kueue['mean_cq_usage']:.1f} %" if "mean_cq_usage" in kueue else "",
             ),
             ("admissions (evictions)", f"{r.admissions} ({r.evictions})", ""),
+            ("work lost to evictions (s of all quota)", _lost(r.work_lost_s), ""),
+            (
+                "lower bound with the lost work",
+                f"{r.lower_bound_with_lost_work_s:.2f} s",
+                "",
+            ),
             ("admissions per second of real time", f"{r.admissions_per_s:.0f}", ""),
             ("scheduling cycles", str(r.cycles), ""),
             ("cycle time p50 / p99", f"{r.cycle_ms['p50']:.2f} / {r.cycle_ms['p99']:.2f} ms", ""),

@@ -94,6 +94,19 @@ class Runner:
         return None
 
 
+def _eviction_reason(wl: Any) -> str:
+    """Why an admission ended without finishing: the Preempted condition's
+    reason (InClusterQueue, InCohortReclamation, ...), else the Evicted one's."""
+    evicted = "Evicted"
+    for c in (wl.status.conditions if wl.status is not None else None) or ():
+        if c.status == "True":
+            if c.type == "Preempted":
+                return str(c.reason)
+            if c.type == "Evicted":
+                evicted = str(c.reason)
+    return evicted
+
+
 _RUNNING_TIMES: dict[str | None, timedelta] = {}
 
 
@@ -148,6 +161,9 @@ class Recorder:
 
     wls: dict[str, _WlStats] = field(default_factory=dict)
     cpu_used: float = 0.0  # admitted milli-cpu x seconds, over all queues
+    # milli-cpu x seconds of admissions that ended in an eviction (work done
+    # again), by the reason of the eviction: Preempted's, else Evicted's.
+    lost: dict[str, float] = field(default_factory=dict)
     admissions: int = 0
     finished: int = 0  # workloads finished so far (the progress bar's count)
     first_created: datetime | None = None
@@ -193,7 +209,8 @@ class Recorder:
                 end = admitted.last_transition_time if admitted is not None else None
             assert st.admitted_at is not None
             end = end or st.admitted_at
-            self.cpu_used += st.milli * (end - st.admitted_at).total_seconds()
+            ran = st.milli * (end - st.admitted_at).total_seconds()
+            self.cpu_used += ran
             st.admitted_at = None
             if finished is not None:
                 st.finished_at = end
@@ -202,6 +219,8 @@ class Recorder:
                     self.last_finished = end
             else:
                 st.evictions += 1
+                why = _eviction_reason(wl)
+                self.lost[why] = self.lost.get(why, 0.0) + ran
 
 
 @dataclass
@@ -221,6 +240,12 @@ class BenchResult:
     cycle_ms: dict[str, float]
     time_to_admission_ms: dict[str, dict[str, float]]
     peak_rss_mib: float
+    # Seconds of all the world's quota spent on admissions that ended in an
+    # eviction, by its reason: work that had to be done again.
+    work_lost_s: dict[str, float] = field(default_factory=dict)
+    # The lower bound had that work been part of the world's: what no
+    # schedule with these evictions can beat.
+    lower_bound_with_lost_work_s: float = 0.0
 
     @property
     def ratio_to_bound(self) -> float:
@@ -252,6 +277,8 @@ class BenchResult:
                 for c, d in self.time_to_admission_ms.items()
             },
             "peak_rss_mib": round(self.peak_rss_mib, 1),
+            "work_lost_to_evictions_s": {k: round(v, 3) for k, v in self.work_lost_s.items()},
+            "lower_bound_with_lost_work_s": round(self.lower_bound_with_lost_work_s, 3),
             "build": kuota.build(),
             "python": kuota.interpreter(),
         }
@@ -348,4 +375,6 @@ def run_bench(
         cycle_ms={"p50": nearest_rank(cyc, 50), "p99": nearest_rank(cyc, 99)},
         time_to_admission_ms=tta,
         peak_rss_mib=rss_kib / 1024 if sys.platform != "darwin" else rss_kib / 2**20,
+        work_lost_s={k: v / capacity for k, v in sorted(rec.lost.items())} if capacity else {},
+        lower_bound_with_lost_work_s=world.lower_bound_s(sum(rec.lost.values()) * 1000),
     )

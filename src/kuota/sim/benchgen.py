@@ -104,11 +104,12 @@ class BenchWorld:
     def last_creation_ms(self) -> int:
         return max((a.at_ms for a in self.arrivals), default=0)
 
-    def lower_bound_s(self) -> float:
+    def lower_bound_s(self, extra_milli_ms: float = 0) -> float:
         """No schedule finishes earlier: all work spread over all quota, and
-        not before the last workload exists."""
+        not before the last workload exists (``extra_milli_ms``: work done
+        on top, such as admissions an eviction threw away)."""
         cap = self.capacity_milli
-        work = self.total_work_milli_ms / cap / 1000 if cap else float("inf")
+        work = (self.total_work_milli_ms + extra_milli_ms) / cap / 1000 if cap else float("inf")
         return max(work, self.last_creation_ms / 1000)
 
 
