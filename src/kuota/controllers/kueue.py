@@ -408,15 +408,11 @@ class KueueController:
                 self._observe_workload(key, stored)
                 mine = core.workloads[key]
             try:
-                if (
-                    mine.spec.active != stored.spec.active
-                    or mine.spec.priority != stored.spec.priority
-                ):
+                ms, ss = mine.spec, stored.spec
+                if ms is not ss and (ms.active != ss.active or ms.priority != ss.priority):
                     # Kueue deactivated it (requeuing limit) or its
                     # WorkloadPriorityClass changed value: a spec write.
-                    spec = msgspec.structs.replace(
-                        stored.spec, active=mine.spec.active, priority=mine.spec.priority
-                    )
+                    spec = msgspec.structs.replace(ss, active=ms.active, priority=ms.priority)
                     stored = mgr.store.update(msgspec.structs.replace(stored, spec=spec))
                     self._seen_rv[ref] = stored.metadata.resource_version
                 if mine.status == stored.status:

@@ -23,10 +23,15 @@ EPOCH = datetime(1970, 1, 1).astimezone()
 
 
 def find_condition(wl: Workload | AdmissionCheck, ctype: str) -> Condition | None:
+    # Each attribute read once: compiled, reading a struct field is a generic
+    # attribute lookup, and this runs for every condition test.
     st = wl.status
-    if st is None or not st.conditions:
+    if st is None:
         return None
-    for c in st.conditions:
+    conds = st.conditions
+    if not conds:
+        return None
+    for c in conds:
         if c.type == ctype:
             return c
     return None

@@ -17,7 +17,8 @@ IndexFn = Callable[[Any], Iterable[str]]
 def key_of(obj: Any) -> str:
     """``namespace/name`` for namespaced objects, ``name`` for cluster-scoped."""
     m = obj.metadata
-    return f"{m.namespace}/{m.name}" if m.namespace else m.name
+    ns: str = m.namespace
+    return f"{ns}/{m.name}" if ns else m.name
 
 
 class Informer:

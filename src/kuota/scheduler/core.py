@@ -110,13 +110,17 @@ def set_condition(
     wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
 ) -> bool:
     """apimeta.SetStatusCondition: the transition time moves only when the status does."""
-    if wl.status is None:
-        wl.status = kt.WorkloadStatus()
-    conds = wl.status.conditions if wl.status.conditions is not None else []
+    st = wl.status
+    if st is None:
+        st = wl.status = kt.WorkloadStatus()
+    conds = st.conditions
+    if conds is None:
+        conds = st.conditions = []
     for c in conds:
         if c.type == ctype:
-            changed = c.status != status or c.reason != reason or c.message != message
-            if c.status != status:
+            was = c.status
+            changed = was != status or c.reason != reason or c.message != message
+            if was != status:
                 c.last_transition_time = now
             c.status, c.reason, c.message = status, reason, message  # type: ignore[assignment]
             return changed
@@ -130,7 +134,6 @@ def set_condition(
             observed_generation=wl.metadata.generation or None,
         )
     )
-    wl.status.conditions = conds
     return True
 
 
