@@ -278,16 +278,19 @@ def _signature(wl: Workload) -> tuple[object, ...]:
     object is updated in place, so it cannot be compared later."""
     st = wl.status
     gated = has_closed_preemption_gate(wl)  # (opening a gate lets it compete again)
+    active = wl.spec.active
     if st is None:
-        return (None, None, (), wl.spec.active, gated)
+        return (None, None, (), active, gated)
     evicted = requeued = None
     for c in st.conditions or ():
-        if c.type == "Evicted" and evicted is None:
+        t = c.type
+        if t == "Evicted" and evicted is None:
             evicted = (c.status, c.reason, c.message, c.last_transition_time)
-        elif c.type == "Requeued" and requeued is None:
+        elif t == "Requeued" and requeued is None:
             requeued = (c.status, c.reason, c.message, c.last_transition_time)
-    rec = tuple((r.name, r.count) for r in st.reclaimable_pods) if st.reclaimable_pods else ()
-    return (evicted, requeued, rec, wl.spec.active, gated)
+    pods = st.reclaimable_pods
+    rec = tuple((r.name, r.count) for r in pods) if pods else ()
+    return (evicted, requeued, rec, active, gated)
 
 
 NO_RECLAIMABLE: Mapping[str, int] = MappingProxyType({})

@@ -127,10 +127,11 @@ def _admitted_finished(wl: Any) -> tuple[Condition | None, Condition | None]:
     st = wl.status
     admitted = finished = None
     for c in (st.conditions if st is not None else None) or ():
-        if c.type == "Admitted":
+        t = c.type
+        if t == "Admitted":
             if admitted is None:
                 admitted = c
-        elif c.type == "Finished" and finished is None:
+        elif t == "Finished" and finished is None:
             finished = c
     return admitted, finished if finished is not None and finished.status == "True" else None
 

@@ -583,18 +583,18 @@ class MemoryStore:
         self._rv += 1
         rv = self._rv
         # A fresh metadata: ``new`` may share it with the stored ``old``.
-        new.metadata = _replace(new.metadata, resource_version=str(rv))
-        m = new.metadata
+        m = new.metadata = _replace(new.metadata, resource_version=str(rv))
+        ns: str = m.namespace
         by_ns = self._objects.get(rtype)
         if by_ns is None:
             by_ns = self._objects[rtype] = {}
-        names = by_ns.get(m.namespace)
+        names = by_ns.get(ns)
         if names is None:
-            names = by_ns[m.namespace] = {}
+            names = by_ns[ns] = {}
         names[m.name] = new
         if old is None or m.owner_references is not old.metadata.owner_references:
             self._index(rtype, new, old)  # (the same references: the same owners)
-        self._events.append(rtype, m.namespace, Event(kind, new, rv))
+        self._events.append(rtype, ns, Event(kind, new, rv))
         if self._journal is not None:
             self._journal.put(rtype, rv, self._seq, new)
         return new
