@@ -185,7 +185,9 @@ def test_real_time_mode_runs_the_workloads_for_their_runtime_and_ends() -> None:
     assert r.elapsed_s < r.wall_s + 5
 
 
-def _one_queue(sets: list[dict[str, object]], quota: int = 2) -> dict[str, object]:
+def _one_queue(
+    sets: list[dict[str, object]], quota: int = 2, within: str = "Never"
+) -> dict[str, object]:
     return {
         "cohorts": [
             {
@@ -198,7 +200,7 @@ def _one_queue(sets: list[dict[str, object]], quota: int = 2) -> dict[str, objec
                         "nominalQuota": quota,
                         "borrowingLimit": 0,
                         "reclaimWithinCohort": "Never",
-                        "withinClusterQueue": "Never",
+                        "withinClusterQueue": within,
                         "workloadsSets": sets,
                     }
                 ],
@@ -268,23 +270,7 @@ def test_work_lost_to_a_preemption_is_counted_by_its_reason() -> None:
         w = {"className": cls, "runtimeMs": 1000, "priority": prio, "request": 1}
         return {"count": 1, "creationIntervalMs": interval, "workloads": [w]}
 
-    one = {
-        "cohorts": [
-            {
-                "className": "co",
-                "count": 1,
-                "queuesSets": [
-                    {
-                        "className": "cq",
-                        "count": 1,
-                        "nominalQuota": 1,
-                        "withinClusterQueue": "LowerPriority",
-                        "workloadsSets": [wset(100, "low", 50), wset(600, "high", 200)],
-                    }
-                ],
-            }
-        ]
-    }
+    one = _one_queue([wset(100, "low", 50), wset(600, "high", 200)], 1, "LowerPriority")
     r = run_bench(parse(one), name="one")
     assert (r.finished, r.evictions) == (2, 1)
     assert r.work_lost_s == {"InClusterQueue": pytest.approx(0.5)}

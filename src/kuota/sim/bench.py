@@ -25,7 +25,7 @@ from kuota.api.config import KueueConfig, load_config
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
 from kuota.embedded.controlplane import ControlPlane
-from kuota.quota.workload import find_condition
+from kuota.quota.workload import evicted_reason, find_condition
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
@@ -57,9 +57,10 @@ class Runner:
         admitted, finished = _admitted_finished(wl)
         if self.recorder is not None:
             self.recorder.observe(etype, wl, admitted, finished)
-        if etype == "DELETED" or finished is not None:
+        if etype == "DELETED":
             return
-        if admitted is None or admitted.status != "True":
+        admitted = _running(admitted, finished)
+        if admitted is None:
             return
         assert self.mgr is not None
         at = self._due(wl, admitted)
@@ -78,7 +79,7 @@ class Runner:
     def reconcile(self, key: str) -> None:
         assert self.mgr is not None
         wl = self.mgr.informer(WORKLOAD).get(key)
-        admitted = _running(wl) if wl is not None else None
+        admitted = _running(*_admitted_finished(wl)) if wl is not None else None
         if wl is None or admitted is None:
             return None
         at = self._due(wl, admitted)
@@ -97,14 +98,10 @@ class Runner:
 def _eviction_reason(wl: Any) -> str:
     """Why an admission ended without finishing: the Preempted condition's
     reason (InClusterQueue, InCohortReclamation, ...), else the Evicted one's."""
-    evicted = "Evicted"
-    for c in (wl.status.conditions if wl.status is not None else None) or ():
-        if c.status == "True":
-            if c.type == "Preempted":
-                return str(c.reason)
-            if c.type == "Evicted":
-                evicted = str(c.reason)
-    return evicted
+    p = find_condition(wl, "Preempted")
+    if p is not None and p.status == "True":
+        return str(p.reason)
+    return evicted_reason(wl) or "Evicted"
 
 
 _RUNNING_TIMES: dict[str | None, timedelta] = {}
@@ -136,9 +133,9 @@ def _admitted_finished(wl: Any) -> tuple[Condition | None, Condition | None]:
     return admitted, finished if finished is not None and finished.status == "True" else None
 
 
-def _running(wl: Any) -> Condition | None:
-    """The Admitted condition of an admitted workload not yet finished."""
-    admitted, finished = _admitted_finished(wl)
+def _running(admitted: Condition | None, finished: Condition | None) -> Condition | None:
+    """Of _admitted_finished's pair: the Admitted condition of an admitted
+    workload not yet finished, else None."""
     if finished is not None or admitted is None or admitted.status != "True":
         return None
     return admitted
@@ -170,9 +167,6 @@ class Recorder:
     first_created: datetime | None = None
     last_finished: datetime | None = None
 
-    def changed(self, etype: str, wl: Any, old: Any | None) -> None:
-        self.observe(etype, wl, *_admitted_finished(wl))
-
     def observe(
         self, etype: str, wl: Any, admitted: Condition | None, finished: Condition | None
     ) -> None:
@@ -196,7 +190,7 @@ class Recorder:
         if etype == "DELETED":
             return
         was = st.admitted_at is not None
-        now_admitted = admitted is not None and admitted.status == "True" and finished is None
+        now_admitted = _running(admitted, finished) is not None
         if now_admitted and not was:
             assert admitted is not None
             at = admitted.last_transition_time or st.created
