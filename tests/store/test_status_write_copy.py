@@ -143,3 +143,75 @@ def test_a_bad_changed_field_of_the_wrong_type_is_invalid_at_the_field() -> None
     with pytest.raises(Invalid) as err:
         _written(store, bad)
     assert [e.path for e in err.value.errors] == ["status.admission"]
+
+
+def _conditions_status(*reasons: str) -> WorkloadStatus:
+    return WorkloadStatus(
+        conditions=[
+            Condition(
+                type=f"Type{i}",
+                status="True",
+                reason=reason,
+                message="m",
+                last_transition_time=T0,
+            )
+            for i, reason in enumerate(reasons)
+        ]
+    )
+
+
+def test_a_condition_write_copies_the_changed_conditions_and_keeps_the_others() -> None:
+    store = MemoryStore(FakeClock())
+    store.create(make_workload("w"))
+    first = _written(store, _conditions_status("A", "B", "C"))
+    mine = _conditions_status("A", "Changed", "C", "New")
+    second = _written(store, mine)
+    assert second == _conditions_status("A", "Changed", "C", "New")
+    assert first.conditions is not None and second.conditions is not None
+    # The unchanged conditions are the stored ones; the others are copies.
+    assert second.conditions[0] is first.conditions[0]
+    assert second.conditions[2] is first.conditions[2]
+    assert mine.conditions is not None
+    assert second.conditions[1] is not mine.conditions[1]
+    assert second.conditions[3] is not mine.conditions[3]
+    mine.conditions[1].reason = "changed by the writer"
+    mine.conditions[3].reason = "changed by the writer"
+    again = store.get(("kueue.x-k8s.io", "Workload"), "team-a", "w").status
+    assert again == _conditions_status("A", "Changed", "C", "New")
+    assert first == _conditions_status("A", "B", "C")  # the earlier version is untouched
+
+
+def test_an_invalid_changed_condition_is_named_at_its_own_place() -> None:
+    store = MemoryStore(FakeClock())
+    store.create(make_workload("w"))
+    _written(store, _conditions_status("A", "B", "C"))
+    with pytest.raises(Invalid) as err:
+        _written(store, _conditions_status("A", "B", "x" * 1025))
+    assert [e.path for e in err.value.errors] == ["status.conditions[2].reason"]
+
+
+def test_conditions_beyond_the_list_limit_are_invalid_though_each_is_valid() -> None:
+    """Kueue's Workload takes at most 16 conditions: one more over 16 stored
+    ones is refused, though the one new condition alone would convert."""
+    store = MemoryStore(FakeClock())
+    store.create(make_workload("w"))
+    sixteen = [f"R{i}" for i in range(16)]
+    _written(store, _conditions_status(*sixteen))
+    with pytest.raises(Invalid) as err:
+        _written(store, _conditions_status(*sixteen, "R16"))
+    assert [e.path for e in err.value.errors] == ["status.conditions"]
+
+
+def test_a_quantity_written_as_text_is_stored_as_a_quantity() -> None:
+    """A status without quantities is copied without the quantity hooks; a
+    later one whose quantity is text still gets it decoded."""
+    store = MemoryStore(FakeClock())
+    store.create(make_workload("w"))
+    _written(store, _conditions_status("A"))
+    status = _status()
+    assert status.admission is not None
+    status.admission.pod_set_assignments[0].resource_usage = {"cpu": "3"}  # type: ignore[dict-item]
+    stored = _written(store, status)
+    assert stored.admission is not None
+    usage = stored.admission.pod_set_assignments[0].resource_usage
+    assert usage == {"cpu": Quantity("3")} and isinstance(usage["cpu"], Quantity)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from store_testlib import (
     CLUSTER_QUEUE,
@@ -36,8 +37,9 @@ from kuota.store import (
     clone,
     kind_info,
     register_kind,
+    rtype_of,
 )
-from kuota.store.kinds import registered_kinds
+from kuota.store.kinds import registered_kinds, resource_type
 
 WPC = ("kueue.x-k8s.io", "WorkloadPriorityClass")
 ALPHABET = set("bcdfghjklmnpqrstvwxz2456789")
@@ -697,3 +699,17 @@ def test_kind_registry() -> None:
     assert len(registered_kinds()) >= 14
     with pytest.raises(TypeError, match="not an API object"):
         register_kind(("example.com", "Bad"), Condition, namespaced=False)
+
+
+def test_an_objects_resource_type_is_the_registered_tuple() -> None:
+    """The store's tables are keyed by the tuple a kind was registered with;
+    an object's resource type is that tuple itself, whatever its version."""
+    wl = make_workload("w")
+    assert resource_type(wl) == rtype_of(wl) == WORKLOAD
+    assert resource_type(wl) is kind_info(WORKLOAD).rtype
+    v1beta1 = msgspec.structs.replace(wl, api_version="kueue.x-k8s.io/v1beta1")
+    assert resource_type(v1beta1) is kind_info(WORKLOAD).rtype
+    unknown = msgspec.structs.replace(wl, kind="Gizmo")
+    assert resource_type(unknown) == ("kueue.x-k8s.io", "Gizmo")
+    with pytest.raises(NotFound, match='no matches for kind "Gizmo"'):
+        MemoryStore(FakeClock()).create(unknown)

@@ -7,6 +7,7 @@ are one object of one internal type); core kinds by theirs ("" for core/v1).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from kuota.api.core import CORE_KINDS
 from kuota.api.core_validation import NAMESPACED as CORE_NAMESPACED
@@ -45,6 +46,7 @@ def register_kind(rtype: ResourceType, typ: type, namespaced: bool) -> KindInfo:
         has_status="status" in fields,
     )
     _KINDS[rtype] = info
+    _RTYPES.clear()
     return info
 
 
@@ -56,6 +58,33 @@ def kind_info(rtype: ResourceType) -> KindInfo:
         group, kind = rtype
         raise NotFound(f'no matches for kind "{kind}" in group "{group}"')
     return info
+
+
+def resource_type(obj: Any) -> ResourceType:
+    """``rtype_of(obj)``, as the very tuple the kind was registered with: the
+    store's tables are keyed by it, and a dict finds an identical key at once
+    (a new tuple of new strings is hashed and compared at every lookup)."""
+    api_version: str = obj.api_version
+    kind: str = obj.kind
+    by_kind = _RTYPES.get(api_version)
+    if by_kind is None:
+        by_kind = {}
+        if len(_RTYPES) < _RTYPES_SIZE:
+            _RTYPES[api_version] = by_kind
+    rtype = by_kind.get(kind)
+    if rtype is None:
+        rtype = (group_of(api_version), kind)
+        info = _KINDS.get(rtype)
+        if info is not None:
+            rtype = info.rtype
+            if len(by_kind) < _RTYPES_SIZE:
+                by_kind[kind] = rtype
+    return rtype
+
+
+# api_version -> kind -> registered rtype; capped (any text may name a version).
+_RTYPES: dict[str, dict[str, ResourceType]] = {}
+_RTYPES_SIZE = 256
 
 
 def registered_kinds() -> list[ResourceType]:

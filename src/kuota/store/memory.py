@@ -26,7 +26,7 @@ from kuota.api.meta import LabelSelector
 from kuota.store.codec import clone, clone_over, from_wire, to_wire, validation_error
 from kuota.store.events import EventLog, MemoryWatch
 from kuota.store.journal import Journal, Recovered
-from kuota.store.kinds import KindInfo, kind_info
+from kuota.store.kinds import KindInfo, kind_info, resource_type
 from kuota.store.merge import merge_patch
 from kuota.store.protocol import (
     AdmissionHook,
@@ -384,7 +384,7 @@ class MemoryStore:
     # ------------------------------------------------------------ write steps
     def _current(self, obj: Any) -> tuple[ResourceType, KindInfo, Any]:
         """The kind and stored object an update refers to, after the CAS check."""
-        rtype = rtype_of(obj)
+        rtype = resource_type(obj)
         info = self._kind_of(obj, rtype)
         m = obj.metadata
         old = self._lookup(rtype, m.namespace if info.namespaced else "", m.name)
@@ -420,7 +420,7 @@ class MemoryStore:
             raise Invalid(_ref(rtype, m.name or m.generate_name), [validation_error(err)]) from None
 
     def _create(self, obj: Any) -> Any:
-        rtype = rtype_of(obj)
+        rtype = resource_type(obj)
         info = self._kind_of(obj, rtype)
         new = self._copy_in(obj, rtype)
         m = new.metadata
@@ -562,7 +562,7 @@ class MemoryStore:
         for hook in hooks:
             new = hook(op, new, old)
         after = (type(new), new.metadata.name, new.metadata.namespace)
-        if after != before or rtype_of(new) != rtype:
+        if after != before or resource_type(new) != rtype:
             ref = _ref(rtype, before[1])
             raise Invalid(ref, [e.forbidden("metadata", _NO_RENAME.format(who="admission"))])
         return new

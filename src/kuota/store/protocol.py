@@ -32,8 +32,11 @@ from kuota.api.errors import FieldError
 from kuota.api.meta import LabelSelector
 
 # (API group, kind): "" is the core group. Versions of one kind share a key:
-# a v1beta1 and a v1beta2 Workload are the same object.
-ResourceType = tuple[str, str]
+# a v1beta1 and a v1beta2 Workload are the same object. Two strings, typed
+# tuple[str, ...] so that compiled code passes the tuple object itself: mypyc
+# keeps a tuple[str, str] unboxed and builds a new tuple (hashed anew, compared
+# item by item) at every dict lookup keyed by it.
+ResourceType = tuple[str, ...]
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 Operation = Literal["CREATE", "UPDATE", "DELETE"]
