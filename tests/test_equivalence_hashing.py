@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from kuota.api.quantity import Quantity
 from kuota.quota.workload import WorkloadInfo
 from kuota.scheduler.core import AdmissionCore
 from kuota.sim.scenario import load_scenario, run_scenario
@@ -98,3 +99,43 @@ def test_a_workload_filed_again_keeps_its_hash_only_while_its_shape_holds(
     )
     other.keep_scheduling_hash(prev)  # an equal spec, not the same object: computed again
     assert other.scheduling_hash == h and other.scheduling_hash is not h
+
+
+def test_each_new_template_gets_its_own_requests_and_checks(tmp_path: Path) -> None:
+    """A template's encoding is kept by the object's identity: one workload
+    after another, each with a new template (its predecessor gone, so its
+    memory may hold the next), gets the requests and the resource check of
+    its own template."""
+    core = run(tmp_path, gate=True)
+    base = core.workloads["ns/w4"]
+    for i in range(1, 40):
+        ps = base.spec.pod_sets[0]
+        container = ps.template.spec.containers[0]
+        # Every third asks for more than its limit.
+        requests = {"cpu": Quantity(f"{i}m")}
+        limits = {"cpu": Quantity(f"{i - 1}m")} if i % 3 == 0 else None
+        template = msgspec.structs.replace(
+            ps.template,
+            spec=msgspec.structs.replace(
+                ps.template.spec,
+                containers=[
+                    msgspec.structs.replace(
+                        container,
+                        resources=msgspec.structs.replace(
+                            container.resources, requests=requests, limits=limits
+                        ),
+                    )
+                ],
+            ),
+        )
+        spec = msgspec.structs.replace(
+            base.spec, pod_sets=[msgspec.structs.replace(ps, template=template)]
+        )
+        meta = msgspec.structs.replace(base.metadata, name=f"n{i}", uid=f"uid-{i}")
+        core.add(msgspec.structs.replace(base, metadata=meta, spec=spec, status=None))
+        info = core.infos[f"ns/n{i}"]
+        assert info.podsets[0].requests["cpu"] == i
+        invalid = core.resources_invalid(info)
+        assert (invalid is not None) == (i % 3 == 0), (i, invalid)
+        core.delete("Workload", "ns", f"n{i}")
+        del template, spec, info

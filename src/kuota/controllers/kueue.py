@@ -412,8 +412,8 @@ class KueueController:
                 if ms is not ss and (ms.active != ss.active or ms.priority != ss.priority):
                     # Kueue deactivated it (requeuing limit) or its
                     # WorkloadPriorityClass changed value: a spec write.
-                    spec = msgspec.structs.replace(ss, active=ms.active, priority=ms.priority)
-                    stored = mgr.store.update(msgspec.structs.replace(stored, spec=spec))
+                    spec = _replace(ss, active=ms.active, priority=ms.priority)
+                    stored = mgr.store.update(_replace(stored, spec=spec))
                     self._seen_rv[ref] = stored.metadata.resource_version
                 if mine.status == stored.status:
                     return
@@ -465,7 +465,7 @@ class KueueController:
                 self._written_view[ref] = view
                 return
             try:
-                written = mgr.store.update_status(msgspec.structs.replace(stored, status=status))
+                written = mgr.store.update_status(_replace(stored, status=status))
             except Conflict:
                 mgr.pump()
                 continue

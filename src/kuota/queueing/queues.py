@@ -9,13 +9,13 @@ Time is passed in; nothing here reads a clock.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from heapq import heappop, heappush, heapreplace
 from typing import Any
 
 from kuota.quota.workload import (
@@ -188,7 +188,7 @@ class ClusterQueueQueue:
     def _push(self, info: WorkloadInfo, g: _Group, expired: bool) -> None:
         seq = next(self._seq)
         entry = self._entry(info, seq)
-        heapq.heappush(g.heap, entry)
+        heappush(g.heap, entry)
         self._queued[info.key] = (seq, info, g)
         g.live += 1
         if not expired:
@@ -198,7 +198,7 @@ class ClusterQueueQueue:
         self._n_active += 1
         if g.rec is None or entry < g.rec:
             g.rec = entry
-            heapq.heappush(self._tops.setdefault(self._partition(g), []), (entry, g.gen, g))
+            heappush(self._tops.setdefault(self._partition(g), []), (entry, g.gen, g))
 
     def _partition(self, g: _Group) -> str:
         return g.lq if self.lq_usage is not None else ""
@@ -249,7 +249,7 @@ class ClusterQueueQueue:
         top = _live_top(g.heap, self._queued)
         g.rec = top
         if top is not None:
-            heapq.heappush(self._tops.setdefault(self._partition(g), []), (top, g.gen, g))
+            heappush(self._tops.setdefault(self._partition(g), []), (top, g.gen, g))
 
     def _peek(self, tops: list[tuple[_Entry, int, _Group]]) -> tuple[_Entry, _Group] | None:
         """The partition's first active entry, dropping records gone stale."""
@@ -259,7 +259,7 @@ class ClusterQueueQueue:
             # Equality, not identity: compiled (mypyc), a tuple is boxed afresh
             # at each read, so the same entry need not be the same object.
             if g.dead or gen != g.gen or g.rec != entry:
-                heapq.heappop(tops)
+                heappop(tops)
                 continue
             e = queued.get(entry[4])
             if e is not None and e[0] == entry[3]:
@@ -268,17 +268,17 @@ class ClusterQueueQueue:
             top = _live_top(g.heap, queued)
             g.rec = top
             if top is None:
-                heapq.heappop(tops)
+                heappop(tops)
             else:
-                heapq.heapreplace(tops, (top, g.gen, g))
+                heapreplace(tops, (top, g.gen, g))
         return None
 
     def _take(
         self, tops: list[tuple[_Entry, int, _Group]], entry: _Entry, g: _Group
     ) -> WorkloadInfo:
-        heapq.heappop(tops)
+        heappop(tops)
         _live_top(g.heap, self._queued)  # drops stale entries: ``entry`` is first
-        heapq.heappop(g.heap)
+        heappop(g.heap)
         info = self._unqueue(entry[4])
         assert info is not None
         if not g.dead:
@@ -526,7 +526,7 @@ def _live_top(
         e = queued.get(top[4])
         if e is not None and e[0] == top[3]:
             return top
-        heapq.heappop(heap)
+        heappop(heap)
     return None
 
 

@@ -7,11 +7,11 @@ gives the same run, event for event."""
 from __future__ import annotations
 
 import contextlib
-import heapq
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from heapq import heappop, heappush
 from typing import Any, Literal, Protocol
 
 import structlog
@@ -105,7 +105,7 @@ class Manager:
         if prev is not None and prev <= at:
             return
         self._timer_at[(controller, key)] = at
-        heapq.heappush(self._timers, (at, next(self._seq), controller, key))
+        heappush(self._timers, (at, next(self._seq), controller, key))
 
     def cancel_timer(self, controller: str, key: str) -> None:
         """Forget a pending enqueue_at: a timer nobody needs any more must not
@@ -220,14 +220,14 @@ class Manager:
             at, _, ctrl, key = self._timers[0]
             if self._timer_at.get((ctrl, key)) == at:
                 return at
-            heapq.heappop(self._timers)  # superseded by an earlier request
+            heappop(self._timers)  # superseded by an earlier request
         return None
 
     def fire_due(self) -> int:
         now = self.clock.now()
         n = 0
         while self._timers and self._timers[0][0] <= now:
-            at, _, ctrl, key = heapq.heappop(self._timers)
+            at, _, ctrl, key = heappop(self._timers)
             if self._timer_at.get((ctrl, key)) == at:
                 del self._timer_at[(ctrl, key)]
                 self.enqueue(ctrl, key)

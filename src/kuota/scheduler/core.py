@@ -9,12 +9,13 @@ the same core serves scenarios, simulations and the controllers of a cluster.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
+from heapq import heappop, heappush
 from typing import Any, NamedTuple
 
 import msgspec
+from msgspec.structs import replace as _replace
 
 from kuota.api import core as kc
 from kuota.api.base import enc_hook
@@ -141,7 +142,7 @@ def _deactivate(wl: kt.Workload) -> None:
     """spec.active = False on a new spec: the core never writes to a spec in
     place, so its workloads share the stored (immutable) spec object, and the
     caches keyed by it (requests, resource checks) outlive status writes."""
-    wl.spec = msgspec.structs.replace(wl.spec, active=False)
+    wl.spec = _replace(wl.spec, active=False)
 
 
 def with_condition(
@@ -159,11 +160,9 @@ def with_condition(
             if c.status == status and c.reason == reason and c.message == message:
                 return None
             break
-    new = msgspec.structs.replace(
+    new = _replace(
         wl,
-        status=msgspec.structs.replace(
-            st, conditions=[msgspec.structs.replace(c) if c.type == ctype else c for c in conds]
-        )
+        status=_replace(st, conditions=[_replace(c) if c.type == ctype else c for c in conds])
         if st is not None
         else None,
     )
@@ -245,6 +244,7 @@ class AdmissionCore:
         # (its msgpack bytes): one pod's requests and the resource check's
         # verdict (per podSet index, which its message names).
         self._per_pod_requests: dict[tuple[str, int, bytes], dict[str, int]] = {}
+        self._template_encodings: dict[int, tuple[kt.PodTemplateSpec, bytes]] = {}
         self._template_checks: dict[tuple[str, int, bytes, int], str | None] = {}
         self._ctxs: dict[str, tuple[int, RequestContext]] = {}
 
@@ -738,7 +738,7 @@ class AdmissionCore:
                 or wl.spec.priority == value
             ):
                 continue
-            wl.spec = msgspec.structs.replace(wl.spec, priority=value)  # (see _deactivate)
+            wl.spec = _replace(wl.spec, priority=value)  # (see _deactivate)
             self._sync(key)
 
     def _priority(self, wl: kt.Workload) -> int:
@@ -802,7 +802,21 @@ class AdmissionCore:
         return info
 
     def _template_key(self, namespace: str, ps: kt.PodSet) -> tuple[str, int, bytes]:
-        return (namespace, self._ctx_gen, msgspec.msgpack.encode(ps.template, enc_hook=enc_hook))
+        # A new workload's template is asked for twice (its requests, then its
+        # resource checks), and a stored template never changes: its encoding
+        # is kept by the object's identity. The entry holds the template, so
+        # no other object can take that identity while it is there.
+        t = ps.template
+        encodings = self._template_encodings
+        known = encodings.get(id(t))
+        if known is not None and known[0] is t:
+            enc = known[1]
+        else:
+            if len(encodings) >= _TEMPLATE_CACHE:
+                encodings.clear()
+            enc = msgspec.msgpack.encode(t, enc_hook=enc_hook)
+            encodings[id(t)] = (t, enc)
+        return (namespace, self._ctx_gen, enc)
 
     def _per_pod(self, namespace: str, ps: kt.PodSet) -> dict[str, int]:
         """One pod's requests, shared by the podSets of one namespace with the
@@ -1476,7 +1490,7 @@ class AdmissionCore:
                 deadlines.pop(key, None)
             elif deadlines.get(key) != t:
                 deadlines[key] = t
-                heapq.heappush(self._deadline_heap, (t, key))
+                heappush(self._deadline_heap, (t, key))
         self._timer_dirty.clear()
 
     def _timed_infos(self) -> list[WorkloadInfo]:
@@ -1513,7 +1527,7 @@ class AdmissionCore:
             t, key = heap[0]
             if deadlines.get(key) == t and key in self.infos:
                 return heap[0]
-            heapq.heappop(heap)  # superseded, or the workload is gone
+            heappop(heap)  # superseded, or the workload is gone
         return None
 
     def _next_timer(self) -> datetime | None:
@@ -1559,7 +1573,7 @@ class AdmissionCore:
         now = self.now
         due: list[WorkloadInfo] = []
         while (nd := self._next_deadline()) is not None and nd[0] <= now:
-            heapq.heappop(self._deadline_heap)
+            heappop(self._deadline_heap)
             del self._deadlines[nd[1]]
             due.append(self.infos[nd[1]])
         due.sort(key=lambda i: i.key)  # in key order, as every timer of an instant

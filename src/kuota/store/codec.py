@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 
 import msgspec
 import msgspec.inspect
+from msgspec import convert, to_builtins
+from msgspec.structs import replace as _replace
 
 from kuota.api import errors as e
 from kuota.api.base import dec_hook, enc_hook
@@ -48,16 +50,16 @@ def _through_builtins(value: Any, typ: Any) -> Any:
         # is taken for plain until one of its values holds what only the hooks
         # encode (a Quantity); a value they would have decoded is tried again.
         try:
-            data = msgspec.to_builtins(value, builtin_types=_BUILTIN)
+            data = to_builtins(value, builtin_types=_BUILTIN)
         except TypeError:
             _PLAIN[typ] = False
         else:
             try:
-                return msgspec.convert(data, typ)
+                return convert(data, typ)
             except msgspec.ValidationError:
                 pass
-    return msgspec.convert(
-        msgspec.to_builtins(value, enc_hook=enc_hook, builtin_types=_BUILTIN),
+    return convert(
+        to_builtins(value, enc_hook=enc_hook, builtin_types=_BUILTIN),
         typ,
         dec_hook=dec_hook,
     )
@@ -97,7 +99,7 @@ def clone_over(new: T, old: T | None) -> T:
             ) from None
     if not changes:
         return old
-    out: T = msgspec.structs.replace(old, **changes)  # type: ignore[type-var]
+    out: T = _replace(old, **changes)  # type: ignore[type-var]
     return out
 
 
