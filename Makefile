@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-stamp
 # The hot path compiled with mypyc into an overlay of src/ (build/mypyc) that
 # `make bench` runs on: a second build of the same source, checked by
 # `make test-compiled` to decide exactly as the interpreted one.
-HOT := kuota/scheduler kuota/quota kuota/queueing kuota/controllers/kueue.py \
+HOT := kuota/scheduler kuota/quota kuota/queueing kuota/controllers/kueue.py kuota/api/hooks.py \
   kuota/store/memory.py kuota/store/codec.py kuota/runtime/manager.py \
   kuota/runtime/informer.py kuota/runtime/workqueue.py kuota/sim/bench.py \
   kuota/store/events.py kuota/store/kinds.py \

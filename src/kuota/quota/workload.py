@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from kuota.api.base import enc_hook
+from kuota.api.hooks import enc_hook
 from kuota.api.kueue.types import AdmissionCheck, PodSet, Workload
 from kuota.api.meta import Condition
 from kuota.quota.requests import RequestContext, podset_requests, resource_value

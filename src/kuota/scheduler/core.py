@@ -18,8 +18,8 @@ import msgspec
 from msgspec.structs import replace as _replace
 
 from kuota.api import core as kc
-from kuota.api.base import enc_hook
 from kuota.api.config import KueueConfig
+from kuota.api.hooks import enc_hook
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.webhooks import parse_int32
 from kuota.api.meta import Condition, selector_matches

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import re
 import sys
+import types
 import typing
 from datetime import datetime
 from typing import Any, TypeVar
 
 import msgspec
-import msgspec.inspect
 from msgspec import convert, to_builtins
 from msgspec.structs import replace as _replace
 
 from kuota.api import errors as e
-from kuota.api.base import dec_hook, enc_hook
 from kuota.api.errors import FieldError
+from kuota.api.hooks import dec_hook, enc_hook
 
 T = TypeVar("T")
 
@@ -142,24 +142,32 @@ def _share_elements(new: list[Any], old: list[Any], box: Any) -> list[Any] | Non
 def _struct_list_limit(box: Any) -> int:
     """The longest list the box's field takes when it is a list (or an optional
     list) of structs, else -1: only then is a list converted element by element."""
-    info = msgspec.inspect.type_info(box)
-    assert isinstance(info, msgspec.inspect.StructType)
-    t = info.fields[0].type
-    options = t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
-    lists = []
-    for o in options:
-        while isinstance(o, msgspec.inspect.Metadata):
-            o = o.type
-        if isinstance(o, msgspec.inspect.ListType):
-            lists.append(o)
-    if len(lists) != 1 or not isinstance(lists[0].item_type, msgspec.inspect.StructType):
+    hint = typing.get_type_hints(box, include_extras=True)["v"]
+    members = typing.get_args(hint) if typing.get_origin(hint) in _UNIONS else (hint,)
+    lists: list[tuple[Any, int]] = []
+    for m in members:
+        limit = sys.maxsize
+        while typing.get_origin(m) is typing.Annotated:
+            for meta in m.__metadata__:
+                if isinstance(meta, msgspec.Meta) and meta.max_length is not None:
+                    limit = min(limit, meta.max_length)
+            m = m.__origin__
+        if typing.get_origin(m) is list:
+            lists.append((m, limit))
+    if len(lists) != 1:
         return -1
-    limit = lists[0].max_length
-    return sys.maxsize if limit is None else limit
+    (item,) = typing.get_args(lists[0][0]) or (None,)
+    while typing.get_origin(item) is typing.Annotated:
+        item = item.__origin__
+    if not (isinstance(item, type) and issubclass(item, msgspec.Struct)):
+        return -1
+    return lists[0][1]
 
 
+_UNIONS = (typing.Union, types.UnionType)
 _ELEMENT_WISE: dict[Any, int] = {}
 _FIELD_BOXES: dict[tuple[type, str], Any] = {}
+_HINTS: dict[type, dict[str, Any]] = {}
 
 
 def _field_box(cls: type, name: str) -> Any:
@@ -169,7 +177,11 @@ def _field_box(cls: type, name: str) -> Any:
     key = (cls, name)
     box = _FIELD_BOXES.get(key)
     if box is None:
-        hint = typing.get_type_hints(cls, include_extras=True)[name]
+        # (Evaluating a class's annotations compiles each: once per class.)
+        hints = _HINTS.get(cls)
+        if hints is None:
+            hints = _HINTS[cls] = typing.get_type_hints(cls, include_extras=True)
+        hint = hints[name]
         box = _FIELD_BOXES[key] = msgspec.defstruct(f"{cls.__name__}_{name}", [("v", hint)])
     return box
 

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from kuota.api import errors as e
-from kuota.api.base import enc_hook
+from kuota.api.hooks import enc_hook
 from kuota.api.meta import LabelSelector
 from kuota.store.codec import clone, clone_over, from_wire, to_wire, validation_error
 from kuota.store.events import EventLog, MemoryWatch
