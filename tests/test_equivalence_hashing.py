@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from kuota.api.meta import LabelSelector
 from kuota.api.quantity import Quantity
 from kuota.quota.workload import WorkloadInfo
 from kuota.scheduler.core import AdmissionCore
@@ -139,3 +140,32 @@ def test_each_new_template_gets_its_own_requests_and_checks(tmp_path: Path) -> N
         assert (invalid is not None) == (i % 3 == 0), (i, invalid)
         core.delete("Workload", "ns", f"n{i}")
         del template, spec, info
+
+
+def test_namespace_selector_follows_namespace_labels_and_the_selector(tmp_path: Path) -> None:
+    """Whether a ClusterQueue takes a namespace is kept per pair of objects:
+    new namespace labels or a new selector are seen at once."""
+
+    core = run(tmp_path, gate=True)
+    assert core.namespace_matches("cq", "ns")  # namespaceSelector: {} takes all
+    cq = core.cq_objs["cq"]
+    team_a = LabelSelector(match_labels={"team": "a"})
+    core.apply(
+        msgspec.structs.replace(
+            cq, spec=msgspec.structs.replace(cq.spec, namespace_selector=team_a)
+        )
+    )
+    assert not core.namespace_matches("cq", "ns")
+    ns = core.namespaces["ns"]
+    core.apply(
+        msgspec.structs.replace(
+            ns, metadata=msgspec.structs.replace(ns.metadata, labels={"team": "a"})
+        )
+    )
+    assert core.namespace_matches("cq", "ns")
+    core.apply(
+        msgspec.structs.replace(
+            ns, metadata=msgspec.structs.replace(ns.metadata, labels={"team": "b"})
+        )
+    )
+    assert not core.namespace_matches("cq", "ns")

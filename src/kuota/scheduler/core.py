@@ -81,6 +81,7 @@ from kuota.scheduler.views import (
 
 # Distinct pod templates whose requests and checks are kept (then forgotten at once).
 _TEMPLATE_CACHE = 10_000
+_NS_MATCHES = 4096  # namespaces kept per ClusterQueue
 
 
 class _SpecPodSets(NamedTuple):
@@ -219,6 +220,10 @@ class AdmissionCore:
         self._lq_weights: dict[str, float] = {}
         self._pending_evictions: dict[str, str] = {}  # key -> reason, quota still held
         self._reclaim_gate = config.gate("ReclaimablePods")
+        # The gates as a plain dict: the config's gate() is interpreted code,
+        # and cycles and workload filing ask for gates all the time.
+        self._gates: dict[str, bool] = dict(config.feature_gates)
+        self._ns_matches: dict[str, dict[str, tuple[kt.ClusterQueue, kc.Namespace, bool]]] = {}
         # ClusterQueues deleted while workloads still hold quota in them.
         self._terminating: set[str] = set()
         # Evicted (not preempted) since the last cycle: shown as "evicted" until
@@ -264,6 +269,11 @@ class AdmissionCore:
     @property
     def has_pending_evictions(self) -> bool:
         return bool(self._pending_evictions)
+
+    def gate(self, name: str) -> bool:
+        """``config.gate(name)``: a feature gate's value."""
+        on = self._gates.get(name)
+        return self.config.gate(name) if on is None else on  # (unknown: its error)
 
     def next_timer(self) -> datetime | None:
         """When the core next needs time to pass (timeouts, backoff expiry)."""
@@ -569,7 +579,7 @@ class AdmissionCore:
         (no eviction) and the workload is filed again as pending. ``reason``
         is the granular one; without UnadmittedWorkloadsObservability Kueue
         writes Inadmissible instead."""
-        if not self.config.gate("UnadmittedWorkloadsObservability"):
+        if not self.gate("UnadmittedWorkloadsObservability"):
             reason = "Inadmissible"
         assert wl.status is not None
         wl.status.admission = None
@@ -703,8 +713,19 @@ class AdmissionCore:
         ns = self.namespaces.get(namespace)
         if cq is None or ns is None:
             return False
-        sel = cq.spec.namespace_selector
-        return selector_matches(sel, ns.metadata.labels or {})
+        # Kept while both objects are the ones it was worked out for (an
+        # update replaces the object): each workload filed or nominated asks.
+        by_ns = self._ns_matches.get(cq_name)
+        if by_ns is None:
+            by_ns = self._ns_matches[cq_name] = {}
+        known = by_ns.get(namespace)
+        if known is not None and known[0] is cq and known[1] is ns:
+            return known[2]
+        matches = selector_matches(cq.spec.namespace_selector, ns.metadata.labels or {})
+        if len(by_ns) >= _NS_MATCHES:
+            by_ns.clear()
+        by_ns[namespace] = (cq, ns, matches)
+        return matches
 
     # ================================================================ workloads
     def _ctx(self, namespace: str) -> RequestContext:
@@ -752,7 +773,7 @@ class AdmissionCore:
                     p = self.wpcs[ref.name].value
                 elif ref.kind == "PriorityClass" and ref.name in self.pcs:
                     p = self.pcs[ref.name].value
-        if self.config.gate("PriorityBoost"):
+        if self.gate("PriorityBoost"):
             boost = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/priority-boost")
             if boost:
                 p += parse_int32(boost) or 0  # (unparsable: no boost, as Kueue)

@@ -93,11 +93,11 @@ class Cycle:
         self.core = core
         self.snap = core.snap
         self.fair = core.config.fair_sharing is not None
-        self.slices = core.config.gate("ElasticJobsViaWorkloadSlices")
-        self.preemptors_first = core.config.gate("PrioritizePreemptorWorkloads")
+        self.slices = core.gate("ElasticJobsViaWorkloadSlices")
+        self.preemptors_first = core.gate("PrioritizePreemptorWorkloads")
         # Kueue holds back a preemption a closed preemption gate guards only
         # with one of these gates on.
-        self.preemption_gates = core.config.gate("ConcurrentAdmission") or core.config.gate(
+        self.preemption_gates = core.gate("ConcurrentAdmission") or core.gate(
             "MultiKueueOrchestratedPreemption"
         )
         self.eviction_ts = core.eviction_timestamp
@@ -111,7 +111,7 @@ class Cycle:
             else (),
             eviction_ts=self.eviction_ts,
             now=core.now,
-            within_nominal_gate=core.config.gate("FairSharingPreemptWithinNominal"),
+            within_nominal_gate=core.gate("FairSharingPreemptWithinNominal"),
             lq_usage=core.afs_usage_snapshot(),
         )
         self.undo: list[Callable[[], None]] = []
@@ -219,7 +219,7 @@ class Cycle:
             )
             if t:
                 return full, base + t
-        if core.config.gate("PartialAdmission") and info.can_be_partially_admitted():
+        if core.gate("PartialAdmission") and info.can_be_partially_admitted():
             found = self._reduce(info, cq, fa, last)
             if found is not None:
                 return found[0], base + found[1]
@@ -417,9 +417,7 @@ class Cycle:
     def _update_assignment(self, e: Entry) -> tuple[Usage, bool]:
         usage = self._net_usage(e)
         overlap = any(t.info.key in self.preempted for t in e.targets)
-        if not overlap or not self.core.config.gate(
-            "RecomputeAssignmentUponPreemptionTargetsOverlap"
-        ):
+        if not overlap or not self.core.gate("RecomputeAssignmentUponPreemptionTargetsOverlap"):
             mode = e.assignment.mode()
             if mode == NO_FIT or (mode == PREEMPT_MODE and not e.targets):
                 return usage, False  # _process leaves these before consulting fits
