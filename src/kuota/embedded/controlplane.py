@@ -152,12 +152,22 @@ class ControlPlane:
         now = self.clock.now()
         objs = list(objs)
         due: list[Any] = self._implied_namespaces(objs)
+        later: dict[str, tuple[datetime, list[Any]]] = {}
         for obj in sorted(objs, key=creation_rank):
             at = obj.metadata.creation_timestamp
             if at is not None and at > now:
-                self.arrivals.add(obj, at)
+                key = at.isoformat()
+                group = later.get(key)
+                if group is None:
+                    later[key] = (at, [obj])
+                else:
+                    group[1].append(obj)
             else:
                 due.append(obj)
+        # One timer per instant, not per object (a world's arrivals come in
+        # batches: Kueue's generator makes each batch at one instant).
+        for key, (at, group) in later.items():
+            self.arrivals.add_all(key, group, at)
         with self.store.batch():
             for obj in due:
                 self._create_missing(obj)
@@ -366,9 +376,9 @@ class Arrivals:
     def setup(self, mgr: Manager) -> None:
         self.mgr = mgr
 
-    def add(self, obj: Any, at: datetime) -> None:
-        key = at.isoformat()
-        self.waiting.setdefault(key, []).append(obj)
+    def add_all(self, key: str, objs: list[Any], at: datetime) -> None:
+        """Objects to create at ``at`` (``key``: its isoformat), in this order."""
+        self.waiting.setdefault(key, []).extend(objs)
         self.mgr.enqueue_at(self.name, key, at)
 
     def reconcile(self, key: str) -> None:
