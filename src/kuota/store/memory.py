@@ -67,8 +67,14 @@ def _suffix(seq: int) -> str:
 
 
 def _uid(seq: int) -> str:
+    if seq < _UID_LOW:  # (every store short of 2^48 writes: the leading groups are zeros)
+        return _UID_ZEROS + f"{seq:012x}"
     h = f"{seq:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+_UID_LOW = 1 << 48
+_UID_ZEROS = "00000000-0000-0000-0000-"
 
 
 def _ref(rtype: ResourceType, name: str) -> str:
@@ -424,17 +430,18 @@ class MemoryStore:
         info = self._kind_of(obj, rtype)
         new = self._copy_in(obj, rtype)
         m = new.metadata
-        ref = _ref(rtype, m.name or m.generate_name)
+        ref = m.name or m.generate_name  # (named in an error only)
         if not info.namespaced:
             m.namespace = ""
         elif not m.namespace:
-            raise Invalid(ref, [e.required("metadata.namespace")])
+            raise Invalid(_ref(rtype, ref), [e.required("metadata.namespace")])
         seq = self._seq + 1
         used = False  # the sequence moves only when it names something
         if not m.name:
             if not m.generate_name:
                 raise Invalid(
-                    ref, [e.required("metadata.name", "name or generateName is required")]
+                    _ref(rtype, ref),
+                    [e.required("metadata.name", "name or generateName is required")],
                 )
             base = m.generate_name[:_MAX_GENERATE_NAME]
             while self._lookup(rtype, m.namespace, base + _suffix(seq)) is not None:
