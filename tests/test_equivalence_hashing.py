@@ -103,10 +103,10 @@ def test_a_workload_filed_again_keeps_its_hash_only_while_its_shape_holds(
 
 
 def test_each_new_template_gets_its_own_requests_and_checks(tmp_path: Path) -> None:
-    """A template's encoding is kept by the object's identity: one workload
-    after another, each with a new template (its predecessor gone, so its
-    memory may hold the next), gets the requests and the resource check of
-    its own template."""
+    """A template's encoding is kept with the workload's spec, for its
+    requests and then its resource check: one workload after another, each
+    with a new template (its predecessor gone, so its memory may hold the
+    next), gets the requests and the resource check of its own template."""
     core = run(tmp_path, gate=True)
     base = core.workloads["ns/w4"]
     for i in range(1, 40):

@@ -5,7 +5,7 @@ and its place in the queue. Kueue's pkg/workload Info, restated."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from kuota.api.hooks import enc_hook
-from kuota.api.kueue.types import AdmissionCheck, PodSet, Workload
+from kuota.api.kueue.types import AdmissionCheck, Workload
 from kuota.api.meta import Condition
 from kuota.quota.requests import RequestContext, podset_requests, resource_value
 from kuota.quota.tree import FR, Usage
@@ -307,14 +307,15 @@ def podsets_from_spec(
     wl: Workload,
     ctx: RequestContext,
     reclaimable: Mapping[str, int] | None = None,
-    per_pod: Callable[[PodSet], Mapping[str, int]] | None = None,
+    per_pod: Sequence[Mapping[str, int]] | None = None,
 ) -> list[PodSetResources]:
-    """The podSets' total requests; ``per_pod`` (one pod's requests) may
-    stand in for podset_requests with ctx, e.g. a cache of it."""
+    """The podSets' total requests; ``per_pod`` (one pod's requests of each
+    podSet, in order) may stand in for podset_requests with ctx, e.g. from a
+    cache of it."""
     out = []
     rec = reclaimable or {}
-    for ps in wl.spec.pod_sets:
-        per_pod_req = per_pod(ps) if per_pod is not None else podset_requests(ps, ctx)
+    for i, ps in enumerate(wl.spec.pod_sets):
+        per_pod_req = per_pod[i] if per_pod is not None else podset_requests(ps, ctx)
         count = max(0, ps.count - rec.get(ps.name, 0))
         if count == 1 and isinstance(per_pod_req, dict):
             total = per_pod_req  # shared (with a cache of it): requests are never changed in place

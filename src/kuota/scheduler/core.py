@@ -91,6 +91,9 @@ class _SpecPodSets(NamedTuple):
     gen: int  # the LimitRange/RuntimeClass generation
     reclaimable: Mapping[str, int]
     podsets: list[PodSetResources]
+    # Its podSets' templates encoded (see _encode_template): one, or one per
+    # podSet; the resource checks at nomination key by them too.
+    encodings: bytes | tuple[bytes, ...]
 
 
 CLUSTER_SCOPED = frozenset(
@@ -249,7 +252,7 @@ class AdmissionCore:
         # (its msgpack bytes): one pod's requests and the resource check's
         # verdict (per podSet index, which its message names).
         self._per_pod_requests: dict[tuple[str, int, bytes], dict[str, int]] = {}
-        self._template_encodings: dict[int, tuple[kt.PodTemplateSpec, bytes]] = {}
+        self._encodings: dict[bytes, bytes] = {}
         self._template_checks: dict[tuple[str, int, bytes, int], str | None] = {}
         self._ctxs: dict[str, tuple[int, RequestContext]] = {}
 
@@ -801,10 +804,12 @@ class AdmissionCore:
             podsets = known.podsets
         else:
             ns = wl.metadata.namespace
-            podsets = podsets_from_spec(
-                wl, self._ctx(ns), rec, per_pod=lambda ps: self._per_pod(ns, ps)
-            )
-            known = _SpecPodSets(wl.spec, self._ctx_gen, rec, podsets)
+            pod_sets = wl.spec.pod_sets
+            encs = [self._encode_template(ps.template) for ps in pod_sets]
+            per_pod = [self._per_pod(ns, ps, enc) for ps, enc in zip(pod_sets, encs, strict=True)]
+            podsets = podsets_from_spec(wl, self._ctx(ns), rec, per_pod=per_pod)
+            kept = encs[0] if len(encs) == 1 else tuple(encs)  # (one podSet: no tuple)
+            known = _SpecPodSets(wl.spec, self._ctx_gen, rec, podsets, kept)
         info = WorkloadInfo(wl, podsets, self._priority(wl), None, key)
         info.spec_cache = known
         return info
@@ -822,27 +827,22 @@ class AdmissionCore:
         info.spec_cache = known
         return info
 
-    def _template_key(self, namespace: str, ps: kt.PodSet) -> tuple[str, int, bytes]:
-        # A new workload's template is asked for twice (its requests, then its
-        # resource checks), and a stored template never changes: its encoding
-        # is kept by the object's identity. The entry holds the template, so
-        # no other object can take that identity while it is there.
-        t = ps.template
-        encodings = self._template_encodings
-        known = encodings.get(id(t))
-        if known is not None and known[0] is t:
-            enc = known[1]
-        else:
-            if len(encodings) >= _TEMPLATE_CACHE:
-                encodings.clear()
-            enc = msgspec.msgpack.encode(t, enc_hook=enc_hook)
-            encodings[id(t)] = (t, enc)
-        return (namespace, self._ctx_gen, enc)
+    def _encode_template(self, template: kt.PodTemplateSpec) -> bytes:
+        """The template's encoding, the key of what is kept per distinct
+        template (requests, checks): one bytes object per distinct encoding,
+        shared by the workloads that keep it."""
+        enc = msgspec.msgpack.encode(template, enc_hook=enc_hook)
+        shared = self._encodings.get(enc)
+        if shared is None:
+            if len(self._encodings) >= _TEMPLATE_CACHE:
+                self._encodings.clear()
+            self._encodings[enc] = shared = enc
+        return shared
 
-    def _per_pod(self, namespace: str, ps: kt.PodSet) -> dict[str, int]:
+    def _per_pod(self, namespace: str, ps: kt.PodSet, enc: bytes) -> dict[str, int]:
         """One pod's requests, shared by the podSets of one namespace with the
         same template (a job's copies, a trace's repeated shapes)."""
-        key = self._template_key(namespace, ps)
+        key = (namespace, self._ctx_gen, enc)
         cache = self._per_pod_requests
         v = cache.get(key)
         if v is None:
@@ -1082,8 +1082,17 @@ class AdmissionCore:
         ctx = self._ctx(info.namespace)
         found: str | None = None
         cache = self._template_checks
-        for i, ps in enumerate(info.obj.spec.pod_sets):
-            key = (*self._template_key(info.namespace, ps), i)
+        spec = info.obj.spec
+        kept = info.spec_cache
+        encs: bytes | tuple[bytes, ...] | None = None
+        if isinstance(kept, _SpecPodSets) and kept.spec is spec:
+            encs = kept.encodings  # (computed as the workload was filed)
+        for i, ps in enumerate(spec.pod_sets):
+            if encs is None:
+                enc = self._encode_template(ps.template)
+            else:
+                enc = encs if isinstance(encs, bytes) else encs[i]
+            key = (info.namespace, self._ctx_gen, enc, i)
             if key in cache:
                 msg = cache[key]
             else:
