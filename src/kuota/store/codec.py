@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import msgspec
 from msgspec import convert, to_builtins
+from msgspec.structs import astuple
 from msgspec.structs import replace as _replace
 
 from kuota.api import errors as e
@@ -79,9 +80,12 @@ def clone_over(new: T, old: T | None) -> T:
     if old is None or fields is None or type(old) is not cls:
         return clone(new)
     changes: dict[str, Any] = {}
+    # Every field of both at once: from compiled code, a struct field read by
+    # name is a generic attribute lookup.
+    values, old_values = astuple(new), astuple(old)  # type: ignore[arg-type]
     for i, f in enumerate(fields):
-        v = getattr(new, f)
-        ov = getattr(old, f)
+        v = values[i]
+        ov = old_values[i]
         if v is ov or v == ov:
             continue
         box = _field_box(cls, f)
