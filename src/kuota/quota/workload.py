@@ -123,6 +123,7 @@ class WorkloadInfo:
         "cluster_queue",
         "key",
         "last_assignment",
+        "namespace",
         "obj",
         "podsets",
         "priority",
@@ -139,7 +140,12 @@ class WorkloadInfo:
         key: str | None = None,
     ) -> None:
         # ``key``: the caller's "namespace/name" string, shared, not rebuilt.
-        self.key = key or f"{obj.metadata.namespace}/{obj.metadata.name}"
+        m = obj.metadata
+        self.key = key or f"{m.namespace}/{m.name}"
+        # Read at every filing, queueing and nomination; a workload's
+        # namespace never changes (a plain attribute: compiled, a struct
+        # field read is a generic attribute lookup).
+        self.namespace: str = m.namespace
         self.obj = obj
         self.podsets = podsets
         self.priority = priority
@@ -214,10 +220,6 @@ class WorkloadInfo:
             enc = msgspec.json.encode((self.priority, shapes), enc_hook=enc_hook)
             h = self._scheduling_hash = hashlib.blake2b(enc, digest_size=16).digest()
         return h
-
-    @property
-    def namespace(self) -> str:
-        return self.obj.metadata.namespace
 
     @property
     def uid(self) -> str:
