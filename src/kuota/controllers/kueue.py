@@ -80,6 +80,10 @@ def _ref(rtype: ResourceType, key: str) -> str:
     return f"{rtype[0]}/{rtype[1]}:{key}"
 
 
+# A Workload's ref is made at every write and observation of one.
+_WORKLOAD_REF = _ref(WORKLOAD, "")
+
+
 def _split(ref: str) -> tuple[ResourceType, str]:
     gk, _, key = ref.partition(":")
     group, _, kind = gk.partition("/")
@@ -229,7 +233,7 @@ class KueueController:
         # spec.active or spec.priority, it replaces).
         obj = _replace(stored, status=status)
         core.add(obj)
-        self._seen_rv[_ref(WORKLOAD, key)] = stored.metadata.resource_version
+        self._seen_rv[_WORKLOAD_REF + key] = stored.metadata.resource_version
         self._mark_queues(key)
 
     # ------------------------------------------------------------ scheduling
@@ -399,7 +403,7 @@ class KueueController:
         if mine is None:
             return
         inf = mgr.informer(WORKLOAD)
-        ref = _ref(WORKLOAD, key)
+        ref = _WORKLOAD_REF + key
         for _ in range(5):
             stored = inf.get(key)
             if stored is None:

@@ -20,6 +20,7 @@ from kuota.runtime.clock import Clock
 from kuota.runtime.informer import Informer
 from kuota.runtime.recorder import EventRecorder
 from kuota.runtime.workqueue import WorkQueue
+from kuota.store.kinds import resource_type
 from kuota.store.protocol import Gone, ObjectStore, ResourceType
 
 log = structlog.get_logger("kuota.runtime")
@@ -150,7 +151,7 @@ class Manager:
         for ev in events:
             if ev.type == "BOOKMARK":
                 continue
-            inf = self.informers.get(_rtype(ev.object))
+            inf = self.informers.get(resource_type(ev.object))
             if inf is not None:
                 inf.apply(ev.type, ev.object)
         self.stats.events += len(events)
@@ -270,7 +271,3 @@ class Manager:
     def timers(self) -> Iterator[tuple[datetime, str, str]]:
         for (ctrl, key), at in sorted(self._timer_at.items(), key=lambda kv: kv[1]):
             yield at, ctrl, key
-
-
-def _rtype(obj: Any) -> ResourceType:
-    return (obj.api_version.rpartition("/")[0], obj.kind)
