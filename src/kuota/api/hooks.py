@@ -9,7 +9,7 @@ case to those, so they convert exactly as they do.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from kuota.api import base
 from kuota.api.quantity import Quantity
@@ -17,8 +17,8 @@ from kuota.api.quantity import Quantity
 # id(quantity) -> (the quantity, its text). The entry holds the quantity, so no
 # other object can take its identity while it is there. Quantities are
 # immutable, and shared: one per decoded text, one per resource amount.
-_TEXT: dict[int, tuple[Quantity, str]] = {}
-_TEXT_SIZE = 4096
+_TEXT: Final[dict[int, tuple[Quantity, str]]] = {}
+_TEXT_SIZE: Final = 4096
 
 
 def enc_hook(obj: Any) -> Any:
@@ -34,7 +34,7 @@ def enc_hook(obj: Any) -> Any:
     return base.enc_hook(obj)
 
 
-_OF_TEXT = base._QUANTITY_OF_TEXT
+_OF_TEXT: Final = base._QUANTITY_OF_TEXT
 
 
 def dec_hook(typ: type, obj: Any) -> Any:

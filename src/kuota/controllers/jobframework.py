@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Protocol
+from typing import Any, Final, NoReturn, Protocol
 
 from kuota.api import core as kc
 from kuota.api import errors as e
@@ -30,26 +30,26 @@ from kuota.scheduler.core import with_condition
 from kuota.store import Invalid, NotFound, clone
 from kuota.store.protocol import Operation, ResourceType, group_of
 
-QUEUE_NAME = "kueue.x-k8s.io/queue-name"
-PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
-MAX_EXEC_TIME = "kueue.x-k8s.io/max-exec-time-seconds"
-JOB_UID = "kueue.x-k8s.io/job-uid"
-PODSET_LABEL = "kueue.x-k8s.io/podset"
-LQ_LABEL = "kueue.x-k8s.io/local-queue-name"
-CQ_LABEL = "kueue.x-k8s.io/cluster-queue-name"
-RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
-DEFAULT_QUEUE = "default"
-OPENSHIFT_MANAGED = "kueue.openshift.io/managed"
-WORKLOAD: ResourceType = (kt.GROUP, "Workload")
-NAMESPACE: ResourceType = ("", "Namespace")
-LOCAL_QUEUE: ResourceType = (kt.GROUP, "LocalQueue")
-WPC: ResourceType = (kt.GROUP, "WorkloadPriorityClass")
-PC: ResourceType = ("scheduling.k8s.io", "PriorityClass")
-FLAVOR: ResourceType = (kt.GROUP, "ResourceFlavor")
+QUEUE_NAME: Final = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS: Final = "kueue.x-k8s.io/priority-class"
+MAX_EXEC_TIME: Final = "kueue.x-k8s.io/max-exec-time-seconds"
+JOB_UID: Final = "kueue.x-k8s.io/job-uid"
+PODSET_LABEL: Final = "kueue.x-k8s.io/podset"
+LQ_LABEL: Final = "kueue.x-k8s.io/local-queue-name"
+CQ_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
+RESOURCE_IN_USE: Final = "kueue.x-k8s.io/resource-in-use"
+DEFAULT_QUEUE: Final = "default"
+OPENSHIFT_MANAGED: Final = "kueue.openshift.io/managed"
+WORKLOAD: Final[ResourceType] = (kt.GROUP, "Workload")
+NAMESPACE: Final[ResourceType] = ("", "Namespace")
+LOCAL_QUEUE: Final[ResourceType] = (kt.GROUP, "LocalQueue")
+WPC: Final[ResourceType] = (kt.GROUP, "WorkloadPriorityClass")
+PC: Final[ResourceType] = ("scheduling.k8s.io", "PriorityClass")
+FLAVOR: Final[ResourceType] = (kt.GROUP, "ResourceFlavor")
 
-_READY_MSG = "All pods reached readiness and the workload is running"
-_NOT_READY_MSG = "Not all pods are ready or succeeded"
-_RECOVERY_MSG = "At least one pod has failed, waiting for recovery"
+_READY_MSG: Final = "All pods reached readiness and the workload is running"
+_NOT_READY_MSG: Final = "Not all pods are ready or succeeded"
+_RECOVERY_MSG: Final = "At least one pod has failed, waiting for recovery"
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ def go_atoi(text: str) -> int:
     return v
 
 
-_GO_BOOLS = {
+_GO_BOOLS: Final = {
     **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
     **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
 }
@@ -248,7 +248,7 @@ def go_parse_bool(text: str) -> bool:
 # Kinds Kueue integrates (group, kind): a job whose controller is one of them
 # is admitted as part of its owner (jobframework.IsOwnerManagedByKueue); a Job
 # made by anything else (a CronJob, a user's operator) is managed on its own.
-INTEGRATED_OWNERS = frozenset(
+INTEGRATED_OWNERS: Final = frozenset(
     {
         ("batch", "Job"),
         ("jobset.x-k8s.io", "JobSet"),

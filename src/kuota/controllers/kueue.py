@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -36,13 +36,13 @@ from kuota.scheduler.views import ClusterQueueView, CycleResult, FlavorUsage, Lo
 from kuota.store import Conflict, NotFound, clone
 from kuota.store.protocol import ResourceType
 
-_replace = msgspec.structs.replace
-G = kt.GROUP
-WORKLOAD: ResourceType = (G, "Workload")
-CLUSTER_QUEUE: ResourceType = (G, "ClusterQueue")
-LOCAL_QUEUE: ResourceType = (G, "LocalQueue")
+_replace: Final = msgspec.structs.replace
+G: Final = kt.GROUP
+WORKLOAD: Final[ResourceType] = (G, "Workload")
+CLUSTER_QUEUE: Final[ResourceType] = (G, "ClusterQueue")
+LOCAL_QUEUE: Final[ResourceType] = (G, "LocalQueue")
 # Everything the admission core reads.
-WATCHED: tuple[ResourceType, ...] = (
+WATCHED: Final[tuple[ResourceType, ...]] = (
     ("", "Namespace"),
     ("scheduling.k8s.io", "PriorityClass"),
     ("node.k8s.io", "RuntimeClass"),
@@ -56,19 +56,21 @@ WATCHED: tuple[ResourceType, ...] = (
     (G, "Workload"),
 )
 # Conditions written by others (the job integration); the core only reads them.
-EXTERNAL_CONDITIONS = frozenset({"PodsReady", "Finished"})
-TIMERS = "@timers"
-QUEUE_STATUS = "@queue-status"  # the batched write of the queue statuses
-COMPONENT = "kueue-admission"  # the source Kueue's scheduler records events as
-RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
+EXTERNAL_CONDITIONS: Final = frozenset({"PodsReady", "Finished"})
+TIMERS: Final = "@timers"
+QUEUE_STATUS: Final = "@queue-status"  # the batched write of the queue statuses
+COMPONENT: Final = "kueue-admission"  # the source Kueue's scheduler records events as
+RESOURCE_IN_USE: Final = "kueue.x-k8s.io/resource-in-use"
 # Kueue's UpdatesBatchPeriod: a workload event asks for its queues' status
 # reconcile one period later (AddAfter), so the writes come at most about once
 # per period; busy in real time, they still come at least that often.
-QUEUE_STATUS_PERIOD = timedelta(seconds=1)
-QUIET_CYCLES = 3  # as AdmissionCore.settle: requeued heads may fit once all flavors are tried
+QUEUE_STATUS_PERIOD: Final = timedelta(seconds=1)
+QUIET_CYCLES: Final = (
+    3  # as AdmissionCore.settle: requeued heads may fit once all flavors are tried
+)
 
-_CQ_MESSAGES = {"Ready": "Can admit new workloads"}
-_LQ_MESSAGES = {
+_CQ_MESSAGES: Final = {"Ready": "Can admit new workloads"}
+_LQ_MESSAGES: Final = {
     "Ready": "Can submit new workloads to localQueue",
     "Stopped": "LocalQueue is stopped",
     "ClusterQueueDoesNotExist": "Can't submit new workloads to clusterQueue",
@@ -81,7 +83,7 @@ def _ref(rtype: ResourceType, key: str) -> str:
 
 
 # A Workload's ref is made at every write and observation of one.
-_WORKLOAD_REF = _ref(WORKLOAD, "")
+_WORKLOAD_REF: Final = _ref(WORKLOAD, "")
 
 
 def _split(ref: str) -> tuple[ResourceType, str]:

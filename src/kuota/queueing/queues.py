@@ -9,31 +9,38 @@ Time is passed in; nothing here reads a clock.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from heapq import heappop, heappush, heapreplace
-from typing import Any
+from typing import Any, Final
 
 from kuota.quota.workload import (
     WorkloadInfo,
     condition_false,
 )
 
-# Requeue reasons (Kueue's RequeueReason).
-FAILED_AFTER_NOMINATION = "FailedAfterNomination"
-NAMESPACE_MISMATCH = "NamespaceMismatch"
-GENERIC = ""
-PREEMPTION_GATED = "PreemptionGated"
-PENDING_PREEMPTION = "PendingPreemption"
-PREEMPTION_FAILED = "PreemptionFailed"
-NO_FIT = "NoFit"
-PREEMPTION_NO_CANDIDATES = "PreemptionNoCandidates"
+# Bound once (Final: a C static when compiled, not a module-dict lookup per call).
+heappop: Final = heapq.heappop
+heappush: Final = heapq.heappush
+heapreplace: Final = heapq.heapreplace
 
-_IMMEDIATE_BEST_EFFORT = frozenset((FAILED_AFTER_NOMINATION, PENDING_PREEMPTION, PREEMPTION_FAILED))
+# Requeue reasons (Kueue's RequeueReason).
+FAILED_AFTER_NOMINATION: Final = "FailedAfterNomination"
+NAMESPACE_MISMATCH: Final = "NamespaceMismatch"
+GENERIC: Final = ""
+PREEMPTION_GATED: Final = "PreemptionGated"
+PENDING_PREEMPTION: Final = "PendingPreemption"
+PREEMPTION_FAILED: Final = "PreemptionFailed"
+NO_FIT: Final = "NoFit"
+PREEMPTION_NO_CANDIDATES: Final = "PreemptionNoCandidates"
+
+_IMMEDIATE_BEST_EFFORT: Final = frozenset(
+    (FAILED_AFTER_NOMINATION, PENDING_PREEMPTION, PREEMPTION_FAILED)
+)
 
 # A heap entry: (-priority, queue-order timestamp, UID, push sequence, key).
 # Typed as a tuple of any length: compiled (mypyc), a fixed-length tuple is

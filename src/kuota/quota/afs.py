@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import ROUND_DOWN, Context, Decimal
 from functools import lru_cache
+from typing import Final
 
 from kuota.api.config import AdmissionFairSharing
 from kuota.api.quantity import DECIMAL_SI, Quantity
@@ -29,12 +30,12 @@ from kuota.quota.requests import CPU, EPHEMERAL_STORAGE, HUGEPAGES_PREFIX, MEMOR
 Amounts = dict[str, Decimal]
 
 # Exact for anything a quantity holds (inf.Dec is arbitrary precision).
-_CTX = Context(prec=400)
-_NANO = Decimal("1e-9")  # MulByFloat's fixed scale
-_CANONICAL = re.compile(r"(-?)([0-9]+)(?:e(-?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei)|([numkMGTPE]?))")
-_SI_EXPONENT = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12}
-_SI_EXPONENT |= {"P": 15, "E": 18}
-_BINARY_POWER = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_CTX: Final = Context(prec=400)
+_NANO: Final = Decimal("1e-9")  # MulByFloat's fixed scale
+_CANONICAL: Final = re.compile(r"(-?)([0-9]+)(?:e(-?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei)|([numkMGTPE]?))")
+_SI_EXPONENT: Final = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12}
+_SI_EXPONENT.update({"P": 15, "E": 18})
+_BINARY_POWER: Final = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 
 
 # ============================================================================ arithmetic

@@ -25,6 +25,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
+from typing import Final
 
 from kuota.api.config import Resources, ResourceTransformation
 from kuota.api.core import (
@@ -63,25 +64,25 @@ __all__ = [
 ResourceVector = dict[str, int]
 """Resource name -> amount in Kueue units (milli for ``cpu``, whole units otherwise)."""
 
-CPU = "cpu"
-MEMORY = "memory"
-EPHEMERAL_STORAGE = "ephemeral-storage"
-HUGEPAGES_PREFIX = "hugepages-"
+CPU: Final = "cpu"
+MEMORY: Final = "memory"
+EPHEMERAL_STORAGE: Final = "ephemeral-storage"
+HUGEPAGES_PREFIX: Final = "hugepages-"
 
-LIMIT_TYPE_CONTAINER = "Container"
-LIMIT_TYPE_POD = "Pod"
+LIMIT_TYPE_CONTAINER: Final = "Container"
+LIMIT_TYPE_POD: Final = "Pod"
 
 # pkg/workload/resources.go and pkg/util/limitrange: Kueue's message texts.
-ERR_INVALID_WL_RESOURCES = "resources validation failed"
-ERR_LIMIT_RANGE_CONSTRAINTS = "resources didn't satisfy LimitRange constraints"
-REQUESTS_EXCEED_LIMITS = "requests must not exceed its limits"
-ABOVE_LIMIT_RANGE_MAX = "requests must not be above the limitRange max"
-BELOW_LIMIT_RANGE_MIN = "requests must not be below the limitRange min"
+ERR_INVALID_WL_RESOURCES: Final = "resources validation failed"
+ERR_LIMIT_RANGE_CONSTRAINTS: Final = "resources didn't satisfy LimitRange constraints"
+REQUESTS_EXCEED_LIMITS: Final = "requests must not exceed its limits"
+ABOVE_LIMIT_RANGE_MAX: Final = "requests must not be above the limitRange max"
+BELOW_LIMIT_RANGE_MIN: Final = "requests must not be below the limitRange min"
 
-_NANO = 10**9
-_NANO_PER_MILLI = 10**6
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
+_NANO: Final = 10**9
+_NANO_PER_MILLI: Final = 10**6
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
 
 # Amounts before rounding: nano-units, exact. Transformations can produce values
 # finer than a nano-unit (1n x 1n), which Kueue keeps exactly (inf.Dec), hence Fraction.
@@ -140,7 +141,7 @@ def resource_quantity(name: str, v: int, *, binary: Collection[str] = ()) -> Qua
     return q
 
 
-_DECIMAL: dict[tuple[bool, int], Quantity] = {}
+_DECIMAL: Final[dict[tuple[bool, int], Quantity]] = {}
 
 
 def _to_vector(amounts: Mapping[str, _Amount]) -> ResourceVector:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Final
 
 # (flavor, resource). Typed as a tuple of any length: compiled (mypyc), a
 # fixed-length tuple is unboxed, and boxed anew at every dict lookup it keys.
@@ -277,7 +278,7 @@ class DRS:
         return any(requested.get(fr, 0) > 0 for fr in self.borrowed)
 
 
-NEGATIVE_DRS = DRS(ratio=-1.0)
+NEGATIVE_DRS: Final = DRS(ratio=-1.0)
 
 
 def compare_drs(a: DRS, b: DRS) -> int:

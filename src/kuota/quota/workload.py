@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -19,7 +19,7 @@ from kuota.api.meta import Condition
 from kuota.quota.requests import RequestContext, podset_requests, resource_value
 from kuota.quota.tree import FR, Usage
 
-EPOCH = datetime(1970, 1, 1).astimezone()
+EPOCH: Final = datetime(1970, 1, 1).astimezone()
 
 
 def find_condition(wl: Workload | AdmissionCheck, ctype: str) -> Condition | None:
@@ -295,7 +295,7 @@ def _signature(wl: Workload) -> tuple[object, ...]:
     return (evicted, requeued, rec, active, gated)
 
 
-NO_RECLAIMABLE: Mapping[str, int] = MappingProxyType({})
+NO_RECLAIMABLE: Final[Mapping[str, int]] = MappingProxyType({})
 
 
 def reclaimable_counts(wl: Workload) -> Mapping[str, int]:
@@ -353,9 +353,9 @@ def held_part(res: PodSetResources, spec_count: int, reclaimable: int) -> PodSet
 # How queues order workloads (Kueue's Ordering), as bits of one int that is
 # passed along and compared: the PodsReady requeuing timestamp is the
 # eviction's; PrioritySortingWithinCohort is off.
-ORDER_EVICTION_TS = 1
-ORDER_NO_PRIORITY_SORTING = 2
-_ONE_MS = timedelta(milliseconds=1)
+ORDER_EVICTION_TS: Final = 1
+ORDER_NO_PRIORITY_SORTING: Final = 2
+_ONE_MS: Final = timedelta(milliseconds=1)
 
 
 def queue_order_timestamp(wl: Workload, ordering: int) -> datetime:

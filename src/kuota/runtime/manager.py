@@ -7,12 +7,12 @@ gives the same run, event for event."""
 from __future__ import annotations
 
 import contextlib
+import heapq
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from heapq import heappop, heappush
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 import structlog
 
@@ -22,6 +22,10 @@ from kuota.runtime.recorder import EventRecorder
 from kuota.runtime.workqueue import WorkQueue
 from kuota.store.kinds import resource_type
 from kuota.store.protocol import Gone, ObjectStore, ResourceType
+
+# Bound once (Final: a C static when compiled, not a module-dict lookup per call).
+heappop: Final = heapq.heappop
+heappush: Final = heapq.heappush
 
 log = structlog.get_logger("kuota.runtime")
 

@@ -10,7 +10,7 @@ import itertools
 import uuid
 from collections import OrderedDict
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -19,10 +19,10 @@ from kuota.api.meta import ObjectMeta
 from kuota.runtime.clock import Clock
 from kuota.store.protocol import AlreadyExists, Conflict, NotFound, ObjectStore
 
-EVENT = ("", "Event")
+EVENT: Final = ("", "Event")
 EventType = Literal["Normal", "Warning"]
-DEFAULT_TTL = timedelta(hours=1)  # kube-apiserver --event-ttl
-MAX_MESSAGE = 1024  # Kueue truncates event messages to this many characters
+DEFAULT_TTL: Final = timedelta(hours=1)  # kube-apiserver --event-ttl
+MAX_MESSAGE: Final = 1024  # Kueue truncates event messages to this many characters
 
 # (namespace, involved uid or kind/name, type, reason, message)
 _Key = tuple[str, str, str, str, str]

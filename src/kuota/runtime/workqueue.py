@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections import deque
 from datetime import timedelta
+from typing import Final
 
 # client-go's default per-item backoff: 5 ms doubling up to 1000 s.
-BASE_DELAY = timedelta(milliseconds=5)
-MAX_DELAY = timedelta(seconds=1000)
+BASE_DELAY: Final = timedelta(milliseconds=5)
+MAX_DELAY: Final = timedelta(seconds=1000)
 
 
 class WorkQueue:

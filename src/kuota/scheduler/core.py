@@ -9,13 +9,12 @@ the same core serves scenarios, simulations and the controllers of a cluster.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
-from heapq import heappop, heappush
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import msgspec
-from msgspec.structs import replace as _replace
 
 from kuota.api import core as kc
 from kuota.api.config import KueueConfig
@@ -79,9 +78,14 @@ from kuota.scheduler.views import (
     WorkloadView,
 )
 
+# Bound once (Final: a C static when compiled, not a module-dict lookup per call).
+heappop: Final = heapq.heappop
+heappush: Final = heapq.heappush
+_replace: Final = msgspec.structs.replace
+
 # Distinct pod templates whose requests and checks are kept (then forgotten at once).
-_TEMPLATE_CACHE = 10_000
-_NS_MATCHES = 4096  # namespaces kept per ClusterQueue
+_TEMPLATE_CACHE: Final = 10_000
+_NS_MATCHES: Final = 4096  # namespaces kept per ClusterQueue
 
 
 class _SpecPodSets(NamedTuple):
@@ -96,7 +100,7 @@ class _SpecPodSets(NamedTuple):
     encodings: bytes | tuple[bytes, ...]
 
 
-CLUSTER_SCOPED = frozenset(
+CLUSTER_SCOPED: Final = frozenset(
     {
         "ResourceFlavor",
         "ClusterQueue",
@@ -1850,7 +1854,7 @@ def _less(total: dict[FR, int], infos: list[WorkloadInfo]) -> dict[FR, int]:
 # The text of resource_quantity(r, v), a pure function: queue statuses are
 # rebuilt every instant from the same few totals. Bounded, as the decoder's
 # quantity cache is.
-_QUANTITY_TEXT: dict[tuple[str, int], str] = {}
+_QUANTITY_TEXT: Final[dict[tuple[str, int], str]] = {}
 
 
 def _flavor_usage(acc: dict[FR, int]) -> FlavorUsage:

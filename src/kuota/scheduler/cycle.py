@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from kuota.queueing import queues as rq
 from kuota.quota.tree import (
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from kuota.scheduler.core import AdmissionCore
 
 # On a new workload slice (ElasticJobsViaWorkloadSlices): the key of the slice it replaces.
-SLICE_REPLACEMENT_FOR = "kueue.x-k8s.io/workload-slice-replacement-for"
+SLICE_REPLACEMENT_FOR: Final = "kueue.x-k8s.io/workload-slice-replacement-for"
 
 
 @dataclass(init=False)

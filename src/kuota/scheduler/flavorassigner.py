@@ -10,6 +10,7 @@ from Kueue's pkg/scheduler/flavorassigner/flavorassigner.go.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from kuota.api.core import NodeSelectorRequirement, PodSpec, Taint, Toleration
 from kuota.api.kueue.types import ResourceFlavor
@@ -27,16 +28,23 @@ from kuota.scheduler.preemption import NO_CANDIDATES, PREEMPT, Preemptor
 from kuota.scheduler.snapshot import ClusterQueueState
 
 # Flavor assignment modes (worst first).
-NO_FIT, PREEMPT_MODE, DEFERRED_FIT, FIT = 0, 1, 2, 3
+NO_FIT: Final = 0
+PREEMPT_MODE: Final = 1
+DEFERRED_FIT: Final = 2
+FIT: Final = 3
 
 # Granular preemption modes (worst first).
-PM_NOFIT, PM_NO_CANDIDATES, PM_PREEMPT, PM_RECLAIM, PM_FIT = 0, 1, 2, 3, 4
-_INF = 1 << 62
+PM_NOFIT: Final = 0
+PM_NO_CANDIDATES: Final = 1
+PM_PREEMPT: Final = 2
+PM_RECLAIM: Final = 3
+PM_FIT: Final = 4
+_INF: Final = 1 << 62
 
-NO_MATCHING_FLAVOR = "NoMatchingFlavor"
-EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
-WAITING_FOR_QUOTA = "WaitingForQuota"
-_SEVERITY = {
+NO_MATCHING_FLAVOR: Final = "NoMatchingFlavor"
+EXCEEDS_MAX_QUOTA: Final = "ExceedsMaxQuota"
+WAITING_FOR_QUOTA: Final = "WaitingForQuota"
+_SEVERITY: Final = {
     "": 0,
     "TopologyPlacementFailed": 1,
     WAITING_FOR_QUOTA: 2,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cmp_to_key
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from kuota.quota.tree import (
     DRS,
@@ -41,12 +41,12 @@ from kuota.quota.workload import (
 )
 from kuota.scheduler.snapshot import ClusterQueueState, Snapshot
 
-IN_CLUSTER_QUEUE = "InClusterQueue"
-IN_COHORT_RECLAMATION = "InCohortReclamation"
-IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
-IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+IN_CLUSTER_QUEUE: Final = "InClusterQueue"
+IN_COHORT_RECLAMATION: Final = "InCohortReclamation"
+IN_COHORT_FAIR_SHARING: Final = "InCohortFairSharing"
+IN_COHORT_RECLAIM_WHILE_BORROWING: Final = "InCohortReclaimWhileBorrowing"
 
-HUMAN_REASONS = {
+HUMAN_REASONS: Final = {
     IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
     IN_COHORT_RECLAMATION: "reclamation within the cohort",
     IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
@@ -62,11 +62,16 @@ _Cand = tuple[WorkloadInfo, Cohort | None, int]
 _OrderKey = tuple[int, int, int, float, str]
 
 # Preemption possibilities the flavor assigner asks about.
-NO_CANDIDATES, PREEMPT, RECLAIM = 0, 1, 2
+NO_CANDIDATES: Final = 0
+PREEMPT: Final = 1
+RECLAIM: Final = 2
 
 # Candidate variants.
-_WITHIN_CQ, _HIERARCHICAL, _RECLAIM_NO_BORROW, _RECLAIM_WHILE_BORROW = 1, 2, 3, 4
-_VARIANT_REASON = {
+_WITHIN_CQ: Final = 1
+_HIERARCHICAL: Final = 2
+_RECLAIM_NO_BORROW: Final = 3
+_RECLAIM_WHILE_BORROW: Final = 4
+_VARIANT_REASON: Final = {
     _WITHIN_CQ: IN_CLUSTER_QUEUE,
     _HIERARCHICAL: IN_COHORT_RECLAMATION,
     _RECLAIM_NO_BORROW: IN_COHORT_RECLAMATION,

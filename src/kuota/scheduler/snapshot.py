@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import is_
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 from kuota.api.kueue.types import ClusterQueuePreemption, FlavorFungibility, ResourceFlavor
 from kuota.quota.tree import (
@@ -271,7 +271,7 @@ def take_from(acc: dict[FR, int], usage: Usage) -> None:
             del acc[fr]  # absent, as in a sum over the holders
 
 
-_ABSENT: Any = object()
+_ABSENT: Final[Any] = object()
 
 
 class CurrentInfos(dict[str, WorkloadInfo]):

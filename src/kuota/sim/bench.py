@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 import kuota
 from kuota.api.config import KueueConfig, load_config
@@ -33,8 +33,8 @@ from kuota.scheduler.core import with_condition
 from kuota.sim.benchgen import RUNNING_LABEL, BenchWorld, GeneratorConfig, generate, workload
 from kuota.store import NotFound
 
-WORKLOAD = (kt.GROUP, "Workload")
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
+WORKLOAD: Final = (kt.GROUP, "Workload")
+T0: Final = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 class Runner:
@@ -104,7 +104,7 @@ def _eviction_reason(wl: Any) -> str:
     return evicted_reason(wl) or "Evicted"
 
 
-_RUNNING_TIMES: dict[str | None, timedelta] = {}
+_RUNNING_TIMES: Final[dict[str | None, timedelta]] = {}
 
 
 def _running_time(label: str | None) -> timedelta:

@@ -16,20 +16,23 @@ import sys
 import types
 import typing
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
-from msgspec import convert, to_builtins
-from msgspec.structs import astuple
-from msgspec.structs import replace as _replace
 
 from kuota.api import errors as e
 from kuota.api.errors import FieldError
 from kuota.api.hooks import dec_hook, enc_hook
 
+# Bound once (Final: a C static when compiled, not a module-dict lookup per call).
+convert: Final = msgspec.convert
+to_builtins: Final = msgspec.to_builtins
+astuple: Final = msgspec.structs.astuple
+_replace: Final = msgspec.structs.replace
+
 T = TypeVar("T")
 
-_BUILTIN = (datetime,)
+_BUILTIN: Final = (datetime,)
 
 
 def clone(obj: T) -> T:
@@ -66,7 +69,7 @@ def _through_builtins(value: Any, typ: Any) -> Any:
     )
 
 
-_PLAIN: dict[Any, bool] = {}
+_PLAIN: Final[dict[Any, bool]] = {}
 
 
 def clone_over(new: T, old: T | None) -> T:
@@ -168,10 +171,10 @@ def _struct_list_limit(box: Any) -> int:
     return lists[0][1]
 
 
-_UNIONS = (typing.Union, types.UnionType)
-_ELEMENT_WISE: dict[Any, int] = {}
-_FIELD_BOXES: dict[tuple[type, str], Any] = {}
-_HINTS: dict[type, dict[str, Any]] = {}
+_UNIONS: Final = (typing.Union, types.UnionType)
+_ELEMENT_WISE: Final[dict[Any, int]] = {}
+_FIELD_BOXES: Final[dict[tuple[type, str], Any]] = {}
+_HINTS: Final[dict[type, dict[str, Any]]] = {}
 
 
 def _field_box(cls: type, name: str) -> Any:
@@ -202,9 +205,9 @@ def from_wire(data: Any, typ: type[T]) -> T:
     return msgspec.convert(data, typ, dec_hook=dec_hook)
 
 
-_AT = re.compile(r"^(.*) - at `\$(.*)`$", re.S)
-_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
-_MISSING = object()
+_AT: Final = re.compile(r"^(.*) - at `\$(.*)`$", re.S)
+_STEP: Final = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_MISSING: Final = object()
 
 
 def _value_at(data: Any, path: str) -> Any:

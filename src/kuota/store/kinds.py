@@ -7,7 +7,7 @@ are one object of one internal type); core kinds by theirs ("" for core/v1).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from kuota.api.core import CORE_KINDS
 from kuota.api.core_validation import NAMESPACED as CORE_NAMESPACED
@@ -27,8 +27,8 @@ class KindInfo:
     has_status: bool
 
 
-_KINDS: dict[ResourceType, KindInfo] = {}
-_NOT_SPEC = frozenset({"api_version", "kind", "metadata", "status"})
+_KINDS: Final[dict[ResourceType, KindInfo]] = {}
+_NOT_SPEC: Final = frozenset({"api_version", "kind", "metadata", "status"})
 
 
 def register_kind(rtype: ResourceType, typ: type, namespaced: bool) -> KindInfo:
@@ -83,8 +83,8 @@ def resource_type(obj: Any) -> ResourceType:
 
 
 # api_version -> kind -> registered rtype; capped (any text may name a version).
-_RTYPES: dict[str, dict[str, ResourceType]] = {}
-_RTYPES_SIZE = 256
+_RTYPES: Final[dict[str, dict[str, ResourceType]]] = {}
+_RTYPES_SIZE: Final = 256
 
 
 def registered_kinds() -> list[ResourceType]:

@@ -16,7 +16,7 @@ import contextlib
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -44,15 +44,15 @@ from kuota.store.protocol import (
 )
 from kuota.store.selectors import everything, selector_matcher
 
-_replace = msgspec.structs.replace
+_replace: Final = msgspec.structs.replace
 Key = tuple[ResourceType, str, str]  # (rtype, namespace, name)
 
 # Generated-name suffixes use Kubernetes' alphabet (no vowels, no 0/1/3: no words).
-_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-_SUFFIXES = len(_ALPHABET) ** 5
-_MAX_GENERATE_NAME = 63 - 5
-_NO_RENAME = "{who} may not change the kind, name or namespace of an object"
-_NO_NEW_FINALIZERS = "no new finalizers can be added if the object is being deleted"
+_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
+_SUFFIXES: Final = len(_ALPHABET) ** 5
+_MAX_GENERATE_NAME: Final = 63 - 5
+_NO_RENAME: Final = "{who} may not change the kind, name or namespace of an object"
+_NO_NEW_FINALIZERS: Final = "no new finalizers can be added if the object is being deleted"
 
 
 def _suffix(seq: int) -> str:
@@ -73,8 +73,8 @@ def _uid(seq: int) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-_UID_LOW = 1 << 48
-_UID_ZEROS = "00000000-0000-0000-0000-"
+_UID_LOW: Final = 1 << 48
+_UID_ZEROS: Final = "00000000-0000-0000-0000-"
 
 
 def _ref(rtype: ResourceType, name: str) -> str:
