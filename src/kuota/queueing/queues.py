@@ -10,7 +10,6 @@ Time is passed in; nothing here reads a clock.
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
 import sys
 from collections.abc import Callable
@@ -146,7 +145,7 @@ class ClusterQueueQueue:
         self.pop_cycle = 0
         self.queue_inadmissible_cycle = -1
         self.tree_wake = 0  # the last tree wake (the manager's epoch) carried out here
-        self._seq = itertools.count()
+        self._seq = 0  # (an int, not itertools.count: next() is a builtins lookup compiled)
         # A wake not yet carried out: (its time, the namespace matcher). Wakes
         # come with every quota release in a cohort; carrying one out waits
         # for the next look at the queue, which sees the same result.
@@ -193,7 +192,8 @@ class ClusterQueueQueue:
         return (*info.order_key(self.eviction_timestamp), seq, info.key)
 
     def _push(self, info: WorkloadInfo, g: _Group, expired: bool) -> None:
-        seq = next(self._seq)
+        seq = self._seq
+        self._seq = seq + 1
         entry = self._entry(info, seq)
         heappush(g.heap, entry)
         self._queued[info.key] = (seq, info, g)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -76,7 +75,7 @@ class Manager:
         self.recorder = EventRecorder(store, clock)
         self._timers: list[tuple[datetime, int, str, str]] = []
         self._timer_at: dict[tuple[str, str], datetime] = {}
-        self._seq = itertools.count()
+        self._seq = 0  # (an int, not itertools.count: next() is a builtins lookup compiled)
         self._watch: Any = None
         self._started = False
         self._stop = False
@@ -110,7 +109,9 @@ class Manager:
         if prev is not None and prev <= at:
             return
         self._timer_at[(controller, key)] = at
-        heappush(self._timers, (at, next(self._seq), controller, key))
+        seq = self._seq
+        self._seq = seq + 1
+        heappush(self._timers, (at, seq, controller, key))
 
     def cancel_timer(self, controller: str, key: str) -> None:
         """Forget a pending enqueue_at: a timer nobody needs any more must not

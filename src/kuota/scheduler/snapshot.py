@@ -274,6 +274,11 @@ def take_from(acc: dict[FR, int], usage: Usage) -> None:
 _ABSENT: Final[Any] = object()
 
 
+_DICT_SETITEM: Final = dict.__setitem__
+_DICT_DELITEM: Final = dict.__delitem__
+_DICT_POP: Final = dict.pop
+
+
 class CurrentInfos(dict[str, WorkloadInfo]):
     """The admission core's current info of each workload (AdmissionCore.infos):
     a dict that tells the snapshot of every change, for holders_current. Only
@@ -285,19 +290,21 @@ class CurrentInfos(dict[str, WorkloadInfo]):
         super().__init__()
         self._snap = snap
 
+    # dict's own methods, bound once: compiled, super() is a builtins lookup,
+    # a super object and a method lookup at every write.
     def __setitem__(self, key: str, value: WorkloadInfo) -> None:
-        super().__setitem__(key, value)
+        _DICT_SETITEM(self, key, value)
         self._snap.info_changed(key)
 
     def __delitem__(self, key: str) -> None:
-        super().__delitem__(key)
+        _DICT_DELITEM(self, key)
         self._snap.info_changed(key)
 
     def pop(self, key: str, default: Any = _ABSENT) -> Any:  # type: ignore[override]
         self._snap.info_changed(key)
         if default is _ABSENT:
-            return super().pop(key)
-        return super().pop(key, default)
+            return _DICT_POP(self, key)
+        return _DICT_POP(self, key, default)
 
     # Methods, not aliases of one: a compiled (mypyc) class ignores aliases.
     def clear(self) -> None:
