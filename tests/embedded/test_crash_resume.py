@@ -71,22 +71,34 @@ def _decisions(state: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def expected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The decisions of a run that was never interrupted."""
-    clean = tmp_path_factory.mktemp("clean")
-    _run(QUICKSTART, clean)
-    out = _decisions(clean)
+def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], float]:
+    """The decisions of a run that was never interrupted, and its seconds."""
+    state = tmp_path_factory.mktemp("clean")
+    t0 = time.monotonic()
+    _run(QUICKSTART, state)
+    took = time.monotonic() - t0
+    out = _decisions(state)
     assert sum(1 for k in out if k.startswith("job ")) == 80
     assert all("Complete" in v[2] for k, v in out.items() if k.startswith("job "))
-    return out
+    return out, took
 
 
-def test_killed_runs_resume_to_the_same_decisions(tmp_path: Path, expected: dict[str, Any]) -> None:
+@pytest.fixture(scope="module")
+def expected(clean: tuple[dict[str, Any], float]) -> dict[str, Any]:
+    return clean[0]
+
+
+def test_killed_runs_resume_to_the_same_decisions(
+    tmp_path: Path, clean: tuple[dict[str, Any], float]
+) -> None:
+    expected, took = clean
     rng = random.Random(2026)
     crashed = tmp_path / "crashed"
     killed = 0
     for _ in range(3):
-        code = _run(QUICKSTART, crashed, kill_after=rng.uniform(0.6, 1.6))
+        # Within the time a whole run takes here (the compiled build runs
+        # the world in well under a second): the first kill lands mid-run.
+        code = _run(QUICKSTART, crashed, kill_after=rng.uniform(0.25, 0.75) * took)
         killed += code == -signal.SIGKILL
     _run(QUICKSTART, crashed)
     assert killed >= 1, "no run was actually killed: the world finished too fast"
