@@ -33,8 +33,9 @@ Amounts = dict[str, Decimal]
 _CTX: Final = Context(prec=400)
 _NANO: Final = Decimal("1e-9")  # MulByFloat's fixed scale
 _CANONICAL: Final = re.compile(r"(-?)([0-9]+)(?:e(-?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei)|([numkMGTPE]?))")
-_SI_EXPONENT: Final = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12}
-_SI_EXPONENT.update({"P": 15, "E": 18})
+_SI_EXPONENT: Final = {
+    "n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18,
+}  # fmt: skip
 _BINARY_POWER: Final = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 
 

@@ -196,13 +196,13 @@ def _field_box(cls: type, name: str) -> Any:
 def to_wire(obj: Any) -> dict[str, Any]:
     """The object as JSON-compatible builtins with camelCase keys (the form a
     merge patch applies to)."""
-    out: dict[str, Any] = msgspec.to_builtins(obj, enc_hook=enc_hook)
+    out: dict[str, Any] = to_builtins(obj, enc_hook=enc_hook)
     return out
 
 
 def from_wire(data: Any, typ: type[T]) -> T:
     """Raises msgspec.ValidationError (see ``validation_error``)."""
-    return msgspec.convert(data, typ, dec_hook=dec_hook)
+    return convert(data, typ, dec_hook=dec_hook)
 
 
 _AT: Final = re.compile(r"^(.*) - at `\$(.*)`$", re.S)

@@ -40,7 +40,6 @@ from kuota.store.protocol import (
     Operation,
     ResourceType,
     StoreError,
-    rtype_of,
 )
 from kuota.store.selectors import everything, selector_matcher
 
@@ -349,7 +348,7 @@ class MemoryStore:
                 new: Any = from_wire(merged, info.type)
             except msgspec.ValidationError as err:
                 raise Invalid(ref, [validation_error(err, data=merged)]) from None
-            if rtype_of(new) != rtype or (new.metadata.name, new.metadata.namespace) != (
+            if resource_type(new) != rtype or (new.metadata.name, new.metadata.namespace) != (
                 old.metadata.name,
                 old.metadata.namespace,
             ):
