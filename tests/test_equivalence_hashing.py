@@ -169,3 +169,49 @@ def test_namespace_selector_follows_namespace_labels_and_the_selector(tmp_path: 
         )
     )
     assert not core.namespace_matches("cq", "ns")
+
+
+def test_workloads_of_one_shape_share_a_hash_worked_out_once(tmp_path: Path) -> None:
+    """The hash of a workload whose requests the core computed from its spec
+    is kept by its inputs (priority, and per podSet its name, template,
+    effective count and requests, minCount): workloads of one shape get the
+    same bytes, and every hash is the one computed afresh, whichever input
+    differs."""
+    core = run(tmp_path, gate=True)
+    base = core.workloads["ns/w4"]
+    ps0 = base.spec.pod_sets[0]
+    seen: dict[tuple[Any, ...], bytes] = {}
+    n = 0
+    for cpu in ("1", "2"):
+        for selector in (None, {"zone": "a"}):
+            for name, count, min_count in (("main", 1, None), ("main", 2, None), ("w", 2, 1)):
+                for priority in (0, 7):
+                    for _copy in range(2):
+                        n += 1
+                        c = ps0.template.spec.containers[0]
+                        res = msgspec.structs.replace(c.resources, requests={"cpu": Quantity(cpu)})
+                        pod = msgspec.structs.replace(
+                            ps0.template.spec,
+                            containers=[msgspec.structs.replace(c, resources=res)],
+                            node_selector=selector,
+                        )
+                        ps = msgspec.structs.replace(
+                            ps0,
+                            name=name,
+                            count=count,
+                            min_count=min_count,
+                            template=msgspec.structs.replace(ps0.template, spec=pod),
+                        )
+                        spec = msgspec.structs.replace(base.spec, pod_sets=[ps], priority=priority)
+                        meta = msgspec.structs.replace(base.metadata, name=f"s{n}", uid=f"s{n}")
+                        core.add(
+                            msgspec.structs.replace(base, metadata=meta, spec=spec, status=None)
+                        )
+                        info = core.infos[f"ns/s{n}"]
+                        h = info.scheduling_hash
+                        assert h == info._compute_scheduling_hash()
+                        shape = (cpu, str(selector), name, count, min_count, info.priority)
+                        if shape in seen:
+                            assert h is seen[shape]  # kept, not worked out again
+                        seen[shape] = h
+    assert len(set(seen.values())) == len(seen) == 24

@@ -9,12 +9,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
 from kuota.api.hooks import enc_hook
-from kuota.api.kueue.types import AdmissionCheck, Workload
+from kuota.api.kueue.types import AdmissionCheck, Workload, WorkloadSpec
 from kuota.api.meta import Condition
 from kuota.quota.requests import RequestContext, podset_requests, resource_value
 from kuota.quota.tree import FR, Usage
@@ -111,6 +111,24 @@ class PodSetResources:
         )
 
 
+class SpecPodSets(NamedTuple):
+    """What a workload's effective podSets were computed from (kept on its
+    info by the admission core, see ``WorkloadInfo.spec_cache``)."""
+
+    spec: WorkloadSpec
+    gen: int  # the LimitRange/RuntimeClass generation
+    reclaimable: Mapping[str, int]
+    podsets: list[PodSetResources]
+    # Its podSets' templates encoded: one, or one per podSet; the same bytes
+    # object for the same encoding (what is kept per template keys by it).
+    encodings: bytes | tuple[bytes, ...]
+
+
+# Scheduling hashes by _hash_key (a world has a few job shapes; forgotten at once).
+_HASHES: Final[dict[tuple[Any, ...], bytes]] = {}
+_HASHES_KEPT: Final = 10_000
+
+
 class WorkloadInfo:
     """The admission core's record of one Workload."""
 
@@ -160,7 +178,7 @@ class WorkloadInfo:
         # Whoever computed ``podsets`` from the spec may keep what they were
         # computed from here, to reuse them for the next info of the same spec
         # (a field, not a side table: nothing to forget, no per-key entry).
-        self.spec_cache: object | None = None
+        self.spec_cache: SpecPodSets | None = None
 
     @property
     def min_counts(self) -> list[int | None]:
@@ -201,25 +219,64 @@ class WorkloadInfo:
         to fit alike."""
         h = self._scheduling_hash
         if h is None:
-            shapes = []
-            for i, ps in enumerate(self.obj.spec.pod_sets):
-                eff = self.podsets[i] if i < len(self.podsets) else None
-                spec = ps.template.spec
-                shapes.append(
-                    (
-                        ps.name,
-                        _spec_shape(spec) if spec is not None else None,
-                        eff.count if eff is not None else ps.count,
-                        sorted(eff.requests.items()) if eff is not None else None,
-                        ps.min_count,
-                        ps.topology_request,
-                    )
-                )
-            # A 128-bit digest of it: kept per queued workload, the encoded
-            # shape itself runs to hundreds of bytes.
-            enc = msgspec.json.encode((self.priority, shapes), enc_hook=enc_hook)
-            h = self._scheduling_hash = hashlib.blake2b(enc, digest_size=16).digest()
+            key = self._hash_key()
+            if key is not None:
+                h = _HASHES.get(key)
+            if h is None:
+                h = self._compute_scheduling_hash()
+                if key is not None:
+                    if len(_HASHES) >= _HASHES_KEPT:
+                        _HASHES.clear()
+                    _HASHES[key] = h
+            self._scheduling_hash = h
         return h
+
+    def _hash_key(self) -> tuple[Any, ...] | None:
+        """Every input of the scheduling hash, with each podSet's template
+        as the encoding its spec cache keeps (the template's whole content):
+        the workloads of one job shape share a hash, worked out once. None
+        when there is no such encoding for this very spec and podSets, or a
+        podSet has a topology request."""
+        sc = self.spec_cache
+        if sc is None or sc.spec is not self.obj.spec or sc.podsets is not self.podsets:
+            return None
+        pod_sets = sc.spec.pod_sets
+        encs = sc.encodings
+        if type(encs) is bytes:
+            if len(pod_sets) != 1:
+                return None
+            encs = (encs,)
+        if len(encs) != len(pod_sets) or len(self.podsets) != len(pod_sets):
+            return None
+        parts: list[Any] = [self.priority]
+        for i, ps in enumerate(pod_sets):
+            if ps.topology_request is not None:
+                return None
+            eff = self.podsets[i]
+            parts.append(
+                (ps.name, encs[i], eff.count, tuple(sorted(eff.requests.items())), ps.min_count)
+            )
+        return tuple(parts)
+
+    def _compute_scheduling_hash(self) -> bytes:
+        shapes = []
+        for i, ps in enumerate(self.obj.spec.pod_sets):
+            eff = self.podsets[i] if i < len(self.podsets) else None
+            spec = ps.template.spec
+            shapes.append(
+                (
+                    ps.name,
+                    _spec_shape(spec) if spec is not None else None,
+                    eff.count if eff is not None else ps.count,
+                    sorted(eff.requests.items()) if eff is not None else None,
+                    ps.min_count,
+                    ps.topology_request,
+                )
+            )
+        # A 128-bit digest of it: kept per queued workload, the encoded
+        # shape itself runs to hundreds of bytes.
+        enc = msgspec.json.encode((self.priority, shapes), enc_hook=enc_hook)
+        return hashlib.blake2b(enc, digest_size=16).digest()
 
     @property
     def uid(self) -> str:

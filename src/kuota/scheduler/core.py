@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 import msgspec
 
@@ -46,6 +46,7 @@ from kuota.quota.workload import (
     ORDER_EVICTION_TS,
     ORDER_NO_PRIORITY_SORTING,
     PodSetResources,
+    SpecPodSets,
     WorkloadInfo,
     condition_true,
     evicted_reason,
@@ -86,18 +87,6 @@ _replace: Final = msgspec.structs.replace
 # Distinct pod templates whose requests and checks are kept (then forgotten at once).
 _TEMPLATE_CACHE: Final = 10_000
 _NS_MATCHES: Final = 4096  # namespaces kept per ClusterQueue
-
-
-class _SpecPodSets(NamedTuple):
-    """What a workload's spec requests came from (see ``_build_info``)."""
-
-    spec: kt.WorkloadSpec
-    gen: int  # the LimitRange/RuntimeClass generation
-    reclaimable: Mapping[str, int]
-    podsets: list[PodSetResources]
-    # Its podSets' templates encoded (see _encode_template): one, or one per
-    # podSet; the resource checks at nomination key by them too.
-    encodings: bytes | tuple[bytes, ...]
 
 
 CLUSTER_SCOPED: Final = frozenset(
@@ -799,7 +788,7 @@ class AdmissionCore:
             return self._admitted_info(key, wl, podsets, known)
         rec = self._reclaimable(wl)
         if (
-            isinstance(known, _SpecPodSets)
+            known is not None
             and known.spec is wl.spec
             and known.gen == self._ctx_gen
             and known.reclaimable == rec
@@ -813,7 +802,7 @@ class AdmissionCore:
             per_pod = [self._per_pod(ns, ps, enc) for ps, enc in zip(pod_sets, encs, strict=True)]
             podsets = podsets_from_spec(wl, self._ctx(ns), rec, per_pod=per_pod)
             kept = encs[0] if len(encs) == 1 else tuple(encs)  # (one podSet: no tuple)
-            known = _SpecPodSets(wl.spec, self._ctx_gen, rec, podsets, kept)
+            known = SpecPodSets(wl.spec, self._ctx_gen, rec, podsets, kept)
         info = WorkloadInfo(wl, podsets, self._priority(wl), None, key)
         info.spec_cache = known
         return info
@@ -824,7 +813,7 @@ class AdmissionCore:
         return reclaimable_counts(wl) if self._reclaim_gate else NO_RECLAIMABLE
 
     def _admitted_info(
-        self, key: str, wl: kt.Workload, podsets: list[PodSetResources], known: object
+        self, key: str, wl: kt.Workload, podsets: list[PodSetResources], known: SpecPodSets | None
     ) -> WorkloadInfo:
         assert wl.status is not None and wl.status.admission is not None
         info = WorkloadInfo(wl, podsets, self._priority(wl), wl.status.admission.cluster_queue, key)
@@ -1089,7 +1078,7 @@ class AdmissionCore:
         spec = info.obj.spec
         kept = info.spec_cache
         encs: bytes | tuple[bytes, ...] | None = None
-        if isinstance(kept, _SpecPodSets) and kept.spec is spec:
+        if kept is not None and kept.spec is spec:
             encs = kept.encodings  # (computed as the workload was filed)
         for i, ps in enumerate(spec.pod_sets):
             if encs is None:

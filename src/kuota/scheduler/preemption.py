@@ -136,6 +136,7 @@ class Preemptor:
         self.lq_usage = lq_usage
         self._cq_lists: dict[int, list[ClusterQueueState]] = {}
         self._cohort_lists: dict[int, list[Cohort]] = {}
+        self._stamps: dict[datetime, float] = {}  # see _order_key
         # The last simulation's question and targets (see simulate), and
         # whether the last search met candidates its order could not tell apart.
         self._memo: tuple[WorkloadInfo, ClusterQueueState, FR, int, list[Target]] | None = None
@@ -144,6 +145,10 @@ class Preemptor:
     # ------------------------------------------------------------ ordering
     def _order_key(self, cq_name: str) -> Callable[[WorkloadInfo], _OrderKey]:
         now = self.now
+        # The candidates of a cycle were reserved at a few instants (one per
+        # cycle that admitted them, each condition sharing its cycle's
+        # datetime): datetime.timestamp() is worked out once per instant.
+        stamps = self._stamps
 
         def key(w: WorkloadInfo) -> _OrderKey:
             # is_evicted and quota_reservation_time in one walk of the
@@ -165,11 +170,14 @@ class Preemptor:
                         seen_reserved = True
                         if c.status == "True" and c.last_transition_time is not None:
                             reserved = c.last_transition_time
+            ts = stamps.get(reserved)
+            if ts is None:
+                ts = stamps[reserved] = -reserved.timestamp()
             return (
                 evicted,
                 1 if w.cluster_queue == cq_name else 0,
                 w.priority,
-                -reserved.timestamp(),
+                ts,
                 obj.metadata.uid,
             )
 
