@@ -47,7 +47,8 @@ class RealClock:
         self.speed = speed
 
     def now(self) -> datetime:
-        return self._origin + timedelta(seconds=(time.monotonic() - self._t0) * self.speed)
+        # (Positional: the keyword form costs a third more, at every reading.)
+        return self._origin + timedelta(0, (time.monotonic() - self._t0) * self.speed)
 
     def resume_at(self, at: datetime) -> None:
         """Continue from ``at`` (a restarted run picks up where the last one

@@ -54,7 +54,6 @@ from kuota.quota.workload import (
     has_quota_reservation,
     held_part,
     is_admitted,
-    is_evicted,
     is_finished,
     podsets_from_admission,
     podsets_from_spec,
@@ -165,6 +164,39 @@ def with_condition(
     )
     set_condition(new, ctype, status, reason, message, now)
     return new
+
+
+# A workload's first Admitted, PodsReady, Evicted and QuotaReserved conditions.
+_TimerConds = tuple[Condition | None, Condition | None, Condition | None, Condition | None]
+_NO_TIMER_CONDS: Final[_TimerConds] = (None, None, None, None)
+
+
+def _timer_conds(wl: kt.Workload) -> _TimerConds:
+    """What a workload's timers read of its conditions, in one walk of them
+    (the first of each type, as find_condition): each status change asks."""
+    st = wl.status
+    conds = st.conditions if st is not None else None
+    if not conds:
+        return _NO_TIMER_CONDS
+    adm = ready = evicted = reserved = None
+    for c in conds:
+        t = c.type
+        if t == "Admitted":
+            if adm is None:
+                adm = c
+        elif t == "PodsReady":
+            if ready is None:
+                ready = c
+        elif t == "Evicted":
+            if evicted is None:
+                evicted = c
+        elif t == "QuotaReserved" and reserved is None:
+            reserved = c
+    return adm, ready, evicted, reserved
+
+
+def _true(c: Condition | None) -> bool:
+    return c is not None and c.status == "True"
 
 
 def _key(ns: str, name: str) -> str:
@@ -1483,19 +1515,19 @@ class AdmissionCore:
             self._fire_timers()
         self.now = max(self.now, to)
 
-    def _may_have_timer(self, wl: kt.Workload) -> bool:
+    def _may_have_timer(self, wl: kt.Workload, c: _TimerConds) -> bool:
         """Could the workload need time to pass (a superset of the timers
-        _next_timer finds)?"""
+        _next_timer finds)? ``c``: its _timer_conds."""
         st = wl.status
         if st is not None and st.requeue_state is not None:
             return True
-        if not is_admitted(wl):
+        if not _true(c[0]):
             return False
         if wl.spec.maximum_execution_time_seconds is not None:
             return True
         # A PodsReady timer runs only while PodsReady is not True; any change
         # of it is a status change, which puts the workload back in _timer_dirty.
-        return self.config.wait_for_pods_ready is not None and not condition_true(wl, "PodsReady")
+        return self.config.wait_for_pods_ready is not None and not _true(c[1])
 
     def _refresh_timers(self) -> None:
         """Re-examine the workloads changed since the last look: whether they
@@ -1504,9 +1536,10 @@ class AdmissionCore:
         for key in self._timer_dirty:
             info = self.infos.get(key)
             t: datetime | None = None
-            if info is not None and self._may_have_timer(info.obj):
+            c = _timer_conds(info.obj) if info is not None else _NO_TIMER_CONDS
+            if info is not None and self._may_have_timer(info.obj, c):
                 self._timed.add(key)
-                t = self._deadline(info.obj)
+                t = self._deadline(info.obj, c)
             else:
                 self._timed.discard(key)
             if t is None:
@@ -1528,18 +1561,18 @@ class AdmissionCore:
                 out.append(info)
         return out
 
-    def _deadline(self, wl: kt.Workload) -> datetime | None:
+    def _deadline(self, wl: kt.Workload, c: _TimerConds) -> datetime | None:
         """The workload's next timer: PodsReady timeout, maximum execution
         time or the end of its requeue backoff, whichever comes first."""
         w = self.config.wait_for_pods_ready
         t: datetime | None = None
-        if w is not None and is_admitted(wl) and not condition_true(wl, "PodsReady"):
-            t = self._pods_ready_deadline(wl)
-        m = self._max_execution_deadline(wl)
+        if w is not None and _true(c[0]) and not _true(c[1]):
+            t = self._pods_ready_deadline(wl, c)
+        m = self._max_execution_deadline(wl, c[0])
         if m is not None and (t is None or m < t):
             t = m
         rs = wl.status.requeue_state if wl.status is not None else None
-        if rs is not None and rs.requeue_at is not None and not has_quota_reservation(wl):
+        if rs is not None and rs.requeue_at is not None and not _true(c[3]):
             t = rs.requeue_at if t is None else min(t, rs.requeue_at)
         return t
 
@@ -1563,30 +1596,30 @@ class AdmissionCore:
         return best
 
     @staticmethod
-    def _max_execution_deadline(wl: kt.Workload) -> datetime | None:
+    def _max_execution_deadline(wl: kt.Workload, adm: Condition | None) -> datetime | None:
         """When an admitted workload exhausts maximumExecutionTimeSeconds: the
-        limit less the seconds of earlier admissions, from this admission."""
+        limit less the seconds of earlier admissions, from this admission.
+        ``adm``: its (first) Admitted condition."""
         limit = wl.spec.maximum_execution_time_seconds
         if limit is None or wl.status is None or not wl.spec.active:
             return None
-        adm = find_condition(wl, "Admitted")
         if adm is None or adm.status != "True" or adm.last_transition_time is None:
             return None
         past = wl.status.accumulated_past_execution_time_seconds or 0
         return adm.last_transition_time + timedelta(seconds=limit - past)
 
-    def _pods_ready_deadline(self, wl: kt.Workload) -> datetime | None:
+    def _pods_ready_deadline(self, wl: kt.Workload, c: _TimerConds) -> datetime | None:
         w = self.config.wait_for_pods_ready
-        if w is None or not wl.spec.active or is_evicted(wl):
+        if w is None or not wl.spec.active or _true(c[2]):
             # Kueue's reconcileNotReadyTimeout: an evicted (still releasing its
             # quota) or deactivated workload is not timed out again.
             return None
-        pr = find_condition(wl, "PodsReady")
+        pr = c[1]
         if pr is not None and pr.reason == "WaitForRecovery":
             if not w.recovery_timeout or pr.last_transition_time is None:
                 return None
             return pr.last_transition_time + w.recovery_timeout
-        adm = find_condition(wl, "Admitted")
+        adm = c[0]
         if adm is None or adm.last_transition_time is None:
             return None
         return adm.last_transition_time + w.timeout
@@ -1605,7 +1638,8 @@ class AdmissionCore:
             if self.infos.get(key) is not info:
                 continue  # changed by an earlier timer of this instant
             wl = info.obj
-            m = self._max_execution_deadline(wl)
+            c = _timer_conds(wl)
+            m = self._max_execution_deadline(wl, c[0])
             if m is not None and m <= now:
                 _deactivate(wl)
                 assert wl.status is not None
@@ -1617,8 +1651,8 @@ class AdmissionCore:
                     "The workload is deactivated due to exceeding the maximum execution time",
                 )
                 continue
-            if w is not None and is_admitted(wl) and not condition_true(wl, "PodsReady"):
-                d = self._pods_ready_deadline(wl)
+            if w is not None and _true(c[0]) and not _true(c[1]):
+                d = self._pods_ready_deadline(wl, c)
                 if d is not None and d <= now:
                     self._pods_ready_timeout(key, wl)
                     continue
@@ -1627,14 +1661,14 @@ class AdmissionCore:
                 rs is not None
                 and rs.requeue_at is not None
                 and rs.requeue_at <= now
-                and not has_quota_reservation(wl)
+                and not _true(c[3])
             ):
                 rs.requeue_at = None
-                c = find_condition(wl, "Requeued")
+                rq = find_condition(wl, "Requeued")
                 if (
-                    c is not None
-                    and c.status == "False"
-                    and c.reason in ("PodsReadyTimeout", "AdmissionCheck")
+                    rq is not None
+                    and rq.status == "False"
+                    and rq.reason in ("PodsReadyTimeout", "AdmissionCheck")
                 ):
                     self._cond(
                         wl,
