@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 import msgspec
 
@@ -111,17 +111,29 @@ class PodSetResources:
         )
 
 
-class SpecPodSets(NamedTuple):
+class SpecPodSets:
     """What a workload's effective podSets were computed from (kept on its
-    info by the admission core, see ``WorkloadInfo.spec_cache``)."""
+    info by the admission core, see ``WorkloadInfo.spec_cache``). Read-only
+    once made: the infos of one spec share it."""
 
-    spec: WorkloadSpec
-    gen: int  # the LimitRange/RuntimeClass generation
-    reclaimable: Mapping[str, int]
-    podsets: list[PodSetResources]
-    # Its podSets' templates encoded: one, or one per podSet; the same bytes
-    # object for the same encoding (what is kept per template keys by it).
-    encodings: bytes | tuple[bytes, ...]
+    __slots__ = ("encodings", "gen", "podsets", "reclaimable", "spec")
+
+    def __init__(
+        self,
+        spec: WorkloadSpec,
+        gen: int,
+        reclaimable: Mapping[str, int],
+        podsets: list[PodSetResources],
+        encodings: bytes | tuple[bytes, ...],
+    ) -> None:
+        self.spec = spec
+        self.gen = gen  # the LimitRange/RuntimeClass generation
+        self.reclaimable = reclaimable
+        self.podsets = podsets
+        # Its podSets' templates encoded: one, or one per podSet; the same
+        # bytes object for the same encoding (what is kept per template keys
+        # by it).
+        self.encodings = encodings
 
 
 # Scheduling hashes by _hash_key (a world has a few job shapes; forgotten at once).

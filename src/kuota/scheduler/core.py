@@ -830,8 +830,12 @@ class AdmissionCore:
         else:
             ns = wl.metadata.namespace
             pod_sets = wl.spec.pod_sets
-            encs = [self._encode_template(ps.template) for ps in pod_sets]
-            per_pod = [self._per_pod(ns, ps, enc) for ps, enc in zip(pod_sets, encs, strict=True)]
+            encs: list[bytes] = []
+            per_pod: list[dict[str, int]] = []
+            for ps in pod_sets:
+                enc = self._encode_template(ps.template)
+                encs.append(enc)
+                per_pod.append(self._per_pod(ns, ps, enc))
             podsets = podsets_from_spec(wl, self._ctx(ns), rec, per_pod=per_pod)
             kept = encs[0] if len(encs) == 1 else tuple(encs)  # (one podSet: no tuple)
             known = SpecPodSets(wl.spec, self._ctx_gen, rec, podsets, kept)
