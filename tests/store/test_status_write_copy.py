@@ -215,3 +215,75 @@ def test_a_quantity_written_as_text_is_stored_as_a_quantity() -> None:
     assert stored.admission is not None
     usage = stored.admission.pod_set_assignments[0].resource_usage
     assert usage == {"cpu": Quantity("3")} and isinstance(usage["cpu"], Quantity)
+
+
+def _by_conversion(c: Condition) -> Condition | str:
+    """What converting the condition (the reference copy) stores, or the path
+    of what it refuses."""
+    try:
+        return msgspec.convert(msgspec.to_builtins(c, builtin_types=(datetime,)), Condition)
+    except msgspec.ValidationError as err:
+        return str(err).rsplit("$.", 1)[-1].rstrip("`")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    ctype=st.sampled_from(["Type1", "x" * 316, "x" * 317, "", 5]),
+    status=st.sampled_from(["True", "False", "Unknown", "true", "Maybe", None]),
+    reason=st.sampled_from(["R", "", "r" * 1024, "r" * 1025, b"R"]),
+    message=st.sampled_from(["m", "m" * 32768, "m" * 32769]),
+    ltt=st.sampled_from([None, T0, datetime(2026, 1, 1), "2026-01-02T00:00:00Z", 3]),
+    generation=st.sampled_from([None, 0, 7, -1, True]),
+)
+def test_a_new_condition_is_stored_or_refused_as_converting_it_would(
+    ctype: Any, status: Any, reason: Any, message: str, ltt: Any, generation: Any
+) -> None:
+    """A status write copies its new conditions by a check of their fields
+    and a replace when they are plainly valid; whatever the fields, what is
+    stored (values and types) or refused (at which field) is what converting
+    the condition gives."""
+    store = MemoryStore(FakeClock())
+    store.create(make_workload("w"))
+    _written(store, _conditions_status("A"))
+    new = Condition(type="Type0", status="True", reason="A", message="m", last_transition_time=T0)
+    cond = Condition(type=ctype, status=status, reason=reason, message=message)
+    cond.last_transition_time = ltt
+    cond.observed_generation = generation
+    expected = _by_conversion(cond)
+    try:
+        stored = _written(store, WorkloadStatus(conditions=[new, cond]))
+    except Invalid as err:
+        assert isinstance(expected, str), (expected, err)
+        (e,) = err.errors
+        assert e.path == f"status.conditions[1].{expected}", (e.path, expected)
+        return
+    assert not isinstance(expected, str), expected
+    assert stored.conditions is not None
+    got = stored.conditions[1]
+    assert got == expected and got is not cond
+    assert [type(v) for v in msgspec.structs.astuple(got)] == [
+        type(v) for v in msgspec.structs.astuple(expected)
+    ]
+
+
+def test_the_condition_check_knows_every_field_of_condition() -> None:
+    """The quick copy checks Condition's fields by hand: a field added to the
+    struct (or a constraint changed) must be added to codec._condition_copy
+    too, and this fails until this list is brought up to date with it."""
+    assert Condition.__struct_fields__ == (
+        "type",
+        "status",
+        "reason",
+        "message",
+        "last_transition_time",
+        "observed_generation",
+    )
+    hints = {k: str(v) for k, v in Condition.__annotations__.items()}
+    assert hints == {
+        "type": "Annotated[str, Meta(max_length=316)]",
+        "status": "ConditionStatus",
+        "reason": "Annotated[str, Meta(max_length=1024)]",
+        "message": "Annotated[str, Meta(max_length=32768)]",
+        "last_transition_time": "datetime | None",
+        "observed_generation": "Annotated[int, Meta(ge=0)] | None",
+    }

@@ -341,7 +341,11 @@ class ClusterQueueQueue:
         if not tops:
             return None
         top = self._peek(tops)
-        return None if top is None else self._take(tops, *top)
+        if top is None:
+            return None
+        # (Unpacked by hand: compiled, f(*top) is a generic call through a tuple.)
+        entry, g = top
+        return self._take(tops, entry, g)
 
     def _pop_by_usage(self) -> WorkloadInfo | None:
         """Kueue's queueOrderingFunc: the less used LocalQueue first, then the
@@ -375,7 +379,8 @@ class ClusterQueueQueue:
             return None
         if best[1] == 0:
             return self._unqueue(best[2][-1])
-        return self._take(self._tops[best_lq], *best_top)
+        entry, g = best_top
+        return self._take(self._tops[best_lq], entry, g)
 
     def _entry_of(self, info: WorkloadInfo) -> _Entry:
         return self._entry(info, self._queued[info.key][0])

@@ -23,6 +23,7 @@ import msgspec
 from kuota.api import errors as e
 from kuota.api.errors import FieldError
 from kuota.api.hooks import dec_hook, enc_hook
+from kuota.api.meta import Condition
 
 # Bound once (Final: a C static when compiled, not a module-dict lookup per call).
 convert: Final = msgspec.convert
@@ -117,9 +118,10 @@ def _share_elements(new: list[Any], old: list[Any], box: Any) -> list[Any] | Non
     None when the field is not a list of structs, when nothing can be kept, or
     when the copied elements do not convert (the whole field's conversion then
     names the place, or accepts what a sublist's length limit refused)."""
-    limit = _ELEMENT_WISE.get(box)
-    if limit is None:
-        limit = _ELEMENT_WISE[box] = _struct_list_limit(box)
+    known = _ELEMENT_WISE.get(box)
+    if known is None:
+        known = _ELEMENT_WISE[box] = _struct_list_limit(box)
+    limit, item = known
     if len(new) > limit:
         return None
     n = len(old)
@@ -136,6 +138,12 @@ def _share_elements(new: list[Any], old: list[Any], box: Any) -> list[Any] | Non
         at.append(j)
     if len(at) == len(new):
         return None  # nothing to keep: one conversion of the whole list
+    if fresh and item is Condition:
+        quick = [_condition_copy(x) for x in fresh]
+        if None not in quick:
+            for j, c in zip(at, quick, strict=True):
+                out[j] = c
+            return out
     if fresh:
         try:
             copies = _through_builtins({"v": fresh}, box).v
@@ -146,9 +154,10 @@ def _share_elements(new: list[Any], old: list[Any], box: Any) -> list[Any] | Non
     return out
 
 
-def _struct_list_limit(box: Any) -> int:
+def _struct_list_limit(box: Any) -> tuple[int, Any]:
     """The longest list the box's field takes when it is a list (or an optional
-    list) of structs, else -1: only then is a list converted element by element."""
+    list) of structs, else -1: only then is a list converted element by element;
+    and the struct type."""
     hint = typing.get_type_hints(box, include_extras=True)["v"]
     members = typing.get_args(hint) if typing.get_origin(hint) in _UNIONS else (hint,)
     lists: list[tuple[Any, int]] = []
@@ -162,17 +171,45 @@ def _struct_list_limit(box: Any) -> int:
         if typing.get_origin(m) is list:
             lists.append((m, limit))
     if len(lists) != 1:
-        return -1
+        return -1, None
     (item,) = typing.get_args(lists[0][0]) or (None,)
     while typing.get_origin(item) is typing.Annotated:
         item = item.__origin__
     if not (isinstance(item, type) and issubclass(item, msgspec.Struct)):
-        return -1
-    return lists[0][1]
+        return -1, None
+    return lists[0][1], item
+
+
+def _condition_copy(c: Any) -> Any | None:
+    """A Condition checked as converting it checks it (its annotations: three
+    lengths, the status literal, a datetime, a non-negative int) and copied by
+    a replace, its fields being immutable (strings, a datetime, an int): a
+    status write's new conditions, without a round trip through builtins.
+    None when a field is not plainly valid: the conversion then decides, and
+    names what it refuses."""
+    if type(c) is not Condition:
+        return None
+    t, status, reason, message, ltt, gen = astuple(c)
+    if type(t) is not str or len(t) > 316:
+        return None
+    if type(status) is not str or status not in _CONDITION_STATUSES:
+        return None
+    if type(reason) is not str or len(reason) > 1024:
+        return None
+    if type(message) is not str or len(message) > 32768:
+        return None
+    if ltt is not None and type(ltt) is not datetime:
+        return None
+    if gen is not None and (type(gen) is not int or gen < 0):
+        return None
+    return _replace(c)
+
+
+_CONDITION_STATUSES: Final = frozenset(("True", "False", "Unknown"))
 
 
 _UNIONS: Final = (typing.Union, types.UnionType)
-_ELEMENT_WISE: Final[dict[Any, int]] = {}
+_ELEMENT_WISE: Final[dict[Any, tuple[int, Any]]] = {}
 _FIELD_BOXES: Final[dict[tuple[type, str], Any]] = {}
 _HINTS: Final[dict[type, dict[str, Any]]] = {}
 
