@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-stamp
 HOT := kuota/scheduler kuota/quota kuota/queueing kuota/controllers/kueue.py kuota/api/hooks.py \
   kuota/store/memory.py kuota/store/codec.py kuota/runtime/manager.py \
   kuota/runtime/informer.py kuota/runtime/workqueue.py kuota/sim/bench.py \
-  kuota/store/events.py kuota/store/kinds.py \
+  kuota/store/events.py kuota/store/kinds.py kuota/store/copier.py \
   kuota/controllers/jobframework.py \
   kuota/runtime/clock.py kuota/runtime/recorder.py
 COMPILED := build/mypyc

@@ -23,7 +23,7 @@ import msgspec
 from kuota.api import errors as e
 from kuota.api.errors import FieldError
 from kuota.api.hooks import dec_hook, enc_hook
-from kuota.api.meta import Condition
+from kuota.store.copier import FAIL, copy_struct, copy_value, field_nodes, item_node
 
 # Bound once (Final: a C static when compiled, not a module-dict lookup per call).
 convert: Final = msgspec.convert
@@ -82,20 +82,33 @@ def clone_over(new: T, old: T | None) -> T:
     cls = type(new)
     fields: tuple[str, ...] | None = getattr(cls, "__struct_fields__", None)
     if old is None or fields is None or type(old) is not cls:
+        if fields is not None:
+            # A first status (conditions, an admission): checked and copied
+            # directly. (Whole objects are not: for a pod template's dozens
+            # of empty fields, msgspec's conversion is the quicker.)
+            quick = copy_struct(new)
+            if quick is not FAIL:
+                return quick  # type: ignore[no-any-return]
         return clone(new)
     changes: dict[str, Any] = {}
     # Every field of both at once: from compiled code, a struct field read by
     # name is a generic attribute lookup.
     values, old_values = astuple(new), astuple(old)  # type: ignore[arg-type]
+    nodes = field_nodes(cls)
     for i, f in enumerate(fields):
         v = values[i]
         ov = old_values[i]
         if v is ov or v == ov:
             continue
+        node = nodes[i] if nodes is not None else None
         box = _field_box(cls, f)
-        shared = _share_elements(v, ov, box) if type(v) is list and type(ov) is list else None
+        shared = _share_elements(v, ov, box, node) if type(v) is list and type(ov) is list else None
         if shared is not None:
             changes[f] = shared
+            continue
+        quick = copy_value(node, v) if node is not None else FAIL
+        if quick is not FAIL:
+            changes[f] = quick
             continue
         try:
             changes[f] = _through_builtins({"v": v}, box).v
@@ -111,7 +124,9 @@ def clone_over(new: T, old: T | None) -> T:
     return out
 
 
-def _share_elements(new: list[Any], old: list[Any], box: Any) -> list[Any] | None:
+def _share_elements(
+    new: list[Any], old: list[Any], box: Any, node: Any | None = None
+) -> list[Any] | None:
     """A changed list of structs (conditions, mostly) as a new list that keeps
     old's element wherever new's equals it at the same place and copies only
     the others: a condition write changes one or two of a workload's five.
@@ -121,7 +136,7 @@ def _share_elements(new: list[Any], old: list[Any], box: Any) -> list[Any] | Non
     known = _ELEMENT_WISE.get(box)
     if known is None:
         known = _ELEMENT_WISE[box] = _struct_list_limit(box)
-    limit, item = known
+    limit = known[0]
     if len(new) > limit:
         return None
     n = len(old)
@@ -138,9 +153,10 @@ def _share_elements(new: list[Any], old: list[Any], box: Any) -> list[Any] | Non
         at.append(j)
     if len(at) == len(new):
         return None  # nothing to keep: one conversion of the whole list
-    if fresh and item is Condition:
-        quick = [_condition_copy(x) for x in fresh]
-        if None not in quick:
+    items = item_node(node, len(new))
+    if fresh and items is not None:
+        quick = [copy_value(items, x) for x in fresh]
+        if FAIL not in quick:
             for j, c in zip(at, quick, strict=True):
                 out[j] = c
             return out
@@ -178,34 +194,6 @@ def _struct_list_limit(box: Any) -> tuple[int, Any]:
     if not (isinstance(item, type) and issubclass(item, msgspec.Struct)):
         return -1, None
     return lists[0][1], item
-
-
-def _condition_copy(c: Any) -> Any | None:
-    """A Condition checked as converting it checks it (its annotations: three
-    lengths, the status literal, a datetime, a non-negative int) and copied by
-    a replace, its fields being immutable (strings, a datetime, an int): a
-    status write's new conditions, without a round trip through builtins.
-    None when a field is not plainly valid: the conversion then decides, and
-    names what it refuses."""
-    if type(c) is not Condition:
-        return None
-    t, status, reason, message, ltt, gen = astuple(c)
-    if type(t) is not str or len(t) > 316:
-        return None
-    if type(status) is not str or status not in _CONDITION_STATUSES:
-        return None
-    if type(reason) is not str or len(reason) > 1024:
-        return None
-    if type(message) is not str or len(message) > 32768:
-        return None
-    if ltt is not None and type(ltt) is not datetime:
-        return None
-    if gen is not None and (type(gen) is not int or gen < 0):
-        return None
-    return _replace(c)
-
-
-_CONDITION_STATUSES: Final = frozenset(("True", "False", "Unknown"))
 
 
 _UNIONS: Final = (typing.Union, types.UnionType)
