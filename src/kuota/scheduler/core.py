@@ -289,6 +289,19 @@ class AdmissionCore:
         self._timer_dirty.add(key)
         return set_condition(wl, ctype, status, reason, message, now)
 
+    def _cond_if_changed(
+        self, wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
+    ) -> bool:
+        """_cond for a caller that changes nothing else of the status: the
+        workload is touched (to be written, its timers looked at again) only
+        if the condition changed."""
+        if not set_condition(wl, ctype, status, reason, message, now):
+            return False
+        key = _key(wl.metadata.namespace, wl.metadata.name)
+        self._touched.add(key)
+        self._timer_dirty.add(key)
+        return True
+
     def take_touched(self) -> set[str]:
         """The workloads whose status may have changed since the last call."""
         out, self._touched = self._touched, set()
@@ -1325,13 +1338,20 @@ class AdmissionCore:
         self.queues.requeue(info, reason, self.now, pending)
         if skip_status:
             return
+        # Touched only when a condition changed, as Kueue patches the status
+        # only then: a head left waiting with the same reason, cycle after
+        # cycle, is not written again.
         if (
-            self._cond(wl, "QuotaReserved", "False", qr_reason or "Pending", message, self.now)
+            self._cond_if_changed(
+                wl, "QuotaReserved", "False", qr_reason or "Pending", message, self.now
+            )
             and self.afs is not None
         ):
             self._afs_reconcile(_key(info.namespace, info.queue_name))
         if blocked_on_gates:
-            self._cond(wl, "BlockedOnPreemptionGates", "True", "PreemptionGated", message, self.now)
+            self._cond_if_changed(
+                wl, "BlockedOnPreemptionGates", "True", "PreemptionGated", message, self.now
+            )
 
     def blocked_by_pods_ready(self) -> bool:
         w = self.config.wait_for_pods_ready
