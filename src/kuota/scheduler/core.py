@@ -925,16 +925,22 @@ class AdmissionCore:
             self._cond(
                 wl, "Requeued", "True", "Reactivated", "The workload was reactivated", self.now
             )
-        self._sync(key)
+        # A workload as read is not to be written back: what this filing
+        # changes of its status touches it by itself (conditions, requeue
+        # state, checks), so a write is attempted only for those.
+        self._sync(key, touch=False)
 
-    def _sync(self, key: str, event: bool = True) -> None:
+    def _sync(self, key: str, event: bool = True, touch: bool = True) -> None:
         """Put a workload where its status says it belongs: the quota cache, a
         queue, or nowhere. ``event``: the change is an update Kueue's workload
-        controller sees, which admission fair sharing follows."""
+        controller sees, which admission fair sharing follows. ``touch``: the
+        caller may have changed the status without touching it (a filing
+        after the core's own change); not for a workload as read."""
         wl = self.workloads.get(key)
         if wl is None:
             return
-        self._touched.add(key)
+        if touch:
+            self._touched.add(key)
         self._timer_dirty.add(key)
         prev = self.infos.get(key)
         if self.afs is None or not event:
