@@ -282,25 +282,25 @@ class AdmissionCore:
         self._ctxs: dict[str, tuple[int, RequestContext]] = {}
 
     def _cond(
-        self, wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
+        self,
+        wl: kt.Workload,
+        ctype: str,
+        status: str,
+        reason: str,
+        message: str,
+        now: datetime,
+        *,
+        if_changed: bool = False,
     ) -> bool:
-        key = _key(wl.metadata.namespace, wl.metadata.name)
-        self._touched.add(key)
-        self._timer_dirty.add(key)
-        return set_condition(wl, ctype, status, reason, message, now)
-
-    def _cond_if_changed(
-        self, wl: kt.Workload, ctype: str, status: str, reason: str, message: str, now: datetime
-    ) -> bool:
-        """_cond for a caller that changes nothing else of the status: the
-        workload is touched (to be written, its timers looked at again) only
-        if the condition changed."""
-        if not set_condition(wl, ctype, status, reason, message, now):
-            return False
-        key = _key(wl.metadata.namespace, wl.metadata.name)
-        self._touched.add(key)
-        self._timer_dirty.add(key)
-        return True
+        """set_condition, the workload touched (to be written, its timers
+        looked at again). ``if_changed``: for a caller that changes nothing
+        else of the status, touched only if the condition changed."""
+        changed = set_condition(wl, ctype, status, reason, message, now)
+        if changed or not if_changed:
+            key = _key(wl.metadata.namespace, wl.metadata.name)
+            self._touched.add(key)
+            self._timer_dirty.add(key)
+        return changed
 
     def take_touched(self) -> set[str]:
         """The workloads whose status may have changed since the last call."""
@@ -1348,15 +1348,27 @@ class AdmissionCore:
         # only then: a head left waiting with the same reason, cycle after
         # cycle, is not written again.
         if (
-            self._cond_if_changed(
-                wl, "QuotaReserved", "False", qr_reason or "Pending", message, self.now
+            self._cond(
+                wl,
+                "QuotaReserved",
+                "False",
+                qr_reason or "Pending",
+                message,
+                self.now,
+                if_changed=True,
             )
             and self.afs is not None
         ):
             self._afs_reconcile(_key(info.namespace, info.queue_name))
         if blocked_on_gates:
-            self._cond_if_changed(
-                wl, "BlockedOnPreemptionGates", "True", "PreemptionGated", message, self.now
+            self._cond(
+                wl,
+                "BlockedOnPreemptionGates",
+                "True",
+                "PreemptionGated",
+                message,
+                self.now,
+                if_changed=True,
             )
 
     def blocked_by_pods_ready(self) -> bool:

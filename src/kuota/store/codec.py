@@ -133,10 +133,9 @@ def _share_elements(
     None when the field is not a list of structs, when nothing can be kept, or
     when the copied elements do not convert (the whole field's conversion then
     names the place, or accepts what a sublist's length limit refused)."""
-    known = _ELEMENT_WISE.get(box)
-    if known is None:
-        known = _ELEMENT_WISE[box] = _struct_list_limit(box)
-    limit = known[0]
+    limit = _ELEMENT_WISE.get(box)
+    if limit is None:
+        limit = _ELEMENT_WISE[box] = _struct_list_limit(box)
     if len(new) > limit:
         return None
     n = len(old)
@@ -170,10 +169,9 @@ def _share_elements(
     return out
 
 
-def _struct_list_limit(box: Any) -> tuple[int, Any]:
+def _struct_list_limit(box: Any) -> int:
     """The longest list the box's field takes when it is a list (or an optional
-    list) of structs, else -1: only then is a list converted element by element;
-    and the struct type."""
+    list) of structs, else -1: only then is a list converted element by element."""
     hint = typing.get_type_hints(box, include_extras=True)["v"]
     members = typing.get_args(hint) if typing.get_origin(hint) in _UNIONS else (hint,)
     lists: list[tuple[Any, int]] = []
@@ -187,17 +185,17 @@ def _struct_list_limit(box: Any) -> tuple[int, Any]:
         if typing.get_origin(m) is list:
             lists.append((m, limit))
     if len(lists) != 1:
-        return -1, None
+        return -1
     (item,) = typing.get_args(lists[0][0]) or (None,)
     while typing.get_origin(item) is typing.Annotated:
         item = item.__origin__
     if not (isinstance(item, type) and issubclass(item, msgspec.Struct)):
-        return -1, None
-    return lists[0][1], item
+        return -1
+    return lists[0][1]
 
 
 _UNIONS: Final = (typing.Union, types.UnionType)
-_ELEMENT_WISE: Final[dict[Any, tuple[int, Any]]] = {}
+_ELEMENT_WISE: Final[dict[Any, int]] = {}
 _FIELD_BOXES: Final[dict[tuple[type, str], Any]] = {}
 _HINTS: Final[dict[type, dict[str, Any]]] = {}
 

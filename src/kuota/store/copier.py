@@ -127,9 +127,7 @@ def item_node(node: _Node | None, length: int) -> _Node | None:
         node = node.inner
     if node is None or node.kind != _LIST:
         return None
-    if (node.lo is not None and length < node.lo) or (node.hi is not None and length > node.hi):
-        return None
-    return node.inner
+    return node.inner if _length_ok(node, length) else None
 
 
 def copy_value(node: _Node, v: Any) -> Any:
@@ -243,7 +241,7 @@ def _copy(n: _Node, v: Any) -> Any:
     if kind == _STR:
         if type(v) is not str:
             return FAIL
-        if (n.lo is not None and len(v) < n.lo) or (n.hi is not None and len(v) > n.hi):
+        if not _length_ok(n, len(v)):
             return FAIL
         if n.search is not None and v not in n.matched:
             if n.search(v) is None:
@@ -268,7 +266,7 @@ def _copy(n: _Node, v: Any) -> Any:
     if kind == _LIST:
         if type(v) is not list:
             return FAIL
-        if (n.lo is not None and len(v) < n.lo) or (n.hi is not None and len(v) > n.hi):
+        if not _length_ok(n, len(v)):
             return FAIL
         item = n.inner
         assert item is not None
@@ -282,7 +280,7 @@ def _copy(n: _Node, v: Any) -> Any:
     if kind == _DICT:
         if type(v) is not dict:
             return FAIL
-        if (n.lo is not None and len(v) < n.lo) or (n.hi is not None and len(v) > n.hi):
+        if not _length_ok(n, len(v)):
             return FAIL
         key, value = n.key, n.inner
         assert key is not None and value is not None
@@ -322,6 +320,11 @@ def _copy(n: _Node, v: Any) -> Any:
     if kind == _JSON:
         return _copy_json(v)
     return FAIL
+
+
+def _length_ok(n: _Node, length: int) -> bool:
+    """Within a string's, list's or dict's length bounds."""
+    return (n.lo is None or length >= n.lo) and (n.hi is None or length <= n.hi)
 
 
 def _in_bounds(n: _Node, v: Any) -> bool:
