@@ -958,12 +958,25 @@ def _created(core: AdmissionCore, key: str) -> datetime:
     return ts
 
 
+_STAMPED = frozenset({"PendingEvaluation", "Suspended", "Misconfigured", "Inadmissible"})
+
+
 def final_states(core: AdmissionCore) -> dict[str, tuple[Any, ...]]:
     out: dict[str, tuple[Any, ...]] = {}
     for key in sorted(core.workloads):
         v = core.workload(key)
         assert v is not None
-        out[key] = (v.state, v.reason, v.flavors, v.count)
+        # A workload waiting for the scheduler's next look (or in no queue)
+        # carries what Kueue's workload controller last stamped from its
+        # queue's state, which is history, as in Kueue: filed before its
+        # LocalQueue, it was stamped "doesn't exist" and then PendingEvaluation
+        # once the queue came; filed while its ClusterQueue lacked a flavor,
+        # it says "inactive" until the scheduler tries it. Those are compared
+        # as no reason; the scheduler's own reasons are compared as they are.
+        reason = v.reason
+        if v.state in ("pending", "unqueued") and reason in _STAMPED:
+            reason = ""
+        out[key] = (v.state, reason, v.flavors, v.count)
     return out
 
 

@@ -24,6 +24,7 @@ from kuota.api.kueue.webhooks import parse_int32
 from kuota.api.meta import Condition, selector_matches
 from kuota.api.quantity import Quantity
 from kuota.queueing.manager import QueueManager
+from kuota.queueing.queues import NAMESPACE_MISMATCH
 from kuota.quota.afs import (
     Amounts,
     UsageLedger,
@@ -201,6 +202,22 @@ def _true(c: Condition | None) -> bool:
 
 def _key(ns: str, name: str) -> str:
     return f"{ns}/{name}"
+
+
+# The QuotaReserved=False reasons Kueue's scheduler writes, which its workload
+# controller keeps until the scheduler looks again (schedulerSetReasons).
+_SCHEDULER_REASONS: Final = frozenset(
+    {
+        "WaitingForQuota",
+        "NoMatchingFlavor",
+        "ExceedsMaxQuota",
+        "TopologyPlacementFailed",
+        "WaitingForPreemptedWorkloads",
+        "WaitingForPodsReady",
+        "PendingEvaluation",
+    }
+)
+_PENDING_EVALUATION: Final = "Workload is pending evaluation in the scheduling queue"
 
 
 class AdmissionCore:
@@ -412,8 +429,10 @@ class AdmissionCore:
                 self._refresh_cq(name, self.cq_objs[name], structural=False)
                 for k in sorted(st.workloads):
                     self._sync(k)
+                self._restamp_queue(None, None, name)
                 return True
             self._remove_cq(name)
+            self._restamp_queue(None, None, name)
             return True
         if kind == "LocalQueue":
             key = _key(namespace, name)
@@ -421,6 +440,7 @@ class AdmissionCore:
                 return False
             self.queues.delete_local_queue(key)
             self._refile_reserving(namespace, name)
+            self._restamp_queue(namespace, name, None)
             self._lq_weights.pop(key, None)
             if self.afs is not None:
                 self.afs.delete(key)
@@ -499,6 +519,12 @@ class AdmissionCore:
         old_stop = (old.spec.stop_policy or "None") if old is not None else "None"
         if structural and old is not None and stop != old_stop:
             self._on_cq_stop_change(name, old_stop, stop)
+        if structural and (
+            old is None
+            or stop != old_stop
+            or old.spec.admission_checks_strategy != spec.admission_checks_strategy
+        ):
+            self._restamp_queue(None, None, name)  # Kueue's workloadQueueHandler
         if structural or was[0] != st.active:
             self._retry(self._root_cqs(name))
         if not created and rules_before != st.admission_checks:
@@ -995,6 +1021,122 @@ class AdmissionCore:
             self.queues.add_or_update(info, self.now)
         else:
             self.queues.delete(key)
+        self._stamp_unreserved(wl, info)
+
+    def _stamp_unreserved(self, wl: kt.Workload, info: WorkloadInfo | None) -> None:
+        """Kueue's syncQuotaReservedFalseCondition: the workload controller's
+        reason for a workload that holds no quota, stamped whenever it sees
+        the workload (and each workload of a LocalQueue or ClusterQueue that
+        is created, deleted or stopped): what blocks its queue, its
+        deactivation, a misconfiguration, an admission gate; a reason the
+        scheduler set is kept until the next attempt; any other reason (one
+        whose cause went away, or an eviction's Pending) becomes
+        PendingEvaluation. A workload with no condition yet gets none
+        (UnadmittedWorkloadsExplicitStatus off)."""
+        if has_quota_reservation(wl) or is_finished(wl):
+            return
+        self._stamp_reason(wl, info)
+        # SyncAdmittedCondition: once QuotaReserved is there, Admitted says why not.
+        if self.gate("UnadmittedWorkloadsObservability") and (
+            find_condition(wl, "QuotaReserved") is not None
+            or find_condition(wl, "Admitted") is not None
+        ):
+            self._cond(
+                wl,
+                "Admitted",
+                "False",
+                "NoReservation",
+                "The workload has no reservation",
+                self.now,
+                if_changed=True,
+            )
+
+    def _stamp_reason(self, wl: kt.Workload, info: WorkloadInfo | None) -> None:
+        blocker = self._queue_blocker(wl)
+        cond = find_condition(wl, "QuotaReserved")
+        if not self.gate("UnadmittedWorkloadsObservability"):
+            if blocker is not None:
+                self._qr_false(wl, "Inadmissible", blocker[1])
+            return
+        if not wl.spec.active:
+            self._qr_false(wl, "Deactivated", "The workload is deactivated")
+            return
+        if cond is not None and cond.status == "False" and cond.reason == "OnHold":
+            return
+        if blocker is not None:
+            self._qr_false(wl, *blocker)
+            return
+        if info is not None and info.cluster_queue is not None:
+            bad = self.admissibility_error(info, info.cluster_queue)
+            if bad is not None:
+                self._qr_false(wl, "Misconfigured", bad[0])
+                return
+        gated_by = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/admission-gated-by")
+        if gated_by:
+            self._qr_false(wl, "AdmissionGated", f"Admission is gated by: {gated_by}")
+            return
+        if cond is None:
+            if self.gate("UnadmittedWorkloadsExplicitStatus"):
+                self._qr_false(wl, "PendingEvaluation", _PENDING_EVALUATION)
+            return
+        if cond.reason in _SCHEDULER_REASONS:
+            return  # the scheduler's feedback stays until its next attempt
+        self._qr_false(wl, "PendingEvaluation", _PENDING_EVALUATION)
+
+    def _qr_false(self, wl: kt.Workload, reason: str, message: str) -> None:
+        self._cond(wl, "QuotaReserved", "False", reason, message, self.now, if_changed=True)
+
+    def _queue_blocker(self, wl: kt.Workload) -> tuple[str, str] | None:
+        """Kueue's getQueueBlocker: (reason, message) when the workload's
+        LocalQueue or ClusterQueue is missing or inactive."""
+        lq_name = wl.spec.queue_name or ""
+        lq = self.lq_objs.get(_key(wl.metadata.namespace, lq_name))
+        if lq is None:
+            return "Misconfigured", f"LocalQueue {lq_name} doesn't exist"
+        if (lq.spec.stop_policy or "None") != "None":
+            return "Suspended", f"LocalQueue {lq_name} is inactive"
+        cq_name = lq.spec.cluster_queue or ""
+        st = self.snap.cqs.get(cq_name)
+        if cq_name not in self.cq_objs or st is None:
+            return "Misconfigured", f"ClusterQueue {cq_name} doesn't exist"
+        if not st.active:
+            return "Suspended", f"ClusterQueue {cq_name} is inactive"
+        return None
+
+    def admissibility_error(self, info: WorkloadInfo, cq_name: str) -> tuple[str, str] | None:
+        """Kueue's ValidateAdmissibility against the workload's ClusterQueue:
+        (message, requeue reason) when it can never be admitted there as it
+        is (namespace missing or not selected, resources invalid)."""
+        if info.namespace not in self.namespaces:
+            return f'workload namespace "{info.namespace}" does not exist', ""
+        if not self.namespace_matches(cq_name, info.namespace):
+            return "workload namespace doesn't match ClusterQueue selector", NAMESPACE_MISMATCH
+        bad = self.resources_invalid(info)
+        if bad is not None:
+            return bad, ""
+        return None
+
+    def _restamp_queue(
+        self, namespace: str | None, lq_name: str | None, cq_name: str | None
+    ) -> None:
+        """Kueue's workloadQueueHandler: a LocalQueue (or every LocalQueue of a
+        ClusterQueue) created, deleted or stopped: its workloads are seen again."""
+        lqs: set[tuple[str, str]] | None = None
+        if cq_name is not None:
+            lqs = {
+                (lq.metadata.namespace, lq.metadata.name)
+                for lq in self.lq_objs.values()
+                if lq.spec.cluster_queue == cq_name
+            }
+        for key in sorted(self.workloads):
+            wl = self.workloads[key]
+            ns, q = wl.metadata.namespace, wl.spec.queue_name or ""
+            if lqs is not None:
+                if (ns, q) not in lqs:
+                    continue
+            elif ns != namespace or q != lq_name:
+                continue
+            self._stamp_unreserved(wl, self.infos.get(key))
 
     def _retry_checks_delay(self, key: str, wl: kt.Workload) -> None:
         """Kueue's NeedsRequeueAtUpdate: a check in Retry with

@@ -135,19 +135,14 @@ class Cycle:
                 e.preemptor = q is not None and q.preemptor == info.key
             if info.key in self.snap.holders:
                 continue
-            ns = core.namespaces.get(info.namespace)
             if not e.cq.active:
                 e.message = f"ClusterQueue {cq_name} is inactive"
                 e.qr_reason = "Suspended"
-            elif ns is None:
-                e.message = f'workload namespace "{info.namespace}" does not exist'
-            elif not core.namespace_matches(cq_name, info.namespace):
-                e.message = "workload namespace doesn't match ClusterQueue selector"
+            elif (bad := core.admissibility_error(info, cq_name)) is not None:
+                e.message, requeue_reason = bad
                 e.qr_reason = "Misconfigured"
-                e.requeue_reason = rq.NAMESPACE_MISMATCH
-            elif (bad := core.resources_invalid(info)) is not None:
-                e.message = bad
-                e.qr_reason = "Misconfigured"
+                if requeue_reason:
+                    e.requeue_reason = requeue_reason
             else:
                 self._record(e, *self.assignments(e.info, e.cq))
                 entries.append(e)
