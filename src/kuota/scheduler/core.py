@@ -775,11 +775,18 @@ class AdmissionCore:
     def _retry_all(self) -> None:
         self._retry(list(self.queues.cqs))
 
-    def namespace_matches(self, cq_name: str, namespace: str) -> bool:
+    def namespace_matches(self, cq_name: str, namespace: str, keep: bool = True) -> bool:
+        """``keep``: remember the answer (not for a look at a workload the
+        scheduler may never try: the backlog's memory stays its own)."""
         cq = self.cq_objs.get(cq_name)
         ns = self.namespaces.get(namespace)
         if cq is None or ns is None:
             return False
+        if not keep:
+            known_ns = self._ns_matches.get(cq_name, {}).get(namespace)
+            if known_ns is not None and known_ns[0] is cq and known_ns[1] is ns:
+                return known_ns[2]
+            return selector_matches(cq.spec.namespace_selector, ns.metadata.labels or {})
         # Kept while both objects are the ones it was worked out for (an
         # update replaces the object): each workload filed or nominated asks.
         by_ns = self._ns_matches.get(cq_name)
@@ -1067,7 +1074,7 @@ class AdmissionCore:
             self._qr_false(wl, *blocker)
             return
         if info is not None and info.cluster_queue is not None:
-            bad = self.admissibility_error(info, info.cluster_queue)
+            bad = self.admissibility_error(info, info.cluster_queue, keep=False)
             if bad is not None:
                 self._qr_false(wl, "Misconfigured", bad[0])
                 return
@@ -1103,15 +1110,18 @@ class AdmissionCore:
             return "Suspended", f"ClusterQueue {cq_name} is inactive"
         return None
 
-    def admissibility_error(self, info: WorkloadInfo, cq_name: str) -> tuple[str, str] | None:
+    def admissibility_error(
+        self, info: WorkloadInfo, cq_name: str, keep: bool = True
+    ) -> tuple[str, str] | None:
         """Kueue's ValidateAdmissibility against the workload's ClusterQueue:
         (message, requeue reason) when it can never be admitted there as it
-        is (namespace missing or not selected, resources invalid)."""
+        is (namespace missing or not selected, resources invalid). ``keep``:
+        remember the answers (see namespace_matches)."""
         if info.namespace not in self.namespaces:
             return f'workload namespace "{info.namespace}" does not exist', ""
-        if not self.namespace_matches(cq_name, info.namespace):
+        if not self.namespace_matches(cq_name, info.namespace, keep):
             return "workload namespace doesn't match ClusterQueue selector", NAMESPACE_MISMATCH
-        bad = self.resources_invalid(info)
+        bad = self.resources_invalid(info, keep)
         if bad is not None:
             return bad, ""
         return None
@@ -1265,7 +1275,9 @@ class AdmissionCore:
         self._cond(wl, "Finished", "True", "Succeeded", "Job finished successfully", self.now)
         self._sync(key)
 
-    def resources_invalid(self, info: WorkloadInfo) -> str | None:
+    def resources_invalid(self, info: WorkloadInfo, keep: bool = True) -> str | None:
+        """Why the workload's requests are invalid, or None; ``keep`` as for
+        namespace_matches."""
         known = self._invalid.get(info.key)
         if known is not None and known[0] is info.obj.spec and known[1] == self._ctx_gen:
             return known[2]
@@ -1292,7 +1304,8 @@ class AdmissionCore:
             if msg is not None:
                 found = msg
                 break
-        self._invalid[info.key] = (info.obj.spec, self._ctx_gen, found)
+        if keep:
+            self._invalid[info.key] = (info.obj.spec, self._ctx_gen, found)
         return found
 
     # ================================================================ decisions
