@@ -171,3 +171,24 @@ def test_without_observability_a_blocked_queue_reads_inadmissible() -> None:
     add(core, workload("w", queue="none"))
     assert reserved_cond(core, "ns/w") == ("False", "Inadmissible", "LocalQueue none doesn't exist")
     assert find_condition(core.workloads["ns/w"], "Admitted") is None
+
+
+def test_a_workload_parked_for_its_shape_says_an_equivalent_one_failed() -> None:
+    core = make_core(
+        {"UnadmittedWorkloadsObservability": True, "UnadmittedWorkloadsExplicitStatus": True}
+    )
+    add(core, QUEUES + "---" + workload("a"))
+    assert core.cycle().admitted == ["ns/a"]
+    add(core, workload("b"))
+    core.cycle()  # b does not fit: its shape is parked with WaitingForQuota
+    assert core.workload("ns/b").state == "inadmissible"  # type: ignore[union-attr]
+    add(core, workload("c"))
+    assert reserved_cond(core, "ns/c") == (
+        "False",
+        "WaitingForQuota",
+        "Bypassed scheduling evaluation because an equivalent workload recently failed",
+    )
+    core.finish("ns/a")  # quota released: the parked shapes are woken and judged afresh
+    add(core, workload("d"))
+    c = reserved_cond(core, "ns/d")
+    assert c is not None and c[1] == "PendingEvaluation"

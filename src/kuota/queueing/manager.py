@@ -144,6 +144,12 @@ class QueueManager:
             return None
         return self._cq(lq.cluster_queue)
 
+    def no_fit_reason(self, key: str) -> str | None:
+        """Kueue's GetNoFitReason: the reason an equivalent workload failed
+        with, when this one waits parked because of it."""
+        q = self.cluster_queue_of(key)
+        return q.no_fit_reason(key) if q is not None else None
+
     def queued(self, key: str) -> str | None:
         """'active', 'inadmissible', 'inflight' or None."""
         cq = self.cluster_queue_of(key)
@@ -183,8 +189,15 @@ class QueueManager:
         return out
 
     def requeue(
-        self, info: WorkloadInfo, reason: str, now: datetime, pending_flavors: bool
+        self,
+        info: WorkloadInfo,
+        reason: str,
+        now: datetime,
+        pending_flavors: bool,
+        qr_reason: str = "",
     ) -> bool:
+        """Kueue's RequeueWorkload; ``qr_reason``: the QuotaReserved reason the
+        scheduler gives it (kept for its shape when the shape is parked)."""
         lq_key = f"{info.namespace}/{info.queue_name}"
         lq = self.lqs.get(lq_key)
         if lq is None:
@@ -194,7 +207,7 @@ class QueueManager:
         cq = self._file(info, lq)
         if cq is None:
             return False
-        return cq.requeue(info, reason, now, pending_flavors)
+        return cq.requeue(info, reason, now, pending_flavors, qr_reason)
 
     def retry_inadmissible(
         self,

@@ -152,7 +152,9 @@ class ClusterQueueQueue:
         self._wake: tuple[datetime, Callable[[str], bool]] | None = None
         # Kueue's SchedulingEquivalenceHashing (BestEffortFIFO): the shapes
         # parked since the last wake; newcomers of these shapes park at once.
-        self._parked_shapes: set[bytes] = set()
+        # Each with the QuotaReserved reason of the workload that failed
+        # (Kueue's hashToBulkMoveReason).
+        self._parked_shapes: dict[bytes, str] = {}
 
     @property
     def strategy(self) -> str:
@@ -437,7 +439,12 @@ class ClusterQueueQueue:
 
     # -- after a cycle: Kueue's RequeueIfNotPresent
     def requeue(
-        self, info: WorkloadInfo, reason: str, now: datetime, pending_flavors: bool
+        self,
+        info: WorkloadInfo,
+        reason: str,
+        now: datetime,
+        pending_flavors: bool,
+        qr_reason: str = "",
     ) -> bool:
         if self.strategy == "StrictFIFO":
             immediate = reason != NAMESPACE_MISMATCH
@@ -460,12 +467,18 @@ class ClusterQueueQueue:
             return False
         self.inadmissible[key] = info
         if self._by_hash and reason in (NO_FIT, PREEMPTION_NO_CANDIDATES):
-            self._park_shape(info.scheduling_hash)
+            self._park_shape(info.scheduling_hash, qr_reason or "PendingEvaluation")
         return True
 
-    def _park_shape(self, shape: bytes) -> None:
+    def no_fit_reason(self, key: str) -> str | None:
+        """Kueue's GetNoFitReason: for a parked workload, the reason its shape
+        was parked with."""
+        info = self.inadmissible.get(key)
+        return None if info is None else self._parked_shapes.get(info.scheduling_hash)
+
+    def _park_shape(self, shape: bytes, reason: str) -> None:
         """Kueue's handleInadmissibleHash: park the active workloads of this shape."""
-        self._parked_shapes.add(shape)
+        self._parked_shapes[shape] = reason
         for g in list(self._by_shape.get(shape, ())):
             if not g.parked:
                 self._park(g)

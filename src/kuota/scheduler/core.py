@@ -218,6 +218,12 @@ _SCHEDULER_REASONS: Final = frozenset(
     }
 )
 _PENDING_EVALUATION: Final = "Workload is pending evaluation in the scheduling queue"
+# Reasons after which the controller asks whether an equivalent workload just
+# failed (shouldCheckEquivalenceHash): not a block it must keep showing.
+_RECHECKED_REASONS: Final = frozenset(
+    {"", "Deactivated", "PendingEvaluation", "Suspended", "Pending"}
+)
+_BYPASSED: Final = "Bypassed scheduling evaluation because an equivalent workload recently failed"
 
 
 class AdmissionCore:
@@ -1082,8 +1088,17 @@ class AdmissionCore:
         if gated_by:
             self._qr_false(wl, "AdmissionGated", f"Admission is gated by: {gated_by}")
             return
+        explicit = self.gate("UnadmittedWorkloadsExplicitStatus")
+        if self.gate("SchedulingEquivalenceHashing") and (
+            explicit if cond is None else cond.reason in _RECHECKED_REASONS
+        ):
+            key = _key(wl.metadata.namespace, wl.metadata.name)
+            no_fit = self.queues.no_fit_reason(key)
+            if no_fit is not None:
+                self._qr_false(wl, no_fit, _BYPASSED)
+                return
         if cond is None:
-            if self.gate("UnadmittedWorkloadsExplicitStatus"):
+            if explicit:
                 self._qr_false(wl, "PendingEvaluation", _PENDING_EVALUATION)
             return
         if cond.reason in _SCHEDULER_REASONS:
@@ -1496,7 +1511,7 @@ class AdmissionCore:
             return
         la = info.last_assignment
         pending = isinstance(la, Assignment) and la.pending_flavors()
-        self.queues.requeue(info, reason, self.now, pending)
+        self.queues.requeue(info, reason, self.now, pending, qr_reason)
         if skip_status:
             return
         # Touched only when a condition changed, as Kueue patches the status
