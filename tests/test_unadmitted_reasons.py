@@ -192,3 +192,33 @@ def test_a_workload_parked_for_its_shape_says_an_equivalent_one_failed() -> None
     add(core, workload("d"))
     c = reserved_cond(core, "ns/d")
     assert c is not None and c[1] == "PendingEvaluation"
+
+
+CHECKED = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: check}
+spec: {controllerName: ctrl}
+status:
+  conditions:
+  - {type: Active, status: 'True', reason: ByTest, message: by test,
+     lastTransitionTime: '2025-12-31T23:00:00Z'}
+---
+""" + QUEUES.replace(
+    "  preemption: {withinClusterQueue: LowerPriority}\n",
+    "  admissionChecksStrategy: {admissionChecks: [{name: check}]}\n",
+)
+
+
+def test_a_reservation_waiting_for_its_checks_says_why_it_is_not_admitted() -> None:
+    core = make_core()
+    add(core, CHECKED + "---" + workload("w"))
+    assert core.cycle().admitted == ["ns/w"]  # quota reserved
+    assert core.workload("ns/w").state == "reserved"  # type: ignore[union-attr]
+    c = find_condition(core.workloads["ns/w"], "Admitted")
+    assert c is not None
+    assert (c.status, c.reason, c.message) == (
+        "False",
+        "UnsatisfiedAdmissionChecks",
+        "The workload has not all checks ready",
+    )

@@ -1256,6 +1256,23 @@ class AdmissionCore:
         states = {s.name: s.state for s in wl.status.admission_checks or ()}
         if all(states.get(n) == "Ready" for n in checks):
             self._cond(wl, "Admitted", "True", "Admitted", "The workload is admitted", self.now)
+        else:
+            self._checks_not_ready(wl)
+
+    def _checks_not_ready(self, wl: kt.Workload) -> None:
+        """SyncAdmittedCondition for a reservation whose checks are not all
+        Ready (with UnadmittedWorkloadsObservability; without it Kueue leaves
+        the condition as it is)."""
+        if self.gate("UnadmittedWorkloadsObservability"):
+            self._cond(
+                wl,
+                "Admitted",
+                "False",
+                "UnsatisfiedAdmissionChecks",
+                "The workload has not all checks ready",
+                self.now,
+                if_changed=True,
+            )
 
     def _admissible(self, wl: kt.Workload) -> bool:
         if not wl.spec.active or is_finished(wl) or has_quota_reservation(wl):
@@ -1373,6 +1390,8 @@ class AdmissionCore:
         wl.status.admission_checks = [states[n] for n in sorted(states)] or None
         if all(states[n].state == "Ready" for n in checks):
             self._cond(wl, "Admitted", "True", "Admitted", "The workload is admitted", self.now)
+        else:
+            self._checks_not_ready(wl)
         info.last_assignment = None
         self.queues.delete(info.key)
         # The cycle held the assignment's usage in the tree for the rest of the
