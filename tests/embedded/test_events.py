@@ -65,6 +65,19 @@ def test_a_workloads_life_is_recorded_in_kueues_words() -> None:
     assert qr.message == "Quota reserved in ClusterQueue cq, wait time since queued was 600s"
 
 
+def test_the_workload_controllers_own_reasons_record_no_event() -> None:
+    # Kueue's workload controller stamps "LocalQueue X doesn't exist" without
+    # an Event; the scheduler's failed attempts record one each.
+    cp = control_plane(cluster=True)
+    cp.create(_world())
+    cp.create([job("team", "lost", 4, queue="nowhere")])
+    cp.mgr.run_until_idle()
+    (wl,) = [w for w in cp.store.list(WL, "team").items if w.metadata.name.startswith("job-lost-")]
+    qr = next(c for c in wl.status.conditions if c.type == "QuotaReserved")
+    assert (qr.reason, qr.message) == ("Misconfigured", "LocalQueue nowhere doesn't exist")
+    assert _of(_events(cp), "job-lost-") == []
+
+
 def test_a_preempted_workload_records_why() -> None:
     cq = cluster_queue("cq", {"a100": 4})
     cq.spec.preemption = kt.ClusterQueuePreemption(within_cluster_queue="LowerPriority")

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
+from kuota.scheduler.unadmitted import controller_only
 
 Emitted = tuple[str, str, str]  # (type, reason, message)
 
@@ -83,7 +84,12 @@ def workload_events(
         o = old.get("QuotaReserved")
         evicted = new.get("Evicted")
         echo = evicted is not None and evicted.message == pending.message  # eviction's copy
-        if pending.message and not echo and (o is None or o.message != pending.message):
+        if (
+            pending.message
+            and not echo
+            and (o is None or o.message != pending.message)
+            and not controller_only(pending.reason, pending.message)
+        ):
             # Kueue records the condition's reason (Pending, WaitingForQuota...).
             out.append(("Warning", pending.reason, pending.message))
     return out

@@ -60,6 +60,7 @@ from kuota.quota.workload import (
     podsets_from_spec,
     reclaimable_counts,
 )
+from kuota.scheduler import unadmitted as ur
 from kuota.scheduler.flavorassigner import Assignment
 from kuota.scheduler.preemption import Target, preemption_message
 from kuota.scheduler.snapshot import (
@@ -202,28 +203,6 @@ def _true(c: Condition | None) -> bool:
 
 def _key(ns: str, name: str) -> str:
     return f"{ns}/{name}"
-
-
-# The QuotaReserved=False reasons Kueue's scheduler writes, which its workload
-# controller keeps until the scheduler looks again (schedulerSetReasons).
-_SCHEDULER_REASONS: Final = frozenset(
-    {
-        "WaitingForQuota",
-        "NoMatchingFlavor",
-        "ExceedsMaxQuota",
-        "TopologyPlacementFailed",
-        "WaitingForPreemptedWorkloads",
-        "WaitingForPodsReady",
-        "PendingEvaluation",
-    }
-)
-_PENDING_EVALUATION: Final = "Workload is pending evaluation in the scheduling queue"
-# Reasons after which the controller asks whether an equivalent workload just
-# failed (shouldCheckEquivalenceHash): not a block it must keep showing.
-_RECHECKED_REASONS: Final = frozenset(
-    {"", "Deactivated", "PendingEvaluation", "Suspended", "Pending"}
-)
-_BYPASSED: Final = "Bypassed scheduling evaluation because an equivalent workload recently failed"
 
 
 class AdmissionCore:
@@ -1072,7 +1051,7 @@ class AdmissionCore:
                 self._qr_false(wl, "Inadmissible", blocker[1])
             return
         if not wl.spec.active:
-            self._qr_false(wl, "Deactivated", "The workload is deactivated")
+            self._qr_false(wl, "Deactivated", ur.DEACTIVATED)
             return
         if cond is not None and cond.status == "False" and cond.reason == "OnHold":
             return
@@ -1086,24 +1065,24 @@ class AdmissionCore:
                 return
         gated_by = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/admission-gated-by")
         if gated_by:
-            self._qr_false(wl, "AdmissionGated", f"Admission is gated by: {gated_by}")
+            self._qr_false(wl, "AdmissionGated", ur.gated(gated_by))
             return
         explicit = self.gate("UnadmittedWorkloadsExplicitStatus")
         if self.gate("SchedulingEquivalenceHashing") and (
-            explicit if cond is None else cond.reason in _RECHECKED_REASONS
+            explicit if cond is None else cond.reason in ur.RECHECKED_REASONS
         ):
             key = _key(wl.metadata.namespace, wl.metadata.name)
             no_fit = self.queues.no_fit_reason(key)
             if no_fit is not None:
-                self._qr_false(wl, no_fit, _BYPASSED)
+                self._qr_false(wl, no_fit, ur.BYPASSED)
                 return
         if cond is None:
             if explicit:
-                self._qr_false(wl, "PendingEvaluation", _PENDING_EVALUATION)
+                self._qr_false(wl, "PendingEvaluation", ur.PENDING_EVALUATION)
             return
-        if cond.reason in _SCHEDULER_REASONS:
+        if cond.reason in ur.SCHEDULER_REASONS:
             return  # the scheduler's feedback stays until its next attempt
-        self._qr_false(wl, "PendingEvaluation", _PENDING_EVALUATION)
+        self._qr_false(wl, "PendingEvaluation", ur.PENDING_EVALUATION)
 
     def _qr_false(self, wl: kt.Workload, reason: str, message: str) -> None:
         self._cond(wl, "QuotaReserved", "False", reason, message, self.now, if_changed=True)
@@ -1114,15 +1093,15 @@ class AdmissionCore:
         lq_name = wl.spec.queue_name or ""
         lq = self.lq_objs.get(_key(wl.metadata.namespace, lq_name))
         if lq is None:
-            return "Misconfigured", f"LocalQueue {lq_name} doesn't exist"
+            return "Misconfigured", ur.lq_missing(lq_name)
         if (lq.spec.stop_policy or "None") != "None":
-            return "Suspended", f"LocalQueue {lq_name} is inactive"
+            return "Suspended", ur.lq_inactive(lq_name)
         cq_name = lq.spec.cluster_queue or ""
         st = self.snap.cqs.get(cq_name)
         if cq_name not in self.cq_objs or st is None:
-            return "Misconfigured", f"ClusterQueue {cq_name} doesn't exist"
+            return "Misconfigured", ur.cq_missing(cq_name)
         if not st.active:
-            return "Suspended", f"ClusterQueue {cq_name} is inactive"
+            return "Suspended", ur.cq_inactive(cq_name)
         return None
 
     def admissibility_error(
