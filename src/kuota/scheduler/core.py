@@ -205,6 +205,20 @@ def _key(ns: str, name: str) -> str:
     return f"{ns}/{name}"
 
 
+_MULTIKUEUE: Final = "kueue.x-k8s.io/multikueue"
+_PROVISIONING: Final = "kueue.x-k8s.io/provisioning-request"
+
+
+def _flavor_scheduling_changed(old: kt.ResourceFlavor, new: kt.ResourceFlavor) -> bool:
+    """Kueue's flavorSchedulingFieldsChanged: the fields the flavor assigner reads."""
+    a, b = old.spec, new.spec
+    return (
+        a.node_taints != b.node_taints
+        or a.tolerations != b.tolerations
+        or a.node_labels != b.node_labels
+    )
+
+
 class AdmissionCore:
     def __init__(self, config: KueueConfig, now: datetime) -> None:
         self.config = config
@@ -338,8 +352,18 @@ class AdmissionCore:
             self.namespaces[m.name] = obj
             self._retry_all()
         elif kind == "ResourceFlavor":
+            old_rf = self.flavors.get(m.name)
             self.flavors[m.name] = obj
             self._refresh_cqs()
+            if old_rf is not None and _flavor_scheduling_changed(old_rf, obj):
+                # Kueue's ResourceFlavor controller: the queues stay active but
+                # what the flavor admits changed, so the workloads it left
+                # inadmissible in the queues that use it are tried again.
+                roots: set[str] = set()
+                for name, st in self.snap.cqs.items():
+                    if any(m.name in rg.flavors for rg in st.resource_groups):
+                        roots.update(self._root_cqs(name))
+                self._retry(sorted(roots))
         elif kind == "ClusterQueue":
             old = self.cq_objs.get(m.name)
             if keep_status and old is not None:
@@ -555,6 +579,37 @@ class AdmissionCore:
         if inactive:
             reasons.append("AdmissionCheckInactive")
             messages.append(f"references inactive AdmissionCheck(s): {','.join(inactive)}")
+        # MultiKueue's constraints (Kueue's updateWithAdmissionChecks): one
+        # MultiKueue check, on every flavor, and never beside a
+        # ProvisioningRequest check.
+        by_controller: dict[str, list[str]] = {_MULTIKUEUE: [], _PROVISIONING: []}
+        per_flavor: list[str] = []
+        all_flavors = frozenset(f for rg in st.resource_groups for f in rg.flavors)
+        for c, on in sorted(st.admission_checks):
+            ac = self.checks.get(c)
+            ctrl = ac.spec.controller_name if ac is not None else ""
+            if ctrl in by_controller:
+                by_controller[ctrl].append(c)
+                if ctrl == _MULTIKUEUE and on and on != all_flavors:
+                    per_flavor.append(c)
+        mk, prov = by_controller[_MULTIKUEUE], by_controller[_PROVISIONING]
+        if len(mk) > 1:
+            reasons.append("MultipleMultiKueueAdmissionChecks")
+            messages.append(
+                "Cannot use multiple MultiKueue AdmissionChecks on the same ClusterQueue, "
+                f"found: {','.join(mk)}"
+            )
+        if per_flavor:
+            reasons.append("MultiKueueAdmissionCheckAppliedPerFlavor")
+            messages.append(
+                f"Cannot specify MultiKueue AdmissionCheck per flavor, found: {','.join(per_flavor)}"
+            )
+        if mk and prov:
+            reasons.append("MultiKueueWithProvisioningRequest")
+            messages.append(
+                "Cannot use both MultiKueue and ProvisioningRequest AdmissionChecks together, "
+                f"found: {','.join(mk)}, {','.join(prov)}"
+            )
         if reasons:
             return False, reasons[0], f"Can't admit new workloads: {', '.join(messages)}."
         if self.tree.in_cycle(st.node):

@@ -95,6 +95,7 @@ class Cycle:
         self.fair = core.config.fair_sharing is not None
         self.slices = core.gate("ElasticJobsViaWorkloadSlices")
         self.preemptors_first = core.gate("PrioritizePreemptorWorkloads")
+        self.non_borrowing_first = core.gate("FairSharingPrioritizeNonBorrowing")
         # Kueue holds back a preemption a closed preemption gate guards only
         # with one of these gates on.
         self.preemption_gates = core.gate("ConcurrentAdmission") or core.gate(
@@ -366,15 +367,24 @@ class Cycle:
         if not cands:
             return None
         et = self.eviction_ts
+        preemptors_first = self.preemptors_first
+        non_borrowing_first = self.non_borrowing_first
 
         def less(a: Entry, b: Entry) -> bool:
+            # Kueue's entryComparer: a workload waiting on its own preemptions
+            # first (PrioritizePreemptorWorkloads), then one whose subtree does
+            # not borrow on its flavors (FairSharingPrioritizeNonBorrowing),
+            # then DRS, priority, queue order.
+            if preemptors_first and a.preemptor != b.preemptor:
+                return a.preemptor
             ad = values.get((cohort.name, a.info.key), DRS())
             bd = values.get((cohort.name, b.info.key), DRS())
             assert isinstance(ad, DRS) and isinstance(bd, DRS)
-            ab = ad.borrowing_on(requested.get(a.info.key, {}))
-            bb = bd.borrowing_on(requested.get(b.info.key, {}))
-            if ab != bb:
-                return not ab
+            if non_borrowing_first:
+                ab = ad.borrowing_on(requested.get(a.info.key, {}))
+                bb = bd.borrowing_on(requested.get(b.info.key, {}))
+                if ab != bb:
+                    return not ab
             c = compare_drs(ad, bd)
             if c != 0:
                 return c == -1
