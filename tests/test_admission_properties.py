@@ -973,8 +973,10 @@ def final_states(core: AdmissionCore) -> dict[str, tuple[Any, ...]]:
         # once the queue came; filed while its ClusterQueue lacked a flavor,
         # it says "inactive" until the scheduler tries it. Those are compared
         # as no reason; the scheduler's own reasons are compared as they are.
+        # A workload parked with its shape (inadmissible) was never tried
+        # itself: what it carries is history too.
         reason = v.reason
-        if v.state in ("pending", "unqueued") and reason in _STAMPED:
+        if v.state in ("pending", "unqueued", "inadmissible") and reason in _STAMPED:
             reason = ""
         out[key] = (v.state, reason, v.flavors, v.count)
     return out

@@ -29,6 +29,7 @@ from kuota.quota.workload import (
     queue_order_timestamp,
 )
 from kuota.scheduler.flavorassigner import (
+    ALLOWED_FLAVORS_ANNOTATION,
     DEFERRED_FIT,
     FIT,
     NO_FIT,
@@ -96,6 +97,7 @@ class Cycle:
         self.slices = core.gate("ElasticJobsViaWorkloadSlices")
         self.preemptors_first = core.gate("PrioritizePreemptorWorkloads")
         self.non_borrowing_first = core.gate("FairSharingPrioritizeNonBorrowing")
+        self.concurrent_admission = core.gate("ConcurrentAdmission")
         # Kueue holds back a preemption a closed preemption gate guards only
         # with one of these gates on.
         self.preemption_gates = core.gate("ConcurrentAdmission") or core.gate(
@@ -201,6 +203,7 @@ class Cycle:
             cycle=core.cycle_count,
             nomination=nomination,
             replaced=replaced,
+            allowed=self._allowed_flavors(info),
         )
         full = fa.assign(None, last)
         mode = full.mode()
@@ -348,6 +351,19 @@ class Cycle:
         for n in sorted(c.child_cohorts):
             out += self._subtree_cq_names(c.child_cohorts[n])
         return out
+
+    def _allowed_flavors(self, info: WorkloadInfo) -> frozenset[str] | None:
+        """Kueue's IsFlavorAllowedForVariant: with ConcurrentAdmission, the
+        flavors a workload's workload-allowed-resource-flavors annotation
+        lists (comma-separated) are the only ones it may use."""
+        if not self.concurrent_admission:
+            return None
+        val = (info.obj.metadata.annotations or {}).get(ALLOWED_FLAVORS_ANNOTATION)
+        if val is None:
+            return None
+        if not val.strip():
+            return frozenset()
+        return frozenset(part.strip() for part in val.split(","))
 
     def _run_tournament(
         self,

@@ -218,6 +218,16 @@ class Assignment:
         return out
 
 
+def _in_spec_order(a: Assignment, order: list[int]) -> None:
+    """Grouped pod sets were assigned group by group; the assignment lists
+    them in the workload's order, as everything after it indexes them."""
+    if order == sorted(order):
+        return
+    pos = sorted(range(len(order)), key=order.__getitem__)
+    a.podsets = [a.podsets[k] for k in pos]
+    a.last_tried = [a.last_tried[k] for k in pos]
+
+
 def _old_podset(replaced: WorkloadInfo, i: int) -> PodSetResources | None:
     return replaced.podsets[i] if i < len(replaced.podsets) else None
 
@@ -228,6 +238,9 @@ def _old_request(replaced: WorkloadInfo, podset: str, resource: str) -> int:
         if ps.name == podset:
             return ps.requests.get(resource, 0)
     return 0
+
+
+ALLOWED_FLAVORS_ANNOTATION: Final = "kueue.x-k8s.io/workload-allowed-resource-flavors"
 
 
 class FlavorAssigner:
@@ -243,6 +256,7 @@ class FlavorAssigner:
         cycle: int = 0,
         nomination: dict[str, dict[str, str]] | None = None,
         replaced: WorkloadInfo | None = None,
+        allowed: frozenset[str] | None = None,
     ) -> None:
         self.info = info
         self.cq = cq
@@ -253,6 +267,7 @@ class FlavorAssigner:
         self.cycle = cycle
         self.nomination = nomination
         self.replaced = replaced
+        self.allowed = allowed  # the only flavors it may use (ConcurrentAdmission), or None
 
     def assign(self, counts: list[int] | None = None, last: Assignment | None = None) -> Assignment:
         info, cq = self.info, self.cq
@@ -262,14 +277,47 @@ class FlavorAssigner:
         a = Assignment(generation=cq.generation, cycle=self.cycle, replaced=self.replaced)
         covers_pods = cq.covers_pods()
         spec_podsets = info.obj.spec.pod_sets
+        # Pod sets that name one podSetGroupName (a LeaderWorkerSet's leader and
+        # workers) get one flavor per resource for their summed requests, in
+        # the order their groups first appear (Kueue's assignFlavors).
+        units: list[tuple[list[int], list[PodSetAssignment]]] = []
+        by_group: dict[str, int] | None = None
         for i, ps in enumerate(info.podsets):
             res: PodSetResources = ps if counts is None else ps.scaled_to(counts[i])
             requests = dict(res.requests)
             if covers_pods:
                 requests["pods"] = res.count
             psa = PodSetAssignment(ps.name, res.count, requests)
+            tr = spec_podsets[i].topology_request
+            if tr is None or not tr.pod_set_group_name:
+                units.append(([i], [psa]))
+                continue
+            if by_group is None:
+                by_group = {}
+            u = by_group.get(tr.pod_set_group_name)
+            if u is None:
+                by_group[tr.pod_set_group_name] = len(units)
+                units.append(([i], [psa]))
+            else:
+                units[u][0].append(i)
+                units[u][1].append(psa)
+        order: list[int] = []  # the spec index of each pod set appended
+        for idxs, psas in units:
+            first = idxs[0]
+            specs = [spec_podsets[j].template.spec for j in idxs]
+            if len(psas) == 1:
+                requests = psas[0].requests
+                gpsa = psas[0]
+            else:
+                requests = {}
+                for m in psas:
+                    for r, q in m.requests.items():
+                        requests[r] = requests.get(r, 0) + q
+                gpsa = PodSetAssignment(psas[0].name, psas[0].count, requests)
             group_flavors: dict[str, FlavorAssignment] = {}
             failed = False
+            err: str | None = None
+            group_reasons: list[str] = []
             for r in sorted(requests):
                 q = requests[r]
                 if cq.rg_for(r) is None:
@@ -280,21 +328,28 @@ class FlavorAssigner:
                 if r in group_flavors:
                     continue
                 flv, reasons, err = self._find_flavor(
-                    i, spec_podsets[i].template.spec, requests, r, a.usage, psa, last
+                    first, specs, requests, r, a.usage, gpsa, last
                 )
                 if err is not None or (not flv and requests):
                     group_flavors = {}
-                    psa.reasons = reasons
-                    psa.error = err
+                    group_reasons = reasons
                     failed = True
                     break
                 group_flavors.update(flv)
-                psa.reasons.extend(reasons)
-            psa.flavors = {r: f for r, f in group_flavors.items() if r in requests}
-            self._append(a, psa)
-            if failed or psa.error is not None:
-                self._resolve_no_fit(a)
-                return a
+                group_reasons.extend(reasons)
+            for m in psas:
+                m.flavors = {r: f for r, f in group_flavors.items() if r in m.requests}
+                m.reasons = group_reasons if len(psas) == 1 else list(group_reasons)
+                m.error = err
+                if m is not gpsa:
+                    m.attempts = dict(gpsa.attempts)
+                self._append(a, m)
+            if by_group is not None:
+                order.extend(idxs)
+            if failed or err is not None:
+                break
+        if by_group is not None:
+            _in_spec_order(a, order)
         self._resolve_no_fit(a)
         return a
 
@@ -340,7 +395,7 @@ class FlavorAssigner:
     def _find_flavor(
         self,
         ps_index: int,
-        spec: PodSpec | None,
+        specs: list[PodSpec | None],
         requests: dict[str, int],
         res_name: str,
         assigned: Usage,
@@ -375,7 +430,17 @@ class FlavorAssigner:
                     f"for resource {res_name}"
                 )
                 continue
-            why = self._check_flavor(fname, spec)
+            if self.allowed is not None and fname not in self.allowed:
+                reasons.append(
+                    f"skipping flavor {fname} due to WorkloadAllowedResourceFlavorAnnotation "
+                    "annotation"
+                )
+                continue
+            why = None
+            for spec in specs:
+                why = self._check_flavor(fname, spec)
+                if why is not None:
+                    break
             if why is not None:
                 reasons.append(why)
                 psa.attempts[fname] = (NO_FIT, NO_MATCHING_FLAVOR)
