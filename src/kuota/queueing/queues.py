@@ -33,12 +33,13 @@ NAMESPACE_MISMATCH: Final = "NamespaceMismatch"
 GENERIC: Final = ""
 PREEMPTION_GATED: Final = "PreemptionGated"
 PENDING_PREEMPTION: Final = "PendingPreemption"
+PENDING_MIGRATION: Final = "PendingMigration"
 PREEMPTION_FAILED: Final = "PreemptionFailed"
 NO_FIT: Final = "NoFit"
 PREEMPTION_NO_CANDIDATES: Final = "PreemptionNoCandidates"
 
 _IMMEDIATE_BEST_EFFORT: Final = frozenset(
-    (FAILED_AFTER_NOMINATION, PENDING_PREEMPTION, PREEMPTION_FAILED)
+    (FAILED_AFTER_NOMINATION, PENDING_PREEMPTION, PENDING_MIGRATION, PREEMPTION_FAILED)
 )
 
 # A heap entry: (-priority, queue-order timestamp, UID, push sequence, key).
@@ -451,7 +452,7 @@ class ClusterQueueQueue:
         else:
             immediate = reason in _IMMEDIATE_BEST_EFFORT
         key = info.key
-        if reason == PENDING_PREEMPTION:
+        if reason in (PENDING_PREEMPTION, PENDING_MIGRATION):
             self.preemptor = key
             self.sticky = key if self.strategy == "BestEffortFIFO" else None
         self.inflight.pop(key, None)

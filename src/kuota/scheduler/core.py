@@ -1487,6 +1487,9 @@ class AdmissionCore:
         assert wl.status is not None
         for g in wl.status.preemption_gates or ():
             g.position, g.last_transition_time = "Closed", self.now
+        if reason == "FlavorMigration":
+            self._pending_evictions[key] = reason  # its job stops as a preempted one's does
+            return
         if reason == "Preempted":
             self._pending_evictions[key] = reason
             if self.afs is not None:
@@ -1494,6 +1497,16 @@ class AdmissionCore:
         else:
             self._fresh_evictions.add(key)
             self._complete_eviction(key, reason)
+
+    def evict_for_migration(self, key: str, to: WorkloadInfo) -> None:
+        """Kueue's issueMigration: a ConcurrentAdmission variant on a less
+        preferred flavor is evicted for its sibling ``to``."""
+        self._evict(
+            key,
+            "FlavorMigration",
+            f"Evicted to accommodate a workload (UID: {to.obj.metadata.uid}) due to migration "
+            "to more favorable resource flavor",
+        )
 
     def complete_evictions(self) -> None:
         for key, reason in list(self._pending_evictions.items()):

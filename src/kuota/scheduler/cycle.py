@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
+from kuota.api.kueue import types as kt
 from kuota.queueing import queues as rq
 from kuota.quota.tree import (
     DRS,
@@ -26,6 +27,7 @@ from kuota.quota.workload import (
     ORDER_NO_PRIORITY_SORTING,
     WorkloadInfo,
     has_closed_preemption_gate,
+    is_admitted,
     queue_order_timestamp,
 )
 from kuota.scheduler.flavorassigner import (
@@ -352,6 +354,46 @@ class Cycle:
             out += self._subtree_cq_names(c.child_cohorts[n])
         return out
 
+    def _admitted_sibling(self, e: Entry, *, more_favorable: bool) -> WorkloadInfo | None:
+        """Kueue's findAdmittedMore/LessFavorableSibling: an admitted variant
+        of the same parent in this ClusterQueue whose flavor comes before
+        (more favorable) or after this one's in the first resource group."""
+        parent = _parent_uid(e.info.obj)
+        groups = e.cq.resource_groups
+        if parent is None or not groups:
+            return None
+        flavors = groups[0].flavors
+        mine = _variant_flavor_index(e.info, flavors)
+        if mine is None:
+            return None
+        for key in sorted(e.cq.workloads):
+            other = e.cq.workloads[key]
+            if other.key == e.info.key or _parent_uid(other.obj) != parent:
+                continue
+            if not is_admitted(other.obj):
+                continue
+            theirs = _variant_flavor_index(other, flavors)
+            if theirs is None:
+                continue
+            if (theirs < mine) if more_favorable else (theirs > mine):
+                return other
+        return None
+
+    def _migration_allowed(self, e: Entry) -> bool:
+        """Kueue's isMigrationAllowed: not to a flavor after the policy's
+        lastAcceptableFlavorName."""
+        cq_obj = self.core.cq_objs.get(e.cq.name)
+        policy = cq_obj.spec.concurrent_admission_policy if cq_obj is not None else None
+        constraints = policy.migration.constraints if policy is not None else None
+        last = constraints.last_acceptable_flavor_name if constraints is not None else None
+        if last is None or not e.cq.resource_groups:
+            return True
+        flavors = e.cq.resource_groups[0].flavors
+        mine = _variant_flavor_index(e.info, flavors)
+        if mine is None:
+            return False
+        return last not in flavors or mine <= flavors.index(last)
+
     def _allowed_flavors(self, info: WorkloadInfo) -> frozenset[str] | None:
         """Kueue's IsFlavorAllowedForVariant: with ConcurrentAdmission, the
         flavors a workload's workload-allowed-resource-flavors annotation
@@ -458,6 +500,14 @@ class Cycle:
         return usage, self._fits(e.cq, usage, t)
 
     def _process(self, e: Entry) -> None:
+        variant = self.concurrent_admission and _parent_uid(e.info.obj) is not None
+        if variant and self._admitted_sibling(e, more_favorable=True) is not None:
+            # Kueue's processEntry for a ConcurrentAdmission variant.
+            e.status = "skipped"
+            e.message = "A more favorable variant is already admitted"
+            e.qr_reason = "PendingEvaluation"
+            self.result.waiting[e.info.key] = e.message
+            return
         usage, fits = self._update_assignment(e)
         cq = e.cq
         mode = e.assignment.mode()
@@ -533,6 +583,23 @@ class Cycle:
             e.status = "skipped"
             self.result.waiting[e.info.key] = e.message
             return
+        if variant:
+            victim = self._admitted_sibling(e, more_favorable=False)
+            if victim is not None:
+                if not self._migration_allowed(e):
+                    e.message = "Target flavor is below LastAcceptableFlavorName"
+                    e.qr_reason = "PendingEvaluation"
+                    self.result.waiting[e.info.key] = e.message
+                    return
+                # Kueue's issueMigration: the sibling on a less preferred
+                # flavor is evicted; this one waits for its quota.
+                e.qr_reason = "WaitingForPreemptedWorkloads"
+                self.core.evict_for_migration(victim.key, e.info)
+                e.info.last_assignment = None
+                e.requeue_reason = rq.PENDING_MIGRATION
+                e.message += ". Pending the migration of 1 workload(s)"
+                self.result.waiting[e.info.key] = e.message
+                return
         e.status = "nominated"
         self.core.admit(e.info, cq, e.assignment)
         e.status = "assumed"
@@ -567,3 +634,24 @@ class Cycle:
             e.skip_status,
             blocked_on_gates=e.status == "preemptionGated",
         )
+
+
+_WORKLOAD_API: Final = "kueue.x-k8s.io/v1beta2"
+
+
+def _parent_uid(wl: kt.Workload) -> str | None:
+    """A ConcurrentAdmission variant's parent Workload (its owner), or None."""
+    for ref in wl.metadata.owner_references or ():
+        if ref.kind == "Workload" and ref.api_version == _WORKLOAD_API:
+            return ref.uid
+    return None
+
+
+def _variant_flavor_index(info: WorkloadInfo, flavors: tuple[str, ...]) -> int | None:
+    """The position of a variant's flavor (the first its allowed-flavors
+    annotation names) among the flavors of its queue's first group."""
+    val = (info.obj.metadata.annotations or {}).get(ALLOWED_FLAVORS_ANNOTATION, "")
+    first = val.split(",")[0].strip() if val.strip() else ""
+    if not first or first not in flavors:
+        return None
+    return flavors.index(first)
