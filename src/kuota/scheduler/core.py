@@ -542,6 +542,13 @@ class AdmissionCore:
             # and a reservation whose checks are now all Ready is admitted.
             for key in sorted(st.workloads):
                 self._sync(key)
+        if created:
+            # Kueue's Cache.AddClusterQueue: workloads that already hold quota
+            # in this queue are counted in it from the start.
+            for wkey in sorted(self.infos):
+                held = self.infos[wkey]
+                if held.cluster_queue == name and has_quota_reservation(held.obj):
+                    self._sync(wkey, event=False)
         # The LocalQueue controller watches ClusterQueue creation and conditions.
         if created or was != (st.active, st.inactive_reason):
             self._afs_reconcile_cq(name)
@@ -974,18 +981,22 @@ class AdmissionCore:
             # workload (one created inactive too): evicted once, and its
             # requeue state (backoff, retry count) dropped.
             if not condition_true(wl, "Evicted"):
+                # A DeactivationTarget condition names the cause (Kueue's
+                # evict with an underlying cause) and goes with the eviction.
+                reason, message = "Deactivated", "The workload is deactivated"
+                target = find_condition(wl, "DeactivationTarget")
+                if target is not None and wl.status is not None:
+                    reason = f"Deactivated{'DueTo' + target.reason if target.reason else ''}"
+                    message = f"{message} due to {target.message}"
+                    wl.status.conditions = [
+                        c for c in wl.status.conditions or () if c.type != "DeactivationTarget"
+                    ]
+                    self._touched.add(key)
                 if has_quota_reservation(wl):
-                    self._evict(key, "Deactivated", "The workload is deactivated")
+                    self._evict(key, reason, message)
                 else:
-                    self._cond(
-                        wl,
-                        "Evicted",
-                        "True",
-                        "Deactivated",
-                        "The workload is deactivated",
-                        self.now,
-                    )
-                    self.evictions.append((key, "Deactivated"))
+                    self._cond(wl, "Evicted", "True", reason, message, self.now)
+                    self.evictions.append((key, reason))
             if wl.status is not None and wl.status.requeue_state is not None:
                 wl.status.requeue_state = None
                 self._touched.add(key)
@@ -1027,6 +1038,7 @@ class AdmissionCore:
         if is_finished(wl):
             self._forget_workload(key)
             return
+        self._admission_gate_acts(wl)
         self._retry_checks_delay(key, wl)
         info = self._build_info(key, wl)
         if prev is not None:
@@ -1196,6 +1208,24 @@ class AdmissionCore:
             elif ns != namespace or q != lq_name:
                 continue
             self._stamp_unreserved(wl, self.infos.get(key))
+
+    def _admission_gate_acts(self, wl: kt.Workload) -> None:
+        """Kueue's mayUpdateConditionForAdmissionGatedBy, first sight of an
+        admission-gated-by annotation: a reservation the workload holds is
+        given back (QuotaReserved=False AdmissionGated), admitted or not."""
+        if not self.gate("AdmissionGatedBy"):
+            return
+        by = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/admission-gated-by")
+        if not by:
+            return
+        qr = find_condition(wl, "QuotaReserved")
+        if qr is not None and qr.reason == "AdmissionGated":
+            return
+        if wl.status is not None:
+            wl.status.admission = None
+        self._qr_false(wl, "AdmissionGated", ur.gated(by))
+        if is_admitted(wl):
+            self._no_reservation(wl)
 
     def _retry_checks_delay(self, key: str, wl: kt.Workload) -> None:
         """Kueue's NeedsRequeueAtUpdate: a check in Retry with
@@ -1523,22 +1553,7 @@ class AdmissionCore:
         if wl.status is not None:
             wl.status.admission = None
         self._cond(wl, "QuotaReserved", "False", "Pending", msg, self.now)
-        adm = find_condition(wl, "Admitted")
-        if adm is not None:
-            if adm.status == "True" and adm.last_transition_time is not None and wl.status:
-                # Kueue accumulates whole admitted seconds (truncated) for
-                # maximumExecutionTimeSeconds each time Admitted turns False.
-                ran = int((self.now - adm.last_transition_time).total_seconds())
-                past = wl.status.accumulated_past_execution_time_seconds or 0
-                wl.status.accumulated_past_execution_time_seconds = past + ran
-            self._cond(
-                wl,
-                "Admitted",
-                "False",
-                "NoReservation",
-                "The workload has no reservation",
-                self.now,
-            )
+        self._no_reservation(wl)
         if reason in ("Preempted", "NodeFailures"):
             self._cond(wl, "Requeued", "True", reason, msg, self.now)
         else:
@@ -1555,6 +1570,22 @@ class AdmissionCore:
                     self.now,
                 )
         self._sync(key)
+
+    def _no_reservation(self, wl: kt.Workload) -> None:
+        """The Admitted condition of a workload that lost its reservation
+        (SyncAdmittedCondition)."""
+        adm = find_condition(wl, "Admitted")
+        if adm is None:
+            return
+        if adm.status == "True" and adm.last_transition_time is not None and wl.status:
+            # Kueue accumulates whole admitted seconds (truncated) for
+            # maximumExecutionTimeSeconds each time Admitted turns False.
+            ran = int((self.now - adm.last_transition_time).total_seconds())
+            past = wl.status.accumulated_past_execution_time_seconds or 0
+            wl.status.accumulated_past_execution_time_seconds = past + ran
+        self._cond(
+            wl, "Admitted", "False", "NoReservation", "The workload has no reservation", self.now
+        )
 
     def requeue(
         self,
