@@ -181,3 +181,17 @@ def test_two_events_of_one_object_at_one_instant_get_client_go_names() -> None:
     base = f"j.{int(T0.timestamp()) * 10**9:x}"
     assert sorted(e.metadata.name for e in store.list(EVENT, "team").items) == [base, base + "0"]
     assert creates == [base, base + "0"]
+
+
+def test_an_inactive_cluster_queue_says_why_in_kueues_words() -> None:
+    # The Active condition's message is Kueue's inactiveReason text, naming
+    # what is missing, not only the reason.
+    cp = control_plane(cluster=True)
+    cp.create([namespace("team"), cluster_queue("cq", {"a100": 4})])
+    cp.mgr.run_until_idle()
+    cq = cp.store.get((kt.GROUP, "ClusterQueue"), "", "cq")
+    (active,) = [c for c in cq.status.conditions if c.type == "Active"]
+    assert (active.status, active.reason) == ("False", "FlavorNotFound")
+    assert active.message == (
+        "Can't admit new workloads: references missing ResourceFlavor(s): a100."
+    )

@@ -543,7 +543,7 @@ def _cq_status(
     v: ClusterQueueView, old: kt.ClusterQueueStatus | None, now: datetime
 ) -> kt.ClusterQueueStatus:
     reason = v.reason or ("Ready" if v.active else "Unknown")
-    message = _CQ_MESSAGES.get(reason) or f"Can't admit new workloads: {reason}."
+    message = v.message or _CQ_MESSAGES.get(reason) or f"Can't admit new workloads: {reason}."
     # Every field written below is new; the store copies what is written.
     st = _replace(old) if old is not None else kt.ClusterQueueStatus()
     st.conditions = _condition(

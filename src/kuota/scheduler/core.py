@@ -1167,7 +1167,7 @@ class AdmissionCore:
         st = self.snap.cqs.get(cq_name)
         if cq_name not in self.cq_objs or st is None:
             return "Misconfigured", ur.cq_missing(cq_name)
-        if not st.active:
+        if not st.status_active():
             return "Suspended", ur.cq_inactive(cq_name)
         return None
 
@@ -2098,8 +2098,9 @@ class AdmissionCore:
             pending_workloads=(q.pending_count() + len(q.inflight)) if q else 0,
             reserving_workloads=len(holders),
             admitted_workloads=len(holders) - len(reserving),
-            active=st.active,
-            reason=st.inactive_reason,
+            active=st.status_active(),
+            reason="Ready" if st.status_active() else st.inactive_reason,
+            message="Can admit new workloads" if st.status_active() else st.inactive_message,
         )
 
     def local_queue(self, key: str) -> LocalQueueView | None:
@@ -2136,8 +2137,9 @@ class AdmissionCore:
             reason = "ClusterQueueDoesNotExist"
         else:
             st = self.snap.cqs.get(obj.spec.cluster_queue or "")
-            reason = "Ready" if st is not None and st.active else "ClusterQueueIsInactive"
-            active = active and st is not None and st.active
+            up = st is not None and st.status_active()
+            reason = "Ready" if up else "ClusterQueueIsInactive"
+            active = active and up
         entry = self.afs.get(key) if self.afs is not None else None
         written = entry.status if entry is not None else None
         return LocalQueueView(

@@ -50,6 +50,11 @@ class ClusterQueueState:
     inactive_reason: str = ""
     inactive_message: str = ""
 
+    def status_active(self) -> bool:
+        """Active as its status says (Kueue's cache): a queue left out of
+        scheduling because its cohort is in a cycle still reads Ready."""
+        return self.active or self.inactive_reason == "CohortCycle"
+
     def rg_for(self, resource: str) -> ResourceGroup | None:
         for rg in self.resource_groups:
             if resource in rg.covered:

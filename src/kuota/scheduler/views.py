@@ -52,6 +52,7 @@ class ClusterQueueView:
     admitted_workloads: int
     active: bool
     reason: str
+    message: str = ""  # the Active condition's message, as Kueue words it
 
 
 @dataclass(frozen=True)
