@@ -33,24 +33,15 @@ def test_waiting_workload_is_explained_with_numbers() -> None:
 
 
 def test_workload_without_a_queue_name_says_how_to_give_it_one() -> None:
-    from datetime import UTC, datetime
+    from core_world import add, make_core
 
-    from kuota.api.config import load_config
-    from kuota.api.decode import decode_yaml
-    from kuota.scheduler.core import AdmissionCore
-
-    cfg, errs = load_config(
-        {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
-    )
-    assert cfg is not None, errs
-    core = AdmissionCore(cfg, datetime(2026, 1, 1, tzinfo=UTC))
-    for d in decode_yaml(
+    core = make_core()
+    add(
+        core,
         "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n---\n"
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: team}\n"
-        "spec: {podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c}]}}}]}\n"
-    ):
-        assert d.ok, d.errors
-        core.add(d.obj)
+        "spec: {podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c}]}}}]}\n",
+    )
     view = core.workload("team/w")
     assert view is not None
     assert view.explanation.startswith("names no LocalQueue (spec.queueName is empty")

@@ -4,14 +4,10 @@ reconcileNotReadyTimeout skips them: no second eviction, no requeue count."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import timedelta
 
-from kuota.api.config import load_config
-from kuota.api.decode import decode_yaml
+from core_world import T0, add, make_core
 from kuota.scheduler.core import AdmissionCore
-
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 WORLD = """
 apiVersion: v1
@@ -54,19 +50,8 @@ status:
 
 
 def core_with(world: str) -> AdmissionCore:
-    cfg, errs = load_config(
-        {
-            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-            "kind": "Configuration",
-            "waitForPodsReady": {"timeout": "5m"},
-        }
-    )
-    assert cfg is not None, errs
-    core = AdmissionCore(cfg, T0)
-    docs: list[Any] = decode_yaml(world)
-    for d in docs:
-        assert d.ok, [str(e) for e in d.errors]
-        core.add(d.obj)
+    core = make_core({"waitForPodsReady": {"timeout": "5m"}})
+    add(core, world)
     return core
 
 

@@ -6,15 +6,9 @@ gone, and the legacy Inadmissible with the gate off."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
-
-from kuota.api.config import load_config
-from kuota.api.decode import decode_yaml
+from core_world import add, make_core
 from kuota.quota.workload import find_condition
 from kuota.scheduler.core import AdmissionCore
-
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 QUEUES = """
 apiVersion: v1
@@ -54,24 +48,6 @@ spec:
   podSets: [{{name: main, count: 1, template: {{spec: {{containers:
     [{{name: c, resources: {{requests: {{cpu: "1"}}}}}}]}}}}}}]
 """
-
-
-def make_core(gates: dict[str, bool] | None = None) -> AdmissionCore:
-    raw: dict[str, Any] = {
-        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-        "kind": "Configuration",
-    }
-    if gates is not None:
-        raw["featureGates"] = gates
-    cfg, errs = load_config(raw)
-    assert cfg is not None, errs
-    return AdmissionCore(cfg, T0)
-
-
-def add(core: AdmissionCore, text: str) -> None:
-    for d in decode_yaml(text):
-        assert d.ok, [str(e) for e in d.errors]
-        core.add(d.obj)
 
 
 def reserved_cond(core: AdmissionCore, key: str) -> tuple[str, str, str] | None:
@@ -167,7 +143,7 @@ def test_a_deactivated_workload_says_so() -> None:
 
 
 def test_without_observability_a_blocked_queue_reads_inadmissible() -> None:
-    core = make_core({"UnadmittedWorkloadsObservability": False})
+    core = make_core({"featureGates": {"UnadmittedWorkloadsObservability": False}})
     add(core, workload("w", queue="none"))
     assert reserved_cond(core, "ns/w") == ("False", "Inadmissible", "LocalQueue none doesn't exist")
     assert find_condition(core.workloads["ns/w"], "Admitted") is None
@@ -175,7 +151,12 @@ def test_without_observability_a_blocked_queue_reads_inadmissible() -> None:
 
 def test_a_workload_parked_for_its_shape_says_an_equivalent_one_failed() -> None:
     core = make_core(
-        {"UnadmittedWorkloadsObservability": True, "UnadmittedWorkloadsExplicitStatus": True}
+        {
+            "featureGates": {
+                "UnadmittedWorkloadsObservability": True,
+                "UnadmittedWorkloadsExplicitStatus": True,
+            }
+        }
     )
     add(core, QUEUES + "---" + workload("a"))
     assert core.cycle().admitted == ["ns/a"]
