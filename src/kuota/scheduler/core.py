@@ -20,7 +20,7 @@ from kuota.api import core as kc
 from kuota.api.config import KueueConfig
 from kuota.api.hooks import enc_hook
 from kuota.api.kueue import types as kt
-from kuota.api.kueue.webhooks import parse_int32
+from kuota.api.kueue.webhooks import ADMISSION_GATED_BY, parse_int32
 from kuota.api.meta import Condition, selector_matches
 from kuota.api.quantity import Quantity
 from kuota.queueing.manager import QueueManager
@@ -207,6 +207,11 @@ def _key(ns: str, name: str) -> str:
 
 _MULTIKUEUE: Final = "kueue.x-k8s.io/multikueue"
 _PROVISIONING: Final = "kueue.x-k8s.io/provisioning-request"
+
+
+def _gated_by(wl: kt.Workload) -> str:
+    """Who gates the workload's admission (the admission-gated-by annotation), or ""."""
+    return (wl.metadata.annotations or {}).get(ADMISSION_GATED_BY, "")
 
 
 def _flavor_scheduling_changed(old: kt.ResourceFlavor, new: kt.ResourceFlavor) -> bool:
@@ -438,10 +443,10 @@ class AdmissionCore:
                 self._refresh_cq(name, self.cq_objs[name], structural=False)
                 for k in sorted(st.workloads):
                     self._sync(k)
-                self._restamp_queue(None, None, name)
+                self._restamp(self._lqs_of(name))
                 return True
             self._remove_cq(name)
-            self._restamp_queue(None, None, name)
+            self._restamp(self._lqs_of(name))
             return True
         if kind == "LocalQueue":
             key = _key(namespace, name)
@@ -449,7 +454,7 @@ class AdmissionCore:
                 return False
             self.queues.delete_local_queue(key)
             self._refile_reserving(namespace, name)
-            self._restamp_queue(namespace, name, None)
+            self._restamp({(namespace, name)})
             self._lq_weights.pop(key, None)
             if self.afs is not None:
                 self.afs.delete(key)
@@ -533,7 +538,7 @@ class AdmissionCore:
             or stop != old_stop
             or old.spec.admission_checks_strategy != spec.admission_checks_strategy
         ):
-            self._restamp_queue(None, None, name)  # Kueue's workloadQueueHandler
+            self._restamp(self._lqs_of(name))  # Kueue's workloadQueueHandler
         if structural or was[0] != st.active:
             self._retry(self._root_cqs(name))
         if not created and rules_before != st.admission_checks:
@@ -1130,7 +1135,7 @@ class AdmissionCore:
             if bad is not None:
                 self._qr_false(wl, "Misconfigured", bad[0])
                 return
-        gated_by = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/admission-gated-by")
+        gated_by = _gated_by(wl)
         if gated_by:
             self._qr_false(wl, "AdmissionGated", ur.gated(gated_by))
             return
@@ -1187,27 +1192,21 @@ class AdmissionCore:
             return bad, ""
         return None
 
-    def _restamp_queue(
-        self, namespace: str | None, lq_name: str | None, cq_name: str | None
-    ) -> None:
-        """Kueue's workloadQueueHandler: a LocalQueue (or every LocalQueue of a
-        ClusterQueue) created, deleted or stopped: its workloads are seen again."""
-        lqs: set[tuple[str, str]] | None = None
-        if cq_name is not None:
-            lqs = {
-                (lq.metadata.namespace, lq.metadata.name)
-                for lq in self.lq_objs.values()
-                if lq.spec.cluster_queue == cq_name
-            }
+    def _restamp(self, lqs: set[tuple[str, str]]) -> None:
+        """Kueue's workloadQueueHandler: LocalQueues (namespace, name) created,
+        deleted or stopped, or those of such a ClusterQueue: their workloads
+        are seen again."""
         for key in sorted(self.workloads):
             wl = self.workloads[key]
-            ns, q = wl.metadata.namespace, wl.spec.queue_name or ""
-            if lqs is not None:
-                if (ns, q) not in lqs:
-                    continue
-            elif ns != namespace or q != lq_name:
-                continue
-            self._stamp_unreserved(wl, self.infos.get(key))
+            if (wl.metadata.namespace, wl.spec.queue_name or "") in lqs:
+                self._stamp_unreserved(wl, self.infos.get(key))
+
+    def _lqs_of(self, cq_name: str) -> set[tuple[str, str]]:
+        return {
+            (lq.metadata.namespace, lq.metadata.name)
+            for lq in self.lq_objs.values()
+            if lq.spec.cluster_queue == cq_name
+        }
 
     def _admission_gate_acts(self, wl: kt.Workload) -> None:
         """Kueue's mayUpdateConditionForAdmissionGatedBy, first sight of an
@@ -1215,7 +1214,7 @@ class AdmissionCore:
         given back (QuotaReserved=False AdmissionGated), admitted or not."""
         if not self.gate("AdmissionGatedBy"):
             return
-        by = (wl.metadata.annotations or {}).get("kueue.x-k8s.io/admission-gated-by")
+        by = _gated_by(wl)
         if not by:
             return
         qr = find_condition(wl, "QuotaReserved")
@@ -1341,7 +1340,7 @@ class AdmissionCore:
     def _admissible(self, wl: kt.Workload) -> bool:
         if not wl.spec.active or is_finished(wl) or has_quota_reservation(wl):
             return False
-        if (wl.metadata.annotations or {}).get("kueue.x-k8s.io/admission-gated-by"):
+        if _gated_by(wl):
             return False
         return not condition_true(wl, "WaitingForReplacementPods")
 

@@ -400,12 +400,8 @@ class Cycle:
         lists (comma-separated) are the only ones it may use."""
         if not self.concurrent_admission:
             return None
-        val = (info.obj.metadata.annotations or {}).get(ALLOWED_FLAVORS_ANNOTATION)
-        if val is None:
-            return None
-        if not val.strip():
-            return frozenset()
-        return frozenset(part.strip() for part in val.split(","))
+        listed = _listed_flavors(info)
+        return None if listed is None else frozenset(listed)
 
     def _run_tournament(
         self,
@@ -650,8 +646,17 @@ def _parent_uid(wl: kt.Workload) -> str | None:
 def _variant_flavor_index(info: WorkloadInfo, flavors: tuple[str, ...]) -> int | None:
     """The position of a variant's flavor (the first its allowed-flavors
     annotation names) among the flavors of its queue's first group."""
-    val = (info.obj.metadata.annotations or {}).get(ALLOWED_FLAVORS_ANNOTATION, "")
-    first = val.split(",")[0].strip() if val.strip() else ""
+    listed = _listed_flavors(info)
+    first = listed[0] if listed else ""
     if not first or first not in flavors:
         return None
     return flavors.index(first)
+
+
+def _listed_flavors(info: WorkloadInfo) -> list[str] | None:
+    """The workload-allowed-resource-flavors annotation as Kueue's csv.Parse
+    reads it (items trimmed; none when blank), or None without it."""
+    val = (info.obj.metadata.annotations or {}).get(ALLOWED_FLAVORS_ANNOTATION)
+    if val is None:
+        return None
+    return [part.strip() for part in val.split(",")] if val.strip() else []
