@@ -50,9 +50,14 @@ spec:
 """
 
 
-def reserved_cond(core: AdmissionCore, key: str) -> tuple[str, str, str] | None:
-    c = find_condition(core.workloads[key], "QuotaReserved")
+def cond(core: AdmissionCore, key: str, ctype: str) -> tuple[str, str, str] | None:
+    """(status, reason, message) of the workload's condition, or None."""
+    c = find_condition(core.workloads[key], ctype)
     return None if c is None else (c.status, c.reason, c.message)
+
+
+def reserved_cond(core: AdmissionCore, key: str) -> tuple[str, str, str] | None:
+    return cond(core, key, "QuotaReserved")
 
 
 def test_a_missing_local_queue_is_named_and_the_reason_goes_once_it_exists() -> None:
@@ -63,9 +68,7 @@ def test_a_missing_local_queue_is_named_and_the_reason_goes_once_it_exists() -> 
         "Misconfigured",
         "LocalQueue later doesn't exist",
     )
-    admitted = find_condition(core.workloads["ns/w"], "Admitted")
-    assert admitted is not None
-    assert (admitted.status, admitted.reason, admitted.message) == (
+    assert cond(core, "ns/w", "Admitted") == (
         "False",
         "NoReservation",
         "The workload has no reservation",
@@ -83,7 +86,7 @@ def test_a_valid_new_workload_gets_no_condition_until_the_scheduler_looks() -> N
     core = make_core()
     add(core, QUEUES + "---" + workload("w"))
     assert reserved_cond(core, "ns/w") is None
-    assert find_condition(core.workloads["ns/w"], "Admitted") is None
+    assert cond(core, "ns/w", "Admitted") is None
 
 
 def test_a_scheduler_reason_is_kept_when_the_workload_is_seen_again() -> None:
@@ -146,7 +149,7 @@ def test_without_observability_a_blocked_queue_reads_inadmissible() -> None:
     core = make_core({"featureGates": {"UnadmittedWorkloadsObservability": False}})
     add(core, workload("w", queue="none"))
     assert reserved_cond(core, "ns/w") == ("False", "Inadmissible", "LocalQueue none doesn't exist")
-    assert find_condition(core.workloads["ns/w"], "Admitted") is None
+    assert cond(core, "ns/w", "Admitted") is None
 
 
 def test_a_workload_parked_for_its_shape_says_an_equivalent_one_failed() -> None:
@@ -196,9 +199,7 @@ def test_a_reservation_waiting_for_its_checks_says_why_it_is_not_admitted() -> N
     add(core, CHECKED + "---" + workload("w"))
     assert core.cycle().admitted == ["ns/w"]  # quota reserved
     assert core.workload("ns/w").state == "reserved"  # type: ignore[union-attr]
-    c = find_condition(core.workloads["ns/w"], "Admitted")
-    assert c is not None
-    assert (c.status, c.reason, c.message) == (
+    assert cond(core, "ns/w", "Admitted") == (
         "False",
         "UnsatisfiedAdmissionChecks",
         "The workload has not all checks ready",
