@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kuota
 from kuota.cli.main import main
@@ -280,3 +282,90 @@ def test_work_lost_to_a_preemption_is_counted_by_its_reason() -> None:
     doc = r.to_json()
     assert doc["work_lost_to_evictions_s"] == {"InClusterQueue": 0.5}
     assert doc["lower_bound_with_lost_work_s"] == 2.5
+
+
+def _wset(interval: int, cls: str, request: int, runtime: int = 1000) -> dict[str, Any]:
+    w = {"className": cls, "runtimeMs": runtime, "priority": 1, "request": request}
+    return {"count": 1, "creationIntervalMs": interval, "workloads": [w]}
+
+
+def test_the_bound_with_arrivals_counts_work_not_yet_created_at_its_width() -> None:
+    """One queue of 2 cpu: a 1-cpu workload of 1 s created at 0.1 s and a
+    2-cpu one of 1 s at 0.6 s. Work over quota is 3 cpu-s / 2 = 1.5 s. But by
+    0.6 s the first can have run only 0.5 cpu-s (it runs at its request, one
+    cpu), so 2.5 cpu-s remain for the 2 cpu after 0.6 s: no schedule ends
+    before 0.5 + 1.25 = 1.75 s from the first creation. This one waits for
+    the first to end (no preemption) and takes 2.0 s."""
+    r = run_bench(parse(_one_queue([_wset(100, "one", 1), _wset(600, "two", 2)])), name="w")
+    assert r.lower_bound_s == pytest.approx(1.5)
+    assert r.lower_bound_with_arrivals_s == pytest.approx(1.75)
+    assert r.lower_bound_with_lost_work_s == pytest.approx(1.75)  # nothing evicted
+    assert r.wall_s == pytest.approx(2.0)
+    assert r.to_json()["lower_bound_with_arrivals_s"] == 1.75
+
+
+def test_the_bound_with_arrivals_gives_each_cohort_only_its_own_quota() -> None:
+    # Two cohorts of one 2-cpu queue each; all the work (two 2-cpu workloads
+    # of 1 s, at 0.1 and 0.2 s) is in the first. All quota: 4 cpu-s / 4 cpu
+    # = 1 s; the first cohort's own: 4 cpu-s / 2 cpu = 2 s.
+    busy = _one_queue([{**_wset(100, "w", 2), "count": 2}])
+    idle = _one_queue([])
+    world = {"cohorts": [*busy["cohorts"], {**idle["cohorts"][0], "className": "idle"}]}  # type: ignore[index, dict-item]
+    g = generate(parse(world), T0)
+    assert g.lower_bound_s() == pytest.approx(1.0)
+    assert g.arrival_bound_s() == pytest.approx(2.0)
+    assert run_bench(parse(world), name="two").wall_s == pytest.approx(2.0)
+
+
+def test_lost_work_counts_in_the_bound_only_when_done_after_the_instant() -> None:
+    """One queue of 1 cpu, two 1-cpu workloads of 1 s created at 0.1 and
+    2.0 s. Work not yet done at 2.0 s: the second's 1 cpu-s, so the bound is
+    1.9 + 1.0 = 2.9 s from the first creation (all work on all quota: 2 s).
+    0.5 cpu-s lost from 0.1 to 0.6 s was done before 2.0 s, in the idle time
+    before it, and moves nothing; the same lost from 2.1 to 2.6 s must be
+    done again after 2.0 s: 3.4 s."""
+    g = generate(parse(_one_queue([_wset(100, "a", 1), _wset(2000, "b", 1)], 1)), T0)
+    assert g.lower_bound_s() == pytest.approx(2.0)
+    assert g.arrival_bound_s() == pytest.approx(2.9)
+    assert g.arrival_bound_s([("cq-0-0-co-0", 100, 600, 1000)]) == pytest.approx(2.9)
+    assert g.arrival_bound_s([("cq-0-0-co-0", 2100, 2600, 1000)]) == pytest.approx(3.4)
+    # Lost work in another cohort's queue is not this queue's to redo.
+    assert g.arrival_bound_s([("elsewhere", 2100, 2600, 1000)]) == pytest.approx(2.9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(50, 800),  # creation interval
+            st.integers(1, 3),  # count
+            st.integers(1, 4),  # request (at most the quota, to fit at all)
+            st.integers(50, 900),  # runtime
+            st.sampled_from([1, 100, 200]),  # priority
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.integers(2, 4),
+)
+def test_no_run_ends_before_its_bounds(sets: list[tuple[int, ...]], quota: int) -> None:
+    # Whatever the world and Kueue's preemptions in it, the makespan is never
+    # below a bound: each is a claim about every schedule.
+    ws = [
+        {
+            "count": n,
+            "creationIntervalMs": iv,
+            "workloads": [
+                {"className": "w", "runtimeMs": rt, "priority": p, "request": min(rq, quota)}
+            ],
+        }
+        for iv, n, rq, rt, p in sets
+    ]
+    world = parse(_one_queue(ws, quota, "LowerPriority"))
+    r = run_bench(world, name="any")
+    assert r.finished == r.workloads
+    eps = 1e-6
+    assert r.wall_s + eps >= r.lower_bound_with_lost_work_s >= r.lower_bound_with_arrivals_s - eps
+    # And it is never looser than all the work on all the quota.
+    g = generate(world, T0)
+    assert r.lower_bound_with_arrivals_s + eps >= g.total_work_milli_ms / g.capacity_milli / 1000

@@ -74,6 +74,11 @@ def render(results: list[BenchResult], console: Console) -> None:
                 f"{r.ratio_to_bound:.2f}",
                 f"{kw / r.lower_bound_s:.2f}" if kw else "",
             ),
+            (
+                "lower bound counting arrivals (per cohort)",
+                f"{r.lower_bound_with_arrivals_s:.2f} s",
+                "",
+            ),
             ("real time taken", f"{r.elapsed_s:.2f} s", ""),
             ("CPU time", f"{r.cpu_s:.2f} s", ""),
             (
@@ -83,8 +88,9 @@ def render(results: list[BenchResult], console: Console) -> None:
             ),
             ("admissions (evictions)", f"{r.admissions} ({r.evictions})", ""),
             ("work lost to evictions (s of all quota)", _lost(r.work_lost_s), ""),
+            ("  by the evicted workload's class", _lost(r.work_lost_by_class_s), ""),
             (
-                "lower bound with the lost work",
+                "that bound with the lost work",
                 f"{r.lower_bound_with_lost_work_s:.2f} s",
                 "",
             ),

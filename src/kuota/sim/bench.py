@@ -162,6 +162,9 @@ class Recorder:
     # milli-cpu x seconds of admissions that ended in an eviction (work done
     # again), by the reason of the eviction: Preempted's, else Evicted's.
     lost: dict[str, float] = field(default_factory=dict)
+    lost_by_class: dict[str, float] = field(default_factory=dict)  # the evicted's class
+    # Each admission an eviction ended: (ClusterQueue, admitted, ended, milli-cpu).
+    evicted: list[tuple[str, datetime, datetime, int]] = field(default_factory=list)
     admissions: int = 0
     finished: int = 0  # workloads finished so far (the progress bar's count)
     first_created: datetime | None = None
@@ -204,7 +207,8 @@ class Recorder:
                 end = admitted.last_transition_time if admitted is not None else None
             assert st.admitted_at is not None
             end = end or st.admitted_at
-            ran = st.milli * (end - st.admitted_at).total_seconds()
+            began = st.admitted_at
+            ran = st.milli * (end - began).total_seconds()
             self.cpu_used += ran
             st.admitted_at = None
             if finished is not None:
@@ -216,6 +220,8 @@ class Recorder:
                 st.evictions += 1
                 why = _eviction_reason(wl)
                 self.lost[why] = self.lost.get(why, 0.0) + ran
+                self.lost_by_class[st.cls] = self.lost_by_class.get(st.cls, 0.0) + ran
+                self.evicted.append((st.cq, began, end, st.milli))
 
 
 @dataclass
@@ -238,8 +244,13 @@ class BenchResult:
     # Seconds of all the world's quota spent on admissions that ended in an
     # eviction, by its reason: work that had to be done again.
     work_lost_s: dict[str, float] = field(default_factory=dict)
-    # The lower bound had that work been part of the world's: what no
-    # schedule with these evictions can beat.
+    # The same work by the class of the workload evicted.
+    work_lost_by_class_s: dict[str, float] = field(default_factory=dict)
+    # The bound with arrivals (BenchWorld.arrival_bound_s): no schedule of
+    # this world ends sooner, as work cannot run before it is created.
+    lower_bound_with_arrivals_s: float = 0.0
+    # That bound had the lost work been part of the world's, each piece when
+    # it was done: what no schedule with these evictions can beat.
     lower_bound_with_lost_work_s: float = 0.0
 
     @property
@@ -273,10 +284,17 @@ class BenchResult:
             },
             "peak_rss_mib": round(self.peak_rss_mib, 1),
             "work_lost_to_evictions_s": {k: round(v, 3) for k, v in self.work_lost_s.items()},
+            "work_lost_by_class_s": {k: round(v, 3) for k, v in self.work_lost_by_class_s.items()},
+            "lower_bound_with_arrivals_s": round(self.lower_bound_with_arrivals_s, 3),
             "lower_bound_with_lost_work_s": round(self.lower_bound_with_lost_work_s, 3),
             "build": kuota.build(),
             "python": kuota.interpreter(),
         }
+
+
+def _ms(at: datetime) -> float:
+    """Milliseconds since the world's start (benchgen's arrival times)."""
+    return (at - T0).total_seconds() * 1000
 
 
 def nearest_rank(values: list[float], p: float) -> float:
@@ -373,5 +391,11 @@ def run_bench(
         time_to_admission_ms=tta,
         peak_rss_mib=rss_kib / 1024 if sys.platform != "darwin" else rss_kib / 2**20,
         work_lost_s={k: v / capacity for k, v in sorted(rec.lost.items())} if capacity else {},
-        lower_bound_with_lost_work_s=world.lower_bound_s(sum(rec.lost.values()) * 1000),
+        work_lost_by_class_s=(
+            {k: v / capacity for k, v in sorted(rec.lost_by_class.items())} if capacity else {}
+        ),
+        lower_bound_with_arrivals_s=world.arrival_bound_s(),
+        lower_bound_with_lost_work_s=world.arrival_bound_s(
+            (cq, _ms(start), _ms(end), milli) for cq, start, end, milli in rec.evicted
+        ),
     )

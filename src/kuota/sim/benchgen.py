@@ -8,6 +8,8 @@ test/performance/scheduler/runner/generator (``../shared/bench/README.md``).
 from __future__ import annotations
 
 import functools
+import heapq
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -91,6 +93,9 @@ class BenchWorld:
     arrivals: list[Arrival]  # in creation order
     nominal_milli: dict[str, int]  # ClusterQueue -> cpu nominal quota
     classes: list[str] = field(default_factory=list)
+    # ClusterQueue -> the quota it can use at most: its cohort's name (a
+    # cohort's queues share their quota), else its own.
+    pool_of: dict[str, str] = field(default_factory=dict)
 
     @property
     def total_work_milli_ms(self) -> int:
@@ -111,6 +116,70 @@ class BenchWorld:
         cap = self.capacity_milli
         work = (self.total_work_milli_ms + extra_milli_ms) / cap / 1000 if cap else float("inf")
         return max(work, self.last_creation_ms / 1000)
+
+    def arrival_bound_s(self, lost: Iterable[tuple[str, float, float, int]] = ()) -> float:
+        """A tighter bound, from the first creation, on any schedule of this
+        world: work cannot start before it exists, a workload runs at most at
+        its request, and a cohort's workloads share only its quota. For each
+        pool of quota and each creation instant t, what no workload could have
+        done by t, plus the ``lost`` work done after t, must still be done on
+        the pool's quota after t; and no workload ends before its creation
+        plus its runtime. ``lost``: (ClusterQueue, start ms, end ms, milli-cpu)
+        of each admission an eviction ended, work done again."""
+        first = min((a.at_ms for a in self.arrivals), default=0)
+        pools: dict[str, list[tuple[float, float, int]]] = {}
+        bound = 0.0
+        for a in self.arrivals:
+            pool = self.pool_of.get(a.namespace, a.namespace)
+            pools.setdefault(pool, []).append((a.at_ms, a.runtime_ms, a.request_milli * a.pods))
+            bound = max(bound, a.at_ms + a.runtime_ms - first)
+        lost_by_pool: dict[str, list[tuple[float, float, int]]] = {}
+        for cq, start, end, milli in lost:
+            pool = self.pool_of.get(cq, cq)
+            lost_by_pool.setdefault(pool, []).append((start, end - start, milli))
+        capacity: dict[str, int] = {}
+        for cq, milli in self.nominal_milli.items():
+            pool = self.pool_of.get(cq, cq)
+            capacity[pool] = capacity.get(pool, 0) + milli
+        for pool, items in pools.items():
+            cap = capacity.get(pool, 0)
+            if cap <= 0:
+                return float("inf")  # work no quota can ever run
+            instants = sorted({s for s, _, _ in items})
+            waste = lost_by_pool.get(pool, [])
+            work = sum(d * r for _, d, r in items)
+            wasted = sum(d * r for _, d, r in waste)
+            done = _done_by(items, instants)
+            redone = _done_by(waste, instants)
+            for t, u, w in zip(instants, done, redone, strict=True):
+                bound = max(bound, t - first + (work - u + wasted - w) / cap)
+        return bound / 1000
+
+
+def _done_by(items: list[tuple[float, float, int]], times: list[float]) -> list[float]:
+    """For each of the ascending ``times`` t, the most work (rate x time) the
+    ``items`` (start, duration, rate) can have done by t: each from its
+    start, at its rate, for at most its duration. One sweep: an item counts
+    rate x (t - start) while it runs and its whole work once it would end."""
+    by_start = sorted(items)
+    running: list[tuple[float, float, int]] = []  # (end, start, rate), a heap
+    full = rate_sum = rate_start = 0.0
+    out: list[float] = []
+    i = 0
+    for t in times:
+        while i < len(by_start) and by_start[i][0] < t:
+            s, d, r = by_start[i]
+            heapq.heappush(running, (s + d, s, r))
+            rate_sum += r
+            rate_start += r * s
+            i += 1
+        while running and running[0][0] <= t:
+            e, s, r = heapq.heappop(running)
+            rate_sum -= r
+            rate_start -= r * s
+            full += r * (e - s)
+        out.append(full + rate_sum * t - rate_start)
+    return out
 
 
 def load(path: str | Path) -> GeneratorConfig:
@@ -204,6 +273,7 @@ def generate(cfg: GeneratorConfig, start: datetime) -> BenchWorld:
     ]
     arrivals: list[Arrival] = []
     nominal: dict[str, int] = {}
+    pool_of: dict[str, str] = {}
     classes: list[str] = []
     for cset in cfg.cohorts:
         for ci in range(cset.count):
@@ -215,6 +285,7 @@ def generate(cfg: GeneratorConfig, start: datetime) -> BenchWorld:
                 for i in range(qset.count):
                     name = f"{qset.class_name}-{qi}-{i}-{cohort}"
                     nominal[name] = _milli("", "", qset.nominal_quota)
+                    pool_of[name] = cohort
                     objects += _queue(name, cohort, flavor, qset)
                     for si, ws in enumerate(qset.workloads_sets):
                         t = 0
@@ -237,7 +308,7 @@ def generate(cfg: GeneratorConfig, start: datetime) -> BenchWorld:
                                 )
     arrivals.sort(key=lambda a: a.at_ms)  # stable: queue order within an instant
     del start
-    return BenchWorld(objects, arrivals, nominal, classes)
+    return BenchWorld(objects, arrivals, nominal, classes, pool_of)
 
 
 def _queue(name: str, cohort: str, flavor: str, q: QueuesSet) -> list[Any]:
