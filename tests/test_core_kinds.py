@@ -15,7 +15,7 @@ import msgspec
 import pytest
 import yaml
 
-from kuota.api import base, core
+from kuota.api import apps, base, core, lws
 from kuota.api import core_validation as cv
 from kuota.api.decode import decode_object
 from kuota.api.errors import DUPLICATE, FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, TOO_LONG
@@ -31,8 +31,17 @@ def load(name: str) -> Doc:
     return yaml.load((FIXTURES / name).read_text(), Loader=yaml.CSafeLoader)
 
 
+# The built-in kinds and those of operators an OpenShift cluster ships (LWS).
+KINDS = {**core.CORE_KINDS, **apps.APPS_KINDS, (lws.API_VERSION, lws.KIND): lws.LeaderWorkerSet}
+VALIDATORS = {
+    **cv.VALIDATORS,
+    **apps.VALIDATORS,
+    lws.LeaderWorkerSet: lws.validate_leader_worker_set,
+}
+
+
 def decode(doc: Doc) -> Any:
-    typ = core.CORE_KINDS[(doc["apiVersion"], doc["kind"])]
+    typ = KINDS[(doc["apiVersion"], doc["kind"])]
     return msgspec.convert(doc, typ, dec_hook=base.dec_hook)
 
 
@@ -98,7 +107,7 @@ FIXTURE_FILES = sorted(p.name for p in FIXTURES.glob("*.yaml"))
 
 def test_fixtures_cover_every_kind() -> None:
     kinds = {(d["apiVersion"], d["kind"]) for d in map(load, FIXTURE_FILES)}
-    assert kinds == set(core.CORE_KINDS)
+    assert kinds == set(KINDS)
 
 
 @pytest.mark.parametrize("name", FIXTURE_FILES)
@@ -115,7 +124,7 @@ def test_round_trip_keeps_meaning(name: str) -> None:
 @pytest.mark.parametrize("name", FIXTURE_FILES)
 def test_fixture_is_valid(name: str) -> None:
     obj = decode(load(name))
-    assert cv.VALIDATORS[type(obj)](obj) == []
+    assert VALIDATORS[type(obj)](obj) == []
 
 
 def test_typed_fields_of_the_training_job() -> None:

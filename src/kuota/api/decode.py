@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from kuota.api import core_validation, openshift, openshift_scheduler
+from kuota.api import apps, core_validation, lws, openshift, openshift_scheduler, service
 from kuota.api import errors as e
 from kuota.api.base import Meta, dec_hook, enc_hook
 from kuota.api.core import CORE_KINDS
@@ -29,7 +29,7 @@ from kuota.api.errors import FieldError
 from kuota.api.kueue import types as kt
 from kuota.api.kueue import v1beta1
 from kuota.api.kueue.webhooks import DEFAULTERS, WEBHOOKS
-from kuota.api.names import is_dns1123_label, is_dns1123_subdomain
+from kuota.api.names import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from kuota.api.schema import MAX_NODES, check_rules, validate_raw
 
 
@@ -83,6 +83,38 @@ def _build_registry() -> dict[tuple[str, str], KindInfo]:
             (lambda fn: lambda o, g: fn(o))(validator) if validator else (lambda o, g: []),
             name_fn=is_dns1123_label if kind == "Namespace" else is_dns1123_subdomain,
         )
+    for (api_version, kind), typ in apps.APPS_KINDS.items():
+        reg[(api_version, kind)] = KindInfo(
+            api_version,
+            kind,
+            typ,
+            True,
+            _identity,
+            _identity,
+            (lambda fn: lambda o, g: fn(o))(apps.VALIDATORS[typ]),
+        )
+    # A Service and a LeaderWorkerSet name DNS records: DNS-1035 labels. The LWS
+    # defaulting webhook runs as the conversion to the internal object.
+    reg[(service.API_VERSION, service.KIND)] = KindInfo(
+        service.API_VERSION,
+        service.KIND,
+        service.Service,
+        True,
+        _identity,
+        _identity,
+        lambda o, g: service.validate_service(o),
+        name_fn=is_dns1035_label,
+    )
+    reg[(lws.API_VERSION, lws.KIND)] = KindInfo(
+        lws.API_VERSION,
+        lws.KIND,
+        lws.LeaderWorkerSet,
+        True,
+        lws.default_leader_worker_set,
+        _identity,
+        lambda o, g: lws.validate_leader_worker_set(o),
+        name_fn=is_dns1035_label,
+    )
     # OpenShift's Kueue operator resource, read in place of Kueue's Configuration file.
     reg[(openshift.API_VERSION, openshift.KIND)] = KindInfo(
         openshift.API_VERSION,

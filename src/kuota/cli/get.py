@@ -204,6 +204,35 @@ def _daemonset_row(o: Any, now: datetime, wide: bool) -> Row:
     ]
 
 
+def _lws_row(o: Any, now: datetime, wide: bool) -> Row:
+    # The CRD's printer columns: omitted (zero) status counters print blank.
+    st = o.status
+    ready, updated = (st.ready_replicas, st.updated_replicas) if st is not None else (0, 0)
+    desired = o.spec.replicas if o.spec is not None else 1
+    return [str(ready or ""), str(desired), str(updated or ""), _age(o, now)]
+
+
+def _deployment_row(o: Any, now: datetime, wide: bool) -> Row:
+    st = o.status
+    ready, updated, available = (
+        (st.ready_replicas or 0, st.updated_replicas or 0, st.available_replicas or 0)
+        if st is not None
+        else (0, 0, 0)
+    )
+    return [f"{ready}/{o.spec.replicas}", str(updated), str(available), _age(o, now)]
+
+
+def _replicaset_row(o: Any, now: datetime, wide: bool) -> Row:
+    st = o.status
+    current, ready = (st.replicas, st.ready_replicas or 0) if st is not None else (0, 0)
+    return [str(o.spec.replicas), str(current), str(ready), _age(o, now)]
+
+
+def _statefulset_row(o: Any, now: datetime, wide: bool) -> Row:
+    ready = (o.status.ready_replicas or 0) if o.status is not None else 0
+    return [f"{ready}/{o.spec.replicas}", _age(o, now)]
+
+
 def _nodeop_row(o: Any, now: datetime, wide: bool) -> Row:
     st = o.status
     row = [
@@ -266,6 +295,25 @@ KINDS: dict[str, tuple[ResourceType, bool, list[str], Callable[[Any, datetime, b
         ["DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"],
         _daemonset_row,
     ),
+    "deployments": (
+        ("apps", "Deployment"),
+        True,
+        ["READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+        _deployment_row,
+    ),
+    "replicasets": (
+        ("apps", "ReplicaSet"),
+        True,
+        ["DESIRED", "CURRENT", "READY", "AGE"],
+        _replicaset_row,
+    ),
+    "statefulsets": (("apps", "StatefulSet"), True, ["READY", "AGE"], _statefulset_row),
+    "leaderworkersets": (
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+        True,
+        ["READY", "DESIRED", "UP-TO-DATE", "AGE"],
+        _lws_row,
+    ),
     "nodeoperations": (
         ("kuota.dev", "NodeOperation"),
         False,
@@ -297,6 +345,14 @@ ALIASES = {
     "cj": "cronjobs",
     "daemonset": "daemonsets",
     "ds": "daemonsets",
+    "deployment": "deployments",
+    "deploy": "deployments",
+    "replicaset": "replicasets",
+    "rs": "replicasets",
+    "statefulset": "statefulsets",
+    "sts": "statefulsets",
+    "leaderworkerset": "leaderworkersets",
+    "lws": "leaderworkersets",
     "nodeoperation": "nodeoperations",
     "event": "events",
     "ev": "events",

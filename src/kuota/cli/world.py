@@ -162,6 +162,13 @@ _POD_ANNOTATIONS = {
     "Pod": ("metadata.annotations", ()),
     "Job": ("spec.template.metadata.annotations", ("spec", "template")),
     "DaemonSet": ("spec.template.metadata.annotations", ("spec", "template")),
+    "Deployment": ("spec.template.metadata.annotations", ("spec", "template")),
+    "ReplicaSet": ("spec.template.metadata.annotations", ("spec", "template")),
+    "StatefulSet": ("spec.template.metadata.annotations", ("spec", "template")),
+    "LeaderWorkerSet": (
+        "spec.leaderWorkerTemplate.workerTemplate.metadata.annotations",
+        ("spec", "leader_worker_template", "worker_template"),
+    ),
     "CronJob": (
         "spec.jobTemplate.spec.template.metadata.annotations",
         ("spec", "job_template", "spec", "template"),

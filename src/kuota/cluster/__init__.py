@@ -9,13 +9,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kuota.cluster.admission import PodAdmission, ProjectNodeSelector
+from kuota.cluster.apps_admission import AppsValidation
 from kuota.cluster.cronjob import CronJobController
 from kuota.cluster.daemonset import DaemonSetController
+from kuota.cluster.deployment import DeploymentController
 from kuota.cluster.eviction import GracefulTermination
 from kuota.cluster.job_controller import JobController
 from kuota.cluster.kubelet import Kubelet, PodRun, RunSource, annotation_run
 from kuota.cluster.kubescheduler import KubeScheduler
 from kuota.cluster.limitrange import LIMIT_RANGE, PodResourceAdmission
+from kuota.cluster.lws import (
+    LeaderWorkerSetController,
+    LeaderWorkerSetDefaulting,
+    LeaderWorkerSetPodWebhook,
+    LeaderWorkerSetValidation,
+)
 from kuota.cluster.node_lifecycle import NodeLifecycle
 from kuota.cluster.nodeops import NodeOperationController
 from kuota.cluster.nodes import (
@@ -26,6 +34,7 @@ from kuota.cluster.nodes import (
     NodeTable,
 )
 from kuota.cluster.placement import FirstFit, Placement, PlacementResult
+from kuota.cluster.replicaset import ReplicaSetController
 from kuota.cluster.scheduler import PodScheduler
 from kuota.cluster.scoring import (
     HIGH_NODE_UTILIZATION,
@@ -35,6 +44,7 @@ from kuota.cluster.scoring import (
     profile_named,
 )
 from kuota.cluster.snapshot import ClusterSnapshot
+from kuota.cluster.statefulset import StatefulSetController
 from kuota.cluster.taint_eviction import TaintEviction
 from kuota.cluster.ttl import TTLAfterFinished
 
@@ -49,11 +59,13 @@ __all__ = [
     "ClusterSnapshot",
     "CronJobController",
     "DaemonSetController",
+    "DeploymentController",
     "EmbeddedCluster",
     "FirstFit",
     "JobController",
     "KubeScheduler",
     "Kubelet",
+    "LeaderWorkerSetController",
     "NodeLifecycle",
     "NodeOperationController",
     "NodeState",
@@ -63,7 +75,9 @@ __all__ = [
     "PodRun",
     "PodScheduler",
     "Profile",
+    "ReplicaSetController",
     "RunSource",
+    "StatefulSetController",
     "TaintEviction",
     "annotation_run",
     "api_server_hooks",
@@ -82,10 +96,14 @@ class EmbeddedCluster:
     node_lifecycle: NodeLifecycle = field(default_factory=NodeLifecycle)
     cronjobs: CronJobController = field(default_factory=CronJobController)
     daemonsets: DaemonSetController = field(default_factory=DaemonSetController)
+    replicasets: ReplicaSetController = field(default_factory=ReplicaSetController)
+    deployments: DeploymentController = field(default_factory=DeploymentController)
+    statefulsets: StatefulSetController = field(default_factory=StatefulSetController)
     ttl: TTLAfterFinished = field(default_factory=TTLAfterFinished)
     node_operations: NodeOperationController = field(default_factory=NodeOperationController)
     graceful: GracefulTermination = field(default_factory=GracefulTermination)
     taint_eviction: TaintEviction = field(default_factory=TaintEviction)
+    leader_worker_sets: LeaderWorkerSetController = field(default_factory=LeaderWorkerSetController)
 
 
 def install(
@@ -111,9 +129,16 @@ def install(
     for extra in (
         cluster.cronjobs,
         cluster.daemonsets,
+        # Serving workloads: Deployments through ReplicaSets, StatefulSets.
+        cluster.replicasets,
+        cluster.deployments,
+        cluster.statefulsets,
         cluster.ttl,
         cluster.node_operations,
         cluster.graceful,
+        # The LeaderWorkerSet operator: its set and pod controllers.
+        cluster.leader_worker_sets,
+        cluster.leader_worker_sets.pods,
     ):
         mgr.add(extra)
     return cluster
@@ -139,6 +164,12 @@ def api_server_hooks(
         hooks.append(ProjectNodeSelector(priority.lookup, default_node_selector or {}))
     return [
         *hooks,
+        # apps/v1 validation on create and update (immutable fields).
+        AppsValidation(),
+        # The LWS operator's webhooks: LWS defaults and rules, its pods' labels and env.
+        LeaderWorkerSetDefaulting(),
+        LeaderWorkerSetValidation(),
+        LeaderWorkerSetPodWebhook(),
         PodResourceAdmission(lambda ns: store().list(LIMIT_RANGE, ns).items),
         # Priority from PriorityClasses, the default not-ready/unreachable tolerations.
         priority,

@@ -50,6 +50,7 @@ FLAVOR: Final[ResourceType] = (kt.GROUP, "ResourceFlavor")
 _READY_MSG: Final = "All pods reached readiness and the workload is running"
 _NOT_READY_MSG: Final = "Not all pods are ready or succeeded"
 _RECOVERY_MSG: Final = "At least one pod has failed, waiting for recovery"
+_JOB_COMPONENT: Final = "kueue-job-controller"  # the events' source
 
 
 @dataclass(frozen=True)
@@ -104,9 +105,16 @@ class JobAdapter(Protocol):
 # ------------------------------------------------------------------ naming
 def workload_name(adapter: JobAdapter, job_name: str, job_uid: str) -> str:
     """Kueue's GetWorkloadNameForOwnerWithGVK: ``<kind>-<name>-<hash5>``."""
-    prefix = f"{adapter.kind.lower()}-{job_name}"[: 253 - 6]
+    return owner_workload_name(adapter.kind, adapter.api_version, job_name, job_uid)
+
+
+def owner_workload_name(kind: str, api_version: str, owner_name: str, owner_uid: str) -> str:
+    """The Workload name of an owner of any kind (a Job, a Pod):
+    ``<kind>-<name>`` cut to 247 characters, ``-``, 5 hex of a sha1 of the
+    kind, group, name and uid."""
+    prefix = f"{kind.lower()}-{owner_name}"[: 253 - 6]
     h = hashlib.sha1(
-        "\n".join([adapter.kind, group_of(adapter.api_version), job_name, job_uid]).encode()
+        "\n".join([kind, group_of(api_version), owner_name, owner_uid]).encode()
     ).hexdigest()
     return f"{prefix}-{h[:5]}"
 
@@ -357,117 +365,40 @@ class JobReconciler:
         mgr = self._mgr()
         m = job.metadata
         pod_sets = self.adapter.pod_sets(job, self.partial)
-        ref, priority = self._priority(job, pod_sets)
+        ref, priority = extract_priority(mgr, job, pod_sets, _JOB_COMPONENT)
         if ref is False:
             return  # the named WorkloadPriorityClass does not exist (event recorded)
         labels = {k: v for k, v in (m.labels or {}).items() if k in self.label_keys}
         if m.uid and len(m.uid) <= 63:
             labels[JOB_UID] = m.uid
-        wl = kt.Workload(
-            api_version=kt.V1BETA2,
-            metadata=ObjectMeta(
-                name=workload_name(self.adapter, m.name, m.uid),
-                namespace=m.namespace,
-                labels=labels or None,
-                finalizers=[RESOURCE_IN_USE],
-                owner_references=[
-                    OwnerReference(
-                        api_version=self.adapter.api_version,
-                        kind=self.adapter.kind,
-                        name=m.name,
-                        uid=m.uid,
-                        controller=True,
-                        block_owner_deletion=True,
-                    )
-                ],
-            ),
-            spec=kt.WorkloadSpec(
-                pod_sets=pod_sets,
-                queue_name=(m.labels or {}).get(QUEUE_NAME) or None,
-                priority_class_ref=ref or None,
-                priority=priority,
-                maximum_execution_time_seconds=_max_exec_seconds(m.labels),
-            ),
+        wl = new_workload(
+            workload_name(self.adapter, m.name, m.uid),
+            job,
+            pod_sets,
+            labels,
+            [
+                OwnerReference(
+                    api_version=self.adapter.api_version,
+                    kind=self.adapter.kind,
+                    name=m.name,
+                    uid=m.uid,
+                    controller=True,
+                    block_owner_deletion=True,
+                )
+            ],
+            ref,
+            priority,
         )
         mgr.store.create(wl)
         self._event(job, "Normal", "CreatedWorkload", f"Created Workload: {key_of(wl)}")
 
-    def _priority(self, job: Any, pod_sets: list[kt.PodSet]) -> tuple[Any, int | None]:
-        """jobframework.ExtractPriority: WorkloadPriorityClass label, else the
-        pod PriorityClass, else the global default PriorityClass."""
-        mgr = self._mgr()
-        name = (job.metadata.labels or {}).get(PRIORITY_CLASS)
-        if name:
-            wpc = mgr.informer(WPC).get(name)
-            if wpc is None:
-                self._event(
-                    job,
-                    "Warning",
-                    "WorkloadPriorityClassNotFound",
-                    f'workloadPriorityClass "{name}" not found',
-                )
-                return False, None
-            ref = kt.PriorityClassRef(
-                group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name=name
-            )
-            return ref, wpc.value
-        spec = pod_sets[0].template.spec if pod_sets else None
-        pcs = mgr.informer(PC)
-        if spec is not None and spec.priority_class_name:
-            pc = pcs.get(spec.priority_class_name)
-            if pc is not None:
-                ref = kt.PriorityClassRef(
-                    group="scheduling.k8s.io", kind="PriorityClass", name=pc.metadata.name
-                )
-                return ref, pc.value
-        defaults = [p for p in pcs.list() if p.global_default]
-        if defaults:
-            pc = min(defaults, key=lambda p: p.value)
-            ref = kt.PriorityClassRef(
-                group="scheduling.k8s.io", kind="PriorityClass", name=pc.metadata.name
-            )
-            return ref, pc.value
-        return None, None
-
     def _start(self, job: Any, wl: kt.Workload) -> None:
-        infos = self._infos(wl)
+        infos = pod_set_infos(self._mgr(), wl)
         started = self.adapter.run(job, infos)
         self._mgr().store.update(started)
         adm = wl.status.admission if wl.status else None
         cq = adm.cluster_queue if adm else ""
         self._event(job, "Normal", "Started", f"Admitted by clusterQueue {cq}")
-
-    def _infos(self, wl: kt.Workload) -> list[PodSetInfo]:
-        mgr = self._mgr()
-        flavors = mgr.informer(FLAVOR)
-        adm = wl.status.admission if wl.status else None
-        out = []
-        checks = {s.name: s for s in ((wl.status.admission_checks or ()) if wl.status else ())}
-        for psa in adm.pod_set_assignments if adm else ():
-            selector: dict[str, str] = {}
-            tolerations: list[kc.Toleration] = []
-            for fname in dict.fromkeys((psa.flavors or {}).values()):
-                rf = flavors.get(fname)
-                if rf is None:
-                    continue
-                selector.update(rf.spec.node_labels or {})
-                for t in rf.spec.tolerations or ():
-                    if t not in tolerations:
-                        tolerations.append(t)
-            labels = {PODSET_LABEL: psa.name}
-            if wl.spec.queue_name:
-                labels[LQ_LABEL] = wl.spec.queue_name
-            if adm is not None and len(adm.cluster_queue) <= 63:
-                labels[CQ_LABEL] = adm.cluster_queue
-            for state in checks.values():
-                for upd in state.pod_set_updates or ():
-                    if upd.name == psa.name:
-                        selector.update(upd.node_selector or {})
-                        labels.update(upd.labels or {})
-                        tolerations += [t for t in upd.tolerations or () if t not in tolerations]
-            count = psa.count if psa.count is not None else _podset_count(wl, psa.name)
-            out.append(PodSetInfo(psa.name, count, selector, tolerations, labels))
-        return out
 
     def _stop(self, job: Any, wl: kt.Workload | None, reason: str) -> None:
         original = wl.spec.pod_sets if wl is not None else []
@@ -476,66 +407,199 @@ class JobReconciler:
             self._mgr().store.update(stopped)
             self._event(job, "Normal", "Stopped", reason)
         if wl is not None and self.wait_for_pods_ready:
-            self._set_pods_ready(wl, False, "WaitForStart", _NOT_READY_MSG)
+            set_workload_condition(
+                self._mgr(), wl, "PodsReady", "False", "WaitForStart", _NOT_READY_MSG
+            )
 
     def _sync_running(self, job: Any, wl: kt.Workload) -> None:
         """A running job: keep PodsReady and reclaimablePods current."""
-        ready = self.adapter.pods_ready(job, wl)
+        mgr = self._mgr()
         if self.wait_for_pods_ready:
-            prev = find_condition(wl, "PodsReady")
-            if ready:
-                reason = (
-                    "Recovered"
-                    if prev is not None and prev.reason in ("WaitForRecovery", "Recovered")
-                    else "Started"
-                )
-                self._set_pods_ready(wl, True, reason, _READY_MSG)
-            elif prev is not None and (prev.status == "True" or prev.reason == "WaitForRecovery"):
-                self._set_pods_ready(wl, False, "WaitForRecovery", _RECOVERY_MSG)
-            else:
-                self._set_pods_ready(wl, False, "WaitForStart", _NOT_READY_MSG)
+            sync_pods_ready(mgr, wl, self.adapter.pods_ready(job, wl))
         rp = self.adapter.reclaimable_pods(job)
         current = wl.status.reclaimable_pods if wl.status else None
         if (rp or None) != (current or None):
             new = clone(wl)
             new.status = new.status or kt.WorkloadStatus()
             new.status.reclaimable_pods = rp or None
-            self._write_status(new)
+            write_workload_status(mgr, new)
 
     def _set_pods_ready(self, wl: kt.Workload, ok: bool, reason: str, message: str) -> None:
         status = "True" if ok else "False"
-        self._set_condition(wl, "PodsReady", status, reason, message)
+        set_workload_condition(self._mgr(), wl, "PodsReady", status, reason, message)
 
     def _finish_workload(self, wl: kt.Workload, fin: Finished) -> None:
-        if is_finished(wl):
-            return
-        reason = "Succeeded" if fin.success else "Failed"
-        self._set_condition(wl, "Finished", "True", reason, fin.message)
-
-    def _set_condition(
-        self, wl: kt.Workload, ctype: str, status: str, reason: str, message: str
-    ) -> None:
-        new = with_condition(wl, ctype, status, reason, message, self._mgr().clock.now())
-        if new is not None:
-            self._write_status(new)
-
-    def _write_status(self, wl: kt.Workload) -> None:
-        try:
-            self._mgr().store.update_status(wl)
-        except NotFound:
-            return
-        # A Conflict propagates: the manager retries the job key with backoff.
+        finish_workload(self._mgr(), wl, "Succeeded" if fin.success else "Failed", fin.message)
 
     def _event(self, job: Any, etype: Any, reason: str, message: str) -> None:
-        self._mgr().recorder.event(job, etype, reason, message, "kueue-job-controller")
+        self._mgr().recorder.event(job, etype, reason, message, _JOB_COMPONENT)
 
     def _mgr(self) -> Manager:
         assert self.mgr is not None, "setup() first"
         return self.mgr
 
 
+# ------------------------------------------------------------------ shared by the integrations
+# What every integration (the generic job reconciler, the pod integration)
+# does the same way: the Workload it builds, the priority it gives it, what an
+# admission adds to the pods, and the Workload conditions it writes.
+
+
+def new_workload(
+    name: str,
+    owner: Any,
+    pod_sets: list[kt.PodSet],
+    labels: dict[str, str],
+    owner_references: list[OwnerReference],
+    priority_class_ref: kt.PriorityClassRef | None,
+    priority: int | None,
+    annotations: dict[str, str] | None = None,
+) -> kt.Workload:
+    """jobframework.NewWorkload + prepareWorkload: the Workload of ``owner``
+    (the object whose labels say its queue and maximum execution time)."""
+    m = owner.metadata
+    return kt.Workload(
+        api_version=kt.V1BETA2,
+        metadata=ObjectMeta(
+            name=name,
+            namespace=m.namespace,
+            labels=labels or None,
+            annotations=annotations or None,
+            finalizers=[RESOURCE_IN_USE],
+            owner_references=owner_references,
+        ),
+        spec=kt.WorkloadSpec(
+            pod_sets=pod_sets,
+            queue_name=(m.labels or {}).get(QUEUE_NAME) or None,
+            priority_class_ref=priority_class_ref,
+            priority=priority,
+            maximum_execution_time_seconds=max_exec_seconds(m.labels),
+        ),
+    )
+
+
+def extract_priority(
+    mgr: Manager, owner: Any, pod_sets: list[kt.PodSet], component: str
+) -> tuple[Any, int | None]:
+    """jobframework.ExtractPriority: the owner's WorkloadPriorityClass label,
+    else the first podSet's PriorityClass, else the global default
+    PriorityClass. ``(False, None)`` when the named WorkloadPriorityClass
+    does not exist (a Warning event on the owner: no Workload is made)."""
+    name = (owner.metadata.labels or {}).get(PRIORITY_CLASS)
+    if name:
+        wpc = mgr.informer(WPC).get(name)
+        if wpc is None:
+            mgr.recorder.event(
+                owner,
+                "Warning",
+                "WorkloadPriorityClassNotFound",
+                f'workloadPriorityClass "{name}" not found',
+                component,
+            )
+            return False, None
+        ref = kt.PriorityClassRef(group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name=name)
+        return ref, wpc.value
+    spec = pod_sets[0].template.spec if pod_sets else None
+    pcs = mgr.informer(PC)
+    if spec is not None and spec.priority_class_name:
+        pc = pcs.get(spec.priority_class_name)
+        if pc is not None:
+            ref = kt.PriorityClassRef(
+                group="scheduling.k8s.io", kind="PriorityClass", name=pc.metadata.name
+            )
+            return ref, pc.value
+    defaults = [p for p in pcs.list() if p.global_default]
+    if defaults:
+        pc = min(defaults, key=lambda p: p.value)
+        ref = kt.PriorityClassRef(
+            group="scheduling.k8s.io", kind="PriorityClass", name=pc.metadata.name
+        )
+        return ref, pc.value
+    return None, None
+
+
+def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
+    """podset.FromAssignment for each podSet of the admission, with the
+    admission checks' podSetUpdates merged in."""
+    flavors = mgr.informer(FLAVOR)
+    adm = wl.status.admission if wl.status else None
+    out = []
+    checks = {s.name: s for s in ((wl.status.admission_checks or ()) if wl.status else ())}
+    for psa in adm.pod_set_assignments if adm else ():
+        selector: dict[str, str] = {}
+        tolerations: list[kc.Toleration] = []
+        for fname in dict.fromkeys((psa.flavors or {}).values()):
+            rf = flavors.get(fname)
+            if rf is None:
+                continue
+            selector.update(rf.spec.node_labels or {})
+            for t in rf.spec.tolerations or ():
+                if t not in tolerations:
+                    tolerations.append(t)
+        labels = {PODSET_LABEL: psa.name}
+        if wl.spec.queue_name:
+            labels[LQ_LABEL] = wl.spec.queue_name
+        if adm is not None and len(adm.cluster_queue) <= 63:
+            labels[CQ_LABEL] = adm.cluster_queue
+        for state in checks.values():
+            for upd in state.pod_set_updates or ():
+                if upd.name == psa.name:
+                    selector.update(upd.node_selector or {})
+                    labels.update(upd.labels or {})
+                    tolerations += [t for t in upd.tolerations or () if t not in tolerations]
+        count = psa.count if psa.count is not None else _podset_count(wl, psa.name)
+        out.append(PodSetInfo(psa.name, count, selector, tolerations, labels))
+    return out
+
+
+def sync_pods_ready(mgr: Manager, wl: kt.Workload, ready: bool) -> bool:
+    """The PodsReady condition of an admitted workload whose pods are (or are
+    not) all ready (generatePodsReadyCondition); whether it was written."""
+    prev = find_condition(wl, "PodsReady")
+    if ready:
+        recovered = prev is not None and prev.reason in ("WaitForRecovery", "Recovered")
+        reason = "Recovered" if recovered else "Started"
+        return set_workload_condition(mgr, wl, "PodsReady", "True", reason, _READY_MSG)
+    if prev is not None and (prev.status == "True" or prev.reason == "WaitForRecovery"):
+        return set_workload_condition(
+            mgr, wl, "PodsReady", "False", "WaitForRecovery", _RECOVERY_MSG
+        )
+    return set_workload_condition(mgr, wl, "PodsReady", "False", "WaitForStart", _NOT_READY_MSG)
+
+
+def wait_for_start(mgr: Manager, wl: kt.Workload) -> bool:
+    """PodsReady of a workload not admitted (yet, or any more)."""
+    return set_workload_condition(mgr, wl, "PodsReady", "False", "WaitForStart", _NOT_READY_MSG)
+
+
+def finish_workload(mgr: Manager, wl: kt.Workload, reason: str, message: str) -> bool:
+    """The Finished condition (once: a finished workload stays as it finished)."""
+    if is_finished(wl):
+        return False
+    return set_workload_condition(mgr, wl, "Finished", "True", reason, message)
+
+
+def set_workload_condition(
+    mgr: Manager, wl: kt.Workload, ctype: str, status: str, reason: str, message: str
+) -> bool:
+    """Set the condition (as set_condition does); whether that was a write."""
+    new = with_condition(wl, ctype, status, reason, message, mgr.clock.now())
+    if new is None:
+        return False
+    write_workload_status(mgr, new)
+    return True
+
+
+def write_workload_status(mgr: Manager, wl: kt.Workload) -> None:
+    try:
+        mgr.store.update_status(wl)
+    except NotFound:
+        return
+    # A Conflict propagates: the manager retries the key with backoff.
+
+
 # ------------------------------------------------------------------ workload helpers
-def _max_exec_seconds(labels: dict[str, str] | None) -> int | None:
+def max_exec_seconds(labels: dict[str, str] | None) -> int | None:
     """The max-exec-time label as Kueue reads it: a positive int32, else none."""
     raw = (labels or {}).get(MAX_EXEC_TIME)
     if raw is None:

@@ -24,8 +24,17 @@ from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
 from kuota.api.meta import ObjectMeta
 from kuota.api.openshift_scheduler import Scheduler, parse_node_selector, profile_of
-from kuota.controllers.jobframework import JobReconciler, JobWebhook, ManagePolicy
+from kuota.controllers.jobframework import (
+    DEFAULT_QUEUE,
+    LOCAL_QUEUE,
+    JobAdapter,
+    JobReconciler,
+    JobWebhook,
+    ManagePolicy,
+)
 from kuota.controllers.jobs.batchjob import BatchJobAdapter
+from kuota.controllers.jobs.pod import PodReconciler
+from kuota.controllers.jobs.podwebhook import PodValidation, PodWebhook
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
@@ -51,8 +60,14 @@ CLOCK_META = "clock"  # the run's time (virtual or real), persisted so a restart
 CONFIG_META = "config"  # the Kueue Configuration the run used, for get/describe
 
 
-# Kueue's framework names of the job integrations the embedded control plane runs.
-JOB_INTEGRATIONS: dict[str, Callable[[], BatchJobAdapter]] = {"batch/job": BatchJobAdapter}
+# Kueue's framework names of the integrations the embedded control plane runs:
+# a job kind's adapter for the generic job reconciler, or None for the pod
+# integration (plain pods and pod groups: its own webhook and reconciler).
+POD_FRAMEWORK = "pod"
+JOB_INTEGRATIONS: dict[str, Callable[[], JobAdapter] | None] = {
+    "batch/job": BatchJobAdapter,
+    POD_FRAMEWORK: None,
+}
 
 
 @dataclass(frozen=True)
@@ -88,8 +103,11 @@ class ControlPlane:
         # The job integrations the Configuration enables (integrations.frameworks)
         # and kuota simulates; any other enabled framework is left unmanaged.
         enabled = config.integrations.enabled_frameworks
-        self.adapters = [make() for name, make in JOB_INTEGRATIONS.items() if name in enabled]
+        self.adapters = [
+            make() for name, make in JOB_INTEGRATIONS.items() if name in enabled and make
+        ]
         self.unsimulated_frameworks = sorted(enabled - JOB_INTEGRATIONS.keys())
+        pods = POD_FRAMEWORK in enabled
         hooks: list[Any] = [_namespace_name_label, KueueUpdateValidation(config.feature_gates)]
         hooks += [JobWebhook(a, self.policy, self._lookup) for a in self.adapters]
         if cluster:  # node registration, pod defaults, LimitRanger, QoS
@@ -101,6 +119,22 @@ class ControlPlane:
             hooks += api_server_hooks(
                 lambda: self.store, openshift=openshift, default_node_selector=selector
             )
+        if pods:
+            # After the API server's own admission (priority, LimitRanger), as
+            # webhooks run: the pod's role hash covers what they set.
+            ids = config.gate("WorkloadIdentifierAnnotations")
+            hooks += [
+                PodWebhook(
+                    self.policy,
+                    self._lookup,
+                    enabled,
+                    ids=ids,
+                    default_priority_class=config.gate("WorkloadPriorityClassDefaulting"),
+                ),
+                PodValidation(
+                    lambda ns: self._lookup(LOCAL_QUEUE, ns, DEFAULT_QUEUE) is not None, ids=ids
+                ),
+            ]
         self.store = open_store(state_dir, self.clock.now, admission=hooks)
         saved = self.store.get_meta(CLOCK_META)
         if saved and isinstance(self.clock, VirtualClock):
@@ -121,6 +155,13 @@ class ControlPlane:
         self.jobs = [JobReconciler(a, config, self.policy) for a in self.adapters]
         for r in self.jobs:
             self.mgr.add(r)
+        self.pods: PodReconciler | None = None
+        if pods:
+            # Enabled only through deployment/statefulset/LWS: it manages only
+            # the pods those suspend (Kueue's implicitly enabled framework).
+            implicit = POD_FRAMEWORK not in config.integrations.frameworks
+            self.pods = PodReconciler(config, self.policy, implicit=implicit)
+            self.mgr.add(self.pods)
         self.refused: list[Refusal] = []
         self.arrivals = Arrivals(self)
         self.mgr.add(self.arrivals)

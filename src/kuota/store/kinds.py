@@ -9,10 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kuota.api.apps import APPS_KINDS
 from kuota.api.core import CORE_KINDS
 from kuota.api.core_validation import NAMESPACED as CORE_NAMESPACED
 from kuota.api.event import Event
 from kuota.api.kueue import types as kt
+from kuota.api.lws import LeaderWorkerSet
+from kuota.api.service import Service
 from kuota.store.protocol import NotFound, ResourceType, group_of
 
 
@@ -96,6 +99,10 @@ def _register_builtin() -> None:
         register_kind((kt.GROUP, kind), typ, kind in kt.NAMESPACED_KINDS)
     for (api_version, kind), typ in CORE_KINDS.items():
         register_kind((group_of(api_version), kind), typ, kind in CORE_NAMESPACED)
+    for (api_version, kind), typ in APPS_KINDS.items():  # all namespaced
+        register_kind((group_of(api_version), kind), typ, True)
+    register_kind(("", "Service"), Service, True)
+    register_kind(("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), LeaderWorkerSet, True)
     register_kind(("", "Event"), Event, True)
 
 
