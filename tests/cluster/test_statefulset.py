@@ -279,6 +279,25 @@ def test_rolling_update_goes_down_from_the_highest_ordinal_and_stops_at_the_part
     assert (st.current_replicas, st.updated_replicas, st.ready_replicas) == (4, 4, 4)
 
 
+def test_the_only_pod_below_the_partition_comes_back_at_the_old_revision(
+    world: World,
+) -> None:
+    # With db-0 gone, every remaining pod is updated: the rollout must still
+    # not read as complete, since db-0 is recreated at the old revision.
+    world.apply(node_manifest("n1"), statefulset(replicas=2, partition=1))
+    world.run(until=timedelta(seconds=1))
+    old_rev = get(world).status.current_revision
+    edit(world, set_image("v2"))
+    world.run(until=timedelta(seconds=2))
+    for round_ in (3, 4):  # twice: the second recreation reads the status the first wrote
+        world.store.delete(POD, NS, "db-0")
+        world.run(until=timedelta(seconds=round_))
+        assert world.pod("db-0").metadata.labels["controller-revision-hash"] == old_rev
+        st = get(world).status
+        assert st.current_revision == old_rev != st.update_revision
+        assert (st.current_replicas, st.updated_replicas) == (1, 1)
+
+
 def test_rolling_back_reuses_the_old_revision(world: World) -> None:
     world.apply(node_manifest("n1"), statefulset(replicas=2))
     world.run(until=timedelta(seconds=1))

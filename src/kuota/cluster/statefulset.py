@@ -213,9 +213,14 @@ class StatefulSetController:
             else:
                 condemned.append(pod)
         condemned.sort(key=lambda p: -(_ordinal(sts, p) or 0))  # highest ordinal first
-        status = self._status(sts, members, current, update, collisions, now)
         if self._process(sts, slots, condemned, start, end, current, update):
             self._rolling_update(sts, slots, start, end, update)
+        # Counted after this sync's creations, as Kubernetes counts them: a
+        # pod below the partition just recreated at the current revision
+        # keeps the rollout from reading as complete.
+        status = self._status(
+            sts, [*slots.values(), *condemned], current, update, collisions, now
+        )
         self._write_status(sts, status)
         self._truncate_history(sts, members, revisions, current, update)
         wake = earliest(
