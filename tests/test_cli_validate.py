@@ -192,3 +192,19 @@ def test_a_bad_creation_timestamp_shows_the_value_written(tmp_path: Path) -> Non
     assert 'metadata.creationTimestamp: Invalid value: "yesterday"' in out
     assert 'metadata.creationTimestamp: Invalid value: "2026-13-45"' in out
     assert 'Invalid value: "value"' not in out
+
+
+def test_a_world_files_kueue_configuration_is_checked_as_kueue_starts(tmp_path: Path) -> None:
+    # kuota run reads a Configuration document as the world's; validate checks
+    # it as Kueue does at start-up instead of calling it an unknown kind.
+    good = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n---\n" + CQ
+    code, out = run("validate", write(tmp_path, "good.yaml", good))
+    assert code == 0, out
+    assert "Configuration" in out and "2 valid, 0 invalid" in out
+    bad = (
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "waitForPodsReady: {timeout: 5x}\n"
+    )
+    code, out = run("validate", write(tmp_path, "bad.yaml", bad))
+    assert code == 1
+    assert 'waitForPodsReady.timeout: Invalid value: "5x"' in out

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kuota.api.config import load_config
 from kuota.api.decode import (
     Document,
     YamlError,
@@ -86,5 +87,21 @@ def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult
                 live[doc.ref] = doc
                 result.documents.append(doc)
             continue
+        if _is_configuration(raw):
+            # Kueue's Configuration in a world file (kuota run reads it as the
+            # world's): checked as Kueue checks it at start-up.
+            doc = Document(source=source, index=i, api_version=raw["apiVersion"])
+            doc.kind, doc.name = "Configuration", str((raw.get("metadata") or {}).get("name", ""))
+            doc.obj, doc.errors = load_config(raw)
+            result.documents.append(doc)
+            continue
         result.documents += decode_document(raw, source=source, index=i, gates=gates)
     return result
+
+
+def _is_configuration(raw: object) -> bool:
+    return (
+        isinstance(raw, dict)
+        and str(raw.get("apiVersion", "")).startswith("config.kueue.x-k8s.io/")
+        and raw.get("kind") == "Configuration"
+    )

@@ -218,9 +218,7 @@ class StatefulSetController:
         # Counted after this sync's creations, as Kubernetes counts them: a
         # pod below the partition just recreated at the current revision
         # keeps the rollout from reading as complete.
-        status = self._status(
-            sts, [*slots.values(), *condemned], current, update, collisions, now
-        )
+        status = self._status(sts, [*slots.values(), *condemned], current, update, collisions, now)
         self._write_status(sts, status)
         self._truncate_history(sts, members, revisions, current, update)
         wake = earliest(

@@ -61,6 +61,7 @@ TIMERS: Final = "@timers"
 QUEUE_STATUS: Final = "@queue-status"  # the batched write of the queue statuses
 COMPONENT: Final = "kueue-admission"  # the source Kueue's scheduler records events as
 RESOURCE_IN_USE: Final = "kueue.x-k8s.io/resource-in-use"
+_ON_HOLD: Final = "OnHold"  # QuotaReserved=False reason: released on purpose
 # Kueue's UpdatesBatchPeriod: a workload event asks for its queues' status
 # reconcile one period later (AddAfter), so the writes come at most about once
 # per period; busy in real time, they still come at least that often.
@@ -506,7 +507,33 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
                 states[s.name] = clone(s)
         mine.admission_checks = [states[n] for n in sorted(states)] or None
     mine.reclaimable_pods = clone(theirs.reclaimable_pods) if theirs.reclaimable_pods else None
+    if _hold_moved(mine, theirs):
+        # An integration put its workload on hold (a StatefulSet scaled to 0:
+        # its reservation released, UnsetQuotaReservationWithCondition) or
+        # took it off hold: that write is the newest word on the reservation.
+        held = {c.type: c for c in theirs.conditions or () if c.type in _HOLD_CONDITIONS}
+        conds = {c.type: c for c in mine.conditions or ()}
+        conds.update((t, _replace(c)) for t, c in held.items())
+        mine.conditions = list(conds.values())
+        mine.admission = clone(theirs.admission)
+        mine.accumulated_past_execution_time_seconds = (
+            theirs.accumulated_past_execution_time_seconds
+        )
     return mine
+
+
+_HOLD_CONDITIONS: Final = ("QuotaReserved", "Admitted")
+
+
+def _hold_moved(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus) -> bool:
+    """Whether the stored status puts the workload on hold (QuotaReserved
+    False, reason OnHold) or lifts the hold, and the core's does not yet."""
+    ours = next((c for c in mine.conditions or () if c.type == "QuotaReserved"), None)
+    stored = next((c for c in theirs.conditions or () if c.type == "QuotaReserved"), None)
+    if stored is None or stored.status != "False":
+        return False
+    mine_held = ours is not None and ours.status == "False" and ours.reason == _ON_HOLD
+    return (stored.reason == _ON_HOLD) != mine_held
 
 
 def _usage_list(usage: FlavorUsage, lq: bool) -> list[Any] | None:

@@ -33,8 +33,12 @@ from kuota.controllers.jobframework import (
     ManagePolicy,
 )
 from kuota.controllers.jobs.batchjob import BatchJobAdapter
+from kuota.controllers.jobs.deployment import deployment_webhooks
+from kuota.controllers.jobs.leaderworkerset import LeaderWorkerSetReconciler, lws_webhooks
 from kuota.controllers.jobs.pod import PodReconciler
+from kuota.controllers.jobs.podparent import parent_policy
 from kuota.controllers.jobs.podwebhook import PodValidation, PodWebhook
+from kuota.controllers.jobs.statefulset import statefulset_reconcilers, statefulset_webhooks
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
@@ -62,11 +66,18 @@ CONFIG_META = "config"  # the Kueue Configuration the run used, for get/describe
 
 # Kueue's framework names of the integrations the embedded control plane runs:
 # a job kind's adapter for the generic job reconciler, or None for the pod
-# integration (plain pods and pod groups: its own webhook and reconciler).
+# integration (plain pods and pod groups: its own webhook and reconciler) and
+# those built on it (Deployment, StatefulSet: their own webhooks, reconcilers).
 POD_FRAMEWORK = "pod"
+DEPLOYMENT_FRAMEWORK = "deployment"
+STATEFULSET_FRAMEWORK = "statefulset"
+LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"
 JOB_INTEGRATIONS: dict[str, Callable[[], JobAdapter] | None] = {
     "batch/job": BatchJobAdapter,
     POD_FRAMEWORK: None,
+    DEPLOYMENT_FRAMEWORK: None,
+    STATEFULSET_FRAMEWORK: None,
+    LWS_FRAMEWORK: None,
 }
 
 
@@ -110,6 +121,13 @@ class ControlPlane:
         pods = POD_FRAMEWORK in enabled
         hooks: list[Any] = [_namespace_name_label, KueueUpdateValidation(config.feature_gates)]
         hooks += [JobWebhook(a, self.policy, self._lookup) for a in self.adapters]
+        parents = parent_policy(config, self.policy, self._lookup, enabled)
+        if DEPLOYMENT_FRAMEWORK in enabled:
+            hooks += deployment_webhooks(parents)
+        if STATEFULSET_FRAMEWORK in enabled:
+            hooks += statefulset_webhooks(parents)
+        if LWS_FRAMEWORK in enabled:
+            hooks += lws_webhooks(config, parents)
         if cluster:  # node registration, pod defaults, LimitRanger, QoS
             from kuota.cluster import api_server_hooks
 
@@ -162,6 +180,11 @@ class ControlPlane:
             implicit = POD_FRAMEWORK not in config.integrations.frameworks
             self.pods = PodReconciler(config, self.policy, implicit=implicit)
             self.mgr.add(self.pods)
+        if STATEFULSET_FRAMEWORK in enabled:
+            for r in statefulset_reconcilers(config, parents):
+                self.mgr.add(r)
+        if LWS_FRAMEWORK in enabled:
+            self.mgr.add(LeaderWorkerSetReconciler(config, parents))
         self.refused: list[Refusal] = []
         self.arrivals = Arrivals(self)
         self.mgr.add(self.arrivals)

@@ -1342,6 +1342,11 @@ class AdmissionCore:
             return False
         if _gated_by(wl):
             return False
+        # IsOnHold: an integration released the reservation on purpose (a
+        # StatefulSet scaled to 0); the workload waits until it says otherwise.
+        qr = find_condition(wl, "QuotaReserved")
+        if qr is not None and qr.status == "False" and qr.reason == "OnHold":
+            return False
         return not condition_true(wl, "WaitingForReplacementPods")
 
     def _release(self, info: WorkloadInfo) -> None:

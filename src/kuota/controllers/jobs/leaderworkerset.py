@@ -1,0 +1,671 @@
+"""Kueue's LeaderWorkerSet integration (framework
+``leaderworkerset.x-k8s.io/leaderworkerset``, ``pkg/controller/jobs/leaderworkerset``;
+integrations.md §4): every group of a LeaderWorkerSet (one replica index: a
+leader and its workers) is one pod-group Workload, admitted all or nothing.
+
+* ``LeaderWorkerSetWebhook`` (mutating, create and update): the default
+  LocalQueue and WorkloadPriorityClass labels; for a managed LWS, the
+  queue-name and priority-class labels and the ``pod-suspending-parent`` and
+  ``pod-group-serving`` annotations on both pod templates, so the pod webhook
+  gates every pod the LWS operator creates.
+* ``LeaderWorkerSetValidation`` (validating): Kueue's rules with its
+  messages and field paths (queue name, replicas, elastic jobs, the queue
+  name fixed once a group is ready, and while managed the pods' shape and
+  the group size).
+* ``LeaderWorkerSetReconciler``: one Workload per replica index, named
+  ``leaderworkerset-<lws>-<i>-<hash5>`` and owned by the LWS (prebuilt: the pod
+  integration finds it by name and does not build its own), podSets
+  ``leader``/``worker`` (or ``main``); created on scale-up, deleted on
+  scale-down; queue name, priority and admission gates kept in step. Each
+  LWS pod gets the labels and annotations that make it a member of its
+  group's Workload (``setDefault``); from there ``controllers.jobs.pod``
+  admits the group, ungates its pods, and deletes them when it is preempted
+  (the LWS operator's StatefulSets recreate them, gated). Pods of a
+  StatefulSet's old revision during a rolling update, and pods whose LWS is
+  gone, are ungated at once.
+
+Keys are ``<namespace>/<lws name>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kuota.api import core as kc
+from kuota.api import errors as e
+from kuota.api import lws as lw
+from kuota.api.apps import CONTROLLER_REVISION_HASH
+from kuota.api.config import KueueConfig
+from kuota.api.kueue import types as kt
+from kuota.api.kueue.webhooks import ADMISSION_GATED_BY
+from kuota.api.meta import OwnerReference
+from kuota.controllers.jobframework import (
+    FLAVOR,
+    JOB_UID,
+    LOCAL_QUEUE,
+    NAMESPACE,
+    PC,
+    PRIORITY_CLASS,
+    QUEUE_NAME,
+    RESOURCE_IN_USE,
+    WORKLOAD,
+    WPC,
+    extract_priority,
+    new_workload,
+    owner_workload_name,
+)
+from kuota.controllers.jobs import podmeta as pm
+from kuota.controllers.jobs.podgroup import controller_of
+from kuota.controllers.jobs.podparent import IMMUTABLE, ParentPolicy, refuse
+from kuota.quota.workload import has_quota_reservation
+from kuota.runtime.informer import key_of
+from kuota.runtime.manager import Manager
+from kuota.store import AlreadyExists, NotFound, clone
+from kuota.store.protocol import Operation, ResourceType, rtype_of
+
+FRAMEWORK: Final = "leaderworkerset.x-k8s.io/leaderworkerset"
+LWS: Final[ResourceType] = (lw.GROUP, lw.KIND)
+STATEFULSET: Final[ResourceType] = ("apps", "StatefulSet")
+POD: Final[ResourceType] = ("", "Pod")
+GVK: Final = f"{lw.API_VERSION}, Kind={lw.KIND}"  # schema.GroupVersionKind.String()
+COMPONENT: Final = f"{FRAMEWORK}-kueue-controller"  # the events' source
+
+# Workload annotations (pkg/controller/constants).
+JOB_OWNER_GVK: Final = "kueue.x-k8s.io/job-owner-gvk"
+JOB_OWNER_NAME: Final = "kueue.x-k8s.io/job-owner-name"
+COMPONENT_INDEX: Final = "kueue.x-k8s.io/component-workload-index"
+PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"
+ELASTIC_JOB: Final = "kueue.x-k8s.io/elastic-job"
+POD_INDEX_OFFSET: Final = "kueue.x-k8s.io/pod-index-offset"
+PODSET_GROUP_NAME: Final = "kueue.x-k8s.io/podset-group-name"
+
+LEADER: Final = "leader"
+WORKER: Final = "worker"
+MAIN: Final = "main"
+_LWS_PREFIX: Final = "leaderworkerset.sigs.k8s.io"
+
+_LWT: Final = "spec.leaderWorkerTemplate"
+_BY_OWNER: Final = "lws:workloads"  # workloads by the uid of the LWS owning them
+_BY_SET: Final = "lws:members"  # pods and StatefulSets by "<namespace>/<lws>"
+
+
+# ------------------------------------------------------------------ naming and podSets
+def group_workload_name(lws_name: str, lws_uid: str, index: str) -> str:
+    """GetWorkloadName: the Workload of group ``index`` (the pods'
+    ``group-index`` label), ``leaderworkerset-<lws>-<index>-<hash5>``."""
+    return owner_workload_name(lw.KIND, lw.API_VERSION, f"{lws_name}-{index}", lws_uid)
+
+
+def lws_pod_sets(lws: lw.LeaderWorkerSet) -> list[kt.PodSet]:
+    """podSets: ``leader`` (1 pod) and ``worker`` (size − 1) with a leader
+    template, else ``main`` (size), each with its template less the LWS
+    operator's own labels and annotations."""
+    assert lws.spec is not None
+    lwt = lws.spec.leader_worker_template
+    out: list[kt.PodSet] = []
+    name, count = MAIN, lwt.size
+    if lwt.leader_template is not None:
+        out.append(_pod_set(LEADER, 1, lwt.leader_template))
+        name, count = WORKER, count - 1
+    out.append(_pod_set(name, count, lwt.worker_template))
+    return out
+
+
+def _pod_set(name: str, count: int, template: kc.PodTemplateSpec) -> kt.PodSet:
+    t = clone(template)
+    m = t.metadata
+    m.labels = _without_lws_keys(m.labels)
+    m.annotations = _without_lws_keys(m.annotations)
+    if t.spec is not None:  # SanitizePodSet: one env var per name, the last one's value
+        for c in [*t.spec.containers, *(t.spec.init_containers or ())]:
+            c.env = _dedup_env(c.env)
+    return kt.PodSet(name=name, count=count, template=t)
+
+
+def _without_lws_keys(values: dict[str, str] | None) -> dict[str, str] | None:
+    if not values:
+        return values
+    kept = {
+        k: v for k, v in values.items() if not k.startswith(_LWS_PREFIX) or k == lw.SET_NAME_LABEL
+    }
+    return kept or None
+
+
+def _dedup_env(env: list[Any] | None) -> list[Any] | None:
+    if not env:
+        return env
+    last: dict[Any, Any] = {}
+    for v in env:  # a dict keeps a key's first place and takes its last value
+        last[v.get("name") if isinstance(v, dict) else id(v)] = v
+    return list(last.values())
+
+
+def _surging(lws: lw.LeaderWorkerSet) -> bool:
+    """isRollingUpdateWithSurge: a rolling update with maxSurge > 0 is under
+    way. maxSurge is read as Go's IntOrString.IntValue: a percent reads 0."""
+    assert lws.spec is not None
+    ruc = lws.spec.rollout_strategy.rolling_update_configuration
+    if ruc is None:
+        return False
+    surge = ruc.max_surge
+    if isinstance(surge, str):
+        surge = int(surge) if surge.isdigit() else 0
+    updated = lws.status.updated_replicas if lws.status is not None else 0
+    return surge > 0 and updated < lws.spec.replicas
+
+
+# ------------------------------------------------------------------ webhooks
+class LeaderWorkerSetWebhook:
+    """Kueue's LWS defaulting webhook (create and update)."""
+
+    kinds = frozenset({LWS})
+    operations = ("CREATE", "UPDATE")
+    status_writes = False  # its rules name leaderworkersets, not their /status
+
+    def __init__(self, parents: ParentPolicy, *, tas: bool = True) -> None:
+        self.parents = parents
+        self.tas = tas  # TopologyAwareScheduling
+
+    def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
+        if new.kind != lw.KIND or new.spec is None or not self.parents.watched(new):
+            return new
+        labels = self.parents.with_defaults(new)
+        if not self.parents.should_suspend(new, labels):
+            if labels == (new.metadata.labels or {}):
+                return new
+            new = clone(new)
+            new.metadata.labels = labels or None
+            return new
+        new = clone(new)
+        new.metadata.labels = labels or None
+        lwt = new.spec.leader_worker_template
+        if lwt.leader_template is not None:
+            self._default_template(lwt.leader_template, labels, after_leader=False)
+        self._default_template(
+            lwt.worker_template, labels, after_leader=lwt.leader_template is not None
+        )
+        return new
+
+    def _default_template(
+        self, t: kc.PodTemplateSpec, labels: Mapping[str, str], *, after_leader: bool
+    ) -> None:
+        """``after_leader``: the workers' template of an LWS with a leader template."""
+        m = t.metadata
+        tl = dict(m.labels or {})
+        for key in (QUEUE_NAME, PRIORITY_CLASS):
+            if labels.get(key):
+                tl[key] = labels[key]
+        m.labels = tl or None
+        ann = dict(m.annotations or {})
+        ann[pm.SUSPENDING_PARENT] = FRAMEWORK
+        ann[pm.SERVING] = "true"
+        if self.tas and after_leader and PODSET_GROUP_NAME not in ann:
+            # The workers' pod indexes start after the leader's (TAS).
+            ann[POD_INDEX_OFFSET] = "1"
+        m.annotations = ann
+
+
+class LeaderWorkerSetValidation:
+    """Kueue's LWS validating webhook (create and update)."""
+
+    kinds = frozenset({LWS})
+    operations = ("CREATE", "UPDATE")
+    validating = True
+    status_writes = False
+
+    def __init__(
+        self, parents: ParentPolicy, *, elastic: bool = True, immutable_size: bool = True
+    ) -> None:
+        self.parents = parents
+        self.elastic = elastic  # ElasticJobsViaWorkloadSlices
+        self.immutable_size = immutable_size  # LWSImmutableGroupSize
+
+    def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
+        if new.kind != lw.KIND or new.spec is None or not self.parents.watched(new):
+            return new
+        errs = self.parents.create_errors(new) + self._own_create_errors(new)
+        if op == "UPDATE" and old is not None and old.spec is not None:
+            ready = old.status.ready_replicas if old.status is not None else 0
+            errs += self.parents.update_errors(new, old, suspended=ready == 0)
+            if self.parents.should_suspend(new):
+                errs += self._managed_update_errors(new, old)
+        errs = list({str(err): err for err in errs}.values())  # the create rules are in both
+        if errs:
+            refuse(new, errs)
+        return new
+
+    def _own_create_errors(self, lws: lw.LeaderWorkerSet) -> list[e.FieldError]:
+        errs: list[e.FieldError] = []
+        ann = lws.metadata.annotations or {}
+        if self.elastic and ann.get(ELASTIC_JOB) == "true":
+            path = e.key("metadata.annotations", ELASTIC_JOB)
+            errs.append(e.forbidden(path, f'elastic job is not supported for "{GVK}"'))
+        assert lws.spec is not None
+        replicas = lws.spec.replicas
+        if replicas < 0:
+            msg = f"invalid LeaderWorkerSet replicas: must be >= 0, got {replicas}"
+            errs.append(e.invalid("spec.replicas", replicas, msg))
+        elif replicas > lw.MAX_REPLICAS:
+            msg = f"invalid LeaderWorkerSet replicas: must be <= {lw.MAX_REPLICAS}, got {replicas}"
+            errs.append(e.invalid("spec.replicas", replicas, msg))
+        return errs
+
+    def _managed_update_errors(
+        self, new: lw.LeaderWorkerSet, old: lw.LeaderWorkerSet
+    ) -> list[e.FieldError]:
+        """While managed, the Workloads' podSets cannot follow the templates
+        (they are never rebuilt): what admission depends on stays as it was."""
+        assert new.spec is not None and old.spec is not None
+        a, b = new.spec.leader_worker_template, old.spec.leader_worker_template
+        errs = _template_errors(a.leader_template, b.leader_template, f"{_LWT}.leaderTemplate")
+        errs += _template_errors(a.worker_template, b.worker_template, f"{_LWT}.workerTemplate")
+        if self.immutable_size and a.size != b.size:
+            errs.append(e.invalid(f"{_LWT}.size", a.size, IMMUTABLE))
+        return errs
+
+
+def _template_errors(
+    new: kc.PodTemplateSpec | None, old: kc.PodTemplateSpec | None, path: str
+) -> list[e.FieldError]:
+    if new is None or old is None:
+        if (new is None) != (old is None):
+            return [e.invalid(path, None if new is None else {}, IMMUTABLE)]
+        return []
+    return spec_shape_errors(new.spec, old.spec, f"{path}.spec")
+
+
+def spec_shape_errors(
+    new: kc.PodSpec | None, old: kc.PodSpec | None, path: str
+) -> list[e.FieldError]:
+    """ValidateImmutablePodGroupPodSpec: every field of the pod's shape (what
+    its role hash covers) unchanged, containers' requests and ports one by
+    one (an image may change). Compared as the API server compares values:
+    ``1`` and ``1000m`` are the same quantity, empty is unset."""
+    a, b = _shape(new), _shape(old)
+    errs: list[e.FieldError] = []
+    for name in sorted(a.keys() | b.keys()):
+        p = e.child(path, name)
+        x, y = a.get(name), b.get(name)
+        if name in ("containers", "initContainers"):
+            xs: list[tuple[Any, Any]] = x or []
+            ys: list[tuple[Any, Any]] = y or []
+            if len(xs) != len(ys):
+                errs.append(e.invalid(p, _shown(xs), IMMUTABLE))
+                continue
+            for i, ((ports, req), (old_ports, old_req)) in enumerate(zip(xs, ys, strict=True)):
+                if not _same(ports, old_ports):
+                    errs.append(e.invalid(f"{e.index(p, i)}.ports", _shown(ports), IMMUTABLE))
+                if not _same(req, old_req):
+                    path_i = f"{e.index(p, i)}.resources.requests"
+                    errs.append(e.invalid(path_i, _shown(req), IMMUTABLE))
+        elif not _same(x, y):
+            errs.append(e.invalid(p, _shown(x), IMMUTABLE))
+    return errs
+
+
+def _shape(spec: kc.PodSpec | None) -> dict[str, Any]:
+    """utilpod.SpecShape, on kuota's structs (containers as (ports, requests))."""
+    s = spec if spec is not None else kc.PodSpec(containers=[])
+    shape: dict[str, Any] = {
+        "affinity": s.affinity,
+        "containers": _containers(s.containers),
+        "initContainers": _containers(s.init_containers),
+        "nodeSelector": s.node_selector,
+        "overhead": s.overhead,
+        "priority": s.priority,
+        "resourceClaims": s.resource_claims,
+        "runtimeClassName": s.runtime_class_name,
+        "tolerations": s.tolerations,
+        "topologySpreadConstraints": s.topology_spread_constraints,
+    }
+    if s.resources is not None:
+        shape["resources"] = s.resources.requests
+    return shape
+
+
+def _containers(cs: list[kc.Container] | None) -> list[tuple[Any, Any]]:
+    return [(c.ports, c.resources.requests if c.resources else None) for c in cs or ()]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """apiequality.Semantic.DeepEqual: an empty list or map equals an unset one."""
+    if isinstance(a, list | dict) and not a:
+        a = None
+    if isinstance(b, list | dict) and not b:
+        b = None
+    return bool(a == b)
+
+
+def _shown(v: Any) -> Any:
+    """What a field error shows of a value: scalars as they are, the rest by kind."""
+    if v is None or isinstance(v, str | int | float | bool):
+        return v
+    return [] if isinstance(v, list | tuple) else {}
+
+
+# ------------------------------------------------------------------ reconciler
+class LeaderWorkerSetReconciler:
+    """Kueue's LeaderWorkerSet reconciler over the store."""
+
+    name = "job:leaderworkerset.x-k8s.io/LeaderWorkerSet"
+
+    def __init__(self, config: KueueConfig, parents: ParentPolicy) -> None:
+        """``parents``: which LeaderWorkerSets Kueue manages (shared with the
+        webhooks and the Deployment and StatefulSet integrations)."""
+        self.parents = parents
+        self.ids = config.gate("WorkloadIdentifierAnnotations")
+        self.gated_by = config.gate("AdmissionGatedBy")
+        self.label_keys = tuple(config.integrations.label_keys_to_copy)
+        self.mgr: Manager | None = None
+
+    # -------------------------------------------------------------- wiring
+    def setup(self, mgr: Manager) -> None:
+        self.mgr = mgr
+        mgr.informer(LWS).on_change(self._lws_changed)
+        wls = mgr.informer(WORKLOAD)
+        wls.add_index(_BY_OWNER, _lws_owner_uids)
+        wls.on_change(self._workload_changed)
+        pods = mgr.informer(POD)
+        pods.add_index(_BY_SET, _member_of)
+        pods.on_change(self._pod_changed)
+        sets = mgr.informer(STATEFULSET)
+        sets.add_index(_BY_SET, _member_of)
+        sets.on_change(self._statefulset_changed)
+        for rt in (NAMESPACE, LOCAL_QUEUE, WPC, PC, FLAVOR):
+            mgr.informer(rt)
+
+    def _lws_changed(self, etype: str, obj: Any, old: Any | None) -> None:
+        if etype != "DELETED":  # a deleted LWS's Workloads go with it (garbage collection)
+            self._mgr().enqueue(self.name, key_of(obj))
+
+    def _workload_changed(self, etype: str, wl: Any, old: Any | None) -> None:
+        # Deleted ones too: a group's Workload deleted by hand is made again.
+        for ref in wl.metadata.owner_references or ():
+            if _is_lws_ref(ref):
+                self._mgr().enqueue(self.name, f"{wl.metadata.namespace}/{ref.name}")
+                return
+
+    def _pod_changed(self, etype: str, pod: Any, old: Any | None) -> None:
+        if etype == "DELETED" or pm.annotation(pod, pm.SUSPENDING_PARENT) != FRAMEWORK:
+            return
+        for key in _member_of(pod):
+            self._mgr().enqueue(self.name, key)
+
+    def _statefulset_changed(self, etype: str, sts: Any, old: Any | None) -> None:
+        # A rolling update started: the old revision's pods may be ungated.
+        st = sts.status
+        if etype != "MODIFIED" or st is None or not st.current_revision:
+            return
+        if not st.update_revision or st.current_revision == st.update_revision:
+            return
+        tmpl = sts.spec.template.metadata if sts.spec is not None else None
+        if tmpl is None or (tmpl.annotations or {}).get(pm.SUSPENDING_PARENT) != FRAMEWORK:
+            return
+        for key in _member_of(sts):
+            self._mgr().enqueue(self.name, key)
+
+    # -------------------------------------------------------------- reconcile
+    def reconcile(self, key: str) -> None:
+        mgr = self._mgr()
+        lws: lw.LeaderWorkerSet | None = mgr.informer(LWS).get(key)
+        if lws is not None:
+            if lws.spec is None or not self.parents.should_suspend(lws, tolerate_deleting=False):
+                return None  # not Kueue's
+            self._reconcile_workloads(lws)
+        # After the Workloads: a pod joins a group whose Workload exists.
+        self._reconcile_pods(key, lws)
+        return None
+
+    # -------------------------------------------------------------- workloads
+    def _reconcile_workloads(self, lws: lw.LeaderWorkerSet) -> None:
+        """One Workload per group index in [0, replicas) (the surge replicas
+        too, while a rolling update with maxSurge runs); the others deleted."""
+        assert lws.spec is not None
+        m = lws.metadata
+        existing = {
+            w.metadata.name: w for w in self._mgr().informer(WORKLOAD).by_index(_BY_OWNER, m.uid)
+        }
+        count = lws.spec.replicas
+        have = lws.status.replicas if lws.status is not None else 0
+        if have > count and _surging(lws):
+            count = have
+        for i in range(count):
+            name = group_workload_name(m.name, m.uid, str(i))
+            wl = existing.pop(name, None)
+            if wl is None:
+                self._create_workload(lws, name, i)
+            else:
+                self._update_workload(lws, wl)
+        for wl in existing.values():
+            self._delete_workload(wl)
+
+    def _create_workload(self, lws: lw.LeaderWorkerSet, name: str, index: int) -> None:
+        mgr = self._mgr()
+        m = lws.metadata
+        pod_sets = lws_pod_sets(lws)
+        ref, priority = extract_priority(mgr, lws, pod_sets, COMPONENT)
+        if ref is False:
+            return  # the named WorkloadPriorityClass does not exist (event recorded)
+        labels = {k: v for k, v in (m.labels or {}).items() if k in self.label_keys}
+        labels[JOB_UID] = m.uid
+        ann = m.annotations or {}
+        annotations = {k: v for k, v in ann.items() if k.startswith(PROVREQ_PREFIX)}
+        annotations[pm.IS_GROUP_WORKLOAD] = "true"
+        annotations[JOB_OWNER_GVK] = GVK
+        annotations[JOB_OWNER_NAME] = m.name
+        annotations[COMPONENT_INDEX] = str(index)
+        if self.gated_by and ann.get(ADMISSION_GATED_BY):
+            annotations[ADMISSION_GATED_BY] = ann[ADMISSION_GATED_BY]
+        # An owner, not the controller: the group's pods own it too, and the
+        # pod integration takes a controlled Workload for another object's.
+        owner = OwnerReference(api_version=lws.api_version, kind=lws.kind, name=m.name, uid=m.uid)
+        wl = new_workload(name, lws, pod_sets, labels, [owner], ref, priority, annotations)
+        try:
+            mgr.store.create(wl)
+        except AlreadyExists:
+            return  # made by the previous reconcile; the informer has not seen it yet
+        self._event(lws, "Normal", "CreatedWorkload", f"Created Workload: {key_of(wl)}")
+
+    def _update_workload(self, lws: lw.LeaderWorkerSet, wl: kt.Workload) -> None:
+        """updateWorkload: the LWS's queue name, admission gates and priority."""
+        mgr = self._mgr()
+        cur = self._fresh(wl)
+        if cur is None:
+            return
+        new = clone(cur)
+        if not has_quota_reservation(cur):
+            # (The Workload's own rule: its queue is fixed while it holds quota.
+            # Kueue would retry the refused write until the quota is released.)
+            new.spec.queue_name = (lws.metadata.labels or {}).get(QUEUE_NAME) or None
+        gate = (lws.metadata.annotations or {}).get(ADMISSION_GATED_BY, "")
+        ann = dict(new.metadata.annotations or {})
+        gate_changed = self.gated_by and ann.get(ADMISSION_GATED_BY, "") != gate
+        if gate_changed:
+            if gate:
+                ann[ADMISSION_GATED_BY] = gate
+            else:
+                ann.pop(ADMISSION_GATED_BY, None)
+            new.metadata.annotations = ann or None
+        if new != cur:
+            cur = mgr.store.update(new)
+        if gate_changed:
+            msg = f'Updated workload AdmissionGatedBy to "{gate}"'
+            self._event(lws, "Normal", "UpdatedWorkload", msg)
+        self._update_priority(lws, cur)
+
+    def _update_priority(self, lws: lw.LeaderWorkerSet, wl: kt.Workload) -> None:
+        """UpdateWorkloadPriority: a Workload that follows the LWS's
+        priority-class label takes the class it now names. One whose priority
+        comes from a pod PriorityClass is left alone, and so is one holding
+        quota with no class (a class can no longer be added to it)."""
+        ref = wl.spec.priority_class_ref
+        if ref is None and has_quota_reservation(wl):
+            return
+        if ref is not None and ref.kind != "WorkloadPriorityClass":
+            return
+        want = (lws.metadata.labels or {}).get(PRIORITY_CLASS, "")
+        if (ref.name if ref is not None else "") == want:
+            return
+        new_ref, priority = extract_priority(self._mgr(), lws, wl.spec.pod_sets, COMPONENT)
+        if new_ref is False:
+            return
+        if new_ref == ref and priority == wl.spec.priority:
+            return
+        new = clone(wl)
+        new.spec.priority_class_ref = new_ref
+        new.spec.priority = priority
+        self._mgr().store.update(new)
+        msg = f"Updated workload priority class: {key_of(wl)}"
+        self._event(lws, "Normal", "UpdatedWorkload", msg)
+
+    def _delete_workload(self, wl: kt.Workload) -> None:
+        """workload.Delete: let go of the finalizer, then delete."""
+        store = self._mgr().store
+        cur = self._fresh(wl)
+        if cur is None:
+            return
+        if RESOURCE_IN_USE in (cur.metadata.finalizers or ()):
+            new = clone(cur)
+            new.metadata.finalizers = [
+                f for f in new.metadata.finalizers or () if f != RESOURCE_IN_USE
+            ] or None
+            store.update(new)  # (one being deleted goes with its last finalizer)
+        if cur.metadata.deletion_timestamp is None:
+            with contextlib.suppress(NotFound):
+                store.delete(WORKLOAD, cur.metadata.namespace, cur.metadata.name)
+
+    # -------------------------------------------------------------- pods
+    def _reconcile_pods(self, key: str, lws: lw.LeaderWorkerSet | None) -> None:
+        mgr = self._mgr()
+        sets = {s.metadata.name: s for s in mgr.informer(STATEFULSET).by_index(_BY_SET, key)}
+        for pod in mgr.informer(POD).by_index(_BY_SET, key):
+            ref = controller_of(pod)
+            sts = sets.get(ref.name) if ref is not None else None
+            if lws is None or should_ungate(sts, pod):
+                self._ungate(pod)
+            elif not pm.is_terminated(pod) and pod.metadata.deletion_timestamp is None:
+                self._set_default(lws, pod)
+
+    def _ungate(self, pod: kc.Pod) -> None:
+        if not _kueue_gated(pod):
+            return
+        cur = self._fresh(pod)
+        if cur is None or not _kueue_gated(cur):
+            return
+        new = clone(cur)
+        assert new.spec is not None
+        pm.ungate(new.spec, pm.SCHEDULING_GATE, pm.TOPOLOGY_GATE)
+        self._mgr().store.update(new)
+
+    def _set_default(self, lws: lw.LeaderWorkerSet, pod: kc.Pod) -> None:
+        """setDefault: the pod joins its group's Workload (managed, the group
+        and prebuilt Workload name, the group size, its role)."""
+        if with_group_defaults(lws, pod, ids=self.ids) is None:
+            return  # (as the informer has it: most pods need nothing)
+        cur = self._fresh(pod)
+        new = with_group_defaults(lws, cur, ids=self.ids) if cur is not None else None
+        if new is not None:
+            self._mgr().store.update(new)
+
+    # -------------------------------------------------------------- helpers
+    def _fresh(self, obj: Any) -> Any | None:
+        """The stored object: this reconcile may have written it already."""
+        m = obj.metadata
+        try:
+            return self._mgr().store.get(rtype_of(obj), m.namespace, m.name)
+        except NotFound:
+            return None
+
+    def _event(self, obj: Any, etype: Any, reason: str, message: str) -> None:
+        self._mgr().recorder.event(obj, etype, reason, message, COMPONENT)
+
+    def _mgr(self) -> Manager:
+        assert self.mgr is not None, "setup() first"
+        return self.mgr
+
+
+def with_group_defaults(lws: lw.LeaderWorkerSet, pod: kc.Pod, *, ids: bool) -> kc.Pod | None:
+    """setDefault on a copy of ``pod``; None when it needs no change. A pod
+    already managed only takes the LWS's queue name while gated; one without
+    its group index (not yet through the LWS pod webhook) waits."""
+    assert lws.spec is not None
+    m = pod.metadata
+    labels = m.labels or {}
+    queue = (lws.metadata.labels or {}).get(QUEUE_NAME, "")
+    if pm.MANAGED in labels:
+        if queue and pm.is_gated(pod) and labels.get(QUEUE_NAME) != queue:
+            new = clone(pod)
+            new.metadata.labels = {**labels, QUEUE_NAME: queue}
+            return new
+        return None
+    index = labels.get(lw.GROUP_INDEX_LABEL)
+    if index is None:
+        return None
+    name = group_workload_name(lws.metadata.name, lws.metadata.uid, index)
+    new = clone(pod)
+    nl = dict(labels)
+    ann = dict(m.annotations or {})
+    nl[pm.MANAGED] = pm.MANAGED_VALUE
+    if queue and pm.is_gated(pod):
+        nl[QUEUE_NAME] = queue
+    if ids:  # SetPodGroupName, SetPrebuiltWorkloadName
+        ann[pm.GROUP_NAME] = name
+    else:
+        nl[pm.GROUP_NAME] = name
+    if ids or len(name) > pm.LABEL_VALUE_MAX:
+        ann[pm.PREBUILT_WORKLOAD] = name
+    else:
+        nl[pm.PREBUILT_WORKLOAD] = name
+    lwt = lws.spec.leader_worker_template
+    ann[pm.TOTAL_COUNT] = str(lwt.size)
+    role = MAIN
+    if lwt.leader_template is not None:
+        role = WORKER if lw.LEADER_NAME_ANNOTATION in ann else LEADER
+    ann[pm.ROLE_HASH] = role
+    new.metadata.labels = nl
+    new.metadata.annotations = ann
+    return new
+
+
+def should_ungate(sts: Any | None, pod: kc.Pod) -> bool:
+    """ShouldUngatePod: no StatefulSet of the LWS controls the pod, or the pod
+    is of its current revision while a rolling update moves it to another
+    (the old revision's pods run as they did, without new admission)."""
+    if sts is None:
+        return True
+    st = sts.status
+    if st is None or st.current_revision == st.update_revision:
+        return False
+    return bool(st.current_revision == (pod.metadata.labels or {}).get(CONTROLLER_REVISION_HASH))
+
+
+def _kueue_gated(pod: kc.Pod) -> bool:
+    gates = pod.spec.scheduling_gates if pod.spec is not None else None
+    return any(g.name in (pm.SCHEDULING_GATE, pm.TOPOLOGY_GATE) for g in gates or ())
+
+
+def _is_lws_ref(ref: OwnerReference) -> bool:
+    return ref.kind == lw.KIND and ref.api_version.partition("/")[0] == lw.GROUP
+
+
+def _lws_owner_uids(wl: Any) -> list[str]:
+    return [r.uid for r in wl.metadata.owner_references or () if _is_lws_ref(r)]
+
+
+def _member_of(obj: Any) -> list[str]:
+    name = (obj.metadata.labels or {}).get(lw.SET_NAME_LABEL)
+    return [f"{obj.metadata.namespace}/{name}"] if name else []
+
+
+def lws_webhooks(config: KueueConfig, parents: ParentPolicy) -> list[Any]:
+    """The integration's admission hooks, for the control plane's store."""
+    return [
+        LeaderWorkerSetWebhook(parents, tas=config.gate("TopologyAwareScheduling")),
+        LeaderWorkerSetValidation(
+            parents,
+            elastic=config.gate("ElasticJobsViaWorkloadSlices"),
+            immutable_size=config.gate("LWSImmutableGroupSize"),
+        ),
+    ]
