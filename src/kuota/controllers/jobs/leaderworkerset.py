@@ -58,7 +58,7 @@ from kuota.controllers.jobframework import (
 )
 from kuota.controllers.jobs import podmeta as pm
 from kuota.controllers.jobs.podgroup import controller_of
-from kuota.controllers.jobs.podparent import IMMUTABLE, ParentPolicy, refuse
+from kuota.controllers.jobs.podparent import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
 from kuota.quota.workload import has_quota_reservation
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
@@ -274,75 +274,6 @@ def _template_errors(
             return [e.invalid(path, None if new is None else {}, IMMUTABLE)]
         return []
     return spec_shape_errors(new.spec, old.spec, f"{path}.spec")
-
-
-def spec_shape_errors(
-    new: kc.PodSpec | None, old: kc.PodSpec | None, path: str
-) -> list[e.FieldError]:
-    """ValidateImmutablePodGroupPodSpec: every field of the pod's shape (what
-    its role hash covers) unchanged, containers' requests and ports one by
-    one (an image may change). Compared as the API server compares values:
-    ``1`` and ``1000m`` are the same quantity, empty is unset."""
-    a, b = _shape(new), _shape(old)
-    errs: list[e.FieldError] = []
-    for name in sorted(a.keys() | b.keys()):
-        p = e.child(path, name)
-        x, y = a.get(name), b.get(name)
-        if name in ("containers", "initContainers"):
-            xs: list[tuple[Any, Any]] = x or []
-            ys: list[tuple[Any, Any]] = y or []
-            if len(xs) != len(ys):
-                errs.append(e.invalid(p, _shown(xs), IMMUTABLE))
-                continue
-            for i, ((ports, req), (old_ports, old_req)) in enumerate(zip(xs, ys, strict=True)):
-                if not _same(ports, old_ports):
-                    errs.append(e.invalid(f"{e.index(p, i)}.ports", _shown(ports), IMMUTABLE))
-                if not _same(req, old_req):
-                    path_i = f"{e.index(p, i)}.resources.requests"
-                    errs.append(e.invalid(path_i, _shown(req), IMMUTABLE))
-        elif not _same(x, y):
-            errs.append(e.invalid(p, _shown(x), IMMUTABLE))
-    return errs
-
-
-def _shape(spec: kc.PodSpec | None) -> dict[str, Any]:
-    """utilpod.SpecShape, on kuota's structs (containers as (ports, requests))."""
-    s = spec if spec is not None else kc.PodSpec(containers=[])
-    shape: dict[str, Any] = {
-        "affinity": s.affinity,
-        "containers": _containers(s.containers),
-        "initContainers": _containers(s.init_containers),
-        "nodeSelector": s.node_selector,
-        "overhead": s.overhead,
-        "priority": s.priority,
-        "resourceClaims": s.resource_claims,
-        "runtimeClassName": s.runtime_class_name,
-        "tolerations": s.tolerations,
-        "topologySpreadConstraints": s.topology_spread_constraints,
-    }
-    if s.resources is not None:
-        shape["resources"] = s.resources.requests
-    return shape
-
-
-def _containers(cs: list[kc.Container] | None) -> list[tuple[Any, Any]]:
-    return [(c.ports, c.resources.requests if c.resources else None) for c in cs or ()]
-
-
-def _same(a: Any, b: Any) -> bool:
-    """apiequality.Semantic.DeepEqual: an empty list or map equals an unset one."""
-    if isinstance(a, list | dict) and not a:
-        a = None
-    if isinstance(b, list | dict) and not b:
-        b = None
-    return bool(a == b)
-
-
-def _shown(v: Any) -> Any:
-    """What a field error shows of a value: scalars as they are, the rest by kind."""
-    if v is None or isinstance(v, str | int | float | bool):
-        return v
-    return [] if isinstance(v, list | tuple) else {}
 
 
 # ------------------------------------------------------------------ reconciler

@@ -47,7 +47,7 @@ from kuota.controllers.jobframework import (
 )
 from kuota.controllers.jobs import podmeta as pm
 from kuota.controllers.jobs.podgroup import controller_of
-from kuota.controllers.jobs.podparent import IMMUTABLE, ParentPolicy, refuse
+from kuota.controllers.jobs.podparent import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
 from kuota.quota.workload import (
     find_condition,
     has_quota_reservation,
@@ -202,7 +202,7 @@ class StatefulSetValidation:
         errs = self.parents.update_errors(new, old, suspended=ready == 0)
         if new.spec is None or old.spec is None or not self.parents.should_suspend(new):
             return errs
-        errs += pod_spec_shape_errors(new.spec.template.spec, old.spec.template.spec)
+        errs += spec_shape_errors(new.spec.template.spec, old.spec.template.spec, _POD_SPEC_PATH)
         before, after = old.spec.replicas, new.spec.replicas
         if before != 0 and after != 0 and before != after:
             errs.append(e.invalid(_REPLICAS_PATH, after, IMMUTABLE))
@@ -216,60 +216,6 @@ class StatefulSetValidation:
                     msg = "workload from previous scale-down is still being deleted"
                     errs.append(e.forbidden(_REPLICAS_PATH, msg))
         return errs
-
-
-def pod_spec_shape_errors(new: kc.PodSpec | None, old: kc.PodSpec | None) -> list[e.FieldError]:
-    """ValidateImmutablePodGroupPodSpec: what makes a pod's role (its shape,
-    utilpod.SpecShape) may not change; containers are compared one by one."""
-    errs: list[e.FieldError] = []
-    a, b = _shape(new), _shape(old)
-    for name in sorted(a.keys() | b.keys()):
-        path = e.child(_POD_SPEC_PATH, name)
-        if name in ("containers", "initContainers"):
-            mine, theirs = a.get(name) or [], b.get(name) or []
-            if len(mine) != len(theirs):
-                errs.append(e.invalid(path, mine, IMMUTABLE))
-                continue
-            for i, (x, y) in enumerate(zip(mine, theirs, strict=True)):
-                for field in ("ports", "resources.requests"):
-                    if x[field] != y[field]:
-                        errs.append(
-                            e.invalid(e.child(e.index(path, i), field), x[field], IMMUTABLE)
-                        )
-        elif a.get(name) != b.get(name):
-            errs.append(e.invalid(path, a.get(name), IMMUTABLE))
-    return errs
-
-
-def _shape(spec: kc.PodSpec | None) -> dict[str, Any]:
-    """SpecShape with the spec's own values (quantities compare by value;
-    empty and absent are alike, as equality.Semantic has them)."""
-    s = spec if spec is not None else kc.PodSpec(containers=[])
-    shape: dict[str, Any] = {
-        "affinity": s.affinity,
-        "containers": _containers(s.containers),
-        "initContainers": _containers(s.init_containers),
-        "nodeSelector": s.node_selector or None,
-        "overhead": s.overhead or None,
-        "priority": s.priority,
-        "resourceClaims": s.resource_claims or None,
-        "runtimeClassName": s.runtime_class_name,
-        "tolerations": s.tolerations or None,
-        "topologySpreadConstraints": s.topology_spread_constraints or None,
-    }
-    if s.resources is not None:
-        shape["resources"] = s.resources.requests or None
-    return shape
-
-
-def _containers(containers: list[kc.Container] | None) -> list[dict[str, Any]]:
-    return [
-        {
-            "ports": c.ports or None,
-            "resources.requests": (c.resources.requests if c.resources else None) or None,
-        }
-        for c in containers or ()
-    ]
 
 
 def statefulset_webhooks(parents: ParentPolicy) -> list[Any]:
