@@ -55,13 +55,40 @@ def _age(obj: Any, now: datetime) -> str:
 
 def _workload_row(o: Any, now: datetime, wide: bool) -> Row:
     adm = o.status.admission if o.status else None
-    return [
+    row = [
         o.spec.queue_name or "",
         adm.cluster_queue if adm else "",
         _cond_status(o, "Admitted"),
         _cond_status(o, "Finished"),
         _age(o, now),
     ]
+    if wide:
+        row += _workload_owners(o)
+    return row
+
+
+_SHOWN_PODS = 3  # a pod group's Workload is owned by each of its pods
+
+
+def _workload_owners(wl: Any) -> Row:
+    """JOB TYPE and JOB NAME, as ``kueuectl list workloads`` prints them from
+    the owner references (``job.batch``, ``pod``, ``statefulset.apps``...).
+    A group's pods own its Workload beside their StatefulSet or
+    LeaderWorkerSet: then the set is named alone; a plain group's pods are
+    named, the first few and how many more."""
+    refs = list(wl.metadata.owner_references or ())
+    parents = [r for r in refs if not (r.kind == "Pod" and r.api_version == "v1")]
+    shown = parents or refs
+    kinds: list[str] = []
+    for r in shown:
+        group = r.api_version.rpartition("/")[0]
+        t = f"{r.kind.lower()}.{group}" if group else r.kind.lower()
+        if t not in kinds:
+            kinds.append(t)
+    names = sorted({r.name for r in shown})
+    if len(names) > _SHOWN_PODS and not parents:
+        names = [*names[:_SHOWN_PODS], f"+{len(names) - _SHOWN_PODS} more"]
+    return [", ".join(kinds) or "<none>", ", ".join(names) or "<none>"]
 
 
 def _lq_row(o: Any, now: datetime, wide: bool) -> Row:
@@ -132,15 +159,25 @@ def _container_reason(cs: Any) -> str | None:
     return None
 
 
+def _scheduling_gated(o: Any) -> bool:
+    """kubectl's test: the API server's ``PodScheduled=False`` reason
+    ``SchedulingGated``, set on a pod created with scheduling gates."""
+    c = _cond(o, "PodScheduled")
+    return c is not None and c.reason == "SchedulingGated"
+
+
 def pod_status(o: Any) -> str:
     """The STATUS ``oc get pods`` prints (kubectl's ``printPod``): the pod's
-    reason over its phase, then its containers' waiting or terminated reasons.
+    reason over its phase (``SchedulingGated`` while its ``PodScheduled``
+    condition says so), then its containers' waiting or terminated reasons.
     The simulated kubelet keeps no container statuses; a pod whose containers
     ended shows what they would: ``Completed`` when it succeeded, ``Error``
     when it failed."""
     st = o.status
     phase = (st.phase if st is not None else None) or "Pending"
     reason = (st.reason if st is not None else None) or phase
+    if _scheduling_gated(o):
+        reason = "SchedulingGated"
     statuses = (st.container_statuses if st is not None else None) or []
     running = False
     for cs in reversed(statuses):
@@ -417,6 +454,8 @@ def get(
     head += columns
     if wide and name == "pods":
         head += ["QOS CLASS", "NODE"]
+    if wide and name == "workloads":
+        head += ["JOB TYPE", "JOB NAME"]
     if wide and name == "nodeoperations":
         head.append("MESSAGE")
     t = Table(box=None, show_edge=False, pad_edge=False, header_style="")
@@ -622,20 +661,31 @@ def describe_job(name: str, state: str | None, namespace: str | None, console: C
 
 def _pending_reason(store: MemoryStore, wl: Any, now: datetime) -> str:
     """The admission core's one-line reason, rebuilt from the stored objects."""
+    return pending_reasons(store, now)(wl)
+
+
+def pending_reasons(store: MemoryStore, now: datetime) -> Callable[[Any], str]:
+    """Why each waiting workload waits, in the admission core's one line ("" for
+    one that holds quota or finished); the core is rebuilt from the stored
+    objects once, at the first workload that waits."""
     from kuota.controllers.kueue import WATCHED
 
-    if _cond_status(wl, "QuotaReserved") == "True" or _cond_status(wl, "Finished") == "True":
-        return ""
-    try:
-        cfg = _stored_config(store)
-        core = AdmissionCore(cfg, now)
-        for rtype in WATCHED:
-            for o in store.list(rtype).items:
-                core.add(clone(o))
-        key = f"{wl.metadata.namespace}/{wl.metadata.name}"
-        return core.explain(key)
-    except Exception as err:  # the explanation is a courtesy; never fail describe
-        return f"(no explanation: {err})"
+    core: list[AdmissionCore] = []
+
+    def reason(wl: Any) -> str:
+        if _cond_status(wl, "QuotaReserved") == "True" or _cond_status(wl, "Finished") == "True":
+            return ""
+        try:
+            if not core:
+                core.append(AdmissionCore(_stored_config(store), now))
+                for rtype in WATCHED:
+                    for o in store.list(rtype).items:
+                        core[0].add(clone(o))
+            return core[0].explain(f"{wl.metadata.namespace}/{wl.metadata.name}")
+        except Exception as err:  # the explanation is a courtesy; never fail describe
+            return f"(no explanation: {err})"
+
+    return reason
 
 
 def _stored_config(store: MemoryStore) -> Any:

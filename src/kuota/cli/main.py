@@ -329,28 +329,37 @@ def get(
         sys.exit(EXIT_UNREADABLE)
 
 
+# describe's kinds, with the names and short names `oc describe` takes
+DESCRIBE_KINDS = {
+    **dict.fromkeys(("workload", "workloads", "wl"), "workload"),
+    **dict.fromkeys(("pod", "pods", "po"), "pod"),
+    **dict.fromkeys(("job", "jobs"), "job"),
+    **dict.fromkeys(("deployment", "deployments", "deploy"), "deployment"),
+    **dict.fromkeys(("statefulset", "statefulsets", "sts"), "statefulset"),
+    **dict.fromkeys(("leaderworkerset", "leaderworkersets", "lws"), "leaderworkerset"),
+}
+
+
 @main.command()
-@click.argument(
-    "kind",
-    type=click.Choice(["workload", "workloads", "wl", "pod", "pods", "po", "job", "jobs"]),
-)
+@click.argument("kind", type=click.Choice(list(DESCRIBE_KINDS)))
 @click.argument("name")
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 @click.option("-n", "--namespace", default=None)
 def describe(kind: str, name: str, state: str | None, namespace: str | None) -> None:
-    """Show a workload's, a pod's or a job's conditions, their history and why it waits."""
+    """Show a workload's, a pod's, a job's or a serving set's (deployment,
+    statefulset, leaderworkerset) conditions, their history, the Kueue
+    Workloads that hold them and why they wait."""
+    from functools import partial
+
     from rich.console import Console
 
+    from kuota.cli.appsview import describe_set
     from kuota.cli.get import describe_job, describe_workload
     from kuota.cli.podview import describe_pod
 
-    show = (
-        describe_pod
-        if kind in ("pod", "pods", "po")
-        else describe_job
-        if kind in ("job", "jobs")
-        else describe_workload
-    )
+    shows = {"workload": describe_workload, "pod": describe_pod, "job": describe_job}
+    what = DESCRIBE_KINDS[kind]
+    show = shows.get(what) or partial(describe_set, what)
     try:
         sys.exit(show(name, state, namespace, Console(highlight=False, width=200)))
     except CannotRead as err:

@@ -1,5 +1,7 @@
 """Pods in ``kuota get pods`` and ``kuota describe pod``: why an unplaced pod
-waits (its ``PodScheduled=False`` condition, with kube-scheduler's message)."""
+waits (its ``PodScheduled=False`` condition, with kube-scheduler's message),
+and for a pod Kueue holds behind its scheduling gate, the Workload that holds
+it, that Workload's state and reason, and its pod group's counts."""
 
 from __future__ import annotations
 
@@ -9,13 +11,17 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from kuota.cli.get import events_for, open_state, print_events
+from kuota.cli.get import events_for, open_state, pending_reasons, print_events
+from kuota.cli.podworkload import pod_workload_lines
+from kuota.cluster.podstrategy import SCHEDULING_GATED
+from kuota.controllers.jobs import podmeta as pm
 from kuota.quota.requests import resource_quantity
 from kuota.store import StoreError
 
 __all__ = ["describe_pod", "unschedulable_notes"]
 
 POD = ("", "Pod")
+_W = 18  # describe's label width
 
 
 def _condition(pod: Any, ctype: str) -> Any | None:
@@ -26,18 +32,21 @@ def _condition(pod: Any, ctype: str) -> Any | None:
 
 
 def unschedulable_reason(pod: Any) -> str | None:
-    """The scheduler's message for a pending pod it could not place."""
+    """The scheduler's message for a pending pod it could not place (not for
+    one still gated: the scheduler has not tried it)."""
     if pod.spec is not None and pod.spec.node_name:
         return None
     c = _condition(pod, "PodScheduled")
-    if c is None or c.status != "False":
+    if c is None or c.status != "False" or c.reason == SCHEDULING_GATED:
         return None
     return f"{c.reason}: {c.message}" if c.reason else c.message
 
 
 def unschedulable_notes(pods: Iterable[Any], console: Console, with_namespace: bool) -> None:
     """After ``kuota get pods``: one line per unplaced pod with its reason
-    (the table's STATUS says only Pending, as ``oc get pods`` does)."""
+    (the table's STATUS says only Pending, as ``oc get pods`` does), and how
+    many pods Kueue's admission gate holds (their STATUS: SchedulingGated)."""
+    pods = list(pods)
     lines = []
     for p in pods:
         why = unschedulable_reason(p)
@@ -49,6 +58,14 @@ def unschedulable_notes(pods: Iterable[Any], console: Console, with_namespace: b
     if lines:
         console.print(f"\n{len(lines)} pod(s) not placed (PodScheduled=False):", markup=False)
         console.print("\n".join(lines), markup=False, soft_wrap=True)
+    gated = sum(1 for p in pods if pm.is_gated(p))
+    if gated:
+        console.print(
+            f"\n{gated} pod(s) gated by Kueue ({pm.SCHEDULING_GATE}) until their Workload "
+            "is admitted: kuota describe pod NAME says which Workload and why it waits.",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def _tolerations(pod: Any) -> list[str]:
@@ -79,6 +96,7 @@ def describe_pod(name: str, state: str | None, namespace: str | None, console: C
             console.print(f'Error from server (NotFound): pods "{name}" not found', markup=False)
             return 1
         events = events_for(store, pod)
+        held = pod_workload_lines(store, pod, pending_reasons(store, now), _W)
     finally:
         store.close()
     spec, st, m = pod.spec, pod.status, pod.metadata
@@ -109,9 +127,12 @@ def describe_pod(name: str, state: str | None, namespace: str | None, console: C
         f"Tolerations:      {tols[0] if tols else '<none>'}",
         *[f"                  {t}" for t in tols[1:]],
     ]
+    gates = [g.name for g in (spec.scheduling_gates if spec is not None else None) or ()]
+    lines.append(f"{'Scheduling Gates:':<{_W}}{', '.join(gates) or '<none>'}")
     why = unschedulable_reason(pod)
     if why is not None:
         lines.append(f"Not placed:       {why}")
+    lines += held
     console.print("\n".join(lines), markup=False, soft_wrap=True)
     t = Table(title="Conditions", title_justify="left", box=None, header_style="")
     for col in ("TYPE", "STATUS", "REASON", "LAST TRANSITION", "MESSAGE"):

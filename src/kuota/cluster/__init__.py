@@ -34,6 +34,7 @@ from kuota.cluster.nodes import (
     NodeTable,
 )
 from kuota.cluster.placement import FirstFit, Placement, PlacementResult
+from kuota.cluster.podstrategy import SchedulingGatedCondition
 from kuota.cluster.replicaset import ReplicaSetController
 from kuota.cluster.scheduler import PodScheduler
 from kuota.cluster.scoring import (
@@ -49,6 +50,8 @@ from kuota.cluster.taint_eviction import TaintEviction
 from kuota.cluster.ttl import TTLAfterFinished
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from kuota.runtime.manager import Manager
     from kuota.store.protocol import ObjectStore
 
@@ -82,6 +85,7 @@ __all__ = [
     "annotation_run",
     "api_server_hooks",
     "install",
+    "pod_strategy_hooks",
     "profile_named",
 ]
 
@@ -174,3 +178,11 @@ def api_server_hooks(
         # Priority from PriorityClasses, the default not-ready/unreachable tolerations.
         priority,
     ]
+
+
+def pod_strategy_hooks(now: Callable[[], datetime]) -> list[Any]:
+    """The pod registry's create strategy (``PrepareForCreate``), as store
+    hooks: a gated pod gets ``PodScheduled=False``/``SchedulingGated``. The
+    API server applies it after every mutating webhook, so register these
+    after the webhooks that may add gates (Kueue's pod webhook)."""
+    return [SchedulingGatedCondition(now)]

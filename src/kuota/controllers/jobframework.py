@@ -7,14 +7,17 @@ the Workload loses its admission, reports PodsReady and Finished back. An
 adapter (``JobAdapter``) knows only its kind: its pod sets, how to suspend,
 run and stop it, and when it is ready or finished.
 
-The defaulting half of Kueue's job webhook (default LocalQueue, suspend on
-create) is ``JobWebhook``, an admission hook the embedded store runs.
+Kueue's job webhook is two admission hooks the embedded store runs:
+``JobWebhook`` (defaulting: the default LocalQueue and WorkloadPriorityClass,
+suspend on create) and ``JobValidation`` (jobframework's rules and the kind's).
+The rules every integration shares come in as an ``OwnerRules``
+(``podparent.ParentPolicy``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn, Protocol
 
@@ -91,15 +94,46 @@ class JobAdapter(Protocol):
         """A copy of the job started with the admission's podSet infos."""
         ...
 
-    def stop(self, job: Any, original: list[kt.PodSet]) -> Any | None:
-        """A copy of the job suspended with its templates restored to the
-        Workload's (the originals); None if it needs no change."""
+    def stop(self, job: Any) -> Any | None:
+        """The first write of a stop: a copy of the running job suspended (and
+        marked as being stopped); None if it is suspended already."""
         ...
 
-    def validate(self, job: Any, old: Any | None) -> list[e.FieldError]:
-        """The kind's own rules of Kueue's validating webhook, for a managed
-        job being created (``old`` None) or updated."""
+    def restore(self, job: Any, original: list[kt.PodSet]) -> Any | None:
+        """The second: a copy of the suspended job with its templates restored
+        to the Workload's (the originals); None if it needs no change."""
         ...
+
+    def validate(self, job: Any, old: Any | None, elastic: bool) -> list[e.FieldError]:
+        """The kind's own create rules of Kueue's validating webhook, for a
+        job being created (``old`` None) or updated (``elastic``: the job is
+        an elastic one, workloadslicing.Enabled)."""
+        ...
+
+    def update_errors(self, new: Any, old: Any) -> list[e.FieldError]:
+        """The kind's own update rules (after jobframework's)."""
+        ...
+
+
+class OwnerRules(Protocol):
+    """What every integration's webhooks and the job reconciler share:
+    which objects are managed, their defaults, jobframework's validation
+    (kuota.controllers.jobs.podparent.ParentPolicy)."""
+
+    def watched(self, obj: Any) -> bool:
+        """Kueue's webhooks are called for this object's namespace."""
+        ...
+
+    def managed_ancestor(self, obj: Any) -> Any | None: ...
+    def with_defaults(self, obj: Any, *, owner_kind: bool = False) -> dict[str, str]: ...
+    def should_suspend(
+        self, obj: Any, labels: Mapping[str, str] | None = None, *, tolerate_deleting: bool = True
+    ) -> bool: ...
+    def is_elastic(self, obj: Any) -> bool: ...
+    def job_create_errors(self, obj: Any, gvk: str) -> list[e.FieldError]: ...
+    def job_update_errors(
+        self, new: Any, old: Any, gvk: str, suspended: bool, was_suspended: bool
+    ) -> list[e.FieldError]: ...
 
 
 # ------------------------------------------------------------------ naming
@@ -154,77 +188,82 @@ class ManagePolicy:
 
 # ------------------------------------------------------------------ webhook
 class JobWebhook:
-    """Kueue's job defaulting webhook for one kind: the default LocalQueue
-    label, then suspend-on-create for managed jobs."""
+    """Kueue's job defaulting webhook for one kind (``mjob``, on create):
+    ApplyDefaultLocalQueue, ApplyDefaultWorkloadPriorityClass, then
+    ApplyDefaultForSuspend for the jobs Kueue manages (no Kueue-managed
+    owner up the controller chain)."""
 
-    def __init__(
-        self,
-        adapter: JobAdapter,
-        policy: ManagePolicy,
-        lookup: Callable[[ResourceType, str, str], Any | None],
-    ) -> None:
+    operations = ("CREATE",)
+    status_writes = False
+
+    def __init__(self, adapter: JobAdapter, rules: OwnerRules) -> None:
         self.adapter = adapter
-        self.policy = policy
-        self.lookup = lookup  # (rtype, namespace, name) -> object or None
+        self.rules = rules
         self.kinds = frozenset({adapter.rtype})  # the store calls it for these only
-        # Kueue's webhook rules name the job resource, not its /status: status
-        # writes (most of a job's writes) never reach it.
-        self.status_writes = False
+
+    def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
+        if op != "CREATE" or (group_of(new.api_version), new.kind) != self.adapter.rtype:
+            return new
+        if not self.rules.watched(new):
+            return new
+        labels = self.rules.with_defaults(new, owner_kind=True)
+        if labels != (new.metadata.labels or {}):
+            new = clone(new)
+            new.metadata.labels = labels or None
+        if self.rules.should_suspend(new, labels):
+            return self.adapter.suspend_on_create(new)
+        return new
+
+
+class JobValidation:
+    """Kueue's job validating webhook for one kind (``vjob``), for every job
+    it is called for, managed or not: jobframework's ValidateJobOnCreate
+    (on updates too), the kind's create rules, then on updates
+    ValidateJobOnUpdate and the kind's update rules."""
+
+    operations = ("CREATE", "UPDATE")
+    validating = True
+    # Kueue's webhook rules name the job resource, not its /status: status
+    # writes (most of a job's writes) never reach it.
+    status_writes = False
+
+    def __init__(self, adapter: JobAdapter, rules: OwnerRules) -> None:
+        self.adapter = adapter
+        self.rules = rules
+        self.kinds = frozenset({adapter.rtype})
+        self.gvk = f"{adapter.api_version}, Kind={adapter.kind}"  # as Go prints it
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
         if (group_of(new.api_version), new.kind) != self.adapter.rtype:
             return new
+        if not self.rules.watched(new):
+            return new
+        a = self.adapter
+        errs = self.rules.job_create_errors(new, self.gvk)
         if op == "UPDATE" and old is not None:
-            self._validate_update(new, old)
-            return new
-        if op != "CREATE":
-            return new
-        m = new.metadata
-        if _controlled(m):
-            return new  # children of managed owners follow their owner
-        ns = self.lookup(NAMESPACE, "", m.namespace)
-        if not self.policy.namespace_managed(ns, m.namespace):
-            return new
-        labels = m.labels or {}
-        if not labels.get(QUEUE_NAME) and self.lookup(LOCAL_QUEUE, m.namespace, DEFAULT_QUEUE):
-            new = clone(new)
-            new.metadata.labels = {**labels, QUEUE_NAME: DEFAULT_QUEUE}
-        if not self.policy.job_managed(new.metadata.labels):
-            return new
-        raw = (new.metadata.labels or {}).get(MAX_EXEC_TIME)
-        if raw is not None:
-            path = e.key("metadata.labels", MAX_EXEC_TIME)
-            try:
-                v = go_atoi(raw)
-            except ValueError as err:
-                self._refuse(new, e.invalid(path, raw, str(err)))
-            if v <= 0:
-                self._refuse(new, e.invalid(path, v, "should be greater than 0"))
-        errs = self.adapter.validate(new, None)
+            errs += a.validate(new, old, self.rules.is_elastic(new))
+            suspended, was = a.is_suspended(new), a.is_suspended(old)
+            errs += self.rules.job_update_errors(new, old, self.gvk, suspended, was)
+            errs += a.update_errors(new, old)
+        elif op == "CREATE":
+            errs += a.validate(new, None, self.rules.is_elastic(new))
         if errs:
-            self._refuse(new, *errs)
-        return self.adapter.suspend_on_create(new)
+            refuse(new, errs)
+        return new
 
-    def _validate_update(self, new: Any, old: Any) -> None:
-        """The max-exec-time label may change only while the job stays suspended."""
-        if not self.policy.job_managed(old.metadata.labels):
-            return
-        errs = self.adapter.validate(new, old)
-        if errs:
-            self._refuse(new, *errs)
-        if self.adapter.is_suspended(new) and self.adapter.is_suspended(old):
-            return
-        a = (new.metadata.labels or {}).get(MAX_EXEC_TIME)
-        b = (old.metadata.labels or {}).get(MAX_EXEC_TIME)
-        if a != b:
-            self._refuse(
-                new,
-                e.invalid(e.key("metadata.labels", MAX_EXEC_TIME), a or "", "field is immutable"),
-            )
 
-    def _refuse(self, obj: Any, *errs: e.FieldError) -> NoReturn:
-        group = group_of(obj.api_version)
-        raise Invalid(f'{obj.kind}{"." + group if group else ""} "{obj.metadata.name}"', list(errs))
+def refuse(obj: Any, errs: list[e.FieldError]) -> NoReturn:
+    """The API server's answer to a webhook's errors; the same error twice
+    (one rule run on create and on update) is said once, as ToAggregate does."""
+    seen: set[str] = set()
+    unique: list[e.FieldError] = []
+    for err in errs:
+        text = str(err)
+        if text not in seen:
+            seen.add(text)
+            unique.append(err)
+    group = group_of(obj.api_version)
+    raise Invalid(f'{obj.kind}{"." + group if group else ""} "{obj.metadata.name}"', unique)
 
 
 def go_atoi(text: str) -> int:
@@ -253,46 +292,17 @@ def go_parse_bool(text: str) -> bool:
     return v
 
 
-# Kinds Kueue integrates (group, kind): a job whose controller is one of them
-# is admitted as part of its owner (jobframework.IsOwnerManagedByKueue); a Job
-# made by anything else (a CronJob, a user's operator) is managed on its own.
-INTEGRATED_OWNERS: Final = frozenset(
-    {
-        ("batch", "Job"),
-        ("jobset.x-k8s.io", "JobSet"),
-        ("kubeflow.org", "MPIJob"),
-        ("kubeflow.org", "PyTorchJob"),
-        ("kubeflow.org", "TFJob"),
-        ("kubeflow.org", "XGBoostJob"),
-        ("kubeflow.org", "PaddleJob"),
-        ("kubeflow.org", "JAXJob"),
-        ("trainer.kubeflow.org", "TrainJob"),
-        ("ray.io", "RayJob"),
-        ("ray.io", "RayCluster"),
-        ("ray.io", "RayService"),
-        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
-        ("apps", "Deployment"),
-        ("apps", "StatefulSet"),
-        ("workload.codeflare.dev", "AppWrapper"),
-    }
-)
-
-
-def _controlled(m: ObjectMeta) -> bool:
-    return any(
-        r.controller and (group_of(r.api_version), r.kind) in INTEGRATED_OWNERS
-        for r in m.owner_references or ()
-    )
-
-
 # ------------------------------------------------------------------ reconciler
 class JobReconciler:
     """The generic job reconciler (jobframework.ReconcileGenericJob)."""
 
-    def __init__(self, adapter: JobAdapter, config: KueueConfig, policy: ManagePolicy) -> None:
+    def __init__(
+        self, adapter: JobAdapter, config: KueueConfig, policy: ManagePolicy, rules: OwnerRules
+    ) -> None:
         self.adapter = adapter
         self.config = config
         self.policy = policy
+        self.rules = rules  # the owner-chain walk
         self.name = f"job:{adapter.rtype[0]}/{adapter.rtype[1]}"
         self.mgr: Manager | None = None
         self.partial = config.gate("PartialAdmission")
@@ -326,10 +336,15 @@ class JobReconciler:
         if job is None or job.metadata.deletion_timestamp is not None:
             return None  # the store's garbage collection removes its Workload
         m = job.metadata
-        if _controlled(m) or not self.policy.job_managed(m.labels):
-            return None
         ns = mgr.informer(NAMESPACE).get(m.namespace)
         if not self.policy.namespace_managed(ns, m.namespace):
+            return None
+        if m.owner_references:
+            ancestor = self.rules.managed_ancestor(job)
+            if ancestor is not None:
+                self._hold_child(job, ancestor)
+                return None
+        if not self.policy.job_managed(m.labels):
             return None
         wl = self._workload_of(job)
         fin = self.adapter.finished(job)
@@ -356,6 +371,19 @@ class JobReconciler:
         elif self.wait_for_pods_ready:
             self._set_pods_ready(wl, False, "WaitForStart", _NOT_READY_MSG)
         return None
+
+    def _hold_child(self, job: Any, ancestor: Any) -> None:
+        """shouldSuspendChildJob: a job admitted as part of a Kueue-managed
+        ancestor waits, suspended, while the ancestor's Workload is missing or
+        not admitted (its owner unsuspends it)."""
+        if self.adapter.is_suspended(job) or self.adapter.finished(job) is not None:
+            return
+        wls = self._mgr().informer(WORKLOAD).by_index("owner", ancestor.metadata.uid)
+        live = [w for w in wls if not is_finished(w)]
+        if live and is_admitted(live[-1]):
+            return
+        self._mgr().store.update(self.adapter.suspend_on_create(job))
+        self._event(job, "Normal", "Suspended", "Kueue managed child job suspended")
 
     def _workload_of(self, job: Any) -> kt.Workload | None:
         mine = self._mgr().informer(WORKLOAD).by_index("owner", job.metadata.uid)
@@ -401,11 +429,17 @@ class JobReconciler:
         self._event(job, "Normal", "Started", f"Admitted by clusterQueue {cq}")
 
     def _stop(self, job: Any, wl: kt.Workload | None, reason: str) -> None:
-        original = wl.spec.pod_sets if wl is not None else []
-        stopped = self.adapter.stop(job, original)
+        """stopJob, in the Job's two writes: suspended first (the webhook
+        refuses a running job's partial-admission parallelism change), then
+        its templates restored."""
+        store = self._mgr().store
+        stopped = self.adapter.stop(job)
         if stopped is not None:
-            self._mgr().store.update(stopped)
+            job = store.update(stopped)
             self._event(job, "Normal", "Stopped", reason)
+        restored = self.adapter.restore(job, wl.spec.pod_sets if wl is not None else [])
+        if restored is not None:
+            store.update(restored)
         if wl is not None and self.wait_for_pods_ready:
             set_workload_condition(
                 self._mgr(), wl, "PodsReady", "False", "WaitForStart", _NOT_READY_MSG

@@ -29,6 +29,7 @@ from kuota.controllers.jobframework import (
     LOCAL_QUEUE,
     JobAdapter,
     JobReconciler,
+    JobValidation,
     JobWebhook,
     ManagePolicy,
 )
@@ -120,8 +121,9 @@ class ControlPlane:
         self.unsimulated_frameworks = sorted(enabled - JOB_INTEGRATIONS.keys())
         pods = POD_FRAMEWORK in enabled
         hooks: list[Any] = [_namespace_name_label, KueueUpdateValidation(config.feature_gates)]
-        hooks += [JobWebhook(a, self.policy, self._lookup) for a in self.adapters]
         parents = parent_policy(config, self.policy, self._lookup, enabled)
+        hooks += [JobWebhook(a, parents) for a in self.adapters]
+        hooks += [JobValidation(a, parents) for a in self.adapters]
         if DEPLOYMENT_FRAMEWORK in enabled:
             hooks += deployment_webhooks(parents)
         if STATEFULSET_FRAMEWORK in enabled:
@@ -153,6 +155,10 @@ class ControlPlane:
                     lambda ns: self._lookup(LOCAL_QUEUE, ns, DEFAULT_QUEUE) is not None, ids=ids
                 ),
             ]
+        if cluster:  # the pod registry's PrepareForCreate: after every webhook's gates
+            from kuota.cluster import pod_strategy_hooks
+
+            hooks += pod_strategy_hooks(self.clock.now)
         self.store = open_store(state_dir, self.clock.now, admission=hooks)
         saved = self.store.get_meta(CLOCK_META)
         if saved and isinstance(self.clock, VirtualClock):
@@ -170,7 +176,7 @@ class ControlPlane:
         self.kueue = KueueController(config)
         self.kueue.auto_schedule = auto_schedule
         self.mgr.add(self.kueue)
-        self.jobs = [JobReconciler(a, config, self.policy) for a in self.adapters]
+        self.jobs = [JobReconciler(a, config, self.policy, parents) for a in self.adapters]
         for r in self.jobs:
             self.mgr.add(r)
         self.pods: PodReconciler | None = None

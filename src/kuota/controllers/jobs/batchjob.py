@@ -14,6 +14,8 @@ from kuota.store.protocol import ResourceType
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 COMPLETIONS_EQUAL_PARALLELISM = "kueue.x-k8s.io/job-completions-equal-parallelism"
 STOPPING = "kueue.x-k8s.io/stopping"
+_MIN_PATH = e.key("metadata.annotations", MIN_PARALLELISM)
+_SYNC_PATH = e.key("metadata.annotations", COMPLETIONS_EQUAL_PARALLELISM)
 # Labels the Job controller adds to its own template: not part of the podSet.
 _JOB_CONTROLLER_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
 
@@ -23,6 +25,27 @@ def _count(job: kc.Job) -> int:
     assert spec is not None
     p = spec.parallelism
     return min(p, spec.completions) if spec.completions is not None else p
+
+
+def _sync_completions(job: kc.Job) -> bool:
+    """syncCompletionWithParallelism: the annotation parses as true."""
+    try:
+        return go_parse_bool(
+            (job.metadata.annotations or {}).get(COMPLETIONS_EQUAL_PARALLELISM, "")
+        )
+    except ValueError:
+        return False
+
+
+def _partial(job: kc.Job) -> bool:
+    """minPodsCount is set (the annotation parses): the job's parallelism is
+    Kueue's to set at admission and to restore at a stop. (Not _min_count:
+    once admitted at its minimum, the minimum is no longer below the count.)"""
+    try:
+        go_atoi((job.metadata.annotations or {}).get(MIN_PARALLELISM, ""))
+    except ValueError:
+        return False
+    return True
 
 
 def _min_count(job: kc.Job) -> int | None:
@@ -112,14 +135,13 @@ class BatchJobAdapter:
             tols = list(tmpl.spec.tolerations or ())
             tols += [t for t in info.tolerations if t not in tols]
             tmpl.spec.tolerations = tols or None
-        if _min_count(job) is not None and info.count != spec.parallelism:
+        if _partial(job) and info.count != spec.parallelism:
             spec.parallelism = info.count
-            equal = (job.metadata.annotations or {}).get(COMPLETIONS_EQUAL_PARALLELISM)
-            if equal == "true" and spec.completion_mode == "Indexed":
+            if _sync_completions(job):
                 spec.completions = info.count
         return job
 
-    def validate(self, job: kc.Job, old: kc.Job | None) -> list[e.FieldError]:
+    def validate(self, job: kc.Job, old: kc.Job | None, elastic: bool) -> list[e.FieldError]:
         """Kueue's job webhook: validatePartialAdmissionCreate (on create, and
         on update when the annotation changed) and validateSyncCompletionCreate."""
         errs: list[e.FieldError] = []
@@ -127,27 +149,30 @@ class BatchJobAdapter:
         raw = ann.get(MIN_PARALLELISM)
         before = (old.metadata.annotations or {}).get(MIN_PARALLELISM) if old else None
         if raw is not None and (old is None or raw != before):
-            path = e.key("metadata.annotations", MIN_PARALLELISM)
             try:
                 v = go_atoi(raw)
             except ValueError as err:
-                errs.append(e.invalid(path, raw, str(err)))
+                errs.append(e.invalid(_MIN_PATH, raw, str(err)))
             else:
                 count = _count(job)
                 if v >= count or v <= 0:
-                    errs.append(e.invalid(path, v, f"should be between 0 and {count - 1}"))
+                    errs.append(e.invalid(_MIN_PATH, v, f"should be between 0 and {count - 1}"))
+            if elastic:
+                detail = "partial admission and elastic job cannot be used together"
+                errs.append(e.invalid(_MIN_PATH, raw, detail))
         raw = ann.get(COMPLETIONS_EQUAL_PARALLELISM)
         if raw is not None:
-            path = e.key("metadata.annotations", COMPLETIONS_EQUAL_PARALLELISM)
             try:
                 enabled = go_parse_bool(raw)
             except ValueError as err:
-                errs.append(e.invalid(path, raw, str(err)))
+                errs.append(e.invalid(_SYNC_PATH, raw, str(err)))
                 enabled = False
             spec = job.spec
             if enabled and spec is not None:
                 if spec.completion_mode != "Indexed":
-                    errs.append(e.invalid(path, raw, "should not be enabled for NonIndexed jobs"))
+                    errs.append(
+                        e.invalid(_SYNC_PATH, raw, "should not be enabled for NonIndexed jobs")
+                    )
                 completions = spec.completions if spec.completions is not None else 1
                 if spec.parallelism != completions:
                     errs.append(
@@ -155,25 +180,70 @@ class BatchJobAdapter:
                             "spec.completions",
                             spec.completions,
                             "should be equal to parallelism when "
-                            f"{COMPLETIONS_EQUAL_PARALLELISM} is annotation is true",
+                            f"{COMPLETIONS_EQUAL_PARALLELISM} annotation is true",
                         )
                     )
         return errs
 
-    def stop(self, job: kc.Job, original: list[kt.PodSet]) -> kc.Job | None:
+    def update_errors(self, new: kc.Job, old: kc.Job) -> list[e.FieldError]:
+        """validatePartialAdmissionUpdate: a running job with a minimum
+        parallelism keeps its parallelism (Kueue sets it at admission), and
+        the completions-equal-parallelism switch stays while it runs."""
+        errs: list[e.FieldError] = []
+        if MIN_PARALLELISM in (old.metadata.annotations or {}):
+            running = not (old.spec is not None and old.spec.suspend)
+            p_old = old.spec.parallelism if old.spec is not None else 1
+            p_new = new.spec.parallelism if new.spec is not None else 1
+            if running and p_old != p_new:
+                detail = (
+                    "cannot change when partial admission is enabled and the job is not suspended"
+                )
+                errs.append(e.forbidden("spec.parallelism", detail))
+        suspended = self.is_suspended(new)
+        if (
+            suspended == self.is_suspended(old)
+            and not suspended
+            and _sync_completions(old) != _sync_completions(new)
+        ):
+            errs.append(
+                e.forbidden(_SYNC_PATH, "field is immutable while the job is not suspended")
+            )
+        return errs
+
+    def stop(self, job: kc.Job) -> kc.Job | None:
+        """Job.Stop's first write: suspended, annotated as being stopped (it
+        does not count as suspended until the restore is written too)."""
+        if self.is_suspended(job):
+            return None
+        job = clone(job)
+        assert job.spec is not None
+        job.spec.suspend = True
+        job.metadata.annotations = {**(job.metadata.annotations or {}), STOPPING: "true"}
+        return job
+
+    def restore(self, job: kc.Job, original: list[kt.PodSet]) -> kc.Job | None:
+        """RestorePodSetsInfo (the template, and the parallelism a partial
+        admission set) and the stopping annotation removed."""
         assert job.spec is not None
         ps = next((p for p in original if p.name == "main"), None)
         restored = _restored_template(job.spec.template, ps.template) if ps else None
-        if job.spec.suspend and (restored is None or restored == job.spec.template):
+        partial = ps is not None and _partial(job) and job.spec.parallelism != ps.count
+        stopping = STOPPING in (job.metadata.annotations or {})
+        if not stopping and not partial and (restored is None or restored == job.spec.template):
             return None
         job = clone(job)
         spec = job.spec
         assert spec is not None
-        spec.suspend = True
         if restored is not None:
             spec.template = restored
-        if ps is not None and _min_count(job) is not None:
+        if partial:
+            assert ps is not None
             spec.parallelism = ps.count
+            if _sync_completions(job):
+                spec.completions = ps.count
+        if stopping:
+            rest = {k: v for k, v in (job.metadata.annotations or {}).items() if k != STOPPING}
+            job.metadata.annotations = rest or None
         return job
 
 

@@ -1,9 +1,10 @@
-"""What Kueue's webhooks do alike for the kinds whose pods Kueue admits one
-by one or as a group (frameworks ``deployment`` and ``statefulset``,
-integrations.md §0 and §3): whether an object is managed (jobframework's
-``WorkloadShouldBeSuspended``), the default LocalQueue and
-WorkloadPriorityClass labels, and the rules every such webhook validates
-(queue name, priority class, admission-gated-by)."""
+"""What Kueue's webhooks do alike (jobframework, integrations.md §0): whether
+an object is managed (``WorkloadShouldBeSuspended``, with the owner-chain walk
+``FindAncestorJobManagedByKueue``), the default LocalQueue and
+WorkloadPriorityClass labels, and the rules they validate: jobframework's
+``ValidateJobOnCreate`` / ``ValidateJobOnUpdate`` for job kinds (the batch/v1
+Job webhook), and the lighter set the kinds whose pods Kueue admits one by one
+or as a group (frameworks ``deployment``, ``statefulset``, LWS; §3) check."""
 
 from __future__ import annotations
 
@@ -19,32 +20,71 @@ from kuota.api.kueue.webhooks import (
     validate_admission_gated_by,
 )
 from kuota.api.names import is_dns1123_subdomain
+from kuota.controllers import jobframework
 from kuota.controllers.jobframework import (
     DEFAULT_QUEUE,
     LOCAL_QUEUE,
+    MAX_EXEC_TIME,
     NAMESPACE,
     PRIORITY_CLASS,
     QUEUE_NAME,
     WPC,
     ManagePolicy,
+    go_atoi,
 )
-from kuota.controllers.jobs.podwebhook import UNWATCHED_NAMESPACES, Lookup, PodWebhook
-from kuota.store import Invalid
+from kuota.controllers.jobs import podmeta as pm
+from kuota.controllers.jobs.podwebhook import (
+    FRAMEWORK_OF_KIND,
+    UNWATCHED_NAMESPACES,
+    Lookup,
+    PodWebhook,
+)
 from kuota.store.protocol import group_of
 
 QUEUE_PATH: Final = e.key("metadata.labels", QUEUE_NAME)
 PRIORITY_CLASS_PATH: Final = e.key("metadata.labels", PRIORITY_CLASS)
+MAX_EXEC_TIME_PATH: Final = e.key("metadata.labels", MAX_EXEC_TIME)
+ELASTIC_JOB: Final = "kueue.x-k8s.io/elastic-job"  # workloadslicing.EnabledAnnotationKey
+ELASTIC_JOB_PATH: Final = e.key("metadata.annotations", ELASTIC_JOB)
 IMMUTABLE: Final = "field is immutable"
 _DEFAULT_WPC: Final = "default"
+# The kinds (GVK strings) jobframework lets use a prebuilt Workload and be
+# elastic (validation.go: supportedPrebuiltWlJobGVKs, supportedElasticJobGVKs).
+_PREBUILT_GVKS: Final = frozenset(
+    {
+        "batch/v1, Kind=Job",
+        "jobset.x-k8s.io/v1alpha2, Kind=JobSet",
+        "kubeflow.org/v1, Kind=TFJob",
+        "kubeflow.org/v1, Kind=PaddleJob",
+        "kubeflow.org/v1, Kind=PyTorchJob",
+        "kubeflow.org/v1, Kind=XGBoostJob",
+        "trainer.kubeflow.org/v1alpha1, Kind=TrainJob",
+        "kubeflow.org/v2beta1, Kind=MPIJob",
+        "ray.io/v1, Kind=RayJob",
+        "/v1, Kind=Pod",
+        "ray.io/v1, Kind=RayCluster",
+        "ray.io/v1, Kind=RayService",
+        "workload.codeflare.dev/v1beta2, Kind=AppWrapper",
+    }
+)
+_ELASTIC_GVKS: Final = frozenset(
+    {
+        "batch/v1, Kind=Job",
+        "ray.io/v1, Kind=RayCluster",
+        "ray.io/v1, Kind=RayJob",
+        "ray.io/v1, Kind=RayService",
+    }
+)
 
 
 class ParentPolicy:
-    """Which Deployments and StatefulSets Kueue manages, and their defaults.
+    """Which objects Kueue manages, their defaults, and the rules their
+    webhooks validate (the Job webhook's and those of the kinds built on pods).
 
-    As kuota's job webhook (``JobWebhook``), an object outside the
-    ``managedJobsNamespaceSelector`` is never managed, queue name or not:
-    Kueue's webhook would suspend it and its reconcilers then skip it
-    (ManagedJobsNamespaceSelectorAlwaysRespected), leaving its pods gated."""
+    An object outside the ``managedJobsNamespaceSelector`` is never managed,
+    queue name or not: Kueue's webhook would suspend it and its reconcilers
+    then skip it (ManagedJobsNamespaceSelectorAlwaysRespected), leaving it
+    suspended or its pods gated."""
 
     def __init__(
         self,
@@ -55,6 +95,8 @@ class ParentPolicy:
         default_priority_class: bool = True,
         skip_deleting: bool = True,
         admission_gated_by: bool = True,
+        ids: bool = True,
+        elastic: bool = True,
     ) -> None:
         self.policy = policy
         self.lookup = lookup  # (rtype, namespace, name) -> object or None
@@ -63,6 +105,8 @@ class ParentPolicy:
         self.default_priority_class = default_priority_class  # WorkloadPriorityClassDefaulting
         self.skip_deleting = skip_deleting  # SkipAncestorCheckForDeletedWorkloads
         self.admission_gated_by = admission_gated_by  # AdmissionGatedBy
+        self.ids = ids  # WorkloadIdentifierAnnotations (the prebuilt name's annotation)
+        self.elastic = elastic  # ElasticJobsViaWorkloadSlices
 
     @staticmethod
     def watched(obj: Any) -> bool:
@@ -72,14 +116,31 @@ class ParentPolicy:
     def namespace_managed(self, namespace: str) -> bool:
         return self.policy.namespace_managed(self.lookup(NAMESPACE, "", namespace), namespace)
 
+    def managed_ancestor(self, obj: Any) -> Any | None:
+        """FindAncestorJobManagedByKueue: the topmost Kueue-managed owner up the
+        controller chain, or None."""
+        return self._ancestry.managed_ancestor(obj)
+
     def owner_managed(self, obj: Any) -> bool:
         return self._ancestry.managed_ancestor(obj) is not None
 
-    def with_defaults(self, obj: Any) -> dict[str, str]:
+    def owner_integrated(self, obj: Any) -> bool:
+        """IsOwnerManagedByKueueForObject: the object's controller is of a kind
+        an enabled integration manages (whether it manages that one or not)."""
+        ref = next((r for r in obj.metadata.owner_references or () if r.controller), None)
+        if ref is None:
+            return False
+        return (
+            FRAMEWORK_OF_KIND.get((group_of(ref.api_version), ref.kind)) in self._ancestry.enabled
+        )
+
+    def with_defaults(self, obj: Any, *, owner_kind: bool = False) -> dict[str, str]:
         """ApplyDefaultLocalQueue and ApplyDefaultWorkloadPriorityClass: the
         object's labels with the ``default`` LocalQueue (when the namespace has
         one and is managed) and the ``default`` WorkloadPriorityClass (when it
-        exists), unless a Kueue-managed owner speaks for the object."""
+        exists), unless a Kueue-managed owner speaks for the object. With
+        ``owner_kind`` (Kueue's own test, the Job webhook's) any controller of
+        an integrated kind does, managed or not."""
         m = obj.metadata
         labels = dict(m.labels or {})
         want_queue = not labels.get(QUEUE_NAME) and (
@@ -90,7 +151,9 @@ class ParentPolicy:
             and not labels.get(PRIORITY_CLASS)
             and self.lookup(WPC, "", _DEFAULT_WPC) is not None
         )
-        if not (want_queue or want_wpc) or self.owner_managed(obj):
+        if not (want_queue or want_wpc):
+            return labels
+        if self.owner_integrated(obj) if owner_kind else self.owner_managed(obj):
             return labels
         if want_queue and self.namespace_managed(m.namespace):
             labels[QUEUE_NAME] = DEFAULT_QUEUE
@@ -134,20 +197,94 @@ class ParentPolicy:
         q_old = _labels(old).get(QUEUE_NAME, "")
         if (not suspended or not q_new) and q_new != q_old:
             errs.append(e.invalid(QUEUE_PATH, q_new, IMMUTABLE))
-        wpc_new = _labels(new).get(PRIORITY_CLASS, "")
-        wpc_old = _labels(old).get(PRIORITY_CLASS, "")
-        if not suspended and not wpc_old and wpc_new:
-            msg = "WorkloadPriorityClass cannot be added to a non-suspended workload"
-            errs.append(e.invalid(PRIORITY_CLASS_PATH, wpc_new, msg))
-        elif wpc_old and not wpc_new:
-            msg = "WorkloadPriorityClass cannot be removed from a workload"
-            errs.append(e.invalid(PRIORITY_CLASS_PATH, wpc_new, msg))
-        if self.admission_gated_by:
-            errs += admission_gated_by_update(
-                _annotations(old).get(ADMISSION_GATED_BY, ""),
-                _annotations(new).get(ADMISSION_GATED_BY, ""),
-            )
+        errs += priority_class_update_errors(new, old, suspended)
+        errs += self._gated_by_update_errors(new, old)
         return errs
+
+    # -------------------------------------------------------------- jobframework's
+    def is_elastic(self, obj: Any) -> bool:
+        """workloadslicing.Enabled."""
+        return self.elastic and _annotations(obj).get(ELASTIC_JOB) == "true"
+
+    def job_create_errors(self, obj: Any, gvk: str) -> list[e.FieldError]:
+        """ValidateJobOnCreate (the Job webhook runs it on updates too): the
+        queue name names an object; the prebuilt workload's name too, for a
+        kind that may have one; the max-exec-time label a positive integer;
+        the elastic-job annotation on a kind that can be elastic; admission
+        gates well formed. ``gvk``: the kind, as Go prints it."""
+        errs = queue_name_errors(obj)
+        errs += self._prebuilt_errors(obj, gvk)
+        raw = _labels(obj).get(MAX_EXEC_TIME)
+        if raw is not None:
+            try:
+                v = go_atoi(raw)
+            except ValueError as err:
+                errs.append(e.invalid(MAX_EXEC_TIME_PATH, raw, str(err)))
+            else:
+                if v <= 0:
+                    errs.append(e.invalid(MAX_EXEC_TIME_PATH, v, "should be greater than 0"))
+        if self.is_elastic(obj) and gvk not in _ELASTIC_GVKS:
+            detail = f'elastic job is not supported for "{gvk}"'
+            errs.append(e.forbidden(ELASTIC_JOB_PATH, detail))
+        if self.admission_gated_by:
+            errs += validate_admission_gated_by(_annotations(obj).get(ADMISSION_GATED_BY, ""))
+        return errs
+
+    def job_update_errors(
+        self, new: Any, old: Any, gvk: str, suspended: bool, was_suspended: bool
+    ) -> list[e.FieldError]:
+        """ValidateJobOnUpdate; ``suspended``, ``was_suspended``: the job's
+        IsSuspended after and before. While it runs its queue name, prebuilt
+        workload and max-exec-time stay; a queue name is not removed where a
+        ``default`` LocalQueue would put one back; the priority-class rules;
+        the elastic toggle never changes; admission gates only go."""
+        errs: list[e.FieldError] = []
+        q_new = _labels(new).get(QUEUE_NAME, "")
+        q_old = _labels(old).get(QUEUE_NAME, "")
+        if not suspended and q_new != q_old:
+            errs.append(e.invalid(QUEUE_PATH, q_new, IMMUTABLE))
+        if not q_new and q_old and self.lookup(LOCAL_QUEUE, old.metadata.namespace, DEFAULT_QUEUE):
+            detail = "queue-name must not be empty in namespace with default queue"
+            errs.append(e.invalid(QUEUE_PATH, "", detail))
+        if suspended or self.is_elastic(old):
+            errs += self._prebuilt_errors(new, gvk)
+        else:
+            name = pm.prebuilt_name(new, self.ids)
+            if name != pm.prebuilt_name(old, self.ids):
+                errs.append(e.invalid(pm.prebuilt_path(new, self.ids), name, IMMUTABLE))
+        if not (suspended and was_suspended):
+            a = _labels(new).get(MAX_EXEC_TIME, "")
+            if a != _labels(old).get(MAX_EXEC_TIME, ""):
+                errs.append(e.invalid(MAX_EXEC_TIME_PATH, a, IMMUTABLE))
+        errs += priority_class_update_errors(new, old, suspended)
+        elastic = self.is_elastic(new)
+        if elastic != self.is_elastic(old):
+            errs.append(e.invalid(ELASTIC_JOB_PATH, elastic, IMMUTABLE))
+        errs += self._gated_by_update_errors(new, old)
+        return errs
+
+    def _prebuilt_errors(self, obj: Any, gvk: str) -> list[e.FieldError]:
+        """validateCreateForPrebuiltWorkload: ValidatePrebuiltWorkloadName,
+        and only the kinds that support one may name a prebuilt Workload."""
+        ann = _annotations(obj).get(pm.PREBUILT_WORKLOAD, "")
+        if ann and (self.ids or len(ann) > pm.LABEL_VALUE_MAX):
+            errs = _name_errors(ann, e.key("metadata.annotations", pm.PREBUILT_WORKLOAD))
+        else:
+            label = _labels(obj).get(pm.PREBUILT_WORKLOAD)
+            path = e.key("metadata.labels", pm.PREBUILT_WORKLOAD)
+            errs = _name_errors(label, path) if label is not None else []
+        if pm.prebuilt_name(obj, self.ids) and gvk not in _PREBUILT_GVKS:
+            path = pm.prebuilt_path(obj, self.ids)
+            errs.append(e.forbidden(path, f'Is not supported for "{gvk}"'))
+        return errs
+
+    def _gated_by_update_errors(self, new: Any, old: Any) -> list[e.FieldError]:
+        if not self.admission_gated_by:
+            return []
+        return admission_gated_by_update(
+            _annotations(old).get(ADMISSION_GATED_BY, ""),
+            _annotations(new).get(ADMISSION_GATED_BY, ""),
+        )
 
 
 def parent_policy(
@@ -161,21 +298,39 @@ def parent_policy(
         default_priority_class=config.gate("WorkloadPriorityClassDefaulting"),
         skip_deleting=config.gate("SkipAncestorCheckForDeletedWorkloads"),
         admission_gated_by=config.gate("AdmissionGatedBy"),
+        ids=config.gate("WorkloadIdentifierAnnotations"),
+        elastic=config.gate("ElasticJobsViaWorkloadSlices"),
     )
 
 
 def queue_name_errors(obj: Any) -> list[e.FieldError]:
     """ValidateQueueName: the queue-name label, when set, names an object."""
     value = _labels(obj).get(QUEUE_NAME)
-    if value is None:
-        return []
+    return _name_errors(value, QUEUE_PATH) if value is not None else []
+
+
+def _name_errors(value: str, path: str) -> list[e.FieldError]:
+    """ValidateLabelAsCRDName / ValidateAnnotationAsCRDName: a DNS-1123 subdomain."""
     msgs = is_dns1123_subdomain(value)
-    return [e.invalid(QUEUE_PATH, value, ",".join(msgs))] if msgs else []
+    return [e.invalid(path, value, ",".join(msgs))] if msgs else []
+
+
+def priority_class_update_errors(new: Any, old: Any, suspended: bool) -> list[e.FieldError]:
+    """ValidateUpdateForWorkloadPriorityClassName: no priority class added to
+    a running object; none removed, running or not."""
+    wpc_new = _labels(new).get(PRIORITY_CLASS, "")
+    wpc_old = _labels(old).get(PRIORITY_CLASS, "")
+    if not suspended and not wpc_old and wpc_new:
+        msg = "WorkloadPriorityClass cannot be added to a non-suspended workload"
+        return [e.invalid(PRIORITY_CLASS_PATH, wpc_new, msg)]
+    if wpc_old and not wpc_new:
+        msg = "WorkloadPriorityClass cannot be removed from a workload"
+        return [e.invalid(PRIORITY_CLASS_PATH, wpc_new, msg)]
+    return []
 
 
 def refuse(obj: Any, errs: list[e.FieldError]) -> NoReturn:
-    group = group_of(obj.api_version)
-    raise Invalid(f'{obj.kind}{"." + group if group else ""} "{obj.metadata.name}"', errs)
+    jobframework.refuse(obj, errs)
 
 
 def _labels(obj: Any) -> Mapping[str, str]:
