@@ -18,7 +18,6 @@ from kuota.api.apps import Deployment
 from kuota.controllers.jobframework import PRIORITY_CLASS, QUEUE_NAME
 from kuota.controllers.jobs import podmeta as pm
 from kuota.controllers.jobs.podparent import ParentPolicy, refuse
-from kuota.store import clone
 from kuota.store.protocol import Operation, ResourceType
 
 FRAMEWORK: Final = "deployment"
@@ -40,14 +39,9 @@ class DeploymentWebhook:
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
         if not isinstance(new, Deployment) or not self.parents.watched(new):
             return new
-        labels = self.parents.with_defaults(new)
-        suspend = new.spec is not None and self.parents.should_suspend(new, labels)
-        if not suspend and labels == (new.metadata.labels or {}):
-            return new
-        new = clone(new)
-        new.metadata.labels = labels or None
-        if suspend:
-            assert new.spec is not None
+        new, suspend = self.parents.defaulted(new)
+        if suspend and new.spec is not None:
+            labels = new.metadata.labels or {}
             tmeta = new.spec.template.metadata
             tmeta.annotations = {**(tmeta.annotations or {}), pm.SUSPENDING_PARENT: FRAMEWORK}
             tlabels = {**(tmeta.labels or {}), pm.MANAGED: pm.MANAGED_VALUE}

@@ -171,15 +171,10 @@ class LeaderWorkerSetWebhook:
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
         if new.kind != lw.KIND or new.spec is None or not self.parents.watched(new):
             return new
-        labels = self.parents.with_defaults(new)
-        if not self.parents.should_suspend(new, labels):
-            if labels == (new.metadata.labels or {}):
-                return new
-            new = clone(new)
-            new.metadata.labels = labels or None
+        new, suspend = self.parents.defaulted(new)
+        if not suspend:
             return new
-        new = clone(new)
-        new.metadata.labels = labels or None
+        labels = new.metadata.labels or {}
         lwt = new.spec.leader_worker_template
         if lwt.leader_template is not None:
             self._default_template(lwt.leader_template, labels, after_leader=False)

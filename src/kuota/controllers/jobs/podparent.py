@@ -39,6 +39,7 @@ from kuota.controllers.jobs.podwebhook import (
     Lookup,
     PodWebhook,
 )
+from kuota.store import clone
 from kuota.store.protocol import group_of
 
 QUEUE_PATH: Final = e.key("metadata.labels", QUEUE_NAME)
@@ -160,6 +161,18 @@ class ParentPolicy:
         if want_wpc:
             labels[PRIORITY_CLASS] = _DEFAULT_WPC
         return labels
+
+    def defaulted(self, obj: Any) -> tuple[Any, bool]:
+        """A parent webhook's first half: ``obj`` with Kueue's default labels
+        (a copy when they change or Kueue manages it, for the caller to mark
+        its pod templates) and whether Kueue manages it."""
+        labels = self.with_defaults(obj)
+        suspend = self.should_suspend(obj, labels)
+        if not suspend and labels == (obj.metadata.labels or {}):
+            return obj, False
+        obj = clone(obj)
+        obj.metadata.labels = labels or None
+        return obj, suspend
 
     def should_suspend(
         self, obj: Any, labels: Mapping[str, str] | None = None, *, tolerate_deleting: bool = True

@@ -157,14 +157,8 @@ class StatefulSetWebhook:
             return new
         if managed_by_another_framework(new) is not None:
             return new
-        labels = self.parents.with_defaults(new)
-        suspend = new.spec is not None and self.parents.should_suspend(new, labels)
-        if not suspend and labels == (new.metadata.labels or {}):
-            return new
-        new = clone(new)
-        new.metadata.labels = labels or None
-        if suspend:
-            assert new.spec is not None
+        new, suspend = self.parents.defaulted(new)
+        if suspend and new.spec is not None:
             tmeta = new.spec.template.metadata
             tmeta.annotations = {**(tmeta.annotations or {}), pm.SUSPENDING_PARENT: FRAMEWORK}
         return new
