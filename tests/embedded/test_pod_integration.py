@@ -430,3 +430,21 @@ def test_pods_ready_follows_the_pods_ready_condition() -> None:
     second = cp.store.get(WL, "team", by_pod["second"].metadata.name)
     assert get(cp, "second").status.phase == "Running"
     assert cond(second, "PodsReady").status == "True"
+
+
+def test_a_pod_is_checked_by_jobframework_s_common_rules_too() -> None:
+    # Kueue's pod webhook runs ValidateJobOnCreate as every integration does:
+    # a pod cannot be an elastic job, and its admission gates are well formed.
+    cp = pod_plane()
+    cp.create(world())
+    elastic = pod("e", annotations={"kueue.x-k8s.io/elastic-job": "true"})
+    with pytest.raises(Invalid) as err:
+        cp.store.create(elastic)
+    assert str(err.value) == (
+        'Pod "e" is invalid: metadata.annotations[kueue.x-k8s.io/elastic-job]: '
+        'Forbidden: elastic job is not supported for "/v1, Kind=Pod"'
+    )
+    gated_by = pod("g", annotations={"kueue.x-k8s.io/admission-gated-by": "Not A Name"})
+    with pytest.raises(Invalid) as err:
+        cp.store.create(gated_by)
+    assert "metadata.annotations[kueue.x-k8s.io/admission-gated-by]" in str(err.value)

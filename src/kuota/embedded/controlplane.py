@@ -25,8 +25,6 @@ from kuota.api.kueue import types as kt
 from kuota.api.meta import ObjectMeta
 from kuota.api.openshift_scheduler import Scheduler, parse_node_selector, profile_of
 from kuota.controllers.jobframework import (
-    DEFAULT_QUEUE,
-    LOCAL_QUEUE,
     JobAdapter,
     JobReconciler,
     JobValidation,
@@ -151,9 +149,7 @@ class ControlPlane:
                     ids=ids,
                     default_priority_class=config.gate("WorkloadPriorityClassDefaulting"),
                 ),
-                PodValidation(
-                    lambda ns: self._lookup(LOCAL_QUEUE, ns, DEFAULT_QUEUE) is not None, ids=ids
-                ),
+                PodValidation(parents, ids=ids),
             ]
         if cluster:  # the pod registry's PrepareForCreate: after every webhook's gates
             from kuota.cluster import pod_strategy_hooks

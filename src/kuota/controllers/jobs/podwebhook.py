@@ -14,19 +14,19 @@ from kuota.api.names import is_dns1123_subdomain
 from kuota.controllers.jobframework import (
     DEFAULT_QUEUE,
     LOCAL_QUEUE,
-    MAX_EXEC_TIME,
     NAMESPACE,
     PRIORITY_CLASS,
     QUEUE_NAME,
     WPC,
     ManagePolicy,
-    go_atoi,
+    OwnerRules,
 )
 from kuota.controllers.jobs import podmeta as pm
 from kuota.store import Invalid, clone
 from kuota.store.protocol import Operation, ResourceType, group_of
 
 POD: Final[ResourceType] = ("", "Pod")
+POD_GVK: Final = "/v1, Kind=Pod"  # as Go prints the pod's GroupVersionKind
 # The namespaces Kueue's pod webhooks are not called for (their namespaceSelector).
 UNWATCHED_NAMESPACES: Final = frozenset({"kube-system", "kueue-system"})
 _MAX_OWNER_DEPTH: Final = 10  # managedOwnersChainLimit
@@ -157,17 +157,22 @@ class PodValidation:
     validating = True
     status_writes = False  # the webhook's rules name pods, not pods/status
 
-    def __init__(self, default_queue_exists: Callable[[str], bool], *, ids: bool = True) -> None:
-        self.default_queue_exists = default_queue_exists
+    def __init__(self, rules: OwnerRules, *, ids: bool = True) -> None:
+        """``rules``: jobframework's validation, shared with every integration
+        (ValidateJobOnCreate / ValidateJobOnUpdate)."""
+        self.rules = rules
         self.ids = ids
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
         if new.kind != "Pod" or new.metadata.namespace in UNWATCHED_NAMESPACES:
             return new
         if op == "CREATE":
-            errs = self._on_create(new)
+            errs = self.rules.job_create_errors(new, POD_GVK)
         elif op == "UPDATE" and old is not None:
-            errs = self._on_update(new, old)
+            errs = self.rules.job_update_errors(
+                new, old, POD_GVK, pm.is_suspended(new), pm.is_suspended(old)
+            )
+            errs += self._update_errors(new, old)
         else:
             return new
         errs += self._common(new)
@@ -175,57 +180,10 @@ class PodValidation:
             _refuse(new, errs)
         return new
 
-    # -------------------------------------------------------------- jobframework's
-    def _on_create(self, pod: Any) -> list[e.FieldError]:
-        errs = _name_errors(pod, "labels", QUEUE_NAME)
-        errs += self._prebuilt_name_errors(pod)
-        raw = _labels(pod).get(MAX_EXEC_TIME)
-        if raw is not None:
-            path = e.key("metadata.labels", MAX_EXEC_TIME)
-            try:
-                v = go_atoi(raw)
-            except ValueError as err:
-                errs.append(e.invalid(path, raw, str(err)))
-            else:
-                if v <= 0:
-                    errs.append(e.invalid(path, v, "should be greater than 0"))
-        return errs
-
-    def _on_update(self, new: Any, old: Any) -> list[e.FieldError]:
+    def _update_errors(self, new: Any, old: Any) -> list[e.FieldError]:
+        """The pod's own update rules: an unretriable group stays so, and the
+        group name never changes."""
         errs: list[e.FieldError] = []
-        qpath = e.key("metadata.labels", QUEUE_NAME)
-        q_new, q_old = _labels(new).get(QUEUE_NAME, ""), _labels(old).get(QUEUE_NAME, "")
-        suspended_new, suspended_old = pm.is_suspended(new), pm.is_suspended(old)
-        if not suspended_new and q_new != q_old:
-            errs.append(e.invalid(qpath, q_new, "field is immutable"))
-        if not q_new and q_old and self.default_queue_exists(old.metadata.namespace):
-            errs.append(
-                e.invalid(qpath, "", "queue-name must not be empty in namespace with default queue")
-            )
-        if suspended_new:
-            errs += self._prebuilt_name_errors(new)
-        else:
-            a, b = pm.prebuilt_name(new, self.ids), pm.prebuilt_name(old, self.ids)
-            if a != b:
-                errs.append(e.invalid(pm.prebuilt_path(new, self.ids), a, "field is immutable"))
-        if not (suspended_new and suspended_old):
-            a, b = _labels(new).get(MAX_EXEC_TIME, ""), _labels(old).get(MAX_EXEC_TIME, "")
-            if a != b:
-                path = e.key("metadata.labels", MAX_EXEC_TIME)
-                errs.append(e.invalid(path, a, "field is immutable"))
-        wpc_new, wpc_old = (
-            _labels(new).get(PRIORITY_CLASS, ""),
-            _labels(old).get(PRIORITY_CLASS, ""),
-        )
-        wpath = e.key("metadata.labels", PRIORITY_CLASS)
-        if not suspended_new and not wpc_old and wpc_new:
-            msg = "WorkloadPriorityClass cannot be added to a non-suspended workload"
-            errs.append(e.invalid(wpath, wpc_new, msg))
-        elif not wpc_new and wpc_old:
-            errs.append(
-                e.invalid(wpath, wpc_new, "WorkloadPriorityClass cannot be removed from a workload")
-            )
-        # The pod's own update rules.
         group = pm.group_name(new, self.ids)
         if group and pm.is_unretriable(old) and not pm.is_unretriable(new):
             path = e.key("metadata.annotations", pm.RETRIABLE_IN_GROUP)
@@ -234,12 +192,6 @@ class PodValidation:
         if before and group != before:
             errs.append(e.invalid(pm.group_name_path(new, self.ids), group, "field is immutable"))
         return errs
-
-    def _prebuilt_name_errors(self, pod: Any) -> list[e.FieldError]:
-        ann = (pod.metadata.annotations or {}).get(pm.PREBUILT_WORKLOAD, "")
-        if ann and (self.ids or len(ann) > pm.LABEL_VALUE_MAX):
-            return _name_errors(pod, "annotations", pm.PREBUILT_WORKLOAD)
-        return _name_errors(pod, "labels", pm.PREBUILT_WORKLOAD)
 
     # -------------------------------------------------------------- the pod's own
     def _common(self, pod: Any) -> list[e.FieldError]:
