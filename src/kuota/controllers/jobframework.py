@@ -26,7 +26,13 @@ from kuota.api import errors as e
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
-from kuota.quota.workload import find_condition, is_admitted, is_evicted, is_finished
+from kuota.quota.workload import (
+    find_condition,
+    has_quota_reservation,
+    is_admitted,
+    is_evicted,
+    is_finished,
+)
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.core import with_condition
@@ -347,6 +353,9 @@ class JobReconciler:
         if not self.policy.job_managed(m.labels):
             return None
         wl = self._workload_of(job)
+        if wl is not None:
+            # ensureOneWorkload's last step, before anything else reads it.
+            wl = sync_workload_priority(mgr, job, wl, _JOB_COMPONENT)
         fin = self.adapter.finished(job)
         if fin is not None:
             if wl is not None:
@@ -527,7 +536,7 @@ def extract_priority(
                 owner,
                 "Warning",
                 "WorkloadPriorityClassNotFound",
-                f'workloadPriorityClass "{name}" not found',
+                f'WorkloadPriorityClass "{name}" not found',
                 component,
             )
             return False, None
@@ -550,6 +559,47 @@ def extract_priority(
         )
         return ref, pc.value
     return None, None
+
+
+def sync_workload_priority(
+    mgr: Manager, owner: Any, wl: kt.Workload, component: str
+) -> kt.Workload:
+    """jobframework.UpdateWorkloadPriority (integrations.md §0, priority): a
+    Workload that follows its owner's ``kueue.x-k8s.io/priority-class`` label
+    takes the class the label now names, its ``priorityClassRef`` and
+    ``priority`` both, pending or admitted (the Workload's rules let a
+    WorkloadPriorityClass ref change name while it holds quota), and the
+    owner gets an ``UpdatedWorkload`` event. Left alone: a Workload whose
+    priority comes from a pod PriorityClass (it does not follow the label);
+    one holding quota with no class (the API server refuses to add one); one
+    already naming the label's class (its value is the WorkloadPriorityClass
+    controller's to keep current, not re-read here). A label naming no
+    WorkloadPriorityClass: the ``WorkloadPriorityClassNotFound`` Warning, the
+    Workload unchanged (Kueue's reconcile fails there and retries). Returns
+    the Workload as stored."""
+    ref = wl.spec.priority_class_ref
+    if ref is None and has_quota_reservation(wl):
+        return wl
+    if ref is not None and (ref.group, ref.kind) != WPC:
+        return wl
+    want = (owner.metadata.labels or {}).get(PRIORITY_CLASS, "")
+    if (ref.name if ref is not None else "") == want:
+        return wl
+    new_ref, priority = extract_priority(mgr, owner, wl.spec.pod_sets, component)
+    if new_ref is False:
+        return wl
+    if new_ref == ref and priority == wl.spec.priority:
+        return wl
+    new = clone(wl)
+    new.spec.priority_class_ref = new_ref
+    new.spec.priority = priority
+    try:
+        stored: kt.Workload = mgr.store.update(new)
+    except NotFound:
+        return wl
+    message = f"Updated workload priority class: {key_of(wl)}"
+    mgr.recorder.event(owner, "Normal", "UpdatedWorkload", message, component)
+    return stored
 
 
 def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:

@@ -55,6 +55,7 @@ from kuota.controllers.jobframework import (
     extract_priority,
     new_workload,
     owner_workload_name,
+    sync_workload_priority,
 )
 from kuota.controllers.jobs import podmeta as pm
 from kuota.controllers.jobs.podgroup import controller_of
@@ -419,32 +420,7 @@ class LeaderWorkerSetReconciler:
         if gate_changed:
             msg = f'Updated workload AdmissionGatedBy to "{gate}"'
             self._event(lws, "Normal", "UpdatedWorkload", msg)
-        self._update_priority(lws, cur)
-
-    def _update_priority(self, lws: lw.LeaderWorkerSet, wl: kt.Workload) -> None:
-        """UpdateWorkloadPriority: a Workload that follows the LWS's
-        priority-class label takes the class it now names. One whose priority
-        comes from a pod PriorityClass is left alone, and so is one holding
-        quota with no class (a class can no longer be added to it)."""
-        ref = wl.spec.priority_class_ref
-        if ref is None and has_quota_reservation(wl):
-            return
-        if ref is not None and ref.kind != "WorkloadPriorityClass":
-            return
-        want = (lws.metadata.labels or {}).get(PRIORITY_CLASS, "")
-        if (ref.name if ref is not None else "") == want:
-            return
-        new_ref, priority = extract_priority(self._mgr(), lws, wl.spec.pod_sets, COMPONENT)
-        if new_ref is False:
-            return
-        if new_ref == ref and priority == wl.spec.priority:
-            return
-        new = clone(wl)
-        new.spec.priority_class_ref = new_ref
-        new.spec.priority = priority
-        self._mgr().store.update(new)
-        msg = f"Updated workload priority class: {key_of(wl)}"
-        self._event(lws, "Normal", "UpdatedWorkload", msg)
+        sync_workload_priority(mgr, lws, cur, COMPONENT)
 
     def _delete_workload(self, wl: kt.Workload) -> None:
         """workload.Delete: let go of the finalizer, then delete."""

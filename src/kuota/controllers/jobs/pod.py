@@ -42,6 +42,7 @@ from kuota.controllers.jobframework import (
     new_workload,
     set_workload_condition,
     sync_pods_ready,
+    sync_workload_priority,
     wait_for_start,
     write_workload_status,
 )
@@ -308,6 +309,10 @@ class PodReconciler:
             raise _Halt  # the deletion's event brings the pods back
         if to_update is not None:
             return self._update_workload(job, to_update)
+        if match is not None:
+            # A group's priority class is read off its lead pod, as Kueue
+            # reads the first pod of the group's list.
+            match = sync_workload_priority(self._mgr(), job.lead, match, COMPONENT)
         return match
 
     def _prebuilt_workload(self, job: PodJob) -> kt.Workload | None:
