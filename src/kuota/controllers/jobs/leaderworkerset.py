@@ -78,7 +78,6 @@ JOB_OWNER_GVK: Final = "kueue.x-k8s.io/job-owner-gvk"
 JOB_OWNER_NAME: Final = "kueue.x-k8s.io/job-owner-name"
 COMPONENT_INDEX: Final = "kueue.x-k8s.io/component-workload-index"
 PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"
-ELASTIC_JOB: Final = "kueue.x-k8s.io/elastic-job"
 POD_INDEX_OFFSET: Final = "kueue.x-k8s.io/pod-index-offset"
 PODSET_GROUP_NAME: Final = "kueue.x-k8s.io/podset-group-name"
 
@@ -211,11 +210,8 @@ class LeaderWorkerSetValidation:
     validating = True
     status_writes = False
 
-    def __init__(
-        self, parents: ParentPolicy, *, elastic: bool = True, immutable_size: bool = True
-    ) -> None:
-        self.parents = parents
-        self.elastic = elastic  # ElasticJobsViaWorkloadSlices
+    def __init__(self, parents: ParentPolicy, *, immutable_size: bool = True) -> None:
+        self.parents = parents  # also the elastic-job rule (ElasticJobsViaWorkloadSlices)
         self.immutable_size = immutable_size  # LWSImmutableGroupSize
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
@@ -233,11 +229,7 @@ class LeaderWorkerSetValidation:
         return new
 
     def _own_create_errors(self, lws: lw.LeaderWorkerSet) -> list[e.FieldError]:
-        errs: list[e.FieldError] = []
-        ann = lws.metadata.annotations or {}
-        if self.elastic and ann.get(ELASTIC_JOB) == "true":
-            path = e.key("metadata.annotations", ELASTIC_JOB)
-            errs.append(e.forbidden(path, f'elastic job is not supported for "{GVK}"'))
+        errs = self.parents.elastic_errors(lws, GVK)
         assert lws.spec is not None
         replicas = lws.spec.replicas
         if replicas < 0:
@@ -565,9 +557,5 @@ def lws_webhooks(config: KueueConfig, parents: ParentPolicy) -> list[Any]:
     """The integration's admission hooks, for the control plane's store."""
     return [
         LeaderWorkerSetWebhook(parents, tas=config.gate("TopologyAwareScheduling")),
-        LeaderWorkerSetValidation(
-            parents,
-            elastic=config.gate("ElasticJobsViaWorkloadSlices"),
-            immutable_size=config.gate("LWSImmutableGroupSize"),
-        ),
+        LeaderWorkerSetValidation(parents, immutable_size=config.gate("LWSImmutableGroupSize")),
     ]

@@ -219,6 +219,12 @@ class ParentPolicy:
         """workloadslicing.Enabled."""
         return self.elastic and _annotations(obj).get(ELASTIC_JOB) == "true"
 
+    def elastic_errors(self, obj: Any, gvk: str) -> list[e.FieldError]:
+        """ValidateElasticJobAnnotation: only some kinds may be elastic jobs."""
+        if self.is_elastic(obj) and gvk not in _ELASTIC_GVKS:
+            return [e.forbidden(ELASTIC_JOB_PATH, f'elastic job is not supported for "{gvk}"')]
+        return []
+
     def job_create_errors(self, obj: Any, gvk: str) -> list[e.FieldError]:
         """ValidateJobOnCreate (the Job webhook runs it on updates too): the
         queue name names an object; the prebuilt workload's name too, for a
@@ -236,9 +242,7 @@ class ParentPolicy:
             else:
                 if v <= 0:
                     errs.append(e.invalid(MAX_EXEC_TIME_PATH, v, "should be greater than 0"))
-        if self.is_elastic(obj) and gvk not in _ELASTIC_GVKS:
-            detail = f'elastic job is not supported for "{gvk}"'
-            errs.append(e.forbidden(ELASTIC_JOB_PATH, detail))
+        errs += self.elastic_errors(obj, gvk)
         if self.admission_gated_by:
             errs += validate_admission_gated_by(_annotations(obj).get(ADMISSION_GATED_BY, ""))
         return errs
