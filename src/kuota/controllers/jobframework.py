@@ -17,7 +17,7 @@ The rules every integration shares come in as an ``OwnerRules``
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn, Protocol
 
@@ -325,6 +325,7 @@ class JobReconciler:
         wls.on_change(self._workload_changed)
         for rt in (NAMESPACE, LOCAL_QUEUE, WPC, PC, FLAVOR):
             mgr.informer(rt)
+        retry_on_priority_class(mgr, self.adapter.rtype, self.name)
 
     def _workload_changed(self, etype: str, wl: Any, old: Any | None) -> None:
         if not wl.metadata.owner_references:
@@ -519,6 +520,31 @@ def new_workload(
             maximum_execution_time_seconds=max_exec_seconds(m.labels),
         ),
     )
+
+
+def retry_on_priority_class(
+    mgr: Manager, rtype: ResourceType, controller: str, key: Callable[[Any], str] = key_of
+) -> None:
+    """Kueue retries, with backoff, a job whose WorkloadPriorityClass does not
+    exist yet (its reconcile returns the error), so the job gets its Workload,
+    or its new priority, once the class is created. kuota requeues at that
+    creation the jobs of ``rtype`` whose label names the class: the same end,
+    without the wait."""
+    index = f"{controller}:priority-class"
+    owners = mgr.informer(rtype)
+    owners.add_index(index, _priority_class_label)
+
+    def created(etype: str, wpc: Any, old: Any | None) -> None:
+        if etype == "ADDED":
+            for owner in owners.by_index(index, wpc.metadata.name):
+                mgr.enqueue(controller, key(owner))
+
+    mgr.informer(WPC).on_change(created)
+
+
+def _priority_class_label(obj: Any) -> list[str]:
+    name = (obj.metadata.labels or {}).get(PRIORITY_CLASS)
+    return [name] if name else []
 
 
 def extract_priority(

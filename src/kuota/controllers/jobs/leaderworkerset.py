@@ -55,6 +55,7 @@ from kuota.controllers.jobframework import (
     extract_priority,
     new_workload,
     owner_workload_name,
+    retry_on_priority_class,
     sync_workload_priority,
 )
 from kuota.controllers.jobs import podmeta as pm
@@ -294,6 +295,7 @@ class LeaderWorkerSetReconciler:
         sets.on_change(self._statefulset_changed)
         for rt in (NAMESPACE, LOCAL_QUEUE, WPC, PC, FLAVOR):
             mgr.informer(rt)
+        retry_on_priority_class(mgr, LWS, self.name)
 
     def _lws_changed(self, etype: str, obj: Any, old: Any | None) -> None:
         if etype != "DELETED":  # a deleted LWS's Workloads go with it (garbage collection)

@@ -40,6 +40,7 @@ from kuota.controllers.jobframework import (
     extract_priority,
     finish_workload,
     new_workload,
+    retry_on_priority_class,
     set_workload_condition,
     sync_pods_ready,
     sync_workload_priority,
@@ -116,6 +117,7 @@ class PodReconciler:
         wls.on_change(self._workload_changed)
         for rt in (NAMESPACE, LOCAL_QUEUE, WPC, PC, FLAVOR):
             mgr.informer(rt)
+        retry_on_priority_class(mgr, POD, self.name, self._key)
 
     def _group_of(self, pod: Any) -> list[str]:
         group = pm.group_name(pod, self.ids)

@@ -43,6 +43,7 @@ from kuota.controllers.jobframework import (
     extract_priority,
     new_workload,
     owner_workload_name,
+    retry_on_priority_class,
     sync_workload_priority,
     write_workload_status,
 )
@@ -265,6 +266,7 @@ class StatefulSetReconciler(_Base):
     def setup(self, mgr: Manager) -> None:
         self.mgr = mgr
         mgr.informer(STATEFULSET).on_change(lambda t, o, old: mgr.enqueue(self.name, key_of(o)))
+        retry_on_priority_class(mgr, STATEFULSET, self.name)
         pods = mgr.informer(POD)
         pods.add_index(_BY_SET, _set_of)
         pods.on_change(self._pod_changed)
