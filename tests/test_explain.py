@@ -46,3 +46,58 @@ def test_workload_without_a_queue_name_says_how_to_give_it_one() -> None:
     assert view is not None
     assert view.explanation.startswith("names no LocalQueue (spec.queueName is empty")
     assert "LocalQueue named default in namespace team" in view.explanation
+
+
+def test_a_workload_of_several_pod_sets_names_them_and_counts_the_earlier_ones() -> None:
+    # A leader of 8 GPUs and workers of 8 x 3 in a queue of 20: the leader
+    # fits, and takes 8 of the 20, so the workers' 24 can never fit.
+    from core_world import add, make_core
+
+    core = make_core()
+    add(
+        core,
+        """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: team}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: "20"}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: main, namespace: team}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: group, namespace: team}
+spec:
+  queueName: main
+  podSets:
+  - name: leader
+    count: 1
+    template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "8"}}}]}}
+  - name: worker
+    count: 3
+    template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "8"}}}]}}
+""",
+    )
+    core.cycle()
+    view = core.workload("team/group")
+    assert view is not None
+    assert view.explanation == (
+        "pod set worker: nvidia.com/gpu in flavor h100: 24 requested besides the 8 of "
+        "the pod sets before, more than this ClusterQueue can ever get (12; nominal 20, "
+        "no cohort to borrow from)"
+    )

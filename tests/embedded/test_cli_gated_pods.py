@@ -272,9 +272,12 @@ def test_describe_gated_pod_names_its_groups_workload_and_why_it_waits(waiting: 
     out = cli(waiting, "describe", "pod", "vllm-1-1")
     assert field(out, "Scheduling Gates") == "kueue.x-k8s.io/admission"
     assert field(out, "Workload") == f"{group1} (pending)"
+    # Each pod set named: the group's leader and its worker each wait.
     assert field(out, "Pending") == (
-        "insufficient unused quota for nvidia.com/gpu in flavor h100: 4 requested, "
-        "0 available (nominal 16, no cohort to borrow from)"
+        "pod set leader: insufficient unused quota for nvidia.com/gpu in flavor h100: "
+        "4 requested, 0 available (nominal 16, no cohort to borrow from); "
+        "pod set worker: insufficient unused quota for nvidia.com/gpu in flavor h100: "
+        "4 requested, 0 available (nominal 16, no cohort to borrow from)"
     )
     assert field(out, "Pod Group") == f"{group1} (pods 2/2 created, 2 gated)"
     conditions = out[out.index("Conditions") :]
@@ -335,7 +338,9 @@ def test_describe_leaderworkerset_gives_each_groups_workload_state_and_reason(
     assert (
         f"  group 0: {g0} (admitted by ClusterQueue serving), pods 2/2 created, 0 gated\n"
         f"  group 1: {g1} (pending), pods 2/2 created, 2 gated\n"
-        "    Pending: insufficient unused quota for nvidia.com/gpu in flavor h100: "
+        "    Pending: pod set leader: insufficient unused quota for nvidia.com/gpu in "
+        "flavor h100: 4 requested, 0 available (nominal 16, no cohort to borrow from); "
+        "pod set worker: insufficient unused quota for nvidia.com/gpu in flavor h100: "
         "4 requested, 0 available (nominal 16, no cohort to borrow from)\n"
     ) in out
     out = cli(settled, "describe", "leaderworkerset", "vllm")

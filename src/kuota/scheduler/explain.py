@@ -24,12 +24,13 @@ def _q(resource: str, v: int) -> str:
     return str(resource_quantity(resource, v))
 
 
-def quota_line(cq: ClusterQueueState, fr: FR, requested: int) -> str:
-    """The quota arithmetic for one flavor and resource."""
+def quota_line(cq: ClusterQueueState, fr: FR, requested: int, taken: int = 0) -> str:
+    """The quota arithmetic for one flavor and resource; ``taken``: what the
+    workload's earlier pod sets take of it."""
     node = cq.node
     flavor, r = fr
-    free = cq_available(node, fr)
-    most = potential_available(node, fr)
+    free = max(0, cq_available(node, fr) - taken)
+    most = potential_available(node, fr) - taken
     q = node.quotas.get(fr)
     nominal = q.nominal if q else 0
     parts = [f"nominal {_q(r, nominal)}"]
@@ -44,14 +45,15 @@ def quota_line(cq: ClusterQueueState, fr: FR, requested: int) -> str:
     else:
         parts.append("no cohort to borrow from")
     detail = ", ".join(parts)
+    besides = f" besides the {_q(r, taken)} of the pod sets before" if taken else ""
     if requested > most:
         return (
-            f"{r} in flavor {flavor}: {_q(r, requested)} requested, more than this "
-            f"ClusterQueue can ever get ({_q(r, most)}; {detail})"
+            f"{r} in flavor {flavor}: {_q(r, requested)} requested{besides}, more than "
+            f"this ClusterQueue can ever get ({_q(r, max(0, most))}; {detail})"
         )
     return (
         f"insufficient unused quota for {r} in flavor {flavor}: {_q(r, requested)} "
-        f"requested, {_q(r, free)} available ({detail})"
+        f"requested{besides}, {_q(r, free)} available ({detail})"
     )
 
 
@@ -101,8 +103,15 @@ def explain(core: AdmissionCore, key: str) -> str:
     if c is not None and c.reason == "WaitingForPodsReady":
         return "waiting for every admitted workload to reach PodsReady (blockAdmission)"
     lines: list[str] = []
+    # As Kueue's flavor assigner, quota a pod set takes counts against the
+    # ones after it; with several pod sets each line names its own.
+    taken: dict[FR, int] = {}
+    named = len(info.podsets) > 1
     for i, ps in enumerate(info.podsets):
         spec = wl.spec.pod_sets[i].template.spec if i < len(wl.spec.pod_sets) else None
+        where = (
+            f"pod set {wl.spec.pod_sets[i].name}: " if named and i < len(wl.spec.pod_sets) else ""
+        )
         for r, v in sorted(ps.requests.items()):
             if not v:
                 continue
@@ -119,16 +128,20 @@ def explain(core: AdmissionCore, key: str) -> str:
                     mismatches.append(why)
                     continue
                 fr = (f, r)
-                free = cq_available(cq.node, fr)
+                before = taken.get(fr, 0)
+                free = cq_available(cq.node, fr) - before
                 if free >= v:
+                    taken[fr] = before + v
                     best = None
                     break
                 if best is None or free > best[0]:
-                    best = (free, quota_line(cq, fr, v))
+                    best = (free, where + quota_line(cq, fr, v, before))
             if best is not None:
                 lines.append(best[1])
             elif mismatches and len(mismatches) == len(rg.flavors):
-                lines.append(f"no flavor for {r} fits the pod template: " + ", ".join(mismatches))
+                lines.append(
+                    f"{where}no flavor for {r} fits the pod template: " + ", ".join(mismatches)
+                )
     if lines:
         return "; ".join(dict.fromkeys(lines))
     if c is not None and c.message:
