@@ -29,7 +29,7 @@ from kuota.api.cron import CronError, Schedule, parse_schedule
 from kuota.api.event import ObjectReference
 from kuota.api.meta import ObjectMeta, OwnerReference
 from kuota.cluster.jobutil import is_job_finished
-from kuota.cluster.podutil import JOB, controller_ref
+from kuota.cluster.podutil import JOB, controller_key, controller_ref
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
 from kuota.store.protocol import AlreadyExists, EventType, NotFound, ResourceType
@@ -119,9 +119,9 @@ class CronJobController:
             self.mgr.enqueue(self.name, key_of(cj))
 
     def _on_job(self, etype: EventType, job: Any, old: Any | None) -> None:
-        ref = controller_ref(job)
-        if ref is not None and ref.kind == "CronJob" and ref.api_version == "batch/v1":
-            self.mgr.enqueue(self.name, f"{job.metadata.namespace}/{ref.name}")
+        key = controller_key(job, "CronJob", "batch/v1")
+        if key is not None:
+            self.mgr.enqueue(self.name, key)
 
     def _event(self, obj: Any, etype: str, reason: str, message: str) -> None:
         recorder = getattr(self.mgr, "recorder", None)

@@ -43,6 +43,7 @@ from kuota.cluster.placement import find_untolerated_taint, pod_matches_node
 from kuota.cluster.podutil import (
     NODE,
     POD,
+    controller_key,
     controller_ref,
     is_deleting,
     is_pod_ready,
@@ -200,9 +201,9 @@ class DaemonSetController:
             self.mgr.enqueue(self.name, key)
 
     def _on_pod(self, etype: EventType, pod: Any, old: Any | None) -> None:
-        ref = controller_ref(pod)
-        if ref is not None and ref.kind == "DaemonSet" and ref.api_version == "apps/v1":
-            self.mgr.enqueue(self.name, f"{pod.metadata.namespace}/{ref.name}")
+        key = controller_key(pod, "DaemonSet", "apps/v1")
+        if key is not None:
+            self.mgr.enqueue(self.name, key)
 
     # ------------------------------------------------------------ reconcile
     def reconcile(self, key: str) -> timedelta | None:

@@ -42,8 +42,20 @@ from kuota.api.apps import (
 )
 from kuota.api.core import PodTemplateSpec
 from kuota.api.meta import ObjectMeta
-from kuota.cluster.appsutil import controller_index, owner_reference, scaled_value, template_hash
-from kuota.cluster.podutil import POD, TERMINAL_PHASES, controller_ref, is_deleting, pod_phase
+from kuota.cluster.appsutil import (
+    APPS_V1,
+    controller_index,
+    owner_reference,
+    scaled_value,
+    template_hash,
+)
+from kuota.cluster.podutil import (
+    POD,
+    TERMINAL_PHASES,
+    controller_key,
+    is_deleting,
+    pod_phase,
+)
 from kuota.cluster.replicaset import PODS_BY_REPLICASET, REPLICASET
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
@@ -244,14 +256,8 @@ class DeploymentController:
         if etype != "DELETED":
             self.mgr.enqueue(self.name, key_of(d))
 
-    def _owner_key(self, rs: Any) -> str | None:
-        ref = controller_ref(rs)
-        if ref is None or ref.kind != "Deployment" or ref.api_version != "apps/v1":
-            return None
-        return f"{rs.metadata.namespace}/{ref.name}"
-
     def _on_set(self, etype: EventType, rs: Any, old: Any | None) -> None:
-        key = self._owner_key(rs)
+        key = controller_key(rs, "Deployment", APPS_V1)
         if key is not None:
             self.mgr.enqueue(self.name, key)
 
@@ -262,11 +268,11 @@ class DeploymentController:
         if etype != "DELETED" and pod_phase(pod) not in TERMINAL_PHASES:
             return
         assert self._sets is not None
-        ref = controller_ref(pod)
-        if ref is None or ref.kind != "ReplicaSet":
+        rs_key = controller_key(pod, "ReplicaSet", APPS_V1)
+        if rs_key is None:
             return
-        rs = self._sets.get(f"{pod.metadata.namespace}/{ref.name}")
-        key = self._owner_key(rs) if rs is not None else None
+        rs = self._sets.get(rs_key)
+        key = controller_key(rs, "Deployment", APPS_V1) if rs is not None else None
         if key is not None:
             self.mgr.enqueue(self.name, key)
 

@@ -72,7 +72,15 @@ from kuota.cluster.lws_webhooks import (
     LeaderWorkerSetPodWebhook,
     LeaderWorkerSetValidation,
 )
-from kuota.cluster.podutil import NODE, POD, controller_ref, is_deleting, is_pod_ready, pod_phase
+from kuota.cluster.podutil import (
+    NODE,
+    POD,
+    controller_key,
+    controller_ref,
+    is_deleting,
+    is_pod_ready,
+    pod_phase,
+)
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import Invalid, NotFound, clone
 from kuota.store.protocol import AlreadyExists, Conflict, EventType
@@ -655,9 +663,9 @@ class LeaderWorkerSetPodController:
         self.mgr.enqueue(self.name, key_of(pod))
 
     def _on_sts(self, etype: EventType, sts: Any, old: Any | None) -> None:
-        ref = controller_ref(sts)
-        if ref is not None and ref.kind == "Pod" and ref.api_version == "v1":
-            self.mgr.enqueue(self.name, f"{sts.metadata.namespace}/{ref.name}")
+        key = controller_key(sts, "Pod", "v1")
+        if key is not None:
+            self.mgr.enqueue(self.name, key)
 
     def _event(self, obj: Any, type_: str, reason: str, message: str) -> None:
         _event(self.mgr, obj, type_, reason, message)

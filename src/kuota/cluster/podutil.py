@@ -102,3 +102,13 @@ def controller_ref(obj: Any) -> OwnerReference | None:
         if ref.controller:
             return ref
     return None
+
+
+def controller_key(obj: Any, kind: str, api_version: str) -> str | None:
+    """The work-queue key (``namespace/name``) of ``obj``'s controller when it
+    is a ``kind`` of ``api_version``: the object a controller of that kind
+    reconciles when ``obj`` changes."""
+    ref = controller_ref(obj)
+    if ref is None or ref.kind != kind or ref.api_version != api_version:
+        return None
+    return f"{obj.metadata.namespace}/{ref.name}"

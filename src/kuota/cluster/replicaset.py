@@ -24,6 +24,7 @@ from kuota.api.apps import ReplicaSet, ReplicaSetStatus
 from kuota.api.core import Pod
 from kuota.api.meta import selector_matches
 from kuota.cluster.appsutil import (
+    APPS_V1,
     available_at,
     controller_index,
     earliest,
@@ -33,7 +34,7 @@ from kuota.cluster.appsutil import (
 )
 from kuota.cluster.podutil import (
     POD,
-    controller_ref,
+    controller_key,
     get_pod_condition,
     is_deleting,
     is_pod_ready,
@@ -134,9 +135,9 @@ class ReplicaSetController:
             self.mgr.enqueue(self.name, key_of(rs))
 
     def _on_pod(self, etype: EventType, pod: Any, old: Any | None) -> None:
-        ref = controller_ref(pod)
-        if ref is not None and ref.kind == "ReplicaSet" and ref.api_version == "apps/v1":
-            self.mgr.enqueue(self.name, f"{pod.metadata.namespace}/{ref.name}")
+        key = controller_key(pod, "ReplicaSet", APPS_V1)
+        if key is not None:
+            self.mgr.enqueue(self.name, key)
 
     # ------------------------------------------------------------ reconcile
     def reconcile(self, key: str) -> timedelta | None:

@@ -50,6 +50,7 @@ from kuota.api.base import dec_hook, enc_hook
 from kuota.api.core import Pod, PodTemplateSpec
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.appsutil import (
+    APPS_V1,
     available_at,
     canonical_json,
     controller_index,
@@ -63,6 +64,7 @@ from kuota.cluster.appsutil import (
 )
 from kuota.cluster.podutil import (
     POD,
+    controller_key,
     controller_ref,
     is_deleting,
     is_pod_ready,
@@ -178,9 +180,9 @@ class StatefulSetController:
             self.mgr.enqueue(self.name, key_of(sts))
 
     def _on_pod(self, etype: EventType, pod: Any, old: Any | None) -> None:
-        ref = controller_ref(pod)
-        if ref is not None and ref.kind == "StatefulSet" and ref.api_version == "apps/v1":
-            self.mgr.enqueue(self.name, f"{pod.metadata.namespace}/{ref.name}")
+        key = controller_key(pod, "StatefulSet", APPS_V1)
+        if key is not None:
+            self.mgr.enqueue(self.name, key)
 
     # ------------------------------------------------------------ reconcile
     def reconcile(self, key: str) -> timedelta | None:
