@@ -14,8 +14,14 @@ import msgspec
 
 from kuota.api.base import enc_hook
 from kuota.api.core import Pod, PodStatus, PodTemplateSpec
-from kuota.api.meta import ObjectMeta, OwnerReference
-from kuota.cluster.podutil import get_pod_condition, is_deleting, is_pod_ready, is_terminal
+from kuota.api.meta import ObjectMeta
+from kuota.cluster.podutil import (
+    get_pod_condition,
+    is_deleting,
+    is_pod_ready,
+    is_terminal,
+    owner_reference,
+)
 from kuota.store import clone
 
 __all__ = [
@@ -28,7 +34,6 @@ __all__ = [
     "fnv32a",
     "is_active",
     "is_available",
-    "owner_reference",
     "pod_from_template",
     "safe_encode",
     "scaled_value",
@@ -86,19 +91,6 @@ def scaled_value(value: int | str, total: int, round_up: bool) -> int:
         return value
     exact = int(value.rstrip("%") or 0) * total / 100
     return math.ceil(exact) if round_up else math.floor(exact)
-
-
-def owner_reference(owner: Any) -> OwnerReference:
-    """The controller reference an apps/v1 controller puts on what it creates."""
-    m = owner.metadata
-    return OwnerReference(
-        api_version=owner.api_version,
-        kind=owner.kind,
-        name=m.name,
-        uid=m.uid,
-        controller=True,
-        block_owner_deletion=True,
-    )
 
 
 def controller_index(kind: str, api_version: str = APPS_V1) -> Callable[[Any], list[str]]:

@@ -27,9 +27,9 @@ import msgspec
 from kuota.api.core import CronJob, CronJobStatus, Job
 from kuota.api.cron import CronError, Schedule, parse_schedule
 from kuota.api.event import ObjectReference
-from kuota.api.meta import ObjectMeta, OwnerReference
+from kuota.api.meta import ObjectMeta
 from kuota.cluster.jobutil import is_job_finished
-from kuota.cluster.podutil import JOB, controller_key, controller_ref
+from kuota.cluster.podutil import JOB, controller_key, controller_ref, owner_reference
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
 from kuota.store.protocol import AlreadyExists, EventType, NotFound, ResourceType
@@ -313,16 +313,7 @@ class CronJobController:
                 namespace=cj.metadata.namespace,
                 labels=dict(tmpl.metadata.labels or {}) or None,
                 annotations=annotations,
-                owner_references=[
-                    OwnerReference(
-                        api_version="batch/v1",
-                        kind="CronJob",
-                        name=cj.metadata.name,
-                        uid=cj.metadata.uid,
-                        controller=True,
-                        block_owner_deletion=True,
-                    )
-                ],
+                owner_references=[owner_reference(cj)],
             ),
             spec=clone(tmpl.spec),
         )

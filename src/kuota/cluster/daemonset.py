@@ -38,7 +38,7 @@ from kuota.api.core import (
     PodStatus,
     Toleration,
 )
-from kuota.api.meta import ObjectMeta, OwnerReference
+from kuota.api.meta import ObjectMeta
 from kuota.cluster.placement import find_untolerated_taint, pod_matches_node
 from kuota.cluster.podutil import (
     NODE,
@@ -48,6 +48,7 @@ from kuota.cluster.podutil import (
     is_deleting,
     is_pod_ready,
     is_terminal,
+    owner_reference,
 )
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
@@ -280,16 +281,7 @@ class DaemonSetController:
                 labels=labels,
                 annotations=dict(tmeta.annotations) if tmeta.annotations else None,
                 finalizers=list(tmeta.finalizers) if tmeta.finalizers else None,
-                owner_references=[
-                    OwnerReference(
-                        api_version="apps/v1",
-                        kind="DaemonSet",
-                        name=m.name,
-                        uid=m.uid,
-                        controller=True,
-                        block_owner_deletion=True,
-                    )
-                ],
+                owner_references=[owner_reference(ds)],
             ),
             spec=_pin(ds.spec.template.spec, node),
             status=PodStatus(phase="Pending"),

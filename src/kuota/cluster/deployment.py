@@ -45,7 +45,6 @@ from kuota.api.meta import ObjectMeta
 from kuota.cluster.appsutil import (
     APPS_V1,
     controller_index,
-    owner_reference,
     scaled_value,
     template_hash,
 )
@@ -54,6 +53,7 @@ from kuota.cluster.podutil import (
     TERMINAL_PHASES,
     controller_key,
     is_deleting,
+    owner_reference,
     pod_phase,
 )
 from kuota.cluster.replicaset import PODS_BY_REPLICASET, REPLICASET

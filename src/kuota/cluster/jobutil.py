@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kuota.api.core import Job, JobCondition, Pod, PodStatus
-from kuota.api.meta import ObjectMeta, OwnerReference
-from kuota.cluster.podutil import get_pod_condition, is_deleting, pod_phase
+from kuota.api.meta import ObjectMeta
+from kuota.cluster.podutil import get_pod_condition, is_deleting, owner_reference, pod_phase
 from kuota.store import clone
 
 __all__ = [
@@ -200,16 +200,7 @@ def new_job_pod(job: Job, index: int | None) -> Pod:
             labels=labels,
             annotations=annotations or None,
             finalizers=finalizers,
-            owner_references=[
-                OwnerReference(
-                    api_version="batch/v1",
-                    kind="Job",
-                    name=m.name,
-                    uid=m.uid,
-                    controller=True,
-                    block_owner_deletion=True,
-                )
-            ],
+            owner_references=[owner_reference(job)],
         ),
         spec=pod_spec,
         status=PodStatus(phase="Pending"),

@@ -51,10 +51,10 @@ from kuota.api.lws import (
     LeaderWorkerTemplate,
     NetworkConfig,
 )
-from kuota.api.meta import LabelSelector, ObjectMeta, OwnerReference
+from kuota.api.meta import LabelSelector, ObjectMeta
 from kuota.api.service import Service, ServiceSpec
 from kuota.cluster.appsutil import canonical_json, fnv32, safe_encode
-from kuota.cluster.podutil import controller_ref, is_pod_ready, pod_phase
+from kuota.cluster.podutil import controller_ref, is_pod_ready, owner_reference, pod_phase
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 
@@ -134,17 +134,6 @@ def owned_by(obj: Any, owner: Any) -> bool:
     return ref is not None and ref.uid == owner.metadata.uid
 
 
-def _owner_ref(owner: Any) -> OwnerReference:
-    return OwnerReference(
-        api_version=owner.api_version,
-        kind=owner.kind,
-        name=owner.metadata.name,
-        uid=owner.metadata.uid,
-        controller=True,
-        block_owner_deletion=True,
-    )
-
-
 # -------------------------------------------------------------------- revisions
 def revision_data(spec: LeaderWorkerSetSpec) -> dict[str, Any]:
     """``getPatch``: the patch that puts the template and the network config back."""
@@ -182,7 +171,7 @@ def new_revision(lws: LeaderWorkerSet, number: int, key: str = "") -> Controller
             name=f"{lws.metadata.name[:220]}-{h}-{number}",
             namespace=lws.metadata.namespace,
             labels={SET_NAME_LABEL: lws.metadata.name, REVISION_LABEL: key or h},
-            owner_references=[_owner_ref(lws)],
+            owner_references=[owner_reference(lws)],
         ),
         data=data,
         revision=number,
@@ -284,7 +273,7 @@ def leader_statefulset(
                 **(lws.metadata.annotations or {}),
                 REPLICAS_ANNOTATION: str(spec.replicas),
             },
-            owner_references=[_owner_ref(lws)],
+            owner_references=[owner_reference(lws)],
         ),
         spec=StatefulSetSpec(
             selector=LabelSelector(match_labels={SET_NAME_LABEL: name, WORKER_INDEX_LABEL: "0"}),
@@ -332,7 +321,7 @@ def worker_statefulset(
             namespace=leader.metadata.namespace,
             labels={**(lws.metadata.labels or {}), **labels},
             annotations=dict(lws.metadata.annotations) if lws.metadata.annotations else None,
-            owner_references=[_owner_ref(leader)],
+            owner_references=[owner_reference(leader)],
         ),
         spec=StatefulSetSpec(
             selector=LabelSelector(match_labels=selector),
@@ -356,7 +345,7 @@ def headless_service(
             name=name,
             namespace=lws.metadata.namespace,
             labels={SET_NAME_LABEL: lws.metadata.name},
-            owner_references=[_owner_ref(owner)],
+            owner_references=[owner_reference(owner)],
         ),
         spec=ServiceSpec(cluster_ip="None", selector=selector, publish_not_ready_addresses=True),
     )

@@ -112,3 +112,16 @@ def controller_key(obj: Any, kind: str, api_version: str) -> str | None:
     if ref is None or ref.kind != kind or ref.api_version != api_version:
         return None
     return f"{obj.metadata.namespace}/{ref.name}"
+
+
+def owner_reference(owner: Any) -> OwnerReference:
+    """The controller reference a controller puts on what it creates."""
+    m = owner.metadata
+    return OwnerReference(
+        api_version=owner.api_version,
+        kind=owner.kind,
+        name=m.name,
+        uid=m.uid,
+        controller=True,
+        block_owner_deletion=True,
+    )

@@ -57,7 +57,6 @@ from kuota.cluster.appsutil import (
     earliest,
     fnv32,
     is_available,
-    owner_reference,
     pod_from_template,
     safe_encode,
     scaled_value,
@@ -69,6 +68,7 @@ from kuota.cluster.podutil import (
     is_deleting,
     is_pod_ready,
     is_terminal,
+    owner_reference,
     pod_phase,
 )
 from kuota.runtime.informer import Informer, key_of
