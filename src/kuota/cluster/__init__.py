@@ -48,8 +48,8 @@ from kuota.cluster.kubescheduler.scoring import (
     Profile,
     profile_named,
 )
-from kuota.cluster.lws.lws_controller import (
-    LeaderWorkerSetController,
+from kuota.cluster.lws.lws_controller import LeaderWorkerSetController
+from kuota.cluster.lws.lws_webhooks import (
     LeaderWorkerSetDefaulting,
     LeaderWorkerSetPodWebhook,
     LeaderWorkerSetValidation,

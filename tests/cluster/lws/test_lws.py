@@ -18,7 +18,7 @@ from kuota.api.decode import decode_object
 from kuota.api.lws import LeaderWorkerSet
 from kuota.cli.main import main
 from kuota.cluster import api_server_hooks, install
-from kuota.cluster.lws.lws_controller import LWS, SERVICE, STATEFULSET
+from kuota.cluster.lws.lws_objects import LWS, SERVICE, STATEFULSET
 from kuota.cluster.podutil import NODE, POD
 from kuota.runtime.clock import VirtualClock
 from kuota.runtime.manager import Manager

@@ -28,6 +28,7 @@ from kuota.api.core import CronJob, CronJobStatus, Job
 from kuota.api.cron import CronError, Schedule, parse_schedule
 from kuota.api.event import ObjectReference
 from kuota.api.meta import ObjectMeta
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.controllers.jobutil import is_job_finished
 from kuota.cluster.podutil import JOB, controller_key, controller_ref, owner_reference
 from kuota.runtime.informer import Informer, key_of
@@ -89,25 +90,21 @@ def most_recent_schedule(
     return recent, missed
 
 
-class CronJobController:
+class CronJobController(ClusterController):
     """Reads CronJobs and Jobs; creates and deletes Jobs, writes CronJob status."""
 
     name = "cronjob-controller"
+    component = COMPONENT
     _BY_OWNER = "cronjob-controller:owner"
 
     def __init__(self) -> None:
-        self._mgr: Manager | None = None
+        super().__init__()
         self._cronjobs: Informer | None = None
         self._jobs: Informer | None = None
         self._zones: dict[str, tzinfo] = {}
 
-    @property
-    def mgr(self) -> Manager:
-        assert self._mgr is not None
-        return self._mgr
-
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._cronjobs = mgr.informer(CRONJOB)
         self._jobs = mgr.informer(JOB)
         self._jobs.add_index(self._BY_OWNER, _cronjob_owner_uid)
@@ -122,11 +119,6 @@ class CronJobController:
         key = controller_key(job, "CronJob", "batch/v1")
         if key is not None:
             self.mgr.enqueue(self.name, key)
-
-    def _event(self, obj: Any, etype: str, reason: str, message: str) -> None:
-        recorder = getattr(self.mgr, "recorder", None)
-        if recorder is not None:
-            recorder.event(obj, etype, reason, message, COMPONENT)
 
     def _zone(self, name: str | None) -> tzinfo | None:
         """The schedule's time zone (None: UTC, the controller's own)."""
@@ -161,7 +153,7 @@ class CronJobController:
             listed = any(r.uid == j.metadata.uid for r in active)
             finished = is_job_finished(j)
             if not listed and not finished:
-                self._event(
+                self.event(
                     cj,
                     "Warning",
                     "UnexpectedJob",
@@ -170,7 +162,7 @@ class CronJobController:
             elif listed and finished:
                 active = [r for r in active if r.uid != j.metadata.uid]
                 cond = _finished_condition(j)
-                self._event(
+                self.event(
                     cj,
                     "Normal",
                     "SawCompletedJob",
@@ -184,7 +176,7 @@ class CronJobController:
         for r in list(active):
             if r.uid not in uids:
                 # The Job went missing: forget it, or the CronJob stays active for ever.
-                self._event(cj, "Normal", "MissingJob", f"Active job went missing: {r.name}")
+                self.event(cj, "Normal", "MissingJob", f"Active job went missing: {r.name}")
                 active = [a for a in active if a.uid != r.uid]
         status.active = active or None
 
@@ -195,7 +187,7 @@ class CronJobController:
         try:
             tz = self._zone(spec.time_zone)
         except (ZoneInfoNotFoundError, ValueError) as err:
-            self._event(
+            self.event(
                 cj, "Warning", "UnknownTimeZone", f'invalid timeZone: "{spec.time_zone}": {err}'
             )
             return
@@ -206,7 +198,7 @@ class CronJobController:
             if sched.tz_name is not None and spec.time_zone is None:
                 tz = self._zone(sched.tz_name)
         except (CronError, ZoneInfoNotFoundError, ValueError) as err:
-            self._event(
+            self.event(
                 cj,
                 "Warning",
                 "UnparseableSchedule",
@@ -219,12 +211,12 @@ class CronJobController:
                 sched, earliest, now, tz, spec.starting_deadline_seconds
             )
         except CronError as err:
-            self._event(
+            self.event(
                 cj, "Warning", "InvalidSchedule", f"invalid schedule: {spec.schedule} : {err}"
             )
             return
         if missed > _MANY_MISSED:
-            self._event(
+            self.event(
                 cj,
                 "Warning",
                 "TooManyMissedTimes",
@@ -251,7 +243,7 @@ class CronJobController:
         deadline = spec.starting_deadline_seconds
         if deadline is not None and scheduled + timedelta(seconds=deadline) < now:
             stamp = scheduled.astimezone(UTC).strftime("%a, %d %b %Y %H:%M:%S +0000")
-            self._event(
+            self.event(
                 cj, "Warning", "MissSchedule", f"Missed scheduled time to start a job: {stamp}"
             )
             return
@@ -260,7 +252,7 @@ class CronJobController:
         if any(r.name == name for r in active) or status.last_schedule_time == scheduled:
             return  # this time was run already
         if spec.concurrency_policy == "Forbid" and active:
-            self._event(
+            self.event(
                 cj,
                 "Normal",
                 "JobAlreadyActive",
@@ -273,7 +265,7 @@ class CronJobController:
             active = []
         try:
             job = self.mgr.store.create(self._job_for(cj, name, scheduled, tz))
-            self._event(cj, "Normal", "SuccessfulCreate", f"Created job {name}")
+            self.event(cj, "Normal", "SuccessfulCreate", f"Created job {name}")
         except AlreadyExists:
             job = self.mgr.store.get(JOB, cj.metadata.namespace, name)
             ref = controller_ref(job)
@@ -323,7 +315,7 @@ class CronJobController:
             self.mgr.store.delete(JOB, cj.metadata.namespace, name)
         except NotFound:
             return
-        self._event(cj, "Normal", "SuccessfulDelete", f"Deleted job {name}")
+        self.event(cj, "Normal", "SuccessfulDelete", f"Deleted job {name}")
 
     def _cleanup(self, cj: CronJob, status: CronJobStatus, jobs: list[Job]) -> None:
         """``cleanupFinishedJobs``: the oldest finished Jobs (by start time)

@@ -39,6 +39,7 @@ from kuota.api.core import (
     Toleration,
 )
 from kuota.api.meta import ObjectMeta
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.kubescheduler.placement import find_untolerated_taint, pod_matches_node
 from kuota.cluster.podutil import (
     NODE,
@@ -156,7 +157,7 @@ class _Backoff:
     until: datetime
 
 
-class DaemonSetController:
+class DaemonSetController(ClusterController):
     """Reads DaemonSets, Nodes and Pods; creates and deletes daemon pods and
     writes DaemonSet status (only when it changed)."""
 
@@ -164,19 +165,14 @@ class DaemonSetController:
     _BY_OWNER = "daemonset-controller:owner"
 
     def __init__(self) -> None:
-        self._mgr: Manager | None = None
+        super().__init__()
         self._sets: Informer | None = None
         self._nodes: Informer | None = None
         self._pods: Informer | None = None
         self._backoff: dict[tuple[str, str], _Backoff] = {}  # (ds key, node)
 
-    @property
-    def mgr(self) -> Manager:
-        assert self._mgr is not None
-        return self._mgr
-
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._sets = mgr.informer(DAEMONSET)
         self._nodes = mgr.informer(NODE)
         self._pods = mgr.informer(POD)

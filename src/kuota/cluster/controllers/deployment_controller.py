@@ -48,6 +48,7 @@ from kuota.cluster.controllers.appsutil import (
     scaled_value,
     template_hash,
 )
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.controllers.replicaset_controller import PODS_BY_REPLICASET, REPLICASET
 from kuota.cluster.podutil import (
     POD,
@@ -222,27 +223,23 @@ def _new_condition(
     )
 
 
-class DeploymentController:
+class DeploymentController(ClusterController):
     """Reads Deployments, ReplicaSets and Pods; creates, scales and deletes
     ReplicaSets and writes Deployment status and revision annotation."""
 
     name = "deployment-controller"
+    component = COMPONENT
     _BY_OWNER = "deployment-controller:owner"
     _PODS_BY_RS = PODS_BY_REPLICASET
 
     def __init__(self) -> None:
-        self._mgr: Manager | None = None
+        super().__init__()
         self._deployments: Informer | None = None
         self._sets: Informer | None = None
         self._pods: Informer | None = None
 
-    @property
-    def mgr(self) -> Manager:
-        assert self._mgr is not None
-        return self._mgr
-
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._deployments = mgr.informer(DEPLOYMENT)
         self._sets = mgr.informer(REPLICASET)
         self._pods = mgr.informer(POD)
@@ -401,7 +398,7 @@ class DeploymentController:
             st.collision_count = (st.collision_count or 0) + 1
             self._write_status(d, st)
             return d, None, old
-        self._event(
+        self.event(
             d,
             "Normal",
             "ScalingReplicaSet",
@@ -641,7 +638,7 @@ class DeploymentController:
             return rs
         if before != replicas:
             verb = "up" if replicas > before else "down"
-            self._event(
+            self.event(
                 d,
                 "Normal",
                 "ScalingReplicaSet",
@@ -689,11 +686,6 @@ class DeploymentController:
                 continue
             with contextlib.suppress(NotFound):
                 self.mgr.store.delete(REPLICASET, rs.metadata.namespace, rs.metadata.name)
-
-    def _event(self, obj: Any, etype: str, reason: str, message: str) -> None:
-        recorder = getattr(self.mgr, "recorder", None)
-        if recorder is not None:
-            recorder.event(obj, etype, reason, message, COMPONENT)
 
     # ------------------------------------------------------------ status
     def _calculate_status(

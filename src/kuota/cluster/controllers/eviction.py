@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from kuota.api.core import Pod, PodStatus
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.nodeutil import node_ready
 from kuota.cluster.podutil import (
     NODE,
@@ -103,7 +104,7 @@ def evict_pod(
         return
 
 
-class GracefulTermination:
+class GracefulTermination(ClusterController):
     """Drops :data:`GRACEFUL_FINALIZER` once its pod has finished and its
     kubelet can say so: the node is Ready (the kubelet confirms the deletion)
     or gone (the pod garbage collector removes pods of deleted nodes). A pod
@@ -113,12 +114,12 @@ class GracefulTermination:
     _BY_NODE = "graceful-termination:node"
 
     def __init__(self) -> None:
-        self._mgr: Manager | None = None
+        super().__init__()
         self._pods: Informer | None = None
         self._nodes: Informer | None = None
 
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._pods = mgr.informer(POD)
         self._nodes = mgr.informer(NODE)
         self._pods.add_index(self._BY_NODE, _held_on_node)
@@ -127,17 +128,18 @@ class GracefulTermination:
 
     def _on_pod(self, etype: EventType, pod: Any, old: Any | None) -> None:
         if etype != "DELETED" and _held_on_node(pod) and is_terminal(pod):
-            assert self._mgr is not None
-            self._mgr.enqueue(self.name, key_of(pod))
+            self.mgr.enqueue(self.name, key_of(pod))
 
     def _on_node(self, etype: EventType, node: Any, old: Any | None) -> None:
         if etype == "DELETED" or node_ready(node):
-            assert self._mgr is not None and self._pods is not None
+            assert self._pods is not None
+            mgr = self.mgr
             for pod in self._pods.by_index(self._BY_NODE, node.metadata.name):
-                self._mgr.enqueue(self.name, key_of(pod))
+                mgr.enqueue(self.name, key_of(pod))
 
     def reconcile(self, key: str) -> timedelta | None:
-        assert self._pods is not None and self._nodes is not None and self._mgr is not None
+        assert self._pods is not None and self._nodes is not None
+        mgr = self.mgr
         pod: Pod | None = self._pods.get(key)
         if pod is None or GRACEFUL_FINALIZER not in (pod.metadata.finalizers or ()):
             return None
@@ -149,7 +151,7 @@ class GracefulTermination:
             return None  # nobody can confirm it: Terminating until the node returns
         rest = [f for f in pod.metadata.finalizers or () if f != GRACEFUL_FINALIZER]
         with contextlib.suppress(NotFound):
-            self._mgr.store.patch(
+            mgr.store.patch(
                 POD,
                 pod.metadata.namespace,
                 pod.metadata.name,

@@ -41,6 +41,7 @@ import msgspec
 
 from kuota.api.core import Job, JobCondition, JobStatus, Pod
 from kuota.cluster.apiserver.limitrange import Forbidden
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.controllers.jobutil import (
     JOB_TRACKING_FINALIZER,
     BackoffRecord,
@@ -114,11 +115,12 @@ class _Sync:
     finished: JobCondition | None = None
 
 
-class JobController:
+class JobController(ClusterController):
     """Reads Jobs and Pods; creates and deletes pods, removes their tracking
     finalizer, and writes Job status (only when it changed)."""
 
     name = "job-controller"
+    component = "job-controller"
     _BY_OWNER = "job-controller:controller-uid"
 
     def __init__(
@@ -127,9 +129,9 @@ class JobController:
         pod_failure_backoff: timedelta = DEFAULT_POD_FAILURE_BACKOFF,
         max_pod_failure_backoff: timedelta = MAX_POD_FAILURE_BACKOFF,
     ) -> None:
+        super().__init__()
         self.pod_failure_backoff = pod_failure_backoff
         self.max_pod_failure_backoff = max_pod_failure_backoff
-        self._mgr: Manager | None = None
         self._jobs: Informer | None = None
         self._pods: Informer | None = None
         self._backoff: dict[str, BackoffRecord] = {}
@@ -139,7 +141,7 @@ class JobController:
 
     # ------------------------------------------------------------ wiring
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._jobs = mgr.informer(JOB)
         self._pods = mgr.informer(POD)
         self._pods.add_index(self._BY_OWNER, _job_owner_uid)
@@ -150,11 +152,6 @@ class JobController:
     def _on_limit_range(self, etype: EventType, lr: Any, old: Any | None) -> None:
         for key in sorted(self._refused.pop(lr.metadata.namespace, ())):
             self.mgr.enqueue(self.name, key)
-
-    @property
-    def mgr(self) -> Manager:
-        assert self._mgr is not None
-        return self._mgr
 
     def _on_job(self, etype: EventType, job: Any, old: Any | None) -> None:
         self.mgr.enqueue(self.name, key_of(job))
@@ -388,15 +385,7 @@ class JobController:
                 # Admission refused it (what the job controller's FailedCreate
                 # reports); the rest would be refused alike.
                 self._refused.setdefault(s.job.metadata.namespace, set()).add(key)
-                recorder = getattr(self.mgr, "recorder", None)
-                if recorder is not None:
-                    recorder.event(
-                        s.job,
-                        "Warning",
-                        REASON_FAILED_CREATE,
-                        f"Error creating: {err}",
-                        "job-controller",
-                    )
+                self.event(s.job, "Warning", REASON_FAILED_CREATE, f"Error creating: {err}")
                 break
 
     def _surplus(self, s: _Sync, at_least: int) -> list[Pod]:

@@ -23,6 +23,7 @@ import msgspec
 
 from kuota.api.config import parse_duration
 from kuota.api.core import Node, Pod, PodStatus
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.controllers.eviction import termination_deadline
 from kuota.cluster.nodeutil import node_ready
 from kuota.cluster.podutil import (
@@ -111,7 +112,7 @@ def _with_private_status(pod: Pod) -> tuple[Pod, PodStatus]:
     return msgspec.structs.replace(pod, status=st), st
 
 
-class Kubelet:
+class Kubelet(ClusterController):
     """Every node's kubelet in one controller.
 
     Reads Pods (indexed by node) and Nodes; writes pod status only: Running
@@ -124,13 +125,13 @@ class Kubelet:
     _BY_NODE = "kubelet:spec.nodeName"
 
     def __init__(self, runs: RunSource | None = None) -> None:
+        super().__init__()
         self.runs: RunSource = runs if runs is not None else annotation_run
-        self._mgr: Manager | None = None
         self._pods: Informer | None = None
         self._nodes: Informer | None = None
 
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._pods = mgr.informer(POD)
         self._nodes = mgr.informer(NODE)
         self._pods.add_index(self._BY_NODE, _node_of)
@@ -142,34 +143,35 @@ class Kubelet:
             return
         # Unbound pods are the scheduler's, unless they are being deleted.
         if (pod.spec is not None and pod.spec.node_name) or is_deleting(pod):
-            assert self._mgr is not None
-            self._mgr.enqueue(self.name, key_of(pod))
+            self.mgr.enqueue(self.name, key_of(pod))
 
     def _on_node(self, etype: EventType, node: Any, old: Any | None) -> None:
         # A lost node fails its pods; a node Ready again starts the pods that
         # waited (a new node has no pods: binding happens after it exists).
         back = old is not None and not node_ready(old) and node_ready(node)
         if etype == "DELETED" or back:
-            assert self._mgr is not None and self._pods is not None
+            assert self._pods is not None
+            mgr = self.mgr
             for pod in self._pods.by_index(self._BY_NODE, node.metadata.name):
                 if not is_terminal(pod):
-                    self._mgr.enqueue(self.name, key_of(pod))
+                    mgr.enqueue(self.name, key_of(pod))
 
     # ------------------------------------------------------------ reconcile
     def reconcile(self, key: str) -> timedelta | None:
-        assert self._pods is not None and self._nodes is not None and self._mgr is not None
+        assert self._pods is not None and self._nodes is not None
+        mgr = self.mgr
         pod = self._pods.get(key)
         if pod is None or is_terminal(pod):
             return None
         if is_deleting(pod):
             # The kubelet kills a deleted pod's containers (an evicted running
-            # one at the end of its grace period: cluster.eviction); an unbound
+            # one at the end of its grace period: controllers.eviction); an unbound
             # one is finished by the pod garbage collector, which this stands in for.
             end = termination_deadline(pod)
-            if end is None or end <= self._mgr.clock.now() or pod_phase(pod) != "Running":
+            if end is None or end <= mgr.clock.now() or pod_phase(pod) != "Running":
                 self._finish(pod, "Failed")
                 return None
-            self._mgr.enqueue_at(self.name, key, end)  # its run may still end first
+            mgr.enqueue_at(self.name, key, end)  # its run may still end first
         node_name = pod.spec.node_name if pod.spec is not None else None
         if not node_name:
             return None
@@ -184,7 +186,7 @@ class Kubelet:
             return None
         if not node_ready(node) and pod_phase(pod) == "Pending":
             # A NotReady node's kubelet starts nothing; its pods stay until the
-            # taint eviction controller evicts them (cluster.taint_eviction).
+            # taint eviction controller evicts them (controllers.taint_eviction).
             return None
         try:
             run = self.runs(pod)
@@ -198,11 +200,11 @@ class Kubelet:
 
     def _advance(self, key: str, pod: Pod, run: PodRun) -> None:
         """End the run if it is over, else wake up when it will be."""
-        assert self._mgr is not None
         started = pod.status.start_time if pod.status is not None else None
         if started is None:
             return
-        now = self._mgr.clock.now()
+        mgr = self.mgr
+        now = mgr.clock.now()
         ends: list[tuple[datetime, str, str | None, str | None]] = []
         if run.duration is not None:
             if run.fail:
@@ -219,12 +221,12 @@ class Kubelet:
         if at <= now:
             self._finish(pod, phase, reason, message)
         else:
-            self._mgr.enqueue_at(self.name, key, at)
+            mgr.enqueue_at(self.name, key, at)
 
     # ------------------------------------------------------------ status
     def _start(self, pod: Pod, node: Node) -> Pod:
-        assert self._mgr is not None
-        now = self._mgr.clock.now()
+        mgr = self.mgr
+        now = mgr.clock.now()
         new, st = _with_private_status(pod)
         st.phase = "Running"
         st.start_time = st.start_time or now
@@ -232,14 +234,14 @@ class Kubelet:
         for ctype in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
             set_pod_condition(st, ctype, "True", now)
         set_pod_condition(st, "PodScheduled", "True", now)
-        stored: Pod = self._mgr.store.update_status(new)
+        stored: Pod = mgr.store.update_status(new)
         return stored
 
     def _finish(
         self, pod: Pod, phase: str, reason: str | None = None, message: str | None = None
     ) -> None:
-        assert self._mgr is not None
-        now = self._mgr.clock.now()
+        mgr = self.mgr
+        now = mgr.clock.now()
         new, st = _with_private_status(pod)
         st.phase = phase  # type: ignore[assignment]
         st.reason = reason
@@ -258,7 +260,7 @@ class Kubelet:
         set_pod_condition(st, "PodReadyToStartContainers", "False", now)
         for ctype in ("Ready", "ContainersReady"):
             set_pod_condition(st, ctype, "False", now, ready_reason, ready_message)
-        self._mgr.store.update_status(new)
+        mgr.store.update_status(new)
 
 
 def _node_of(pod: Any) -> list[str]:

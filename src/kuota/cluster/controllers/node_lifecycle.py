@@ -22,6 +22,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from kuota.api.core import Node, NodeSpec, Taint
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.podutil import NODE
 from kuota.runtime.informer import Informer
 from kuota.store import NotFound, clone
@@ -69,27 +70,27 @@ def condition_taints(node: Node) -> list[tuple[str, str]]:
     return out
 
 
-class NodeLifecycle:
+class NodeLifecycle(ClusterController):
     """Reads Nodes; writes their ``spec.taints`` (only the taints it owns)."""
 
     name = "node-lifecycle"
 
     def __init__(self) -> None:
-        self._mgr: Manager | None = None
+        super().__init__()
         self._nodes: Informer | None = None
 
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._nodes = mgr.informer(NODE)
         self._nodes.on_change(self._on_node)
 
     def _on_node(self, etype: EventType, node: Any, old: Any | None) -> None:
         if etype != "DELETED":
-            assert self._mgr is not None
-            self._mgr.enqueue(self.name, node.metadata.name)
+            self.mgr.enqueue(self.name, node.metadata.name)
 
     def reconcile(self, key: str) -> timedelta | None:
-        assert self._nodes is not None and self._mgr is not None
+        assert self._nodes is not None
+        mgr = self.mgr
         node: Node | None = self._nodes.get(key)
         if node is None:
             return None
@@ -99,7 +100,7 @@ class NodeLifecycle:
             t for t in current if (t.key, t.effect) not in _OWNED or (t.key, t.effect) in wanted
         ]
         have = {(t.key, t.effect) for t in keep}
-        now = self._mgr.clock.now()
+        now = mgr.clock.now()
         added = [
             Taint(key=k, effect=e, time_added=now if e == "NoExecute" else None)
             for k, e in wanted
@@ -112,7 +113,7 @@ class NodeLifecycle:
         spec.taints = [*keep, *added] or None
         new.spec = spec
         try:
-            self._mgr.store.update(new)
+            mgr.store.update(new)
         except NotFound:
             return None
         return None

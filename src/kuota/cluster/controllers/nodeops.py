@@ -34,6 +34,7 @@ from kuota.api.nodeargs import (
     parse_label_specs,
     parse_taint_specs,
 )
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.controllers.eviction import evict_pod
 from kuota.cluster.podutil import NODE, POD, controller_ref, is_deleting, is_terminal
 from kuota.runtime.informer import Informer, key_of
@@ -280,7 +281,7 @@ def still_there(store: ObjectStore, refs: list[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------ the controller
-class NodeOperationController:
+class NodeOperationController(ClusterController):
     """Performs each ``NodeOperation`` once, when it is created (a world's
     operation arrives at its creationTimestamp); a Drain stays Running until
     every evicted pod is gone or its ``timeoutSeconds`` pass. The outcome is
@@ -290,17 +291,12 @@ class NodeOperationController:
     name = "node-operations"
 
     def __init__(self) -> None:
-        self._mgr: Manager | None = None
+        super().__init__()
         self._ops: Informer | None = None
         self._running: set[str] = set()  # keys of Running drains
 
-    @property
-    def mgr(self) -> Manager:
-        assert self._mgr is not None
-        return self._mgr
-
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._ops = mgr.informer(NODE_OPERATION)
         self._ops.on_change(self._on_op)
         mgr.informer(POD).on_change(self._on_pod)

@@ -32,6 +32,7 @@ from kuota.cluster.controllers.appsutil import (
     is_available,
     pod_from_template,
 )
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.podutil import (
     POD,
     controller_key,
@@ -104,26 +105,22 @@ def _reversed(name: str) -> tuple[int, ...]:
     return (*(-ord(c) for c in name), 1)
 
 
-class ReplicaSetController:
+class ReplicaSetController(ClusterController):
     """Reads ReplicaSets and Pods; creates and deletes pods and writes
     ReplicaSet status (only when it changed)."""
 
     name = "replicaset-controller"
+    component = COMPONENT
     # Shared with the Deployment controller (one index, kept once per pod write).
     _BY_OWNER = PODS_BY_REPLICASET
 
     def __init__(self) -> None:
-        self._mgr: Manager | None = None
+        super().__init__()
         self._sets: Informer | None = None
         self._pods: Informer | None = None
 
-    @property
-    def mgr(self) -> Manager:
-        assert self._mgr is not None
-        return self._mgr
-
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._sets = mgr.informer(REPLICASET)
         self._pods = mgr.informer(POD)
         self._pods.add_index(self._BY_OWNER, controller_index("ReplicaSet"))
@@ -176,19 +173,14 @@ class ReplicaSetController:
         except StoreError as err:
             if err.code >= 500:
                 raise
-            self._event(rs, "Warning", "FailedCreate", f"Error creating: {err}")
+            self.event(rs, "Warning", "FailedCreate", f"Error creating: {err}")
             return
-        self._event(rs, "Normal", "SuccessfulCreate", f"Created pod: {made.metadata.name}")
+        self.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {made.metadata.name}")
 
     def _delete(self, rs: ReplicaSet, pod: Pod) -> None:
         with contextlib.suppress(NotFound):
             self.mgr.store.delete(POD, pod.metadata.namespace, pod.metadata.name)
-            self._event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pod.metadata.name}")
-
-    def _event(self, obj: Any, etype: str, reason: str, message: str) -> None:
-        recorder = getattr(self.mgr, "recorder", None)
-        if recorder is not None:
-            recorder.event(obj, etype, reason, message, COMPONENT)
+            self.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pod.metadata.name}")
 
     def _write_status(self, rs: ReplicaSet, active: list[Pod], now: datetime) -> None:
         """``calculateStatus``: counted over the active pods this sync saw."""

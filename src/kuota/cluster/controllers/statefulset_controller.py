@@ -61,6 +61,7 @@ from kuota.cluster.controllers.appsutil import (
     safe_encode,
     scaled_value,
 )
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.podutil import (
     POD,
     controller_key,
@@ -146,26 +147,22 @@ def _max_unavailable(value: IntOrString | None, replicas: int) -> int:
     return max(scaled_value(value, replicas, True), 1)
 
 
-class StatefulSetController:
+class StatefulSetController(ClusterController):
     """Reads StatefulSets, Pods and ControllerRevisions; creates and deletes
     pods and revisions and writes StatefulSet status (only when it changed)."""
 
     name = "statefulset-controller"
+    component = COMPONENT
     _BY_OWNER = "statefulset-controller:owner"
 
     def __init__(self) -> None:
-        self._mgr: Manager | None = None
+        super().__init__()
         self._sets: Informer | None = None
         self._pods: Informer | None = None
         self._revisions: Informer | None = None
 
-    @property
-    def mgr(self) -> Manager:
-        assert self._mgr is not None
-        return self._mgr
-
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._sets = mgr.informer(STATEFULSET)
         self._pods = mgr.informer(POD)
         self._revisions = mgr.informer(CONTROLLER_REVISION)
@@ -261,7 +258,7 @@ class StatefulSetController:
             if pod is not None and is_terminal(pod):
                 if not is_deleting(pod):
                     failed = pod_phase(pod) == "Failed"
-                    self._event(
+                    self.event(
                         sts,
                         "Warning" if failed else "Normal",
                         "RecreatingFailedPod" if failed else "RecreatingTerminatedPod",
@@ -381,14 +378,14 @@ class StatefulSetController:
         except StoreError as err:
             if err.code >= 500:
                 raise
-            self._event(
+            self.event(
                 sts,
                 "Warning",
                 "FailedCreate",
                 f"create Pod {name} in StatefulSet {sts.metadata.name} failed error: {err}",
             )
             return None
-        self._event(
+        self.event(
             sts,
             "Normal",
             "SuccessfulCreate",
@@ -399,17 +396,12 @@ class StatefulSetController:
     def _delete(self, sts: StatefulSet, pod: Pod) -> None:
         with contextlib.suppress(NotFound):
             self.mgr.store.delete(POD, pod.metadata.namespace, pod.metadata.name)
-            self._event(
+            self.event(
                 sts,
                 "Normal",
                 "SuccessfulDelete",
                 f"delete Pod {pod.metadata.name} in StatefulSet {sts.metadata.name} successful",
             )
-
-    def _event(self, obj: Any, etype: str, reason: str, message: str) -> None:
-        recorder = getattr(self.mgr, "recorder", None)
-        if recorder is not None:
-            recorder.event(obj, etype, reason, message, COMPONENT)
 
     # ------------------------------------------------------------ revisions
     def _revisions_of(

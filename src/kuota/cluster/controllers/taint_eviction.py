@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from kuota.api.core import Node, Pod, Taint, Toleration
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.controllers.eviction import evict_pod
 from kuota.cluster.kubescheduler.filters import tolerates
 from kuota.cluster.podutil import NODE, POD, is_deleting, is_terminal
@@ -78,31 +79,27 @@ class _Work:
     fire_at: datetime
 
 
-class TaintEviction:
+class TaintEviction(ClusterController):
     """Reads Nodes and Pods (indexed by node); evicts pods."""
 
     name = "taint-eviction"
+    component = "taint-eviction-controller"
     _BY_NODE = "taint-eviction:spec.nodeName"
 
     def __init__(self) -> None:
-        self._mgr: Manager | None = None
+        super().__init__()
         self._pods: Informer | None = None
         self._nodes: Informer | None = None
         self._taints: dict[str, tuple[Taint, ...]] = {}  # node -> its NoExecute taints
         self._work: dict[str, _Work] = {}  # pod key -> the scheduled eviction
 
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._pods = mgr.informer(POD)
         self._nodes = mgr.informer(NODE)
         self._pods.add_index(self._BY_NODE, _node_of)
         self._nodes.on_change(self._on_node)
         self._pods.on_change(self._on_pod)
-
-    @property
-    def mgr(self) -> Manager:
-        assert self._mgr is not None
-        return self._mgr
 
     # ------------------------------------------------------------ events
     def _on_node(self, etype: EventType, node: Any, old: Any | None) -> None:
@@ -166,16 +163,13 @@ class TaintEviction:
         if (pod.spec.node_name if pod.spec is not None else None) != work.node:
             return None
         evict_pod(self.mgr.store, pod, now, reason=EVICTION_REASON, message=EVICTION_MESSAGE)
-        recorder = getattr(self.mgr, "recorder", None)
-        if recorder is not None:
-            m = pod.metadata
-            recorder.event(
-                pod,
-                "Normal",
-                "TaintManagerEviction",
-                f"Marking for deletion Pod {m.namespace}/{m.name}",
-                "taint-eviction-controller",
-            )
+        m = pod.metadata
+        self.event(
+            pod,
+            "Normal",
+            "TaintManagerEviction",
+            f"Marking for deletion Pod {m.namespace}/{m.name}",
+        )
         return None
 
 

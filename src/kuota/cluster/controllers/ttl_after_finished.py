@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from kuota.api.core import Job
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.podutil import JOB, is_deleting
 from kuota.runtime.informer import Informer, key_of
 from kuota.store.protocol import EventType, NotFound
@@ -28,17 +29,17 @@ def job_finish_time(job: Job) -> datetime | None:
     return None
 
 
-class TTLAfterFinished:
+class TTLAfterFinished(ClusterController):
     """Reads Jobs; deletes those whose time to live after finishing is over."""
 
     name = "ttl-after-finished"
 
     def __init__(self) -> None:
-        self._mgr: Manager | None = None
+        super().__init__()
         self._jobs: Informer | None = None
 
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._jobs = mgr.informer(JOB)
         self._jobs.on_change(self._on_job)
 
@@ -46,11 +47,11 @@ class TTLAfterFinished:
         if etype == "DELETED" or job.spec is None or job.spec.ttl_seconds_after_finished is None:
             return
         if job_finish_time(job) is not None and not is_deleting(job):
-            assert self._mgr is not None
-            self._mgr.enqueue(self.name, key_of(job))
+            self.mgr.enqueue(self.name, key_of(job))
 
     def reconcile(self, key: str) -> timedelta | None:
-        assert self._jobs is not None and self._mgr is not None
+        assert self._jobs is not None
+        mgr = self.mgr
         job: Job | None = self._jobs.get(key)
         if job is None or job.spec is None or is_deleting(job):
             return None
@@ -59,9 +60,9 @@ class TTLAfterFinished:
         if ttl is None or finished is None:
             return None
         expire = finished + timedelta(seconds=ttl)
-        if self._mgr.clock.now() < expire:
-            self._mgr.enqueue_at(self.name, key, expire)
+        if mgr.clock.now() < expire:
+            mgr.enqueue_at(self.name, key, expire)
             return None
         with contextlib.suppress(NotFound):
-            self._mgr.store.delete(JOB, job.metadata.namespace, job.metadata.name)
+            mgr.store.delete(JOB, job.metadata.namespace, job.metadata.name)
         return None

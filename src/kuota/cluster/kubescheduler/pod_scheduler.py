@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from kuota.api.core import Node, Pod, PodStatus
+from kuota.cluster.controllers.base import ClusterController
 from kuota.cluster.controllers.eviction import evict_pod
 from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot
 from kuota.cluster.kubescheduler.kube_scheduler import KubeScheduler
@@ -67,7 +68,7 @@ _NO_CLASS = object()  # a pod whose placement says nothing about others
 _replace = msgspec.structs.replace
 
 
-class PodScheduler:
+class PodScheduler(ClusterController):
     """Places pods with ``placement`` (default :class:`KubeScheduler`) and binds them.
 
     Reads Pods, Nodes and Namespaces (informers) into a
@@ -90,11 +91,12 @@ class PodScheduler:
         *,
         scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     ) -> None:
+        super().__init__()
         self.placement: Placement = placement if placement is not None else KubeScheduler()
         self.scheduler_name = scheduler_name
+        self.component = scheduler_name  # kube-scheduler's Events come from its name
         self.snapshot = ClusterSnapshot()
         self.unschedulable: set[str] = set()
-        self._mgr: Manager | None = None
         self._pods: Informer | None = None
         self._active: set[str] = set()
         self._cycle_wanted = False
@@ -109,14 +111,9 @@ class PodScheduler:
         """The per-node accounting (the snapshot's NodeTable)."""
         return self.snapshot.nodes
 
-    @property
-    def mgr(self) -> Manager:
-        assert self._mgr is not None
-        return self._mgr
-
     # ------------------------------------------------------------ wiring
     def setup(self, mgr: Manager) -> None:
-        self._mgr = mgr
+        super().setup(mgr)
         self._pods = mgr.informer(POD)
         self._pods.on_change(self._on_pod)
         mgr.informer(NODE).on_change(self._on_node)
@@ -293,7 +290,7 @@ class PodScheduler:
                 reason=REASON_PREEMPTED,
                 message=f"{self.scheduler_name}: preempting to accommodate a higher priority pod",
             )
-            self._event(
+            self.event(
                 victim,
                 "Normal",
                 "Preempted",
@@ -342,10 +339,4 @@ class PodScheduler:
             new.status.nominated_node_name = nominated
         self.mgr.store.update_status(new)
         if c is None or c.message != message:
-            self._event(pod, "Warning", "FailedScheduling", message)
-
-    def _event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        """An Event as kube-scheduler records it (when the manager keeps events)."""
-        recorder = getattr(self.mgr, "recorder", None)
-        if recorder is not None:
-            recorder.event(obj, type_, reason, message, self.scheduler_name)
+            self.event(pod, "Warning", "FailedScheduling", message)

@@ -1,7 +1,7 @@
 """What the LeaderWorkerSet operator writes (integrations.md §5.2): its
 ControllerRevisions, the leader StatefulSet of a set, the worker StatefulSet
-of a group, the headless Services; and the label readers its controllers
-and webhooks share.
+of a group, the headless Services, its Events' reasons; and the label and
+revision readers its controllers and webhooks share.
 
 A revision is an ``apps/v1`` ControllerRevision owned by the LWS, labelled
 ``leaderworkerset.sigs.k8s.io/name`` and ``.../template-revision-hash`` (its
@@ -13,6 +13,7 @@ omitted): its value differs from a real cluster's, its meaning does not.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from dataclasses import dataclass
@@ -53,22 +54,38 @@ from kuota.api.lws import (
 )
 from kuota.api.meta import LabelSelector, ObjectMeta
 from kuota.api.service import Service, ServiceSpec
-from kuota.cluster.controllers.appsutil import canonical_json, fnv32, safe_encode
+from kuota.cluster.controllers.appsutil import (
+    canonical_json,
+    controller_index,
+    fnv32,
+    safe_encode,
+)
 from kuota.cluster.podutil import controller_ref, is_pod_ready, owner_reference, pod_phase
-from kuota.store import clone
-from kuota.store.protocol import ResourceType
+from kuota.store import NotFound, clone
+from kuota.store.protocol import AlreadyExists, ObjectStore, ResourceType
 
 __all__ = [
+    "BY_LWS",
+    "COMPONENT",
     "CONTROLLER_REVISION",
+    "CREATING_REVISION",
+    "FAILED_CREATE",
+    "FAILED_UPDATE",
+    "GROUPS_PROGRESSING",
+    "GROUPS_UPDATING",
     "LWS",
+    "RECREATE_GROUP",
     "SERVICE",
     "STATEFULSET",
     "Revision",
+    "create_service_if_missing",
+    "find_revision",
     "group_key",
     "headless_service",
     "is_leader",
     "labels_of",
     "leader_statefulset",
+    "lws_owner",
     "new_revision",
     "owned_by",
     "parent_and_ordinal",
@@ -84,6 +101,19 @@ LWS: ResourceType = (lw.GROUP, lw.KIND)
 STATEFULSET: ResourceType = ("apps", "StatefulSet")
 CONTROLLER_REVISION: ResourceType = ("apps", "ControllerRevision")
 SERVICE: ResourceType = ("", "Service")
+
+BY_LWS: Final = "lws:owner"  # an informer index of ControllerRevisions: their LWS's uid
+lws_owner = controller_index(lw.KIND, lw.API_VERSION)
+
+COMPONENT: Final = "leaderworkerset"  # the LWS operator's event recorder
+
+# Event reasons (pkg/controllers).
+GROUPS_PROGRESSING: Final = "GroupsProgressing"
+GROUPS_UPDATING: Final = "GroupsUpdating"
+CREATING_REVISION: Final = "CreatingRevision"
+FAILED_CREATE: Final = "FailedCreate"
+FAILED_UPDATE: Final = "FailedUpdate"
+RECREATE_GROUP: Final = "RecreateGroup"
 
 _ORDINAL: Final = re.compile(r"(.*)-([0-9]+)")
 
@@ -196,6 +226,12 @@ class Revision:
             msgspec.convert(lwt, LeaderWorkerTemplate, dec_hook=dec_hook),
             msgspec.convert(net, NetworkConfig) if net else None,
         )
+
+
+def find_revision(revisions: list[ControllerRevision], key: str) -> ControllerRevision | None:
+    """``GetRevision``: the revision with that key (the newest, should there be two)."""
+    found = [r for r in revisions if revision_of(r) == key]
+    return max(found, key=lambda r: r.revision) if found else None
 
 
 # ---------------------------------------------------------------- StatefulSets
@@ -349,3 +385,16 @@ def headless_service(
         ),
         spec=ServiceSpec(cluster_ip="None", selector=selector, publish_not_ready_addresses=True),
     )
+
+
+def create_service_if_missing(
+    store: ObjectStore, lws: LeaderWorkerSet, name: str, selector: dict[str, str], owner: Any
+) -> None:
+    """``CreateHeadlessServiceIfNotExists``."""
+    try:
+        store.get(SERVICE, lws.metadata.namespace, name)
+        return
+    except NotFound:
+        pass
+    with contextlib.suppress(AlreadyExists):
+        store.create(headless_service(lws, name, selector, owner))
