@@ -19,12 +19,14 @@ MinimumReplicasUnavailable) and ``Progressing`` (NewReplicaSetCreated,
 FoundNewReplicaSet, ReplicaSetUpdated, NewReplicaSetAvailable,
 ProgressDeadlineExceeded; DeploymentPaused / DeploymentResumed). Rollbacks
 (``kubectl rollout undo``) are a template change like any other.
+
+This module writes; what it computes (sizes, shares, status, conditions) is
+in ``deployment_util``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -35,20 +37,49 @@ from kuota.api.apps import (
     DEPLOYMENT_REVISION,
     POD_TEMPLATE_HASH,
     Deployment,
-    DeploymentCondition,
     DeploymentStatus,
     ReplicaSet,
     ReplicaSetSpec,
 )
-from kuota.api.core import PodTemplateSpec
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.controllers.appsutil import (
     APPS_V1,
     controller_index,
-    scaled_value,
     template_hash,
 )
 from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.deployment_util import (
+    DEPLOYMENT,
+    DESIRED_REPLICAS,
+    FOUND_NEW_RS,
+    MAX_REPLICAS,
+    NEW_RS_AVAILABLE,
+    NEW_RS_CREATED,
+    PAUSED,
+    PROGRESSING,
+    RESUMED,
+    RS_UPDATED,
+    TIMED_OUT,
+    calculate_status,
+    deployment_complete,
+    get_condition,
+    is_rolling,
+    is_scaling_event,
+    larger_newer_first,
+    larger_older_first,
+    max_surge,
+    max_unavailable,
+    new_condition,
+    new_rs_replicas,
+    proportion,
+    rs_available,
+    rs_creation_key,
+    rs_replicas,
+    rs_revision,
+    same_template,
+    set_condition,
+    timed_out,
+)
 from kuota.cluster.controllers.replicaset_controller import PODS_BY_REPLICASET, REPLICASET
 from kuota.cluster.podutil import (
     POD,
@@ -60,167 +91,14 @@ from kuota.cluster.podutil import (
 )
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
-from kuota.store.protocol import AlreadyExists, EventType, NotFound, ResourceType
+from kuota.store.protocol import AlreadyExists, EventType, NotFound
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
 
-__all__ = [
-    "DEPLOYMENT",
-    "DESIRED_REPLICAS",
-    "MAX_REPLICAS",
-    "DeploymentController",
-    "max_surge",
-    "max_unavailable",
-]
+__all__ = ["DeploymentController"]
 
-DEPLOYMENT: ResourceType = ("apps", "Deployment")
-DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
-MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 COMPONENT = "deployment-controller"
-
-AVAILABLE = "Available"
-PROGRESSING = "Progressing"
-MIN_AVAILABLE = "MinimumReplicasAvailable"
-MIN_UNAVAILABLE = "MinimumReplicasUnavailable"
-NEW_RS_CREATED = "NewReplicaSetCreated"
-FOUND_NEW_RS = "FoundNewReplicaSet"
-RS_UPDATED = "ReplicaSetUpdated"
-NEW_RS_AVAILABLE = "NewReplicaSetAvailable"
-TIMED_OUT = "ProgressDeadlineExceeded"
-PAUSED = "DeploymentPaused"
-RESUMED = "DeploymentResumed"
-
-
-# ------------------------------------------------------------ surge and unavailability
-def _fenceposts(d: Deployment) -> tuple[int, int]:
-    """``ResolveFenceposts``: (surge, unavailable); both 0 would deadlock, so
-    unavailable is then 1."""
-    assert d.spec is not None
-    ru = d.spec.strategy.rolling_update
-    if ru is None:
-        return 0, 1
-    surge = scaled_value(ru.max_surge, d.spec.replicas, True)
-    unavailable = scaled_value(ru.max_unavailable, d.spec.replicas, False)
-    if surge == 0 and unavailable == 0:
-        unavailable = 1
-    return surge, unavailable
-
-
-def _rolling(d: Deployment) -> bool:
-    assert d.spec is not None
-    return d.spec.strategy.type == "RollingUpdate"
-
-
-def max_unavailable(d: Deployment) -> int:
-    """``MaxUnavailable``: how many of ``replicas`` may be unavailable."""
-    assert d.spec is not None
-    if not _rolling(d) or d.spec.replicas == 0:
-        return 0
-    return min(_fenceposts(d)[1], d.spec.replicas)
-
-
-def max_surge(d: Deployment) -> int:
-    """``MaxSurge``: how many pods above ``replicas`` may exist."""
-    return _fenceposts(d)[0] if _rolling(d) else 0
-
-
-# ------------------------------------------------------------ replica set helpers
-def _replicas(rs: ReplicaSet) -> int:
-    return rs.spec.replicas if rs.spec is not None else 0
-
-
-def _available(rs: ReplicaSet) -> int:
-    return (rs.status.available_replicas or 0) if rs.status is not None else 0
-
-
-def _ann_int(obj: Any, key: str) -> int | None:
-    raw = (obj.metadata.annotations or {}).get(key)
-    try:
-        return int(raw) if raw is not None else None
-    except ValueError:
-        return None
-
-
-def _revision(rs: ReplicaSet) -> int:
-    return _ann_int(rs, DEPLOYMENT_REVISION) or 0
-
-
-def _creation_key(rs: ReplicaSet) -> tuple[float, str]:
-    """``ReplicaSetsByCreationTimestamp``: oldest first, then by name."""
-    ts = rs.metadata.creation_timestamp
-    return (ts.timestamp() if ts is not None else 0.0, rs.metadata.name)
-
-
-def _larger_newer_first(rs: ReplicaSet) -> tuple[int, float, str]:
-    """``ReplicaSetsBySizeNewer``."""
-    ts, name = _creation_key(rs)
-    return (-_replicas(rs), -ts, name)
-
-
-def _larger_older_first(rs: ReplicaSet) -> tuple[int, float, str]:
-    """``ReplicaSetsBySizeOlder``."""
-    ts, name = _creation_key(rs)
-    return (-_replicas(rs), ts, name)
-
-
-def _without_hash(t: PodTemplateSpec) -> PodTemplateSpec:
-    labels = t.metadata.labels
-    if not labels or POD_TEMPLATE_HASH not in labels:
-        return t
-    rest = {k: v for k, v in labels.items() if k != POD_TEMPLATE_HASH}
-    meta = msgspec.structs.replace(t.metadata, labels=rest or None)
-    return msgspec.structs.replace(t, metadata=meta)
-
-
-def _same_template(a: PodTemplateSpec, b: PodTemplateSpec) -> bool:
-    """``EqualIgnoreHash``: equal but for the pod-template-hash label."""
-    return _without_hash(a) == _without_hash(b)
-
-
-def _complete(d: Deployment, st: DeploymentStatus | None) -> bool:
-    """``DeploymentComplete``: every replica updated and available."""
-    assert d.spec is not None
-    if st is None:
-        return False
-    n = d.spec.replicas
-    return (
-        (st.updated_replicas or 0) == n
-        and (st.replicas or 0) == n
-        and (st.available_replicas or 0) == n
-        and (st.observed_generation or 0) >= d.metadata.generation
-    )
-
-
-def _condition(st: DeploymentStatus | None, ctype: str) -> DeploymentCondition | None:
-    for c in (st.conditions if st is not None else None) or ():
-        if c.type == ctype:
-            return c
-    return None
-
-
-def _set_condition(st: DeploymentStatus, cond: DeploymentCondition) -> None:
-    """``SetDeploymentCondition``: unchanged when status and reason are; the
-    transition time kept when only the reason moves; the condition goes last."""
-    old = _condition(st, cond.type)
-    if old is not None and old.status == cond.status and old.reason == cond.reason:
-        return
-    if old is not None and old.status == cond.status:
-        cond = msgspec.structs.replace(cond, last_transition_time=old.last_transition_time)
-    st.conditions = [c for c in st.conditions or () if c.type != cond.type] + [cond]
-
-
-def _new_condition(
-    ctype: str, status: str, reason: str, msg: str, now: datetime
-) -> DeploymentCondition:
-    return DeploymentCondition(
-        type=ctype,
-        status=status,  # type: ignore[arg-type]
-        last_update_time=now,
-        last_transition_time=now,
-        reason=reason,
-        message=msg,
-    )
 
 
 class DeploymentController(ClusterController):
@@ -282,9 +160,9 @@ class DeploymentController(ClusterController):
         sets: list[ReplicaSet] = self._sets.by_index(self._BY_OWNER, d.metadata.uid)
         d = self._paused_conditions(d)
         assert d.spec is not None
-        if d.spec.paused or self._scaling_event(d, sets):
+        if d.spec.paused or is_scaling_event(d, sets):
             self._sync(d, sets)
-        elif _rolling(d):
+        elif is_rolling(d):
             self._rollout_rolling(d, sets)
         else:
             self._rollout_recreate(d, sets)
@@ -298,22 +176,22 @@ class DeploymentController(ClusterController):
         template (created when ``create``), the others, and the Deployment as
         stored after its revision annotation and conditions were brought up to date."""
         assert d.spec is not None
-        ordered = sorted(sets, key=_creation_key)
+        ordered = sorted(sets, key=rs_creation_key)
         new = next(
-            (rs for rs in ordered if rs.spec and _same_template(rs.spec.template, d.spec.template)),
+            (rs for rs in ordered if rs.spec and same_template(rs.spec.template, d.spec.template)),
             None,
         )
         old = [rs for rs in ordered if rs is not new]
-        revision = max((_revision(rs) for rs in old), default=0) + 1
+        revision = max((rs_revision(rs) for rs in old), default=0) + 1
         now = self.mgr.clock.now()
         if new is not None:
             new = self._sync_new_annotations(d, new, revision)
-            d = self._set_revision(d, str(_revision(new)))
-            if _condition(d.status, PROGRESSING) is None:
+            d = self._set_revision(d, str(rs_revision(new)))
+            if get_condition(d.status, PROGRESSING) is None:
                 st = clone(d.status) if d.status is not None else DeploymentStatus()
-                _set_condition(
+                set_condition(
                     st,
-                    _new_condition(
+                    new_condition(
                         PROGRESSING,
                         "True",
                         FOUND_NEW_RS,
@@ -332,7 +210,7 @@ class DeploymentController(ClusterController):
         assert d.spec is not None and rs.spec is not None
         ann = dict(rs.metadata.annotations or {})
         changed = False
-        if _revision(rs) < revision:
+        if rs_revision(rs) < revision:
             ann[DEPLOYMENT_REVISION] = str(revision)
             changed = True
         spec = rs.spec
@@ -381,7 +259,7 @@ class DeploymentController(ClusterController):
                 template=template,
             ),
         )
-        rs.spec.replicas = self._new_replicas(d, old, rs)  # type: ignore[union-attr]
+        rs.spec.replicas = new_rs_replicas(d, old, rs)  # type: ignore[union-attr]
         try:
             made: ReplicaSet = self.mgr.store.create(rs)
         except AlreadyExists:
@@ -391,7 +269,7 @@ class DeploymentController(ClusterController):
             if (
                 existing is not None
                 and existing.spec is not None
-                and _same_template(existing.spec.template, d.spec.template)
+                and same_template(existing.spec.template, d.spec.template)
             ):
                 return d, existing, old
             st = clone(d.status) if d.status is not None else DeploymentStatus()
@@ -402,13 +280,13 @@ class DeploymentController(ClusterController):
             d,
             "Normal",
             "ScalingReplicaSet",
-            f"Scaled up replica set {name} from 0 to {_replicas(made)}",
+            f"Scaled up replica set {name} from 0 to {rs_replicas(made)}",
         )
         d = self._set_revision(d, str(revision))
         st = clone(d.status) if d.status is not None else DeploymentStatus()
-        _set_condition(
+        set_condition(
             st,
-            _new_condition(
+            new_condition(
                 PROGRESSING, "True", NEW_RS_CREATED, f'Created new replica set "{name}"', now
             ),
         )
@@ -416,17 +294,6 @@ class DeploymentController(ClusterController):
         return d, made, old
 
     # ------------------------------------------------------------ rolling update
-    def _new_replicas(self, d: Deployment, sets: Sequence[ReplicaSet], new: ReplicaSet) -> int:
-        """``NewRSNewReplicas``: how far the new set may grow now."""
-        assert d.spec is not None
-        if not _rolling(d):
-            return d.spec.replicas
-        current = sum(_replicas(rs) for rs in sets if rs is not new) + _replicas(new)
-        most = d.spec.replicas + max_surge(d)
-        if current >= most:
-            return _replicas(new)
-        return _replicas(new) + min(most - current, d.spec.replicas - _replicas(new))
-
     def _rollout_rolling(self, d: Deployment, sets: list[ReplicaSet]) -> None:
         d, new, old = self._new_and_old(d, sets, create=True)
         if new is None:
@@ -434,20 +301,20 @@ class DeploymentController(ClusterController):
         assert d.spec is not None
         all_sets = [*old, new]
         # reconcileNewReplicaSet
-        if _replicas(new) != d.spec.replicas:
+        if rs_replicas(new) != d.spec.replicas:
             target = (
                 d.spec.replicas
-                if _replicas(new) > d.spec.replicas
-                else self._new_replicas(d, all_sets, new)
+                if rs_replicas(new) > d.spec.replicas
+                else new_rs_replicas(d, all_sets, new)
             )
-            if target != _replicas(new):
+            if target != rs_replicas(new):
                 new = self._scale(d, new, target)
                 self._sync_rollout_status(d, [*old, new], new)
                 return
         if self._reconcile_old(d, old, new):
             self._sync_rollout_status(d, [*self._fresh(old), new], new)
             return
-        if _complete(d, d.status):
+        if deployment_complete(d, d.status):
             self._cleanup(d, old)
         self._sync_rollout_status(d, all_sets, new)
 
@@ -458,34 +325,34 @@ class DeploymentController(ClusterController):
     def _reconcile_old(self, d: Deployment, old: list[ReplicaSet], new: ReplicaSet) -> bool:
         """``reconcileOldReplicaSets``: shrink old sets as far as availability allows."""
         assert d.spec is not None
-        if sum(_replicas(rs) for rs in old) == 0:
+        if sum(rs_replicas(rs) for rs in old) == 0:
             return False
-        all_pods = sum(_replicas(rs) for rs in old) + _replicas(new)
+        all_pods = sum(rs_replicas(rs) for rs in old) + rs_replicas(new)
         min_available = d.spec.replicas - max_unavailable(d)
-        new_unavailable = _replicas(new) - _available(new)
+        new_unavailable = rs_replicas(new) - rs_available(new)
         budget = all_pods - min_available - new_unavailable
         if budget <= 0:
             return False
         # Unhealthy old pods first: they add nothing to availability.
         cleaned = 0
-        old = sorted(old, key=_creation_key)
+        old = sorted(old, key=rs_creation_key)
         for i, rs in enumerate(old):
             if cleaned >= budget:
                 break
-            n, avail = _replicas(rs), _available(rs)
+            n, avail = rs_replicas(rs), rs_available(rs)
             if n == 0 or n == avail:
                 continue
             down = min(budget - cleaned, n - avail)
             old[i] = self._scale(d, rs, n - down)
             cleaned += down
         # Then as many as keep minAvailable available.
-        available = sum(_available(rs) for rs in old) + _available(new)
+        available = sum(rs_available(rs) for rs in old) + rs_available(new)
         room = available - min_available
         scaled = 0
         for i, rs in enumerate(old):
             if scaled >= room:
                 break
-            n = _replicas(rs)
+            n = rs_replicas(rs)
             if n == 0:
                 continue
             down = min(n, room - scaled)
@@ -499,7 +366,7 @@ class DeploymentController(ClusterController):
         assert d.spec is not None
         scaled = False
         for i, rs in enumerate(old):
-            if _replicas(rs) > 0:
+            if rs_replicas(rs) > 0:
                 old[i] = self._scale(d, rs, 0)
                 scaled = True
         if scaled:
@@ -513,11 +380,11 @@ class DeploymentController(ClusterController):
             if new is None:
                 return
         assert d.spec is not None
-        if _replicas(new) != d.spec.replicas:
+        if rs_replicas(new) != d.spec.replicas:
             new = self._scale(d, new, d.spec.replicas)
             self._sync_rollout_status(d, [*old, new], new)
             return
-        if _complete(d, d.status):
+        if deployment_complete(d, d.status):
             self._cleanup(d, old)
         self._sync_rollout_status(d, [*old, new], new)
 
@@ -534,16 +401,6 @@ class DeploymentController(ClusterController):
         )
 
     # ------------------------------------------------------------ scaling events
-    def _scaling_event(self, d: Deployment, sets: list[ReplicaSet]) -> bool:
-        """``isScalingEvent``: an active set was sized for another ``replicas``."""
-        assert d.spec is not None
-        for rs in sets:
-            if _replicas(rs) > 0:
-                desired = _ann_int(rs, DESIRED_REPLICAS)
-                if desired is not None and desired != d.spec.replicas:
-                    return True
-        return False
-
     def _sync(self, d: Deployment, sets: list[ReplicaSet]) -> None:
         """``sync``: scale to ``replicas`` (paused or a scaling event), no rollout."""
         d, new, old = self._new_and_old(d, sets, create=False)
@@ -553,7 +410,7 @@ class DeploymentController(ClusterController):
             self._cleanup(d, old)
         all_sets = self._fresh([*old, *([new] if new else [])])
         new = self._fresh([new])[0] if new is not None else None
-        st = self._calculate_status(d, all_sets, new)
+        st = calculate_status(d, all_sets, new, self.mgr.clock.now())
         self._write_status(d, st)
 
     def _scale_all(self, d: Deployment, new: ReplicaSet | None, old: list[ReplicaSet]) -> None:
@@ -561,61 +418,43 @@ class DeploymentController(ClusterController):
         every active set in proportion to its size."""
         assert d.spec is not None
         sets = [*([new] if new else []), *old]
-        active = [rs for rs in sets if _replicas(rs) > 0]
+        active = [rs for rs in sets if rs_replicas(rs) > 0]
         only: ReplicaSet | None = None
         if len(active) == 1:
             only = active[0]
         elif not active and sets:
-            only = new if new is not None else max(old, key=_creation_key)
+            only = new if new is not None else max(old, key=rs_creation_key)
         if only is not None or not active:
-            if only is not None and _replicas(only) != d.spec.replicas:
+            if only is not None and rs_replicas(only) != d.spec.replicas:
                 self._scale(d, only, d.spec.replicas)
             return
         if (
             new is not None
-            and _replicas(new) == d.spec.replicas
-            and _available(new) == d.spec.replicas
+            and rs_replicas(new) == d.spec.replicas
+            and rs_available(new) == d.spec.replicas
         ):
             for rs in old:
-                if _replicas(rs) > 0:
+                if rs_replicas(rs) > 0:
                     self._scale(d, rs, 0)
             return
-        if not _rolling(d):
+        if not is_rolling(d):
             return
         allowed = d.spec.replicas + max_surge(d) if d.spec.replicas > 0 else 0
-        to_add = allowed - sum(_replicas(rs) for rs in active)
+        to_add = allowed - sum(rs_replicas(rs) for rs in active)
         # Larger sets first; on growth the newer of two equal ones, on shrink the older.
-        ordered = sorted(active, key=_larger_newer_first if to_add > 0 else _larger_older_first)
+        ordered = sorted(active, key=larger_newer_first if to_add > 0 else larger_older_first)
         sizes: dict[str, int] = {}
         added = 0
         for rs in ordered:
-            share = self._proportion(d, rs, to_add, added)
-            sizes[rs.metadata.name] = _replicas(rs) + share
+            share = proportion(d, rs, to_add, added)
+            sizes[rs.metadata.name] = rs_replicas(rs) + share
             added += share
         if ordered and to_add != 0:
             first = ordered[0].metadata.name
             sizes[first] = max(sizes[first] + to_add - added, 0)
         for rs in ordered:
-            if sizes[rs.metadata.name] != _replicas(rs):
+            if sizes[rs.metadata.name] != rs_replicas(rs):
                 self._scale(d, rs, sizes[rs.metadata.name])
-
-    def _proportion(self, d: Deployment, rs: ReplicaSet, to_add: int, added: int) -> int:
-        """``getProportion``: the set's share of the change, within what is left."""
-        assert d.spec is not None
-        if _replicas(rs) == 0 or to_add == 0 or to_add == added:
-            return 0
-        if d.spec.replicas == 0:
-            fraction = -_replicas(rs)
-        else:
-            sized_for = _ann_int(rs, MAX_REPLICAS)
-            if sized_for is None:
-                sized_for = (d.status.replicas or 0) if d.status is not None else 0
-            if sized_for <= 0:
-                return 0
-            exact = _replicas(rs) * (d.spec.replicas + max_surge(d)) / sized_for
-            fraction = math.floor(exact + 0.5) - _replicas(rs)  # Go's math.Round
-        left = to_add - added
-        return min(fraction, left) if to_add > 0 else max(fraction, left)
 
     # ------------------------------------------------------------ writes
     def _scale(self, d: Deployment, rs: ReplicaSet, replicas: int) -> ReplicaSet:
@@ -675,12 +514,12 @@ class DeploymentController(ClusterController):
         extra = len(alive) - d.spec.revision_history_limit
         if extra <= 0:
             return
-        alive.sort(key=lambda rs: (_revision(rs), _creation_key(rs)))
+        alive.sort(key=lambda rs: (rs_revision(rs), rs_creation_key(rs)))
         for rs in alive[:extra]:
             st = rs.status
             if (
                 (st.replicas if st is not None else 0) != 0
-                or _replicas(rs) != 0
+                or rs_replicas(rs) != 0
                 or rs.metadata.generation > ((st.observed_generation or 0) if st is not None else 0)
             ):
                 continue
@@ -688,53 +527,15 @@ class DeploymentController(ClusterController):
                 self.mgr.store.delete(REPLICASET, rs.metadata.namespace, rs.metadata.name)
 
     # ------------------------------------------------------------ status
-    def _calculate_status(
-        self, d: Deployment, sets: Sequence[ReplicaSet], new: ReplicaSet | None
-    ) -> DeploymentStatus:
-        """``calculateStatus``: the sets' counts summed, and Available."""
-        assert d.spec is not None
-        old = d.status
-        available = sum(_available(rs) for rs in sets)
-        total = sum(_replicas(rs) for rs in sets)
-
-        def actual(rs: ReplicaSet) -> int:
-            return rs.status.replicas if rs.status is not None else 0
-
-        st = DeploymentStatus(
-            observed_generation=d.metadata.generation,
-            replicas=sum(actual(rs) for rs in sets),
-            updated_replicas=actual(new) if new is not None else 0,
-            ready_replicas=sum((rs.status.ready_replicas or 0) if rs.status else 0 for rs in sets),
-            available_replicas=available,
-            unavailable_replicas=max(total - available, 0),
-            conditions=list(old.conditions) if old is not None and old.conditions else None,
-            collision_count=old.collision_count if old is not None else None,
-        )
-        now = self.mgr.clock.now()
-        if available >= d.spec.replicas - max_unavailable(d):
-            cond = _new_condition(
-                AVAILABLE, "True", MIN_AVAILABLE, "Deployment has minimum availability.", now
-            )
-        else:
-            cond = _new_condition(
-                AVAILABLE,
-                "False",
-                MIN_UNAVAILABLE,
-                "Deployment does not have minimum availability.",
-                now,
-            )
-        _set_condition(st, cond)
-        return st
-
     def _sync_rollout_status(
         self, d: Deployment, sets: Sequence[ReplicaSet], new: ReplicaSet | None
     ) -> None:
         """``syncRolloutStatus``: status plus the Progressing condition; a
         rollout that has not progressed for progressDeadlineSeconds times out."""
         assert d.spec is not None
-        st = self._calculate_status(d, sets, new)
+        st = calculate_status(d, sets, new, self.mgr.clock.now())
         now = self.mgr.clock.now()
-        cur = _condition(d.status, PROGRESSING)
+        cur = get_condition(d.status, PROGRESSING)
         done = (
             (st.replicas or 0) == (st.updated_replicas or 0)
             and cur is not None
@@ -747,10 +548,10 @@ class DeploymentController(ClusterController):
         )
         if not done:
             old = d.status or DeploymentStatus()
-            if _complete(d, st):
-                _set_condition(
+            if deployment_complete(d, st):
+                set_condition(
                     st,
-                    _new_condition(
+                    new_condition(
                         PROGRESSING,
                         "True",
                         NEW_RS_AVAILABLE,
@@ -764,7 +565,7 @@ class DeploymentController(ClusterController):
                 or (st.ready_replicas or 0) > (old.ready_replicas or 0)
                 or (st.available_replicas or 0) > (old.available_replicas or 0)
             ):
-                cond = _new_condition(
+                cond = new_condition(
                     PROGRESSING, "True", RS_UPDATED, f"{name} is progressing.", now
                 )
                 if cur is not None and cur.status == "True":
@@ -772,19 +573,19 @@ class DeploymentController(ClusterController):
                         cond, last_transition_time=cur.last_transition_time
                     )
                 st.conditions = [c for c in st.conditions or () if c.type != PROGRESSING] + [cond]
-            elif self._timed_out(d, cur, now):
-                _set_condition(
+            elif timed_out(d, cur, now):
+                set_condition(
                     st,
-                    _new_condition(
+                    new_condition(
                         PROGRESSING, "False", TIMED_OUT, f"{name} has timed out progressing.", now
                     ),
                 )
         self._write_status(d, st)
         # A rollout that makes no progress times out: look again at its
         # deadline (only then: a timer left behind would keep a run going).
-        c = _condition(st, PROGRESSING)
+        c = get_condition(st, PROGRESSING)
         if (
-            not _complete(d, st)
+            not deployment_complete(d, st)
             and c is not None
             and c.reason not in (NEW_RS_AVAILABLE, TIMED_OUT)
             and c.last_update_time is not None
@@ -794,32 +595,20 @@ class DeploymentController(ClusterController):
         else:
             self.mgr.cancel_timer(self.name, key_of(d))
 
-    def _timed_out(self, d: Deployment, cur: DeploymentCondition | None, now: datetime) -> bool:
-        """``DeploymentTimedOut``: no progress for progressDeadlineSeconds."""
-        assert d.spec is not None
-        if cur is None or cur.reason == NEW_RS_AVAILABLE:
-            return False
-        if cur.reason == TIMED_OUT:
-            return True
-        since = cur.last_update_time
-        return (
-            since is not None and since + timedelta(seconds=d.spec.progress_deadline_seconds) < now
-        )
-
     def _paused_conditions(self, d: Deployment) -> Deployment:
         """``checkPausedConditions``: Progressing Unknown while paused, and once resumed."""
         assert d.spec is not None
-        cur = _condition(d.status, PROGRESSING)
+        cur = get_condition(d.status, PROGRESSING)
         if cur is not None and cur.reason == TIMED_OUT:
             return d
         paused_now = cur is not None and cur.reason == PAUSED
         now = self.mgr.clock.now()
         if d.spec.paused and not paused_now:
-            cond = _new_condition(PROGRESSING, "Unknown", PAUSED, "Deployment is paused", now)
+            cond = new_condition(PROGRESSING, "Unknown", PAUSED, "Deployment is paused", now)
         elif not d.spec.paused and paused_now:
-            cond = _new_condition(PROGRESSING, "Unknown", RESUMED, "Deployment is resumed", now)
+            cond = new_condition(PROGRESSING, "Unknown", RESUMED, "Deployment is resumed", now)
         else:
             return d
         st = clone(d.status) if d.status is not None else DeploymentStatus()
-        _set_condition(st, cond)
+        set_condition(st, cond)
         return self._write_status(d, st)
