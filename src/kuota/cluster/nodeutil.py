@@ -23,6 +23,8 @@ __all__ = [
     "DEFAULT_MAX_PODS",
     "NOT_READY_TAINT",
     "OPENSHIFT_MAX_PODS",
+    "UNREACHABLE_TAINT",
+    "UNSCHEDULABLE_TAINT",
     "node_allocatable",
     "node_capacity",
     "node_ready",
@@ -40,6 +42,9 @@ OPENSHIFT_MAX_PODS = 250
 # False (TaintNodesByCondition); the scheduler's taint filter then keeps pods
 # off it unless they tolerate it, as in a real cluster.
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+# Its siblings for a node whose Ready condition is Unknown, and a cordoned one.
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 
 
 def node_ready(node: Node) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 from kuota.api.core import PriorityClass, Toleration
 from kuota.api.errors import FieldError
 from kuota.api.openshift_scheduler import PROJECT_NODE_SELECTOR, parse_node_selector
-from kuota.cluster.controllers.node_lifecycle import NOT_READY, UNREACHABLE
+from kuota.cluster.nodeutil import NOT_READY_TAINT, UNREACHABLE_TAINT
 from kuota.store import Invalid, NotFound, clone
 from kuota.store.protocol import ObjectStore, Operation, ResourceType
 
@@ -63,7 +63,7 @@ def default_tolerations(tolerations: list[Toleration] | None) -> list[Toleration
             effect="NoExecute",
             toleration_seconds=DEFAULT_TOLERATION_SECONDS,
         )
-        for key in (NOT_READY, UNREACHABLE)
+        for key in (NOT_READY_TAINT, UNREACHABLE_TAINT)
         if not _tolerates_by_default(have, key)
     ]
     return [*have, *added] if added else None

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kuota.api.core import Node, NodeSpec, Taint
 from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.nodeutil import NOT_READY_TAINT, UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT
 from kuota.cluster.podutil import NODE
 from kuota.runtime.informer import Informer
 from kuota.store import NotFound, clone
@@ -31,17 +32,8 @@ from kuota.store.protocol import EventType
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
 
-__all__ = [
-    "NOT_READY",
-    "UNREACHABLE",
-    "UNSCHEDULABLE",
-    "NodeLifecycle",
-    "condition_taints",
-]
+__all__ = ["NodeLifecycle", "condition_taints"]
 
-NOT_READY = "node.kubernetes.io/not-ready"
-UNREACHABLE = "node.kubernetes.io/unreachable"
-UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 _PRESSURE = {
     "MemoryPressure": "node.kubernetes.io/memory-pressure",
     "DiskPressure": "node.kubernetes.io/disk-pressure",
@@ -49,9 +41,9 @@ _PRESSURE = {
     "NetworkUnavailable": "node.kubernetes.io/network-unavailable",
 }
 # Every taint this controller owns, by (key, effect).
-_OWNED = {(NOT_READY, "NoSchedule"), (NOT_READY, "NoExecute")}
-_OWNED |= {(UNREACHABLE, "NoSchedule"), (UNREACHABLE, "NoExecute")}
-_OWNED |= {(k, "NoSchedule") for k in (*_PRESSURE.values(), UNSCHEDULABLE)}
+_OWNED = {(NOT_READY_TAINT, "NoSchedule"), (NOT_READY_TAINT, "NoExecute")}
+_OWNED |= {(UNREACHABLE_TAINT, "NoSchedule"), (UNREACHABLE_TAINT, "NoExecute")}
+_OWNED |= {(k, "NoSchedule") for k in (*_PRESSURE.values(), UNSCHEDULABLE_TAINT)}
 
 
 def condition_taints(node: Node) -> list[tuple[str, str]]:
@@ -61,12 +53,12 @@ def condition_taints(node: Node) -> list[tuple[str, str]]:
     st = node.status
     for c in (st.conditions if st is not None else None) or ():
         if c.type == "Ready" and c.status in ("False", "Unknown"):
-            key = NOT_READY if c.status == "False" else UNREACHABLE
+            key = NOT_READY_TAINT if c.status == "False" else UNREACHABLE_TAINT
             out += [(key, "NoSchedule"), (key, "NoExecute")]
         elif c.type in _PRESSURE and c.status == "True":
             out.append((_PRESSURE[c.type], "NoSchedule"))
     if node.spec is not None and node.spec.unschedulable:
-        out.append((UNSCHEDULABLE, "NoSchedule"))
+        out.append((UNSCHEDULABLE_TAINT, "NoSchedule"))
     return out
 
 
