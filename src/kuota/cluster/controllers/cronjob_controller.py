@@ -28,7 +28,7 @@ from kuota.api.core import CronJob, CronJobStatus, Job
 from kuota.api.cron import CronError, Schedule, parse_schedule
 from kuota.api.event import ObjectReference
 from kuota.api.meta import ObjectMeta
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.jobutil import is_job_finished
 from kuota.cluster.podutil import JOB, controller_key, controller_ref, owner_reference
 from kuota.runtime.informer import Informer, key_of

@@ -39,7 +39,7 @@ from kuota.api.core import (
     Toleration,
 )
 from kuota.api.meta import ObjectMeta
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.kubescheduler.placement import find_untolerated_taint, pod_matches_node
 from kuota.cluster.podutil import (
     NODE,

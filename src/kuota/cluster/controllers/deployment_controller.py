@@ -47,7 +47,7 @@ from kuota.cluster.controllers.appsutil import (
     controller_index,
     template_hash,
 )
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.deployment_util import (
     DEPLOYMENT,
     DESIRED_REPLICAS,

@@ -41,7 +41,7 @@ import msgspec
 
 from kuota.api.core import Job, JobCondition, JobStatus, Pod
 from kuota.cluster.apiserver.limitrange import Forbidden
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.jobutil import (
     JOB_TRACKING_FINALIZER,
     BackoffRecord,

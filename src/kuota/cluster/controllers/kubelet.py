@@ -23,7 +23,7 @@ import msgspec
 
 from kuota.api.config import parse_duration
 from kuota.api.core import Node, Pod, PodStatus
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.eviction import termination_deadline
 from kuota.cluster.nodeutil import node_ready
 from kuota.cluster.podutil import (

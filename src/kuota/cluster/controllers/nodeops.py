@@ -34,7 +34,7 @@ from kuota.api.nodeargs import (
     parse_label_specs,
     parse_taint_specs,
 )
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.eviction import evict_pod
 from kuota.cluster.podutil import NODE, POD, controller_ref, is_deleting, is_terminal
 from kuota.runtime.informer import Informer, key_of

@@ -32,7 +32,7 @@ from kuota.cluster.controllers.appsutil import (
     is_available,
     pod_from_template,
 )
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.podutil import (
     POD,
     controller_key,

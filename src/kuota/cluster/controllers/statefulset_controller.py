@@ -61,7 +61,7 @@ from kuota.cluster.controllers.appsutil import (
     safe_encode,
     scaled_value,
 )
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.podutil import (
     POD,
     controller_key,

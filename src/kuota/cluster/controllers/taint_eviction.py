@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from kuota.api.core import Node, Pod, Taint, Toleration
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.eviction import evict_pod
 from kuota.cluster.kubescheduler.filters import tolerates
 from kuota.cluster.podutil import NODE, POD, is_deleting, is_terminal

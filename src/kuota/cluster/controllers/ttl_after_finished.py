@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from kuota.api.core import Job
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.podutil import JOB, is_deleting
 from kuota.runtime.informer import Informer, key_of
 from kuota.store.protocol import EventType, NotFound

@@ -32,7 +32,7 @@ from kuota.api.lws import (
     LeaderWorkerSetStatus,
 )
 from kuota.api.meta import Condition
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.lws.lws_objects import (
     BY_LWS,
     COMPONENT,

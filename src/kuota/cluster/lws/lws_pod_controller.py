@@ -31,7 +31,7 @@ from kuota.api.lws import (
     WORKER_INDEX_LABEL,
     LeaderWorkerSet,
 )
-from kuota.cluster.controllers.base import ClusterController
+from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.lws.lws_objects import (
     BY_LWS,
     COMPONENT,
