@@ -9,7 +9,7 @@ from typing import Any
 
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import workload_name
-from kuota.controllers.jobs.batchjob import BatchJobAdapter
+from kuota.controllers.jobs.batchjob.job_adapter import BatchJobAdapter
 
 from .world import GPU, T0, cluster_queue, control_plane, flavor, job, local_queue, namespace, node
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from kuota.controllers.jobs.podmeta import spec_role_hash
+from kuota.controllers.jobs.pod.podmeta import spec_role_hash
 
 from .test_pod_integration import (
     GROUP,

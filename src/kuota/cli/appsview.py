@@ -6,14 +6,11 @@ state, why it waits and how many of its pods exist and are gated."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
 from rich.console import Console
 
-from kuota.api import lws as lw
 from kuota.cli.get import (
     _map_lines,
     _when,
@@ -31,13 +28,10 @@ from kuota.cli.podworkload import (
     workload_state,
     workload_summary,
 )
-from kuota.controllers.jobs import podmeta as pm
-from kuota.controllers.jobs.leaderworkerset import FRAMEWORK as LWS_FRAMEWORK
-from kuota.controllers.jobs.leaderworkerset import group_workload_name
-from kuota.controllers.jobs.statefulset import FRAMEWORK as STATEFULSET_FRAMEWORK
-from kuota.controllers.jobs.statefulset import workload_name as statefulset_workload_name
+from kuota.controllers.integration import SetView
+from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.jobs.registry import INTEGRATIONS
 from kuota.store import MemoryStore, StoreError
-from kuota.store.protocol import ResourceType
 
 __all__ = ["SETS", "describe_set"]
 
@@ -59,122 +53,8 @@ _STATE_ORDER: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class SetKind:
-    """What describe reads of one kind of set."""
-
-    rtype: ResourceType
-    resource: str  # as the API server names it in NotFound
-    replicas: Callable[[Any], str]
-    pods: Callable[[MemoryStore, Any, list[Any]], list[Any]]
-    # (label, Workload name) the set is expected to have, before its pods' own
-    expected: Callable[[Any], list[tuple[str, str]]]
-    extra: Callable[[Any], list[str]] = lambda o: []
-
-
-def _controlled_by(pods: list[Any], uids: set[str]) -> list[Any]:
-    return [
-        p
-        for p in pods
-        if any(r.controller and r.uid in uids for r in p.metadata.owner_references or ())
-    ]
-
-
-# ------------------------------------------------------------------ Deployment
-def _deployment_replicas(d: Any) -> str:
-    st = d.status
-    total, updated, available, unavailable = (
-        (
-            st.replicas or 0,
-            st.updated_replicas or 0,
-            st.available_replicas or 0,
-            st.unavailable_replicas or 0,
-        )
-        if st is not None
-        else (0, 0, 0, 0)
-    )
-    return (
-        f"{d.spec.replicas} desired | {updated} updated | {total} total | "
-        f"{available} available | {unavailable} unavailable"
-    )
-
-
-def _deployment_pods(store: MemoryStore, d: Any, pods: list[Any]) -> list[Any]:
-    rs = store.list(("apps", "ReplicaSet"), d.metadata.namespace).items
-    mine = {r.metadata.uid for r in _controlled_by(rs, {d.metadata.uid})}
-    return _controlled_by(pods, mine)
-
-
-# ------------------------------------------------------------------ StatefulSet
-def _statefulset_replicas(s: Any) -> str:
-    st = s.status
-    total, ready = (st.replicas, st.ready_replicas or 0) if st is not None else (0, 0)
-    return f"{s.spec.replicas} desired | {total} total | {ready} ready"
-
-
-def _statefulset_pods(store: MemoryStore, s: Any, pods: list[Any]) -> list[Any]:
-    return _controlled_by(pods, {s.metadata.uid})
-
-
-def _suspended_by(template: Any, framework: str) -> bool:
-    """Kueue's webhook marks the pod template of a set it manages."""
-    return (template.metadata.annotations or {}).get(pm.SUSPENDING_PARENT) == framework
-
-
-def _statefulset_expected(s: Any) -> list[tuple[str, str]]:
-    if not _suspended_by(s.spec.template, STATEFULSET_FRAMEWORK):
-        return []  # not Kueue's, or an LWS's (its pods name their group's Workload)
-    return [("", statefulset_workload_name(s))]
-
-
-# ------------------------------------------------------------------ LeaderWorkerSet
-def _lws_replicas(o: Any) -> str:
-    st = o.status
-    ready, updated = (st.ready_replicas, st.updated_replicas) if st is not None else (0, 0)
-    return f"{o.spec.replicas} desired | {ready} ready | {updated} updated (groups)"
-
-
-def _lws_pods(store: MemoryStore, o: Any, pods: list[Any]) -> list[Any]:
-    return [p for p in pods if (p.metadata.labels or {}).get(lw.SET_NAME_LABEL) == o.metadata.name]
-
-
-def _lws_expected(o: Any) -> list[tuple[str, str]]:
-    if not _suspended_by(o.spec.leader_worker_template.worker_template, LWS_FRAMEWORK):
-        return []
-    m = o.metadata
-    return [
-        (f"group {i}", group_workload_name(m.name, m.uid, str(i))) for i in range(o.spec.replicas)
-    ]
-
-
-def _lws_extra(o: Any) -> list[str]:
-    return [f"{'Group Size:':<{_W}}{o.spec.leader_worker_template.size}"]
-
-
-SETS: Final[dict[str, SetKind]] = {
-    "deployment": SetKind(
-        ("apps", "Deployment"),
-        "deployments.apps",
-        _deployment_replicas,
-        _deployment_pods,
-        lambda d: [],
-    ),
-    "statefulset": SetKind(
-        ("apps", "StatefulSet"),
-        "statefulsets.apps",
-        _statefulset_replicas,
-        _statefulset_pods,
-        _statefulset_expected,
-    ),
-    "leaderworkerset": SetKind(
-        (lw.GROUP, lw.KIND),
-        f"leaderworkersets.{lw.GROUP}",
-        _lws_replicas,
-        _lws_pods,
-        _lws_expected,
-        _lws_extra,
-    ),
-}
+# The kinds integrations describe, by the describe command's name.
+SETS: Final[dict[str, SetView]] = {i.view.noun: i.view for i in INTEGRATIONS if i.view is not None}
 
 
 def _pods_status(pods: list[Any]) -> str:
@@ -192,7 +72,7 @@ def _pods_status(pods: list[Any]) -> str:
 
 
 def _workload_section(
-    store: MemoryStore, kind: SetKind, obj: Any, pods: list[Any], now: datetime
+    store: MemoryStore, kind: SetView, obj: Any, pods: list[Any], now: datetime
 ) -> list[str]:
     """``Workloads:`` and, per Workload, its state, reason and pod counts."""
     wls = Workloads(store, obj.metadata.namespace)

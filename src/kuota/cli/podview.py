@@ -14,7 +14,7 @@ from rich.table import Table
 from kuota.cli.get import events_for, open_state, pending_reasons, print_events
 from kuota.cli.podworkload import pod_workload_lines
 from kuota.cluster.apiserver.pod_strategy import SCHEDULING_GATED
-from kuota.controllers.jobs import podmeta as pm
+from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.quota.requests import resource_quantity
 from kuota.store import StoreError
 

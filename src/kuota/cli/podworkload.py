@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kuota.api.kueue import types as kt
-from kuota.controllers.jobs import podmeta as pm
+from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.jobs.registry import INTEGRATIONS
 from kuota.store import MemoryStore
 
 __all__ = [
@@ -32,6 +33,11 @@ __all__ = [
 
 WORKLOAD: Final = (kt.GROUP, "Workload")
 POD: Final = ("", "Pod")
+# (apiVersion, kind) of the job kinds the generic job reconciler runs: their
+# pods' Workload is their job's.
+_JOB_KINDS: Final = frozenset(
+    (a.api_version, a.kind) for a in (i.adapter() for i in INTEGRATIONS if i.adapter is not None)
+)
 
 
 def _cond(obj: Any, ctype: str) -> Any | None:
@@ -70,7 +76,7 @@ class Workloads:
             return str(owned[0].metadata.name)
         # A Job's pod: the Workload of the Job that controls it.
         for ref in m.owner_references or ():
-            if ref.controller and ref.kind == "Job" and ref.api_version == "batch/v1":
+            if ref.controller and (ref.api_version, ref.kind) in _JOB_KINDS:
                 jobs = self.by_owner.get(ref.uid, [])
                 if jobs:
                     return str(jobs[0].metadata.name)

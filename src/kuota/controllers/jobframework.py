@@ -11,7 +11,7 @@ Kueue's job webhook is two admission hooks the embedded store runs:
 ``JobWebhook`` (defaulting: the default LocalQueue and WorkloadPriorityClass,
 suspend on create) and ``JobValidation`` (jobframework's rules and the kind's).
 The rules every integration shares come in as an ``OwnerRules``
-(``podparent.ParentPolicy``).
+(``parentpolicy.ParentPolicy``).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ class JobAdapter(Protocol):
 class OwnerRules(Protocol):
     """What every integration's webhooks and the job reconciler share:
     which objects are managed, their defaults, jobframework's validation
-    (kuota.controllers.jobs.podparent.ParentPolicy)."""
+    (kuota.controllers.parentpolicy.ParentPolicy)."""
 
     def watched(self, obj: Any) -> bool:
         """Kueue's webhooks are called for this object's namespace."""

@@ -24,20 +24,9 @@ from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
 from kuota.api.meta import ObjectMeta
 from kuota.api.openshift_scheduler import Scheduler, parse_node_selector, profile_of
-from kuota.controllers.jobframework import (
-    JobAdapter,
-    JobReconciler,
-    JobValidation,
-    JobWebhook,
-    ManagePolicy,
-)
-from kuota.controllers.jobs.batchjob import BatchJobAdapter
-from kuota.controllers.jobs.deployment import deployment_webhooks
-from kuota.controllers.jobs.leaderworkerset import LeaderWorkerSetReconciler, lws_webhooks
-from kuota.controllers.jobs.pod import PodReconciler
-from kuota.controllers.jobs.podparent import parent_policy
-from kuota.controllers.jobs.podwebhook import PodValidation, PodWebhook
-from kuota.controllers.jobs.statefulset import statefulset_reconcilers, statefulset_webhooks
+from kuota.controllers.integrationmanager import IntegrationManager
+from kuota.controllers.jobframework import ManagePolicy
+from kuota.controllers.jobs.registry import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
@@ -63,21 +52,9 @@ CLOCK_META = "clock"  # the run's time (virtual or real), persisted so a restart
 CONFIG_META = "config"  # the Kueue Configuration the run used, for get/describe
 
 
-# Kueue's framework names of the integrations the embedded control plane runs:
-# a job kind's adapter for the generic job reconciler, or None for the pod
-# integration (plain pods and pod groups: its own webhook and reconciler) and
-# those built on it (Deployment, StatefulSet: their own webhooks, reconcilers).
-POD_FRAMEWORK = "pod"
-DEPLOYMENT_FRAMEWORK = "deployment"
-STATEFULSET_FRAMEWORK = "statefulset"
-LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"
-JOB_INTEGRATIONS: dict[str, Callable[[], JobAdapter] | None] = {
-    "batch/job": BatchJobAdapter,
-    POD_FRAMEWORK: None,
-    DEPLOYMENT_FRAMEWORK: None,
-    STATEFULSET_FRAMEWORK: None,
-    LWS_FRAMEWORK: None,
-}
+# Kueue's framework names of the job integrations the embedded control plane
+# simulates (kuota.controllers.jobs.registry).
+JOB_INTEGRATIONS: tuple[str, ...] = tuple(i.name for i in INTEGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -112,22 +89,11 @@ class ControlPlane:
         self.policy = ManagePolicy.from_config(config, openshift=openshift)
         # The job integrations the Configuration enables (integrations.frameworks)
         # and kuota simulates; any other enabled framework is left unmanaged.
-        enabled = config.integrations.enabled_frameworks
-        self.adapters = [
-            make() for name, make in JOB_INTEGRATIONS.items() if name in enabled and make
-        ]
-        self.unsimulated_frameworks = sorted(enabled - JOB_INTEGRATIONS.keys())
-        pods = POD_FRAMEWORK in enabled
+        self.integrations = IntegrationManager(INTEGRATIONS, config, self.policy, self._lookup)
+        self.unsimulated_frameworks = self.integrations.unsimulated
+        self.adapters = list(self.integrations.adapters.values())  # the enabled job kinds
         hooks: list[Any] = [_namespace_name_label, KueueUpdateValidation(config.feature_gates)]
-        parents = parent_policy(config, self.policy, self._lookup, enabled)
-        hooks += [JobWebhook(a, parents) for a in self.adapters]
-        hooks += [JobValidation(a, parents) for a in self.adapters]
-        if DEPLOYMENT_FRAMEWORK in enabled:
-            hooks += deployment_webhooks(parents)
-        if STATEFULSET_FRAMEWORK in enabled:
-            hooks += statefulset_webhooks(parents)
-        if LWS_FRAMEWORK in enabled:
-            hooks += lws_webhooks(config, parents)
+        hooks += self.integrations.webhooks()
         if cluster:  # node registration, pod defaults, LimitRanger, QoS
             from kuota.cluster import api_server_hooks
 
@@ -137,20 +103,9 @@ class ControlPlane:
             hooks += api_server_hooks(
                 lambda: self.store, openshift=openshift, default_node_selector=selector
             )
-        if pods:
-            # After the API server's own admission (priority, LimitRanger), as
-            # webhooks run: the pod's role hash covers what they set.
-            ids = config.gate("WorkloadIdentifierAnnotations")
-            hooks += [
-                PodWebhook(
-                    self.policy,
-                    self._lookup,
-                    enabled,
-                    ids=ids,
-                    default_priority_class=config.gate("WorkloadPriorityClassDefaulting"),
-                ),
-                PodValidation(parents, ids=ids),
-            ]
+        # After the API server's own admission (priority, LimitRanger), as
+        # webhooks run: the pod webhook's role hash covers what they set.
+        hooks += self.integrations.webhooks(after_api_server=True)
         if cluster:  # the pod registry's PrepareForCreate: after every webhook's gates
             from kuota.cluster import pod_strategy_hooks
 
@@ -172,21 +127,8 @@ class ControlPlane:
         self.kueue = KueueController(config)
         self.kueue.auto_schedule = auto_schedule
         self.mgr.add(self.kueue)
-        self.jobs = [JobReconciler(a, config, self.policy, parents) for a in self.adapters]
-        for r in self.jobs:
+        for r in self.integrations.reconcilers():
             self.mgr.add(r)
-        self.pods: PodReconciler | None = None
-        if pods:
-            # Enabled only through deployment/statefulset/LWS: it manages only
-            # the pods those suspend (Kueue's implicitly enabled framework).
-            implicit = POD_FRAMEWORK not in config.integrations.frameworks
-            self.pods = PodReconciler(config, self.policy, implicit=implicit)
-            self.mgr.add(self.pods)
-        if STATEFULSET_FRAMEWORK in enabled:
-            for r in statefulset_reconcilers(config, parents):
-                self.mgr.add(r)
-        if LWS_FRAMEWORK in enabled:
-            self.mgr.add(LeaderWorkerSetReconciler(config, parents))
         self.refused: list[Refusal] = []
         self.arrivals = Arrivals(self)
         self.mgr.add(self.arrivals)

@@ -1,1 +1,3 @@
-"""One small adapter per job kind over ``kuota.controllers.jobframework``."""
+"""Kueue's job integrations, one package each (as Kueue's
+``pkg/controller/jobs/<kind>``), each exporting one
+``kuota.controllers.integration.Integration``; ``registry`` lists them."""

@@ -21,7 +21,7 @@ from kuota.controllers.jobframework import (
     ManagePolicy,
     OwnerRules,
 )
-from kuota.controllers.jobs import podmeta as pm
+from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.store import Invalid, clone
 from kuota.store.protocol import Operation, ResourceType, group_of
 

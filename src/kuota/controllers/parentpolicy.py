@@ -32,8 +32,8 @@ from kuota.controllers.jobframework import (
     ManagePolicy,
     go_atoi,
 )
-from kuota.controllers.jobs import podmeta as pm
-from kuota.controllers.jobs.podwebhook import (
+from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.jobs.pod.podwebhook import (
     FRAMEWORK_OF_KIND,
     UNWATCHED_NAMESPACES,
     Lookup,

@@ -47,9 +47,9 @@ from kuota.controllers.jobframework import (
     sync_workload_priority,
     write_workload_status,
 )
-from kuota.controllers.jobs import podmeta as pm
-from kuota.controllers.jobs.podgroup import controller_of
-from kuota.controllers.jobs.podparent import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
+from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.jobs.pod.podgroup import controller_of
+from kuota.controllers.parentpolicy import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
 from kuota.quota.workload import (
     find_condition,
     has_quota_reservation,

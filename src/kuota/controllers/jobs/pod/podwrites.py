@@ -11,8 +11,8 @@ from typing import Any, Final
 from kuota.api import core as kc
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import PodSetInfo, finish_workload, pod_set_infos
-from kuota.controllers.jobs import podmeta as pm
-from kuota.controllers.jobs.podgroup import PodJob, with_termination_target
+from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.jobs.pod.podgroup import PodJob, with_termination_target
 from kuota.runtime.manager import Manager
 from kuota.store import Conflict, NotFound, clone
 from kuota.store.protocol import ResourceType

@@ -16,8 +16,8 @@ from typing import Any, Final
 
 from kuota.api.apps import Deployment
 from kuota.controllers.jobframework import PRIORITY_CLASS, QUEUE_NAME
-from kuota.controllers.jobs import podmeta as pm
-from kuota.controllers.jobs.podparent import ParentPolicy, refuse
+from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.parentpolicy import ParentPolicy, refuse
 from kuota.store.protocol import Operation, ResourceType
 
 FRAMEWORK: Final = "deployment"

@@ -58,9 +58,9 @@ from kuota.controllers.jobframework import (
     retry_on_priority_class,
     sync_workload_priority,
 )
-from kuota.controllers.jobs import podmeta as pm
-from kuota.controllers.jobs.podgroup import controller_of
-from kuota.controllers.jobs.podparent import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
+from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.jobs.pod.podgroup import controller_of
+from kuota.controllers.parentpolicy import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
 from kuota.quota.workload import has_quota_reservation
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager

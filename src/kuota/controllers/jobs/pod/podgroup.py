@@ -3,7 +3,7 @@
 (the pods sharing a ``kueue.x-k8s.io/pod-group-name``). Pure: what the
 Workload's podSets are, whether the pods run, ended or are ready, which
 pods a Workload keeps, which are excess and which were replaced. The
-reconciler (``controllers.jobs.pod``) does the writes."""
+reconciler (``pod_reconciler``) does the writes."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from kuota.controllers.jobframework import (
     max_exec_seconds,
     owner_workload_name,
 )
-from kuota.controllers.jobs import podmeta as pm
+from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.quota.workload import is_finished
 from kuota.store import clone
 

@@ -47,8 +47,8 @@ from kuota.controllers.jobframework import (
     wait_for_start,
     write_workload_status,
 )
-from kuota.controllers.jobs import podmeta as pm
-from kuota.controllers.jobs.podgroup import (
+from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.jobs.pod.podgroup import (
     ComposeError,
     PodJob,
     controller_of,
@@ -56,7 +56,7 @@ from kuota.controllers.jobs.podgroup import (
     pod_ref,
     same_pod,
 )
-from kuota.controllers.jobs.podwrites import COMPONENT, POD, WORKLOAD_DELETED, PodWriter
+from kuota.controllers.jobs.pod.podwrites import COMPONENT, POD, WORKLOAD_DELETED, PodWriter
 from kuota.quota.workload import (
     find_condition,
     has_quota_reservation,

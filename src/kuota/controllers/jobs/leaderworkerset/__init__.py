@@ -1,0 +1,38 @@
+"""Kueue's LeaderWorkerSet integration (framework
+``leaderworkerset.x-k8s.io/leaderworkerset``,
+``pkg/controller/jobs/leaderworkerset``): each group of a LeaderWorkerSet is
+a pod group with its own Workload. The LWS operator it needs (its
+controllers and webhooks) runs in the embedded cluster, as an operator
+installed beside Kueue would (``kuota.cluster.lws``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kuota.controllers.integration import Integration, Wiring
+from kuota.controllers.jobs.leaderworkerset.leaderworkerset_reconciler import (
+    FRAMEWORK,
+    LeaderWorkerSetReconciler,
+    lws_webhooks,
+)
+from kuota.controllers.jobs.leaderworkerset.leaderworkerset_view import VIEW
+
+__all__ = ["INTEGRATION"]
+
+
+def _webhooks(w: Wiring) -> Sequence[Any]:
+    return lws_webhooks(w.config, w.parents)
+
+
+def _reconcilers(w: Wiring) -> Sequence[Any]:
+    return [LeaderWorkerSetReconciler(w.config, w.parents)]
+
+
+INTEGRATION = Integration(
+    FRAMEWORK,
+    webhooks=_webhooks,
+    reconcilers=_reconcilers,
+    implicitly_enabled=("pod",),
+    view=VIEW,
+)
