@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from controllers.jobs.leaderworkerset.test_lws_integration import lws
+from embedded.world import cluster_queue, control_plane, flavor, local_queue, namespace, node, obj
 from kuota.api.kueue import types as kt
 from kuota.api.openshift import to_kueue_config
 from kuota.embedded.controlplane import ControlPlane
-
-from .test_lws_integration import lws
-from .world import cluster_queue, control_plane, flavor, local_queue, namespace, node, obj
 
 WL = (kt.GROUP, "Workload")
 POD = ("", "Pod")

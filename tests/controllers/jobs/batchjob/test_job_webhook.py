@@ -11,11 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from kuota.api.kueue import types as kt
-from kuota.api.meta import OwnerReference
-from kuota.store import Invalid, clone
-
-from .world import (
+from embedded.world import (
     cluster_queue,
     config,
     control_plane,
@@ -26,6 +22,9 @@ from .world import (
     node,
     obj,
 )
+from kuota.api.kueue import types as kt
+from kuota.api.meta import OwnerReference
+from kuota.store import Invalid, clone
 
 JOB = ("batch", "Job")
 WL = (kt.GROUP, "Workload")

@@ -13,13 +13,32 @@ from typing import Any
 
 import pytest
 
+from controllers.jobs.deployment.test_deployment_integration import CQ, HIGH, PARENT, set_gpu_quota
+from controllers.jobs.pod.test_pod_integration import (
+    MANAGED,
+    POD,
+    QUEUE,
+    WL,
+    cond,
+    events,
+    gated,
+    workloads,
+    world,
+)
+from embedded.world import (
+    GPU,
+    T0,
+    cluster_queue,
+    config,
+    control_plane,
+    job,
+    local_queue,
+    namespace,
+    obj,
+)
 from kuota.controllers.jobframework import owner_workload_name
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import Invalid, clone
-
-from .test_deployment_integration import CQ, HIGH, PARENT, set_gpu_quota
-from .test_pod_integration import MANAGED, POD, QUEUE, WL, cond, events, gated, workloads, world
-from .world import GPU, T0, cluster_queue, config, control_plane, job, local_queue, namespace, obj
 
 STS = ("apps", "StatefulSet")
 GROUP = "kueue.x-k8s.io/pod-group-name"

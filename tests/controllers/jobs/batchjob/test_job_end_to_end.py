@@ -7,11 +7,20 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from embedded.world import (
+    GPU,
+    T0,
+    cluster_queue,
+    control_plane,
+    flavor,
+    job,
+    local_queue,
+    namespace,
+    node,
+)
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import workload_name
 from kuota.controllers.jobs.batchjob.job_adapter import BatchJobAdapter
-
-from .world import GPU, T0, cluster_queue, control_plane, flavor, job, local_queue, namespace, node
 
 JOB = ("batch", "Job")
 POD = ("", "Pod")
@@ -140,7 +149,7 @@ def test_deleting_the_job_deletes_its_workload_and_frees_quota() -> None:
 
 
 def test_local_queue_status_carries_admission_fair_sharing_usage() -> None:
-    from .world import config
+    from embedded.world import config
 
     cfg = config(admissionFairSharing={"usageHalfLifeTime": "10m", "usageSamplingInterval": "1m"})
     cp = control_plane(cfg, cluster=True)

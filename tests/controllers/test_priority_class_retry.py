@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from .test_lws_integration import FW as LWS_FW
-from .test_lws_integration import lws, wl_name
-from .test_pod_integration import pod
-from .test_priority_updates import (
+from controllers.jobs.leaderworkerset.test_lws_integration import FW as LWS_FW
+from controllers.jobs.leaderworkerset.test_lws_integration import lws, wl_name
+from controllers.jobs.pod.test_pod_integration import pod
+from controllers.jobs.statefulset.test_statefulset_integration import STS, statefulset
+from controllers.test_priority_updates import (
     JOB,
     PRIO,
     WL,
@@ -22,8 +23,7 @@ from .test_priority_updates import (
     relabel,
     wpc,
 )
-from .test_statefulset_integration import STS, statefulset
-from .world import T0, job
+from embedded.world import T0, job
 
 
 def workloads(cp: object) -> list[str]:

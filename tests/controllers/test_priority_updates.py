@@ -13,17 +13,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from kuota.api.kueue import types as kt
-from kuota.controllers.jobframework import owner_workload_name
-from kuota.embedded.controlplane import ControlPlane
-from kuota.store import clone
-from kuota.store.protocol import ResourceType
-
-from .test_lws_integration import FW as LWS_FW
-from .test_lws_integration import LWS, lws, wl_name
-from .test_pod_integration import pod
-from .test_statefulset_integration import STS, statefulset
-from .world import (
+from controllers.jobs.leaderworkerset.test_lws_integration import FW as LWS_FW
+from controllers.jobs.leaderworkerset.test_lws_integration import LWS, lws, wl_name
+from controllers.jobs.pod.test_pod_integration import pod
+from controllers.jobs.statefulset.test_statefulset_integration import STS, statefulset
+from embedded.world import (
     T0,
     cluster_queue,
     config,
@@ -35,6 +29,11 @@ from .world import (
     node,
     obj,
 )
+from kuota.api.kueue import types as kt
+from kuota.controllers.jobframework import owner_workload_name
+from kuota.embedded.controlplane import ControlPlane
+from kuota.store import clone
+from kuota.store.protocol import ResourceType
 
 PRIO = "kueue.x-k8s.io/priority-class"
 JOB: ResourceType = ("batch", "Job")

@@ -9,9 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from kuota.controllers.jobs.pod.podmeta import spec_role_hash
-
-from .test_pod_integration import (
+from controllers.jobs.pod.test_pod_integration import (
     GROUP,
     MANAGED,
     POD,
@@ -25,7 +23,8 @@ from .test_pod_integration import (
     workloads,
     world,
 )
-from .world import T0, config, control_plane, obj
+from embedded.world import T0, config, control_plane, obj
+from kuota.controllers.jobs.pod.podmeta import spec_role_hash
 
 ROLE = "kueue.x-k8s.io/role-hash"
 HIGH = {"kueue.x-k8s.io/priority-class": "high"}

@@ -15,13 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kuota.api.kueue import types as kt
-from kuota.api.meta import OwnerReference
-from kuota.cli.main import main
-from kuota.embedded.controlplane import ControlPlane
-from kuota.store import Invalid, clone
-
-from .world import (
+from embedded.world import (
     GPU,
     T0,
     cluster_queue,
@@ -34,6 +28,11 @@ from .world import (
     node,
     obj,
 )
+from kuota.api.kueue import types as kt
+from kuota.api.meta import OwnerReference
+from kuota.cli.main import main
+from kuota.embedded.controlplane import ControlPlane
+from kuota.store import Invalid, clone
 
 FW = "leaderworkerset.x-k8s.io/leaderworkerset"
 LWS = ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")
@@ -43,7 +42,7 @@ GATE = "kueue.x-k8s.io/admission"
 QUEUE = "kueue.x-k8s.io/queue-name"
 HIGH = {"kueue.x-k8s.io/priority-class": "high"}
 P = "leaderworkerset.sigs.k8s.io/"
-EXAMPLE = Path(__file__).parents[2] / "examples" / "serving" / "world.yaml"
+EXAMPLE = Path(__file__).parents[4] / "examples" / "serving" / "world.yaml"
 
 
 # ------------------------------------------------------------------ worlds

@@ -11,12 +11,7 @@ from typing import Any
 
 import pytest
 
-from kuota.api.kueue import types as kt
-from kuota.controllers.jobframework import owner_workload_name
-from kuota.embedded.controlplane import ControlPlane
-from kuota.store import Invalid, clone
-
-from .world import (
+from embedded.world import (
     GPU,
     T0,
     cluster_queue,
@@ -28,7 +23,11 @@ from .world import (
     namespace,
     obj,
 )
-from .world import node as node_
+from embedded.world import node as node_
+from kuota.api.kueue import types as kt
+from kuota.controllers.jobframework import owner_workload_name
+from kuota.embedded.controlplane import ControlPlane
+from kuota.store import Invalid, clone
 
 POD = ("", "Pod")
 WL = (kt.GROUP, "Workload")

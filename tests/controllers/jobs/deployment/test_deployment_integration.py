@@ -11,12 +11,20 @@ from typing import Any
 
 import pytest
 
+from controllers.jobs.pod.test_pod_integration import (
+    MANAGED,
+    POD,
+    QUEUE,
+    WL,
+    cond,
+    gated,
+    workloads,
+    world,
+)
+from embedded.world import GPU, T0, config, control_plane, job, local_queue, obj
 from kuota.api.kueue import types as kt
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import Invalid, clone
-
-from .test_pod_integration import MANAGED, POD, QUEUE, WL, cond, gated, workloads, world
-from .world import GPU, T0, config, control_plane, job, local_queue, obj
 
 DEPLOYMENT = ("apps", "Deployment")
 CQ = (kt.GROUP, "ClusterQueue")
