@@ -12,11 +12,10 @@ from typing import Any
 
 from kuota.controllers.integration import Integration, Wiring
 from kuota.controllers.jobs.leaderworkerset.leaderworkerset_reconciler import (
-    FRAMEWORK,
     LeaderWorkerSetReconciler,
-    lws_webhooks,
 )
 from kuota.controllers.jobs.leaderworkerset.leaderworkerset_view import VIEW
+from kuota.controllers.jobs.leaderworkerset.leaderworkerset_webhook import FRAMEWORK, lws_webhooks
 
 __all__ = ["INTEGRATION"]
 

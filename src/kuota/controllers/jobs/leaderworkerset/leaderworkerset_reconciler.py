@@ -1,17 +1,9 @@
-"""Kueue's LeaderWorkerSet integration (framework
+"""Kueue's LeaderWorkerSet reconciler (framework
 ``leaderworkerset.x-k8s.io/leaderworkerset``, ``pkg/controller/jobs/leaderworkerset``;
-integrations.md §4): every group of a LeaderWorkerSet (one replica index: a
-leader and its workers) is one pod-group Workload, admitted all or nothing.
+integrations.md §4; its webhooks are in ``leaderworkerset_webhook``): every
+group of a LeaderWorkerSet (one replica index: a leader and its workers) is
+one pod-group Workload, admitted all or nothing.
 
-* ``LeaderWorkerSetWebhook`` (mutating, create and update): the default
-  LocalQueue and WorkloadPriorityClass labels; for a managed LWS, the
-  queue-name and priority-class labels and the ``pod-suspending-parent`` and
-  ``pod-group-serving`` annotations on both pod templates, so the pod webhook
-  gates every pod the LWS operator creates.
-* ``LeaderWorkerSetValidation`` (validating): Kueue's rules with its
-  messages and field paths (queue name, replicas, elastic jobs, the queue
-  name fixed once a group is ready, and while managed the pods' shape and
-  the group size).
 * ``LeaderWorkerSetReconciler``: one Workload per replica index, named
   ``leaderworkerset-<lws>-<i>-<hash5>`` and owned by the LWS (prebuilt: the pod
   integration finds it by name and does not build its own), podSets
@@ -30,11 +22,9 @@ Keys are ``<namespace>/<lws name>``.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
 from typing import Any, Final
 
 from kuota.api import core as kc
-from kuota.api import errors as e
 from kuota.api import lws as lw
 from kuota.api.apps import CONTROLLER_REVISION_HASH
 from kuota.api.config import KueueConfig
@@ -47,7 +37,6 @@ from kuota.controllers.jobframework import (
     LOCAL_QUEUE,
     NAMESPACE,
     PC,
-    PRIORITY_CLASS,
     QUEUE_NAME,
     RESOURCE_IN_USE,
     WORKLOAD,
@@ -58,20 +47,22 @@ from kuota.controllers.jobframework import (
     retry_on_priority_class,
     sync_workload_priority,
 )
+from kuota.controllers.jobs.leaderworkerset.leaderworkerset_webhook import (
+    FRAMEWORK,
+    GVK,
+    LWS,
+)
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.jobs.pod.podgroup import controller_of
-from kuota.controllers.parentpolicy import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
+from kuota.controllers.parentpolicy import ParentPolicy
 from kuota.quota.workload import has_quota_reservation
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.store import AlreadyExists, NotFound, clone
-from kuota.store.protocol import Operation, ResourceType, rtype_of
+from kuota.store.protocol import ResourceType, rtype_of
 
-FRAMEWORK: Final = "leaderworkerset.x-k8s.io/leaderworkerset"
-LWS: Final[ResourceType] = (lw.GROUP, lw.KIND)
 STATEFULSET: Final[ResourceType] = ("apps", "StatefulSet")
 POD: Final[ResourceType] = ("", "Pod")
-GVK: Final = f"{lw.API_VERSION}, Kind={lw.KIND}"  # schema.GroupVersionKind.String()
 COMPONENT: Final = f"{FRAMEWORK}-kueue-controller"  # the events' source
 
 # Workload annotations (pkg/controller/constants).
@@ -79,15 +70,12 @@ JOB_OWNER_GVK: Final = "kueue.x-k8s.io/job-owner-gvk"
 JOB_OWNER_NAME: Final = "kueue.x-k8s.io/job-owner-name"
 COMPONENT_INDEX: Final = "kueue.x-k8s.io/component-workload-index"
 PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"
-POD_INDEX_OFFSET: Final = "kueue.x-k8s.io/pod-index-offset"
-PODSET_GROUP_NAME: Final = "kueue.x-k8s.io/podset-group-name"
 
 LEADER: Final = "leader"
 WORKER: Final = "worker"
 MAIN: Final = "main"
 _LWS_PREFIX: Final = "leaderworkerset.sigs.k8s.io"
 
-_LWT: Final = "spec.leaderWorkerTemplate"
 _BY_OWNER: Final = "lws:workloads"  # workloads by the uid of the LWS owning them
 _BY_SET: Final = "lws:members"  # pods and StatefulSets by "<namespace>/<lws>"
 
@@ -155,114 +143,6 @@ def _surging(lws: lw.LeaderWorkerSet) -> bool:
         surge = int(surge) if surge.isdigit() else 0
     updated = lws.status.updated_replicas if lws.status is not None else 0
     return surge > 0 and updated < lws.spec.replicas
-
-
-# ------------------------------------------------------------------ webhooks
-class LeaderWorkerSetWebhook:
-    """Kueue's LWS defaulting webhook (create and update)."""
-
-    kinds = frozenset({LWS})
-    operations = ("CREATE", "UPDATE")
-    status_writes = False  # its rules name leaderworkersets, not their /status
-
-    def __init__(self, parents: ParentPolicy, *, tas: bool = True) -> None:
-        self.parents = parents
-        self.tas = tas  # TopologyAwareScheduling
-
-    def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
-        if new.kind != lw.KIND or new.spec is None or not self.parents.watched(new):
-            return new
-        new, suspend = self.parents.defaulted(new)
-        if not suspend:
-            return new
-        labels = new.metadata.labels or {}
-        lwt = new.spec.leader_worker_template
-        if lwt.leader_template is not None:
-            self._default_template(lwt.leader_template, labels, after_leader=False)
-        self._default_template(
-            lwt.worker_template, labels, after_leader=lwt.leader_template is not None
-        )
-        return new
-
-    def _default_template(
-        self, t: kc.PodTemplateSpec, labels: Mapping[str, str], *, after_leader: bool
-    ) -> None:
-        """``after_leader``: the workers' template of an LWS with a leader template."""
-        m = t.metadata
-        tl = dict(m.labels or {})
-        for key in (QUEUE_NAME, PRIORITY_CLASS):
-            if labels.get(key):
-                tl[key] = labels[key]
-        m.labels = tl or None
-        ann = dict(m.annotations or {})
-        ann[pm.SUSPENDING_PARENT] = FRAMEWORK
-        ann[pm.SERVING] = "true"
-        if self.tas and after_leader and PODSET_GROUP_NAME not in ann:
-            # The workers' pod indexes start after the leader's (TAS).
-            ann[POD_INDEX_OFFSET] = "1"
-        m.annotations = ann
-
-
-class LeaderWorkerSetValidation:
-    """Kueue's LWS validating webhook (create and update)."""
-
-    kinds = frozenset({LWS})
-    operations = ("CREATE", "UPDATE")
-    validating = True
-    status_writes = False
-
-    def __init__(self, parents: ParentPolicy, *, immutable_size: bool = True) -> None:
-        self.parents = parents  # also the elastic-job rule (ElasticJobsViaWorkloadSlices)
-        self.immutable_size = immutable_size  # LWSImmutableGroupSize
-
-    def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
-        if new.kind != lw.KIND or new.spec is None or not self.parents.watched(new):
-            return new
-        errs = self.parents.create_errors(new) + self._own_create_errors(new)
-        if op == "UPDATE" and old is not None and old.spec is not None:
-            ready = old.status.ready_replicas if old.status is not None else 0
-            errs += self.parents.update_errors(new, old, suspended=ready == 0)
-            if self.parents.should_suspend(new):
-                errs += self._managed_update_errors(new, old)
-        errs = list({str(err): err for err in errs}.values())  # the create rules are in both
-        if errs:
-            refuse(new, errs)
-        return new
-
-    def _own_create_errors(self, lws: lw.LeaderWorkerSet) -> list[e.FieldError]:
-        errs = self.parents.elastic_errors(lws, GVK)
-        assert lws.spec is not None
-        replicas = lws.spec.replicas
-        if replicas < 0:
-            msg = f"invalid LeaderWorkerSet replicas: must be >= 0, got {replicas}"
-            errs.append(e.invalid("spec.replicas", replicas, msg))
-        elif replicas > lw.MAX_REPLICAS:
-            msg = f"invalid LeaderWorkerSet replicas: must be <= {lw.MAX_REPLICAS}, got {replicas}"
-            errs.append(e.invalid("spec.replicas", replicas, msg))
-        return errs
-
-    def _managed_update_errors(
-        self, new: lw.LeaderWorkerSet, old: lw.LeaderWorkerSet
-    ) -> list[e.FieldError]:
-        """While managed, the Workloads' podSets cannot follow the templates
-        (they are never rebuilt): what admission depends on stays as it was."""
-        assert new.spec is not None and old.spec is not None
-        a, b = new.spec.leader_worker_template, old.spec.leader_worker_template
-        errs = _template_errors(a.leader_template, b.leader_template, f"{_LWT}.leaderTemplate")
-        errs += _template_errors(a.worker_template, b.worker_template, f"{_LWT}.workerTemplate")
-        if self.immutable_size and a.size != b.size:
-            errs.append(e.invalid(f"{_LWT}.size", a.size, IMMUTABLE))
-        return errs
-
-
-def _template_errors(
-    new: kc.PodTemplateSpec | None, old: kc.PodTemplateSpec | None, path: str
-) -> list[e.FieldError]:
-    if new is None or old is None:
-        if (new is None) != (old is None):
-            return [e.invalid(path, None if new is None else {}, IMMUTABLE)]
-        return []
-    return spec_shape_errors(new.spec, old.spec, f"{path}.spec")
 
 
 # ------------------------------------------------------------------ reconciler
@@ -553,11 +433,3 @@ def _lws_owner_uids(wl: Any) -> list[str]:
 def _member_of(obj: Any) -> list[str]:
     name = (obj.metadata.labels or {}).get(lw.SET_NAME_LABEL)
     return [f"{obj.metadata.namespace}/{name}"] if name else []
-
-
-def lws_webhooks(config: KueueConfig, parents: ParentPolicy) -> list[Any]:
-    """The integration's admission hooks, for the control plane's store."""
-    return [
-        LeaderWorkerSetWebhook(parents, tas=config.gate("TopologyAwareScheduling")),
-        LeaderWorkerSetValidation(parents, immutable_size=config.gate("LWSImmutableGroupSize")),
-    ]

@@ -7,11 +7,8 @@ from typing import Any, Final
 
 from kuota.api import lws as lw
 from kuota.controllers.integration import SetView
-from kuota.controllers.jobs.leaderworkerset.leaderworkerset_reconciler import (
-    FRAMEWORK,
-    LWS,
-    group_workload_name,
-)
+from kuota.controllers.jobs.leaderworkerset.leaderworkerset_reconciler import group_workload_name
+from kuota.controllers.jobs.leaderworkerset.leaderworkerset_webhook import FRAMEWORK, LWS
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.store import MemoryStore
 

@@ -8,12 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from kuota.controllers.integration import Integration, Wiring
-from kuota.controllers.jobs.statefulset.statefulset_reconciler import (
-    FRAMEWORK,
-    statefulset_reconcilers,
-    statefulset_webhooks,
-)
+from kuota.controllers.jobs.statefulset.statefulset_reconciler import statefulset_reconcilers
 from kuota.controllers.jobs.statefulset.statefulset_view import VIEW
+from kuota.controllers.jobs.statefulset.statefulset_webhook import FRAMEWORK, statefulset_webhooks
 
 __all__ = ["INTEGRATION"]
 

@@ -1,11 +1,8 @@
-"""Kueue's StatefulSet integration (framework ``statefulset``,
-``pkg/controller/jobs/statefulset``; integrations.md §3): a StatefulSet is
-one pod group, admitted all or nothing through one prebuilt Workload.
+"""Kueue's StatefulSet reconcilers (framework ``statefulset``,
+``pkg/controller/jobs/statefulset``; integrations.md §3; its webhooks are in
+``statefulset_webhook``): a StatefulSet is one pod group, admitted all or
+nothing through one prebuilt Workload.
 
-* The webhook marks a managed StatefulSet's pod template with
-  ``kueue.x-k8s.io/pod-suspending-parent: statefulset`` (its pods are then
-  created gated) and, while it is managed, refuses changing ``replicas``
-  (except scaling to or from 0) and the pod spec's shape.
 * ``StatefulSetReconciler`` creates the Workload ``statefulset-<name>-<hash5>``
   (podSet ``main``, ``replicas`` pods of the set's pod spec, owned by the set),
   keeps its queue and WorkloadPriorityClass in step, puts it on hold when the
@@ -25,11 +22,9 @@ Workload (garbage collection)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from typing import Any, Final
 
 from kuota.api import core as kc
-from kuota.api import errors as e
 from kuota.api.apps import CONTROLLER_REVISION_HASH, POD_INDEX, StatefulSet
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
@@ -42,14 +37,24 @@ from kuota.controllers.jobframework import (
     WORKLOAD,
     extract_priority,
     new_workload,
-    owner_workload_name,
     retry_on_priority_class,
     sync_workload_priority,
     write_workload_status,
 )
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.jobs.pod.podgroup import controller_of
-from kuota.controllers.parentpolicy import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
+from kuota.controllers.jobs.statefulset.statefulset_webhook import (
+    API_VERSION,
+    FRAMEWORK,
+    KIND,
+    ON_HOLD,
+    STATEFULSET,
+    find_workload,
+    is_on_hold,
+    managed_by_another_framework,
+    workload_name,
+)
+from kuota.controllers.parentpolicy import ParentPolicy
 from kuota.quota.workload import (
     find_condition,
     has_quota_reservation,
@@ -61,63 +66,21 @@ from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.core import set_condition
 from kuota.store import AlreadyExists, Conflict, Invalid, NotFound, clone
-from kuota.store.protocol import EventType, Operation, ResourceType, group_of
+from kuota.store.protocol import EventType, ResourceType, group_of
 
-FRAMEWORK: Final = "statefulset"
-STATEFULSET: Final[ResourceType] = ("apps", "StatefulSet")
 POD: Final[ResourceType] = ("", "Pod")
-KIND: Final = "StatefulSet"
-API_VERSION: Final = "apps/v1"
 GVK: Final = "apps/v1, Kind=StatefulSet"  # schema.GroupVersionKind.String()
 JOB_OWNER_GVK: Final = "kueue.x-k8s.io/job-owner-gvk"
 JOB_OWNER_NAME: Final = "kueue.x-k8s.io/job-owner-name"
 POD_INDEX_LABEL: Final = "kueue.x-k8s.io/pod-group-pod-index-label"
 PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"
 POD_SET: Final = "main"
-ON_HOLD: Final = "OnHold"
 COMPONENT: Final = "statefulset-kueue-controller"  # the events' source
 
-_REPLICAS_PATH: Final = "spec.replicas"
-_POD_SPEC_PATH: Final = "spec.template.spec"
 _BY_SET: Final = "statefulset:pods"  # pods by "<namespace>/<controlling StatefulSet>"
 
 
-# ------------------------------------------------------------------ the set's Workload
-def workload_name(sts: Any, uid: str | None = None) -> str:
-    """GetWorkloadName: ``statefulset-<name>-<hash5>`` over the set's uid."""
-    m = sts.metadata
-    return owner_workload_name(KIND, API_VERSION, m.name, m.uid if uid is None else uid)
-
-
-def find_workload(get: Callable[[str, str], Any | None], sts: Any) -> tuple[str, Any | None]:
-    """findWorkload: (name, Workload) of the set; a Workload under the legacy
-    name (hashed without the uid) is still the set's; (name, None) when
-    there is none."""
-    ns = sts.metadata.namespace
-    name = workload_name(sts)
-    wl = get(ns, name)
-    if wl is not None:
-        return name, wl
-    legacy = workload_name(sts, "")
-    wl = get(ns, legacy)
-    return (legacy, wl) if wl is not None else (name, None)
-
-
-def managed_by_another_framework(sts: Any) -> str | None:
-    """The framework (a LeaderWorkerSet) that suspends the set's pods, when
-    it is not this one: such sets are left to it."""
-    spec = sts.spec
-    ann = (spec.template.metadata.annotations if spec is not None else None) or {}
-    framework = ann.get(pm.SUSPENDING_PARENT)
-    return framework if framework is not None and framework != FRAMEWORK else None
-
-
-def is_on_hold(wl: Any) -> bool:
-    """IsOnHold: the reservation was released on purpose; not to be requeued."""
-    qr = find_condition(wl, "QuotaReserved")
-    return qr is not None and qr.status == "False" and qr.reason == ON_HOLD
-
-
+# ------------------------------------------------------------------ the set's pods
 def should_ungate(sts: Any, pod: Any) -> bool:
     """ShouldUngatePod: during a rolling update, a pod of the current (old)
     revision runs without waiting for admission."""
@@ -140,83 +103,6 @@ def _pod_set(sts: StatefulSet) -> kt.PodSet:
                 last[var.get("name") if isinstance(var, dict) else None] = var
             c.env = list(last.values())
     return kt.PodSet(name=POD_SET, count=sts.spec.replicas, template=kc.PodTemplateSpec(spec=spec))
-
-
-# ------------------------------------------------------------------ webhooks
-class StatefulSetWebhook:
-    """The defaulting half (``mstatefulset``, on create and update): the
-    default LocalQueue and priority class; a managed set's pods created gated."""
-
-    kinds = frozenset({STATEFULSET})
-    operations = ("CREATE", "UPDATE")
-    status_writes = False
-
-    def __init__(self, parents: ParentPolicy) -> None:
-        self.parents = parents
-
-    def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
-        if not isinstance(new, StatefulSet) or not self.parents.watched(new):
-            return new
-        if managed_by_another_framework(new) is not None:
-            return new
-        new, suspend = self.parents.defaulted(new)
-        if suspend and new.spec is not None:
-            tmeta = new.spec.template.metadata
-            tmeta.annotations = {**(tmeta.annotations or {}), pm.SUSPENDING_PARENT: FRAMEWORK}
-        return new
-
-
-class StatefulSetValidation:
-    """The validating half (``vstatefulset``): the common rules (queue name,
-    priority class, admission gates), and while the set is managed: its pod
-    spec's shape is frozen, ``replicas`` changes only to or from 0, and a
-    scale-up from 0 waits for the scale-down to end."""
-
-    kinds = frozenset({STATEFULSET})
-    operations = ("CREATE", "UPDATE")
-    validating = True
-    status_writes = False
-
-    def __init__(self, parents: ParentPolicy) -> None:
-        self.parents = parents
-
-    def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
-        if not isinstance(new, StatefulSet) or not self.parents.watched(new):
-            return new
-        if managed_by_another_framework(new) is not None:
-            return new
-        if op == "UPDATE" and old is not None:
-            errs = self._update_errors(new, old)
-        else:
-            errs = self.parents.create_errors(new)
-        if errs:
-            refuse(new, errs)
-        return new
-
-    def _update_errors(self, new: StatefulSet, old: StatefulSet) -> list[e.FieldError]:
-        ready = (old.status.ready_replicas if old.status is not None else None) or 0
-        errs = self.parents.update_errors(new, old, suspended=ready == 0)
-        if new.spec is None or old.spec is None or not self.parents.should_suspend(new):
-            return errs
-        errs += spec_shape_errors(new.spec.template.spec, old.spec.template.spec, _POD_SPEC_PATH)
-        before, after = old.spec.replicas, new.spec.replicas
-        if before != 0 and after != 0 and before != after:
-            errs.append(e.invalid(_REPLICAS_PATH, after, IMMUTABLE))
-        if before == 0 and after > 0:
-            if new.status is not None and new.status.replicas > 0:
-                errs.append(e.forbidden(_REPLICAS_PATH, "scaling down is still in progress"))
-            else:
-                lookup = self.parents.lookup
-                _, wl = find_workload(lambda ns, n: lookup(WORKLOAD, ns, n), old)
-                if wl is not None and not is_on_hold(wl):
-                    msg = "workload from previous scale-down is still being deleted"
-                    errs.append(e.forbidden(_REPLICAS_PATH, msg))
-        return errs
-
-
-def statefulset_webhooks(parents: ParentPolicy) -> list[Any]:
-    """The store admission hooks of the integration."""
-    return [StatefulSetWebhook(parents), StatefulSetValidation(parents)]
 
 
 # ------------------------------------------------------------------ reconcilers

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from kuota.controllers.integration import SetView, controlled_by
 from kuota.controllers.jobs.pod import podmeta as pm
-from kuota.controllers.jobs.statefulset.statefulset_reconciler import (
+from kuota.controllers.jobs.statefulset.statefulset_webhook import (
     FRAMEWORK,
     STATEFULSET,
     workload_name,
