@@ -17,12 +17,12 @@ from kuota.cli.main import main
 from kuota.cluster.eviction import DISRUPTION_TARGET, GRACEFUL_FINALIZER
 from kuota.cluster.podutil import NODE, POD
 from kuota.store import open_store
+from kuota.store.resources import NODE_OPERATION as NODE_OP
 
 from .conftest import NS, T0, World, decode, job_manifest, node_manifest, pod_manifest
 from .test_daemonset import daemonset
 
 WORLDS = Path(__file__).parent.parent / "fixtures" / "worlds"
-NODE_OP = ("kuota.dev", "NodeOperation")
 
 
 def seconds(n: float) -> timedelta:

@@ -23,6 +23,7 @@ from kuota.cluster.podutil import NODE, POD
 from kuota.runtime.clock import VirtualClock
 from kuota.runtime.manager import Manager
 from kuota.store import Invalid, MemoryStore, clone
+from kuota.store.resources import CONTROLLER_REVISION, EVENT
 
 from .conftest import NS, T0, World, decode, node_manifest
 
@@ -61,7 +62,7 @@ class LwsWorld(World):
         self.store.update(obj)
 
     def events(self, reason: str) -> list[str]:
-        evs = self.store.list(("", "Event"), NS).items
+        evs = self.store.list(EVENT, NS).items
         evs.sort(key=lambda ev: int(ev.metadata.resource_version))
         return [ev.message for ev in evs if ev.reason == reason]
 
@@ -573,7 +574,7 @@ def test_deleting_the_set_deletes_everything_it_made(world: LwsWorld) -> None:
     assert world.store.list(POD, NS).items == []
     assert world.store.list(STATEFULSET, NS).items == []
     assert world.store.list(SERVICE, NS).items == []
-    assert world.store.list(("apps", "ControllerRevision"), NS).items == []
+    assert world.store.list(CONTROLLER_REVISION, NS).items == []
 
 
 # ------------------------------------------------------------------ rolling update
@@ -656,7 +657,7 @@ def test_rolling_update_goes_from_the_highest_group_within_max_unavailable(
         world.events("CreatingRevision")[-1] == f"Creating revision with key {rev} for updated LWS"
     )
     # Only the rolled-out revision is kept.
-    revisions = world.store.list(("apps", "ControllerRevision"), NS).items
+    revisions = world.store.list(CONTROLLER_REVISION, NS).items
     mine = [r for r in revisions if r.metadata.owner_references[0].kind == "LeaderWorkerSet"]
     assert [r.metadata.labels[P + "template-revision-hash"] for r in mine] == [rev]
 

@@ -11,15 +11,14 @@ from typing import Any
 
 import pytest
 
-from kuota.api.kueue import types as kt
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import Invalid, clone
+from kuota.store.resources import CLUSTER_QUEUE as CQ
+from kuota.store.resources import DEPLOYMENT
 
 from .test_pod_integration import MANAGED, POD, QUEUE, WL, cond, gated, workloads, world
 from .world import GPU, T0, config, control_plane, job, local_queue, obj
 
-DEPLOYMENT = ("apps", "Deployment")
-CQ = (kt.GROUP, "ClusterQueue")
 PARENT = "kueue.x-k8s.io/pod-suspending-parent"
 WPC_LABEL = "kueue.x-k8s.io/priority-class"
 HIGH = {WPC_LABEL: "high"}

@@ -11,9 +11,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from kuota.api.kueue import types as kt
 from kuota.api.meta import OwnerReference
 from kuota.store import Invalid, clone
+from kuota.store.resources import EVENT, JOB
+from kuota.store.resources import WORKLOAD as WL
 
 from .world import (
     cluster_queue,
@@ -27,9 +28,6 @@ from .world import (
     obj,
 )
 
-JOB = ("batch", "Job")
-WL = (kt.GROUP, "Workload")
-EVENT = ("", "Event")
 QUEUE = "kueue.x-k8s.io/queue-name"
 WPC_LABEL = "kueue.x-k8s.io/priority-class"
 GATED_BY = "kueue.x-k8s.io/admission-gated-by"

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kuota.api.kueue import types as kt
 from kuota.api.openshift import to_kueue_config
 from kuota.embedded.controlplane import ControlPlane
+from kuota.store.resources import POD
+from kuota.store.resources import WORKLOAD as WL
 
 from .test_lws_integration import lws
 from .world import cluster_queue, control_plane, flavor, local_queue, namespace, node, obj
 
-WL = (kt.GROUP, "Workload")
-POD = ("", "Pod")
 GATE = "kueue.x-k8s.io/admission"
 MANAGED = {"kueue.openshift.io/managed": "true"}
 

@@ -18,6 +18,8 @@ from kuota.controllers.jobframework import owner_workload_name
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
+from kuota.store.resources import EVENT, JOB, POD
+from kuota.store.resources import WORKLOAD as WL
 
 from .test_lws_integration import FW as LWS_FW
 from .test_lws_integration import LWS, lws, wl_name
@@ -37,10 +39,6 @@ from .world import (
 )
 
 PRIO = "kueue.x-k8s.io/priority-class"
-JOB: ResourceType = ("batch", "Job")
-POD: ResourceType = ("", "Pod")
-WL: ResourceType = (kt.GROUP, "Workload")
-EVENT: ResourceType = ("", "Event")
 GROUP = "kueue.x-k8s.io/pod-group-name"
 
 

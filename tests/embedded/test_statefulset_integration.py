@@ -16,12 +16,12 @@ import pytest
 from kuota.controllers.jobframework import owner_workload_name
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import Invalid, clone
+from kuota.store.resources import STATEFUL_SET as STS
 
 from .test_deployment_integration import CQ, HIGH, PARENT, set_gpu_quota
 from .test_pod_integration import MANAGED, POD, QUEUE, WL, cond, events, gated, workloads, world
 from .world import GPU, T0, cluster_queue, config, control_plane, job, local_queue, namespace, obj
 
-STS = ("apps", "StatefulSet")
 GROUP = "kueue.x-k8s.io/pod-group-name"
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 HOLD = "example.com/hold"  # a finalizer of the test's: a pod that takes its time to go

@@ -40,8 +40,9 @@ from kuota.store import (
     rtype_of,
 )
 from kuota.store.kinds import registered_kinds, resource_type
+from kuota.store.resources import NODE, POD
+from kuota.store.resources import WORKLOAD_PRIORITY_CLASS as WPC
 
-WPC = ("kueue.x-k8s.io", "WorkloadPriorityClass")
 ALPHABET = set("bcdfghjklmnpqrstvwxz2456789")
 
 
@@ -690,8 +691,8 @@ def test_kinds_without_status(store: MemoryStore) -> None:
 
 
 def test_kind_registry() -> None:
-    assert kind_info(("", "Pod")).namespaced
-    assert not kind_info(("", "Node")).namespaced
+    assert kind_info(POD).namespaced
+    assert not kind_info(NODE).namespaced
     assert kind_info(JOB).namespaced and kind_info(JOB).has_status
     assert kind_info(WORKLOAD).namespaced
     assert not kind_info(CLUSTER_QUEUE).namespaced

@@ -14,6 +14,7 @@ from crash_writer import run
 from store_testlib import FakeClock, job, state_of, uid_seq, wire
 
 from kuota.store import MemoryStore, open_store
+from kuota.store.resources import JOB, WORKLOAD
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 
@@ -68,7 +69,7 @@ def model_up_to(seed: int, rv: int, step: int) -> tuple[dict[Any, bytes], dict[i
             break
         m = ev.object.metadata
         key = (
-            ("batch", "Job") if ev.object.kind == "Job" else ("kueue.x-k8s.io", "Workload"),
+            JOB if ev.object.kind == "Job" else WORKLOAD,
             m.namespace,
             m.name,
         )

@@ -36,8 +36,9 @@ from kuota.controllers.jobs.leaderworkerset import FRAMEWORK as LWS_FRAMEWORK
 from kuota.controllers.jobs.leaderworkerset import group_workload_name
 from kuota.controllers.jobs.statefulset import FRAMEWORK as STATEFULSET_FRAMEWORK
 from kuota.controllers.jobs.statefulset import workload_name as statefulset_workload_name
-from kuota.store import MemoryStore, StoreError
+from kuota.store import ReadOnlyStore, StoreError
 from kuota.store.protocol import ResourceType
+from kuota.store.resources import DEPLOYMENT, LEADER_WORKER_SET, REPLICA_SET, STATEFUL_SET
 
 __all__ = ["SETS", "describe_set"]
 
@@ -66,7 +67,7 @@ class SetKind:
     rtype: ResourceType
     resource: str  # as the API server names it in NotFound
     replicas: Callable[[Any], str]
-    pods: Callable[[MemoryStore, Any, list[Any]], list[Any]]
+    pods: Callable[[ReadOnlyStore, Any, list[Any]], list[Any]]
     # (label, Workload name) the set is expected to have, before its pods' own
     expected: Callable[[Any], list[tuple[str, str]]]
     extra: Callable[[Any], list[str]] = lambda o: []
@@ -99,8 +100,8 @@ def _deployment_replicas(d: Any) -> str:
     )
 
 
-def _deployment_pods(store: MemoryStore, d: Any, pods: list[Any]) -> list[Any]:
-    rs = store.list(("apps", "ReplicaSet"), d.metadata.namespace).items
+def _deployment_pods(store: ReadOnlyStore, d: Any, pods: list[Any]) -> list[Any]:
+    rs = store.list(REPLICA_SET, d.metadata.namespace).items
     mine = {r.metadata.uid for r in _controlled_by(rs, {d.metadata.uid})}
     return _controlled_by(pods, mine)
 
@@ -112,7 +113,7 @@ def _statefulset_replicas(s: Any) -> str:
     return f"{s.spec.replicas} desired | {total} total | {ready} ready"
 
 
-def _statefulset_pods(store: MemoryStore, s: Any, pods: list[Any]) -> list[Any]:
+def _statefulset_pods(store: ReadOnlyStore, s: Any, pods: list[Any]) -> list[Any]:
     return _controlled_by(pods, {s.metadata.uid})
 
 
@@ -134,7 +135,7 @@ def _lws_replicas(o: Any) -> str:
     return f"{o.spec.replicas} desired | {ready} ready | {updated} updated (groups)"
 
 
-def _lws_pods(store: MemoryStore, o: Any, pods: list[Any]) -> list[Any]:
+def _lws_pods(store: ReadOnlyStore, o: Any, pods: list[Any]) -> list[Any]:
     return [p for p in pods if (p.metadata.labels or {}).get(lw.SET_NAME_LABEL) == o.metadata.name]
 
 
@@ -153,21 +154,21 @@ def _lws_extra(o: Any) -> list[str]:
 
 SETS: Final[dict[str, SetKind]] = {
     "deployment": SetKind(
-        ("apps", "Deployment"),
+        DEPLOYMENT,
         "deployments.apps",
         _deployment_replicas,
         _deployment_pods,
         lambda d: [],
     ),
     "statefulset": SetKind(
-        ("apps", "StatefulSet"),
+        STATEFUL_SET,
         "statefulsets.apps",
         _statefulset_replicas,
         _statefulset_pods,
         _statefulset_expected,
     ),
     "leaderworkerset": SetKind(
-        (lw.GROUP, lw.KIND),
+        LEADER_WORKER_SET,
         f"leaderworkersets.{lw.GROUP}",
         _lws_replicas,
         _lws_pods,
@@ -192,7 +193,7 @@ def _pods_status(pods: list[Any]) -> str:
 
 
 def _workload_section(
-    store: MemoryStore, kind: SetKind, obj: Any, pods: list[Any], now: datetime
+    store: ReadOnlyStore, kind: SetKind, obj: Any, pods: list[Any], now: datetime
 ) -> list[str]:
     """``Workloads:`` and, per Workload, its state, reason and pod counts."""
     wls = Workloads(store, obj.metadata.namespace)

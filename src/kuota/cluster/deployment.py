@@ -59,7 +59,8 @@ from kuota.cluster.podutil import (
 from kuota.cluster.replicaset import PODS_BY_REPLICASET, REPLICASET
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
-from kuota.store.protocol import AlreadyExists, EventType, NotFound, ResourceType
+from kuota.store.protocol import AlreadyExists, EventType, NotFound
+from kuota.store.resources import DEPLOYMENT
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
@@ -73,7 +74,6 @@ __all__ = [
     "max_unavailable",
 ]
 
-DEPLOYMENT: ResourceType = ("apps", "Deployment")
 DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 COMPONENT = "deployment-controller"

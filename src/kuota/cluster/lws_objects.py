@@ -56,7 +56,9 @@ from kuota.api.service import Service, ServiceSpec
 from kuota.cluster.appsutil import canonical_json, fnv32, safe_encode
 from kuota.cluster.podutil import controller_ref, is_pod_ready, owner_reference, pod_phase
 from kuota.store import clone
-from kuota.store.protocol import ResourceType
+from kuota.store.resources import CONTROLLER_REVISION, SERVICE
+from kuota.store.resources import LEADER_WORKER_SET as LWS
+from kuota.store.resources import STATEFUL_SET as STATEFULSET
 
 __all__ = [
     "CONTROLLER_REVISION",
@@ -80,10 +82,6 @@ __all__ = [
     "worker_statefulset",
 ]
 
-LWS: ResourceType = (lw.GROUP, lw.KIND)
-STATEFULSET: ResourceType = ("apps", "StatefulSet")
-CONTROLLER_REVISION: ResourceType = ("apps", "ControllerRevision")
-SERVICE: ResourceType = ("", "Service")
 
 _ORDINAL: Final = re.compile(r"(.*)-([0-9]+)")
 

@@ -24,6 +24,7 @@ from kuota.api.nodeconfig import node_status_resources
 from kuota.cluster.podutil import is_terminal
 from kuota.quota.requests import pod_requests, resource_value
 from kuota.store import clone
+from kuota.store.resources import NODE
 
 __all__ = [
     "DEFAULT_MAX_PODS",
@@ -91,7 +92,7 @@ class NodeRegistration:
     resources gets ``status.capacity`` and ``status.allocatable`` filled in
     (with ``pods``), as its kubelet writes them when it registers."""
 
-    kinds = frozenset({("", "Node")})  # the store calls it for Nodes only
+    kinds = frozenset({NODE})  # the store calls it for Nodes only
     operations = frozenset({"CREATE"})
 
     def __init__(self, default_max_pods: int = DEFAULT_MAX_PODS) -> None:

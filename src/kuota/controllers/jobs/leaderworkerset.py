@@ -65,12 +65,13 @@ from kuota.quota.workload import has_quota_reservation
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.store import AlreadyExists, NotFound, clone
-from kuota.store.protocol import Operation, ResourceType, rtype_of
+from kuota.store.kinds import rtype_of
+from kuota.store.protocol import Operation
+from kuota.store.resources import LEADER_WORKER_SET as LWS
+from kuota.store.resources import POD
+from kuota.store.resources import STATEFUL_SET as STATEFULSET
 
 FRAMEWORK: Final = "leaderworkerset.x-k8s.io/leaderworkerset"
-LWS: Final[ResourceType] = (lw.GROUP, lw.KIND)
-STATEFULSET: Final[ResourceType] = ("apps", "StatefulSet")
-POD: Final[ResourceType] = ("", "Pod")
 GVK: Final = f"{lw.API_VERSION}, Kind={lw.KIND}"  # schema.GroupVersionKind.String()
 COMPONENT: Final = f"{FRAMEWORK}-kueue-controller"  # the events' source
 

@@ -24,8 +24,8 @@ from kuota.controllers.jobframework import (
 from kuota.controllers.jobs import podmeta as pm
 from kuota.store import Invalid, clone
 from kuota.store.protocol import Operation, ResourceType, group_of
+from kuota.store.resources import POD
 
-POD: Final[ResourceType] = ("", "Pod")
 POD_GVK: Final = "/v1, Kind=Pod"  # as Go prints the pod's GroupVersionKind
 # The namespaces Kueue's pod webhooks are not called for (their namespaceSelector).
 UNWATCHED_NAMESPACES: Final = frozenset({"kube-system", "kueue-system"})

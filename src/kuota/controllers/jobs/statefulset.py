@@ -61,11 +61,11 @@ from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.core import set_condition
 from kuota.store import AlreadyExists, Conflict, Invalid, NotFound, clone
-from kuota.store.protocol import EventType, Operation, ResourceType, group_of
+from kuota.store.protocol import EventType, Operation, group_of
+from kuota.store.resources import POD
+from kuota.store.resources import STATEFUL_SET as STATEFULSET
 
 FRAMEWORK: Final = "statefulset"
-STATEFULSET: Final[ResourceType] = ("apps", "StatefulSet")
-POD: Final[ResourceType] = ("", "Pod")
 KIND: Final = "StatefulSet"
 API_VERSION: Final = "apps/v1"
 GVK: Final = "apps/v1, Kind=StatefulSet"  # schema.GroupVersionKind.String()
