@@ -37,6 +37,7 @@ from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot
 from kuota.runtime.clock import VirtualClock
 from kuota.runtime.manager import Manager
 from kuota.store import MemoryStore, clone
+from kuota.store.resources import POD
 
 POOLS = ("cpu-a", "cpu-b", "gpu-a100", "gpu-h100")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -183,7 +184,7 @@ def through_controller(profile: str, node_objs: list[Node], pod_objs: list[Pod])
     t, c = time.perf_counter(), time.process_time()
     mgr.run_until_idle()
     elapsed, cpu = time.perf_counter() - t, time.process_time() - c
-    placed = sum(1 for p in store.list(("", "Pod")).items if p.spec.node_name)
+    placed = sum(1 for p in store.list(POD).items if p.spec.node_name)
     return elapsed, cpu, placed
 
 

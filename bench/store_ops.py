@@ -25,8 +25,8 @@ from typing import Any
 from kuota.api.core import JobStatus
 from kuota.api.decode import decode_object
 from kuota.store import MemoryStore, clone, open_store
+from kuota.store.resources import JOB
 
-JOB = ("batch", "Job")
 NAMESPACES = 10
 
 

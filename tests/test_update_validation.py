@@ -24,6 +24,7 @@ from kuota.api.meta import Condition
 from kuota.cli.main import main
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import Invalid
+from kuota.store.resources import LOCAL_QUEUE
 
 GATES = dict(FEATURE_GATE_DEFAULTS)
 T = datetime(2026, 1, 1, tzinfo=UTC)
@@ -370,7 +371,7 @@ def test_embedded_store_refuses_an_immutable_change_and_keeps_the_object() -> No
     with pytest.raises(Invalid) as err:
         cp.create([moved])
     assert err.value.errors[0].path == "spec.clusterQueue"
-    assert cp.store.get((kt.GROUP, "LocalQueue"), "ns", "q").spec.cluster_queue == "a"
+    assert cp.store.get(LOCAL_QUEUE, "ns", "q").spec.cluster_queue == "a"
 
 
 SCENARIO = """

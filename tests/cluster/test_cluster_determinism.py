@@ -7,6 +7,7 @@ from typing import Any
 
 from kuota.api.decode import to_wire
 from kuota.cluster.podutil import JOB
+from kuota.store.resources import POD
 
 from .conftest import NS, World, job_manifest, node_manifest, pod_manifest
 
@@ -45,4 +46,4 @@ def test_two_runs_store_identical_objects() -> None:
     writes, objects, _ = first
     assert writes > 100
     kinds = [rt for rt, _ in objects]
-    assert kinds.count(("batch", "Job")) == 5 and kinds.count(("", "Pod")) > 10
+    assert kinds.count(JOB) == 5 and kinds.count(POD) > 10

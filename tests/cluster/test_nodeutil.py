@@ -11,6 +11,7 @@ from typing import Any
 from kuota.api.decode import decode_object
 from kuota.cluster.kubescheduler.node_table import NodeTable
 from kuota.cluster.nodeutil import node_allocatable, node_capacity
+from kuota.store.resources import POD
 
 from .apiserver.test_limitrange import ApiServerWorld
 from .conftest import NS, World, decode, node_manifest, pod_manifest
@@ -88,7 +89,7 @@ def test_pods_count_against_the_pod_capacity(world: World) -> None:
         *(pod_manifest(f"p{i}", cpu="100m") for i in range(3)),
     )
     world.run(until=timedelta(seconds=1))
-    bound = {p.metadata.name: p.spec.node_name for p in world.store.list(("", "Pod"), NS).items}
+    bound = {p.metadata.name: p.spec.node_name for p in world.store.list(POD, NS).items}
     assert bound == {"p0": "n1", "p1": "n1", "p2": None}
     assert world.condition("p2", "PodScheduled").message == (
         "0/1 nodes are available: 1 Too many pods. "

@@ -34,12 +34,10 @@ from kuota.controllers.jobframework import owner_workload_name
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
+from kuota.store.resources import EVENT, JOB, POD, WORKLOAD
 
 PRIO = "kueue.x-k8s.io/priority-class"
-JOB: ResourceType = ("batch", "Job")
-POD: ResourceType = ("", "Pod")
-WL: ResourceType = (kt.GROUP, "Workload")
-EVENT: ResourceType = ("", "Event")
+WL: ResourceType = WORKLOAD
 GROUP = "kueue.x-k8s.io/pod-group-name"
 
 

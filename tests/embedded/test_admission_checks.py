@@ -9,12 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from kuota.api.kueue import types as kt
+from kuota.store.resources import EVENT, JOB
+from kuota.store.resources import WORKLOAD as WL
 
 from .world import cluster_queue, control_plane, flavor, job, local_queue, namespace, node, obj
-
-JOB = ("batch", "Job")
-WL = (kt.GROUP, "Workload")
-
 
 ACTIVE = {
     "type": "Active",
@@ -116,9 +114,7 @@ def test_retry_evicts_and_requeues_then_ready_admits_again() -> None:
     wl = _wl(cp)
     msg = 'Evicted due to AdmissionCheck in Retry state: "prov" (capacity busy)'
     evicted = [
-        e
-        for e in cp.store.list(("", "Event"), "team").items
-        if e.reason == "EvictedDueToAdmissionCheck"
+        e for e in cp.store.list(EVENT, "team").items if e.reason == "EvictedDueToAdmissionCheck"
     ]
     assert [e.message for e in evicted] == [msg]
     # Re-reserved in the same instant: Kueue turns Evicted False, keeping why.
@@ -151,5 +147,5 @@ def test_rejected_deactivates_the_workload_and_the_job_stays_suspended() -> None
     )
     assert _cond(wl, "QuotaReserved").status == "False"
     assert not _started(cp)
-    events = {e.reason for e in cp.store.list(("", "Event"), "team").items}
+    events = {e.reason for e in cp.store.list(EVENT, "team").items}
     assert "EvictedDueToDeactivatedDueToAdmissionCheck" in events

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from kuota.cli.main import main
 from kuota.store import clone
+from kuota.store.resources import POD
 
 from .world import T0, control_plane, node, obj
 
@@ -247,7 +248,7 @@ def test_the_api_server_marks_a_pod_created_gated_and_the_scheduler_replaces_it(
     )
     cp.create([pod])
     cp.run(until=T0 + timedelta(minutes=1))
-    stored = cp.store.get(("", "Pod"), "default", "p")
+    stored = cp.store.get(POD, "default", "p")
     (c,) = stored.status.conditions
     assert (c.type, c.status, c.reason, c.message) == (
         "PodScheduled",
@@ -260,7 +261,7 @@ def test_the_api_server_marks_a_pod_created_gated_and_the_scheduler_replaces_it(
     new.spec.scheduling_gates = None
     cp.store.update(new)
     cp.run(until=T0 + timedelta(minutes=2))
-    stored = cp.store.get(("", "Pod"), "default", "p")
+    stored = cp.store.get(POD, "default", "p")
     assert stored.spec.node_name == "n0"
     scheduled = [c for c in stored.status.conditions if c.type == "PodScheduled"]
     assert [(c.status, c.reason) for c in scheduled] == [("True", None)]

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from kuota.api.kueue import types as kt
 from kuota.cli.get import open_state
+from kuota.store.resources import JOB, WORKLOAD
 
 QUICKSTART = Path(__file__).parent.parent.parent / "examples" / "quickstart"
 CRASH_RUN = Path(__file__).with_name("crash_run.py")
@@ -50,7 +50,7 @@ def _decisions(state: Path) -> dict[str, Any]:
     store, _ = open_state(str(state))
     try:
         out: dict[str, Any] = {}
-        for job in store.list(("batch", "Job")).items:
+        for job in store.list(JOB).items:
             st = job.status
             out[f"job {job.metadata.namespace}/{job.metadata.name}"] = (
                 st.start_time,
@@ -58,7 +58,7 @@ def _decisions(state: Path) -> dict[str, Any]:
                 [c.type for c in st.conditions or () if c.status == "True"],
                 job.spec.template.spec.node_selector,
             )
-        for wl in store.list((kt.GROUP, "Workload")).items:
+        for wl in store.list(WORKLOAD).items:
             adm = wl.status.admission
             out[f"wl {wl.metadata.namespace}/{wl.metadata.name}"] = (
                 adm.cluster_queue if adm else None,

@@ -13,11 +13,11 @@ from kuota.api.kueue import types as kt
 from kuota.runtime.clock import VirtualClock
 from kuota.runtime.recorder import EventRecorder
 from kuota.store import MemoryStore
+from kuota.store.resources import CLUSTER_QUEUE, EVENT
+from kuota.store.resources import WORKLOAD as WL
 
 from .world import T0, cluster_queue, control_plane, flavor, job, local_queue, namespace, node, obj
 
-EVENT = ("", "Event")
-WL = (kt.GROUP, "Workload")
 PRIO = "kueue.x-k8s.io/priority-class"
 
 
@@ -189,7 +189,7 @@ def test_an_inactive_cluster_queue_says_why_in_kueues_words() -> None:
     cp = control_plane(cluster=True)
     cp.create([namespace("team"), cluster_queue("cq", {"a100": 4})])
     cp.mgr.run_until_idle()
-    cq = cp.store.get((kt.GROUP, "ClusterQueue"), "", "cq")
+    cq = cp.store.get(CLUSTER_QUEUE, "", "cq")
     (active,) = [c for c in cq.status.conditions if c.type == "Active"]
     assert (active.status, active.reason) == ("False", "FlavorNotFound")
     assert active.message == (

@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 
-from kuota.api.kueue import types as kt
 from kuota.store import Invalid, clone
+from kuota.store.resources import JOB
+from kuota.store.resources import WORKLOAD as WL
 
 from .world import T0, cluster_queue, control_plane, flavor, job, local_queue, namespace, node
 
-JOB = ("batch", "Job")
-WL = (kt.GROUP, "Workload")
 LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from kuota.api.kueue import types as kt
 from kuota.api.openshift import to_kueue_config
+from kuota.store.resources import JOB
+from kuota.store.resources import WORKLOAD as WL
 
 from .world import (
     cluster_queue,
@@ -25,8 +26,6 @@ from .world import (
     obj,
 )
 
-WL = (kt.GROUP, "Workload")
-JOB = ("batch", "Job")
 MANAGED = {"kueue.openshift.io/managed": "true"}
 
 

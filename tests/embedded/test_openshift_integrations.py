@@ -10,12 +10,11 @@ from typing import Any
 
 from controllers.jobs.leaderworkerset.test_lws_integration import lws
 from embedded.world import cluster_queue, control_plane, flavor, local_queue, namespace, node, obj
-from kuota.api.kueue import types as kt
 from kuota.api.openshift import to_kueue_config
 from kuota.embedded.controlplane import ControlPlane
+from kuota.store.resources import POD, WORKLOAD
 
-WL = (kt.GROUP, "Workload")
-POD = ("", "Pod")
+WL = WORKLOAD
 GATE = "kueue.x-k8s.io/admission"
 MANAGED = {"kueue.openshift.io/managed": "true"}
 

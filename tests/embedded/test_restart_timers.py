@@ -10,8 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from kuota.api.kueue import types as kt
 from kuota.runtime.clock import VirtualClock
+from kuota.store.resources import WORKLOAD as WL
 
 from .world import (
     T0,
@@ -24,8 +24,6 @@ from .world import (
     namespace,
     node,
 )
-
-WL = (kt.GROUP, "Workload")
 
 
 def _cond(obj: Any, ctype: str) -> Any:

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from kuota.cli.world import load_world
+from kuota.store.resources import POD
 
 from .world import T0, cluster_queue, control_plane, flavor, job, local_queue, namespace, node, obj
-
-POD = ("", "Pod")
 
 
 def scheduler(profile: str, selector: str = "") -> Any:

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kuota.api.kueue import types as kt
+from kuota.store.resources import WORKLOAD as WL
 
 from .world import T0, cluster_queue, control_plane, flavor, job, local_queue, namespace, node
-
-WL = (kt.GROUP, "Workload")
 
 
 def _admitted(cp: Any) -> dict[str, bool]:

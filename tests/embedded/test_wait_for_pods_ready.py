@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from kuota.api.kueue import types as kt
+from kuota.store.resources import JOB
+from kuota.store.resources import WORKLOAD as WL
 
 from .world import (
     T0,
@@ -20,9 +21,6 @@ from .world import (
     namespace,
     node,
 )
-
-WL = (kt.GROUP, "Workload")
-JOB = ("batch", "Job")
 
 
 def _cond(obj: Any, ctype: str) -> Any:

@@ -20,9 +20,9 @@ from kuota.api.kueue import types as kt
 from kuota.embedded.controlplane import ControlPlane
 from kuota.sim.bench import T0, Runner, default_config
 from kuota.sim.benchgen import Arrival, generate, parse, workload
-
-LQ = (kt.GROUP, "LocalQueue")
-CQ = (kt.GROUP, "ClusterQueue")
+from kuota.store.resources import CLUSTER_QUEUE as CQ
+from kuota.store.resources import LOCAL_QUEUE as LQ
+from kuota.store.resources import WORKLOAD
 
 
 class BusyClock:
@@ -170,13 +170,13 @@ def test_a_workload_that_moves_queues_leaves_the_old_ones_counted_right() -> Non
         )
 
     assert pending() == (1, 1, 0, 0)
-    wl = cp.store.get((kt.GROUP, "Workload"), ns, "w")
+    wl = cp.store.get(WORKLOAD, ns, "w")
     moved = msgspec.structs.replace(wl, spec=msgspec.structs.replace(wl.spec, queue_name="other"))
     cp.store.update(moved)
     cp.run()
     assert pending() == (0, 0, 1, 1)
     # Deleted and made again under the same name in the first queue, at one instant.
-    cp.store.delete((kt.GROUP, "Workload"), ns, "w")
+    cp.store.delete(WORKLOAD, ns, "w")
     cp.create([big])
     cp.run()
     assert pending() == (1, 1, 0, 0)

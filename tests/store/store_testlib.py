@@ -12,9 +12,11 @@ from kuota.api.base import enc_hook
 from kuota.api.decode import decode_object
 from kuota.store import MemoryStore, ResourceType
 
-JOB: ResourceType = ("batch", "Job")
-WORKLOAD: ResourceType = ("kueue.x-k8s.io", "Workload")
-CLUSTER_QUEUE: ResourceType = ("kueue.x-k8s.io", "ClusterQueue")
+# The keys the store tests name (re-exported: the tests import them from here).
+from kuota.store.resources import CLUSTER_QUEUE as CLUSTER_QUEUE
+from kuota.store.resources import JOB as JOB
+from kuota.store.resources import WORKLOAD as WORKLOAD
+
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 MakeStore = Callable[..., MemoryStore]
 

@@ -18,6 +18,7 @@ from kuota.api.meta import Condition
 from kuota.api.quantity import Quantity
 from kuota.store import Invalid, MemoryStore
 from kuota.store.codec import clone, clone_over
+from kuota.store.resources import WORKLOAD
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -54,7 +55,7 @@ def _status(
 
 
 def _written(store: MemoryStore, status: WorkloadStatus) -> WorkloadStatus:
-    wl = clone(store.get(("kueue.x-k8s.io", "Workload"), "team-a", "w"))  # never write to it
+    wl = clone(store.get(WORKLOAD, "team-a", "w"))  # never write to it
     wl.status = status
     out: WorkloadStatus = store.update_status(wl).status
     return out
@@ -86,7 +87,7 @@ def test_a_status_write_stores_what_was_written_and_keeps_it_private(
     assert mine.conditions is not None and mine.admission is not None
     mine.conditions[0].message = "changed by the writer"
     mine.admission.pod_set_assignments[0].count = 99
-    again = store.get(("kueue.x-k8s.io", "Workload"), "team-a", "w").status
+    again = store.get(WORKLOAD, "team-a", "w").status
     assert again == _status(*after)
 
 
@@ -176,7 +177,7 @@ def test_a_condition_write_copies_the_changed_conditions_and_keeps_the_others() 
     assert second.conditions[3] is not mine.conditions[3]
     mine.conditions[1].reason = "changed by the writer"
     mine.conditions[3].reason = "changed by the writer"
-    again = store.get(("kueue.x-k8s.io", "Workload"), "team-a", "w").status
+    again = store.get(WORKLOAD, "team-a", "w").status
     assert again == _conditions_status("A", "Changed", "C", "New")
     assert first == _conditions_status("A", "B", "C")  # the earlier version is untouched
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -27,21 +28,31 @@ from kuota.api.meta import Condition, LabelSelector, LabelSelectorRequirement
 from kuota.api.quantity import Quantity
 from kuota.store import (
     AlreadyExists,
+    BadRequest,
     Conflict,
     Event,
     Gone,
     Invalid,
+    JournalError,
+    JournalLocked,
     MemoryStore,
+    MethodNotAllowed,
     NotFound,
     Operation,
     clone,
     kind_info,
+    open_readonly,
+    open_store,
     register_kind,
+    resource_of,
     rtype_of,
 )
+from kuota.store.codec import to_wire
+from kuota.store.events import revision
 from kuota.store.kinds import registered_kinds, resource_type
+from kuota.store.resources import NODE, POD
+from kuota.store.resources import WORKLOAD_PRIORITY_CLASS as WPC
 
-WPC = ("kueue.x-k8s.io", "WorkloadPriorityClass")
 ALPHABET = set("bcdfghjklmnpqrstvwxz2456789")
 
 
@@ -50,8 +61,15 @@ def names(items: list[Any]) -> list[tuple[str, str]]:
 
 
 def kinds(events: list[Event]) -> list[tuple[str, str | None, int]]:
+    """Each event's type, object name and revision: resourceVersions are
+    opaque to clients, but these tests are the memory store's own, which may
+    read them as its write counter."""
     return [
-        (e.type, e.object.metadata.name if e.object is not None else None, e.resource_version)
+        (
+            e.type,
+            e.object.metadata.name if e.object is not None else None,
+            revision(e.resource_version),
+        )
         for e in events
     ]
 
@@ -115,8 +133,8 @@ def test_already_exists_and_not_found(store: MemoryStore) -> None:
         store.patch(JOB, "team-a", "missing", {"metadata": {"labels": {"a": "b"}}})
     with pytest.raises(NotFound):
         store.delete(JOB, "team-a", "missing")
-    with pytest.raises(NotFound, match="no matches for kind"):
-        store.get(("example.com", "Nope"), "", "x")
+    with pytest.raises(NotFound, match="could not find the requested resource"):
+        store.get(("example.com", "v1", "nopes"), "", "x")
     assert store.resource_version == 2
 
 
@@ -172,7 +190,7 @@ def test_list_sorted_with_namespace_and_rv(store: MemoryStore) -> None:
         ("team-b", "x"),
         ("team-c", "a"),
     ]
-    assert listed.resource_version == store.resource_version == 5
+    assert revision(listed.resource_version) == store.resource_version == 5
     assert names(store.list(JOB, "team-a").items) == [("team-a", "b"), ("team-a", "z")]
     assert store.list(JOB, "nowhere").items == []
     assert names(store.list(WORKLOAD).items) == [("team-a", "w")]
@@ -271,7 +289,7 @@ def test_compare_and_set(store: MemoryStore) -> None:
             JOB, "team-a", "a", {"metadata": {"resourceVersion": "1", "labels": {"x": "y"}}}
         )
     with pytest.raises(Conflict):
-        store.delete(JOB, "team-a", "a", resource_version=1)
+        store.delete(JOB, "team-a", "a", resource_version="1")
     assert store.get(JOB, "team-a", "a").metadata.labels == {"v": "1"}
     stale.metadata.resource_version = ""  # no precondition: last write wins
     assert store.update(stale).metadata.labels == {"v": "stale"}
@@ -279,7 +297,7 @@ def test_compare_and_set(store: MemoryStore) -> None:
         JOB, "team-a", "a", {"metadata": {"resourceVersion": "3", "labels": None}}
     )
     assert patched.metadata.labels is None
-    assert store.delete(JOB, "team-a", "a", resource_version=4) is None
+    assert store.delete(JOB, "team-a", "a", resource_version="4") is None
 
 
 def test_noop_update_writes_nothing(store: MemoryStore) -> None:
@@ -362,7 +380,7 @@ def test_delete_without_finalizers(store: MemoryStore) -> None:
     with pytest.raises(NotFound):
         store.get(JOB, "team-a", "a")
     (ev,) = w.poll()
-    assert ev.type == "DELETED" and ev.resource_version == 2
+    assert ev.type == "DELETED" and ev.resource_version == "2"
     assert ev.object.metadata.resource_version == "2"
 
 
@@ -437,11 +455,11 @@ def test_watch_resume_gets_exactly_the_rest(store: MemoryStore) -> None:
     for i in range(10):
         store.create(job(f"j{i}"))
     everything = store.watch(None, 0).poll()
-    assert [e.resource_version for e in everything] == list(range(1, 11))
+    assert [revision(e.resource_version) for e in everything] == list(range(1, 11))
     assert all(e.type == "ADDED" for e in everything)
     for n in (0, 3, 9, 10):
         got = store.watch(None, n).poll()
-        assert [e.resource_version for e in got] == list(range(n + 1, 11))
+        assert [revision(e.resource_version) for e in got] == list(range(n + 1, 11))
     w = store.watch(None, 4)
     assert len(w.poll()) == 6
     assert w.poll() == []
@@ -470,7 +488,7 @@ def test_watch_bookmarks(store: MemoryStore) -> None:
     store.create(job("b"))
     store.create(job("c"))
     (bm,) = w.poll()
-    assert bm.type == "BOOKMARK" and bm.object is None and bm.resource_version == 3
+    assert bm.type == "BOOKMARK" and bm.object is None and bm.resource_version == "3"
     assert plain.poll() == []
     assert w.poll() == []
     store.create(make_workload("wl"))
@@ -488,7 +506,7 @@ def test_watch_gone_when_history_is_too_short(make_store: MakeStore) -> None:
     assert err.value.code == 410
     with pytest.raises(Gone):
         w.poll()  # fell behind: must list again
-    assert [e.resource_version for e in store.watch(None, 3).poll()] == [4, 5, 6, 7, 8]
+    assert [revision(e.resource_version) for e in store.watch(None, 3).poll()] == [4, 5, 6, 7, 8]
     with pytest.raises(Gone, match="newer"):
         store.watch(None, 9)
 
@@ -690,15 +708,15 @@ def test_kinds_without_status(store: MemoryStore) -> None:
 
 
 def test_kind_registry() -> None:
-    assert kind_info(("", "Pod")).namespaced
-    assert not kind_info(("", "Node")).namespaced
+    assert kind_info(POD).namespaced
+    assert not kind_info(NODE).namespaced
     assert kind_info(JOB).namespaced and kind_info(JOB).has_status
     assert kind_info(WORKLOAD).namespaced
     assert not kind_info(CLUSTER_QUEUE).namespaced
     assert kind_info(WPC).spec_fields == ("value", "description")
     assert len(registered_kinds()) >= 14
     with pytest.raises(TypeError, match="not an API object"):
-        register_kind(("example.com", "Bad"), Condition, namespaced=False)
+        register_kind(("example.com", "v1", "bads"), Condition, namespaced=False, kind="Bad")
 
 
 def test_an_objects_resource_type_is_the_registered_tuple() -> None:
@@ -710,7 +728,7 @@ def test_an_objects_resource_type_is_the_registered_tuple() -> None:
     v1beta1 = msgspec.structs.replace(wl, api_version="kueue.x-k8s.io/v1beta1")
     assert resource_type(v1beta1) is kind_info(WORKLOAD).rtype
     unknown = msgspec.structs.replace(wl, kind="Gizmo")
-    assert resource_type(unknown) == ("kueue.x-k8s.io", "Gizmo")
+    assert resource_type(unknown) == ("kueue.x-k8s.io", "v1beta2", "gizmos")
     with pytest.raises(NotFound, match='no matches for kind "Gizmo"'):
         MemoryStore(FakeClock()).create(unknown)
 
@@ -722,3 +740,125 @@ def test_uids_are_the_sequence_in_uuid_form(seq: int) -> None:
     uid = _uid(seq)
     assert [len(g) for g in uid.split("-")] == [8, 4, 4, 4, 12] or seq >= 2**128
     assert uid_seq(uid) == seq
+
+
+# ------------------------------------------------------------------ the protocol's addressing
+def test_resources_are_named_as_the_api_server_names_them() -> None:
+    assert WORKLOAD == ("kueue.x-k8s.io", "v1beta2", "workloads")
+    assert POD == ("", "v1", "pods")
+    assert WPC == ("kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses")
+    assert resource_of("LeaderWorkerSet") == "leaderworkersets"
+    assert resource_of("Topology") == "topologies"
+    assert resource_of("Gateway") == "gateways"  # a vowel before the y
+    assert resource_of("Ingress") == "ingresses"
+    assert resource_of("Endpoints") == "endpoints"
+    assert kind_info(WORKLOAD).kind == "Workload"
+
+
+def test_every_version_of_a_kind_is_one_object(store: MemoryStore) -> None:
+    created = store.create(make_workload("w"))
+    v1beta1 = ("kueue.x-k8s.io", "v1beta1", "workloads")
+    assert store.get(v1beta1, "team-a", "w") is created
+    assert store.list(v1beta1).items == [created]
+    w = store.watch(v1beta1, store.list(v1beta1).resource_version)
+    store.patch(v1beta1, "team-a", "w", {"metadata": {"labels": {"a": "b"}}})
+    (ev,) = w.poll()
+    assert ev.type == "MODIFIED" and ev.object is store.get(WORKLOAD, "team-a", "w")
+    with pytest.raises(NotFound):
+        store.get(("kueue.x-k8s.io", "v1alpha9", "workloads"), "team-a", "w")
+
+
+def test_resource_versions_are_opaque_strings(store: MemoryStore) -> None:
+    """What a client may do with resourceVersions: hand back one the store
+    gave (a precondition, a watch's start) and compare two for equality."""
+    listed = store.list(JOB)
+    assert isinstance(listed.resource_version, str)
+    w = store.watch(JOB, listed.resource_version)  # a list, then a watch from it
+    created = store.create(job("a"))
+    store.create(make_workload("w"))  # another resource: not this watch's
+    (ev,) = w.poll()
+    assert ev.type == "ADDED" and ev.object is created
+    assert isinstance(ev.resource_version, str)
+    assert ev.resource_version == created.metadata.resource_version
+    again = store.watch(JOB, ev.resource_version)  # resume after the event
+    assert again.poll() == []
+    assert store.list(JOB).resource_version != listed.resource_version
+    rv = created.metadata.resource_version
+    assert store.delete(JOB, "team-a", "a", resource_version=rv) is None
+    for bogus in ("", "abc", "-1", "1.5"):
+        with pytest.raises(BadRequest) as err:
+            store.watch(JOB, bogus)
+        assert err.value.code == 400
+
+
+def test_watches_are_per_resource(store: MemoryStore) -> None:
+    jobs = store.watch(JOB, store.list(JOB).resource_version)
+    wls = store.watch(WORKLOAD, store.list(WORKLOAD).resource_version, bookmarks=True)
+    store.create(job("a"))
+    store.create(job("b"))
+    assert [e.object.metadata.name for e in jobs.poll()] == ["a", "b"]
+    (bm,) = wls.poll()  # nothing of its own: a bookmark to resume from
+    assert bm.type == "BOOKMARK"
+    store.create(make_workload("w"))
+    resumed = store.watch(WORKLOAD, bm.resource_version)
+    assert [e.object.metadata.name for e in resumed.poll()] == ["w"]
+    assert [e.object.metadata.name for e in wls.poll()] == ["w"]
+    assert jobs.poll() == []
+
+
+# ------------------------------------------------------------------ read-only open
+def test_read_only_open_reads_the_kept_state(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with open_store(state, FakeClock()) as store:
+        store.create(job("a", labels={"x": "1"}))
+        store.create(job("b", "team-b"))
+        store.create(make_workload("w"))
+        store.create(cluster_queue("cq"))
+        store.set_meta("clock", "2026-01-01T00:00:00+00:00")
+        want = {rt: [to_wire(o) for o in store.list(rt).items] for rt in (JOB, WORKLOAD)}
+        wl = to_wire(store.get(WORKLOAD, "team-a", "w"))
+    files = {p.name: p.read_bytes() for p in state.iterdir()}
+    ro = open_readonly(state)
+    assert {rt: [to_wire(o) for o in ro.list(rt).items] for rt in (JOB, WORKLOAD)} == want
+    assert to_wire(ro.get(WORKLOAD, "team-a", "w")) == wl
+    assert [o.metadata.name for o in ro.list(JOB, "team-b").items] == ["b"]
+    assert [o.metadata.name for o in ro.list(JOB, label_selector="x=1").items] == ["a"]
+    assert [o.metadata.name for o in ro.list(CLUSTER_QUEUE).items] == ["cq"]
+    assert ro.get_meta("clock") == "2026-01-01T00:00:00+00:00"
+    with pytest.raises(NotFound):
+        ro.get(JOB, "team-a", "missing")
+    assert ro.watch(JOB, ro.list(JOB).resource_version).poll() == []
+    ro.close()
+    # Reading changed nothing on disk (no snapshot, no segment, no lock holder).
+    assert {p.name: p.read_bytes() for p in state.iterdir()} == files
+
+
+def test_read_only_open_refuses_every_write(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with open_store(state, FakeClock()) as store:
+        created = store.create(job("a"))
+    with open_readonly(state) as ro:
+        attempts = [
+            lambda: ro.create(job("b")),
+            lambda: ro.update(clone(created)),
+            lambda: ro.update_status(clone(created)),
+            lambda: ro.patch(JOB, "team-a", "a", {"metadata": {"labels": {"a": "b"}}}),
+            lambda: ro.delete(JOB, "team-a", "a"),
+        ]
+        for attempt in attempts:
+            with pytest.raises(MethodNotAllowed, match="read-only") as err:
+                attempt()
+            assert err.value.code == 405
+        assert ro.get(JOB, "team-a", "a").metadata.labels is None
+    with open_store(state, FakeClock()) as store:  # and the state is as it was
+        assert to_wire(store.get(JOB, "team-a", "a")) == to_wire(created)
+
+
+def test_read_only_open_waits_for_no_writer_and_needs_a_state(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with open_store(state, FakeClock()), pytest.raises(JournalLocked):
+        open_readonly(state)
+    open_readonly(state).close()
+    with pytest.raises(JournalError, match="no such state directory"):
+        open_readonly(tmp_path / "nowhere")
+    assert not (tmp_path / "nowhere").exists()

@@ -14,6 +14,8 @@ from crash_writer import run
 from store_testlib import FakeClock, job, state_of, uid_seq, wire
 
 from kuota.store import MemoryStore, open_store
+from kuota.store.events import revision
+from kuota.store.resources import JOB, WORKLOAD
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 
@@ -64,11 +66,11 @@ def model_up_to(seed: int, rv: int, step: int) -> tuple[dict[Any, bytes], dict[i
     objects: dict[Any, bytes] = {}
     seq = 0
     for ev in watch.poll():
-        if ev.resource_version > rv:
+        if revision(ev.resource_version) > rv:  # (the memory store's own reading)
             break
         m = ev.object.metadata
         key = (
-            ("batch", "Job") if ev.object.kind == "Job" else ("kueue.x-k8s.io", "Workload"),
+            JOB if ev.object.kind == "Job" else WORKLOAD,
             m.namespace,
             m.name,
         )

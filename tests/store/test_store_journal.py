@@ -198,13 +198,16 @@ def test_unregistered_kind_names_the_file(tmp_path: Path, monkeypatch: pytest.Mo
         metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
         size: int = 0
 
-    monkeypatch.setitem(store_kinds._KINDS, ("example.com", "Gadget"), None)  # restored after
-    register_kind(("example.com", "Gadget"), Gadget, namespaced=False)
+    gadgets = ("example.com", "v1", "gadgets")
+    monkeypatch.setitem(store_kinds._KINDS, gadgets, None)  # restored after
+    monkeypatch.setitem(store_kinds._BY_KIND, ("example.com", "Gadget"), None)
+    register_kind(gadgets, Gadget, namespaced=False, kind="Gadget")
     state = tmp_path / "state"
     with open_store(state, FakeClock()) as store:
         store.create(Gadget(metadata=ObjectMeta(name="g"), size=3))
-        assert store.get(("example.com", "Gadget"), "", "g").size == 3
-    monkeypatch.delitem(store_kinds._KINDS, ("example.com", "Gadget"))
+        assert store.get(gadgets, "", "g").size == 3
+    monkeypatch.delitem(store_kinds._KINDS, gadgets)
+    monkeypatch.delitem(store_kinds._BY_KIND, ("example.com", "Gadget"))
     with pytest.raises(JournalError, match=r"snapshot-000000000001.*Gadget.*not register"):
         open_store(state, FakeClock())
     # The failed open released the directory.
@@ -238,7 +241,7 @@ def test_history_after_reopen_starts_at_the_recovered_rv(tmp_path: Path) -> None
     with open_store(state, FakeClock()) as again:
         assert again.watch(None, rv).poll() == []
         again.create(job("new"))
-        assert [e.resource_version for e in again.watch(None, rv).poll()] == [rv + 1]
+        assert [e.resource_version for e in again.watch(None, rv).poll()] == [str(rv + 1)]
         with pytest.raises(Exception, match="too old"):
             again.watch(None, rv - 1)
         assert uid_seq(again.get(JOB, "team-a", "new").metadata.uid) > 0

@@ -31,7 +31,7 @@ from kuota.cli.podworkload import (
 from kuota.controllers.integration import SetView
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.jobs.registry import INTEGRATIONS
-from kuota.store import MemoryStore, StoreError
+from kuota.store import ReadOnlyStore, StoreError
 
 __all__ = ["SETS", "describe_set"]
 
@@ -72,7 +72,7 @@ def _pods_status(pods: list[Any]) -> str:
 
 
 def _workload_section(
-    store: MemoryStore, kind: SetView, obj: Any, pods: list[Any], now: datetime
+    store: ReadOnlyStore, kind: SetView, obj: Any, pods: list[Any], now: datetime
 ) -> list[str]:
     """``Workloads:`` and, per Workload, its state, reason and pod counts."""
     wls = Workloads(store, obj.metadata.namespace)

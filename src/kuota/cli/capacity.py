@@ -19,9 +19,9 @@ from kuota.cluster.apiserver.pod_admission import PRIORITY_CLASS, PodAdmission
 from kuota.cluster.kubescheduler.cluster_capacity import DEFAULT_LIMIT, CapacityReport, estimate
 from kuota.cluster.kubescheduler.scoring import PROFILES, profile_named
 from kuota.quota.requests import resource_quantity
+from kuota.store.resources import NAMESPACE, NODE, POD
 
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
-NAMESPACE = ("", "Namespace")
 
 
 def _pod_of(objects: list[Any]) -> tuple[Pod | None, str]:
@@ -65,7 +65,7 @@ def _load(paths: list[str], state: str | None) -> tuple[list[Any], list[str], st
         store, _ = open_state(state)
         try:
             objs: list[Any] = []
-            for rtype in (("", "Node"), ("", "Pod"), NAMESPACE, PRIORITY_CLASS):
+            for rtype in (NODE, POD, NAMESPACE, PRIORITY_CLASS):
                 objs += store.list(rtype).items
         finally:
             store.close()

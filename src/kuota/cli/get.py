@@ -18,8 +18,24 @@ from kuota.api.kueue import types as kt
 from kuota.cli.files import CannotRead
 from kuota.embedded.controlplane import CLOCK_META, CONFIG_META
 from kuota.scheduler.core import AdmissionCore
-from kuota.store import MemoryStore, StoreError, clone, open_store
+from kuota.store import ReadOnlyStore, StoreError, clone, open_readonly
 from kuota.store.protocol import ResourceType
+from kuota.store.resources import (
+    CLUSTER_QUEUE,
+    CRON_JOB,
+    DAEMON_SET,
+    DEPLOYMENT,
+    EVENT,
+    JOB,
+    LEADER_WORKER_SET,
+    LOCAL_QUEUE,
+    NODE,
+    NODE_OPERATION,
+    POD,
+    REPLICA_SET,
+    STATEFUL_SET,
+    WORKLOAD,
+)
 
 G = kt.GROUP
 Row = list[str]
@@ -300,66 +316,66 @@ def _event_row(o: Any, now: datetime, wide: bool) -> Row:
 # resource name -> (rtype, namespaced, columns after NAME, row builder)
 KINDS: dict[str, tuple[ResourceType, bool, list[str], Callable[[Any, datetime, bool], Row]]] = {
     "workloads": (
-        (G, "Workload"),
+        WORKLOAD,
         True,
         ["QUEUE", "RESERVED IN", "ADMITTED", "FINISHED", "AGE"],
         _workload_row,
     ),
     "localqueues": (
-        (G, "LocalQueue"),
+        LOCAL_QUEUE,
         True,
         ["CLUSTERQUEUE", "PENDING WORKLOADS", "ADMITTED WORKLOADS"],
         _lq_row,
     ),
     "clusterqueues": (
-        (G, "ClusterQueue"),
+        CLUSTER_QUEUE,
         False,
         ["COHORT", "STRATEGY", "PENDING WORKLOADS", "ADMITTED WORKLOADS"],
         _cq_row,
     ),
-    "nodes": (("", "Node"), False, ["STATUS", "ROLES", "AGE"], _node_row),
-    "jobs": (("batch", "Job"), True, ["STATUS", "COMPLETIONS", "DURATION", "AGE"], _job_row),
-    "pods": (("", "Pod"), True, ["READY", "STATUS", "RESTARTS", "AGE"], _pod_row),
+    "nodes": (NODE, False, ["STATUS", "ROLES", "AGE"], _node_row),
+    "jobs": (JOB, True, ["STATUS", "COMPLETIONS", "DURATION", "AGE"], _job_row),
+    "pods": (POD, True, ["READY", "STATUS", "RESTARTS", "AGE"], _pod_row),
     "cronjobs": (
-        ("batch", "CronJob"),
+        CRON_JOB,
         True,
         ["SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"],
         _cronjob_row,
     ),
     "daemonsets": (
-        ("apps", "DaemonSet"),
+        DAEMON_SET,
         True,
         ["DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"],
         _daemonset_row,
     ),
     "deployments": (
-        ("apps", "Deployment"),
+        DEPLOYMENT,
         True,
         ["READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
         _deployment_row,
     ),
     "replicasets": (
-        ("apps", "ReplicaSet"),
+        REPLICA_SET,
         True,
         ["DESIRED", "CURRENT", "READY", "AGE"],
         _replicaset_row,
     ),
-    "statefulsets": (("apps", "StatefulSet"), True, ["READY", "AGE"], _statefulset_row),
+    "statefulsets": (STATEFUL_SET, True, ["READY", "AGE"], _statefulset_row),
     "leaderworkersets": (
-        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+        LEADER_WORKER_SET,
         True,
         ["READY", "DESIRED", "UP-TO-DATE", "AGE"],
         _lws_row,
     ),
     "nodeoperations": (
-        ("kuota.dev", "NodeOperation"),
+        NODE_OPERATION,
         False,
         ["NODE", "OPERATION", "PHASE", "AGE"],
         _nodeop_row,
     ),
     # As oc prints events: no NAME column, oldest first.
     "events": (
-        ("", "Event"),
+        EVENT,
         True,
         ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
         _event_row,
@@ -396,13 +412,13 @@ ALIASES = {
 }
 
 
-def open_state(state: str | None) -> tuple[MemoryStore, datetime]:
+def open_state(state: str | None) -> tuple[ReadOnlyStore, datetime]:
     if not state:
         raise CannotRead("no state directory: give --state DIR or set KUOTA_STATE")
     if not Path(state).is_dir():
         raise CannotRead(f"{state}: no such state directory")
     try:
-        store = open_store(state, lambda: datetime.now(UTC))
+        store = open_readonly(state)  # reads only: never the journal's format
     except (StoreError, OSError) as err:
         raise CannotRead(f"{state}: {err}") from None
     saved = store.get_meta(CLOCK_META)
@@ -477,10 +493,10 @@ def _event_time(e: Any) -> datetime:
     return e.last_timestamp or e.metadata.creation_timestamp or datetime.min.replace(tzinfo=UTC)
 
 
-def events_for(store: MemoryStore, obj: Any) -> list[Any]:
+def events_for(store: ReadOnlyStore, obj: Any) -> list[Any]:
     """The stored events about ``obj``, oldest first."""
     m = obj.metadata
-    items = store.list(("", "Event"), m.namespace or "default").items
+    items = store.list(EVENT, m.namespace or "default").items
     mine = [
         e
         for e in items
@@ -513,7 +529,7 @@ def describe_workload(name: str, state: str | None, namespace: str | None, conso
     try:
         ns = namespace or "default"
         try:
-            wl = store.get((G, "Workload"), ns, name)
+            wl = store.get(WORKLOAD, ns, name)
         except StoreError:
             console.print(
                 f'Error from server (NotFound): workloads "{name}" not found', markup=False
@@ -567,17 +583,17 @@ def _map_lines(label: str, items: dict[str, str] | None, width: int) -> list[str
     return [head + pairs[0], *(" " * width + p for p in pairs[1:])]
 
 
-def _owned_workload(store: MemoryStore, job: Any) -> Any | None:
+def _owned_workload(store: ReadOnlyStore, job: Any) -> Any | None:
     """The Workload Kueue made for ``job``: the one whose controller is it."""
     m = job.metadata
-    for wl in store.list((G, "Workload"), m.namespace).items:
+    for wl in store.list(WORKLOAD, m.namespace).items:
         for ref in wl.metadata.owner_references or ():
             if ref.kind == "Job" and ref.name == m.name and (not m.uid or ref.uid == m.uid):
                 return wl
     return None
 
 
-def _workload_line(store: MemoryStore, wl: Any | None, now: datetime) -> str:
+def _workload_line(store: ReadOnlyStore, wl: Any | None, now: datetime) -> str:
     if wl is None:
         return "<none>"
     name = wl.metadata.name
@@ -600,7 +616,7 @@ def describe_job(name: str, state: str | None, namespace: str | None, console: C
     try:
         ns = namespace or "default"
         try:
-            job = store.get(("batch", "Job"), ns, name)
+            job = store.get(JOB, ns, name)
         except StoreError:
             console.print(
                 f'Error from server (NotFound): jobs.batch "{name}" not found', markup=False
@@ -659,12 +675,12 @@ def describe_job(name: str, state: str | None, namespace: str | None, console: C
     return 0
 
 
-def _pending_reason(store: MemoryStore, wl: Any, now: datetime) -> str:
+def _pending_reason(store: ReadOnlyStore, wl: Any, now: datetime) -> str:
     """The admission core's one-line reason, rebuilt from the stored objects."""
     return pending_reasons(store, now)(wl)
 
 
-def pending_reasons(store: MemoryStore, now: datetime) -> Callable[[Any], str]:
+def pending_reasons(store: ReadOnlyStore, now: datetime) -> Callable[[Any], str]:
     """Why each waiting workload waits, in the admission core's one line ("" for
     one that holds quota or finished); the core is rebuilt from the stored
     objects once, at the first workload that waits."""
@@ -688,7 +704,7 @@ def pending_reasons(store: MemoryStore, now: datetime) -> Callable[[Any], str]:
     return reason
 
 
-def _stored_config(store: MemoryStore) -> Any:
+def _stored_config(store: ReadOnlyStore) -> Any:
     """The Kueue configuration the run used (kept in the state), else the default."""
     from kuota.api.config import load_config
     from kuota.cli.world import _default_config

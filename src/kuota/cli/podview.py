@@ -17,10 +17,10 @@ from kuota.cluster.apiserver.pod_strategy import SCHEDULING_GATED
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.quota.requests import resource_quantity
 from kuota.store import StoreError
+from kuota.store.resources import POD
 
 __all__ = ["describe_pod", "unschedulable_notes"]
 
-POD = ("", "Pod")
 _W = 18  # describe's label width
 
 

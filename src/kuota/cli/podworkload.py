@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kuota.api.kueue import types as kt
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.jobs.registry import INTEGRATIONS
-from kuota.store import MemoryStore
+from kuota.store import ReadOnlyStore
+from kuota.store.resources import POD, WORKLOAD
 
 __all__ = [
     "GroupCount",
@@ -31,8 +31,6 @@ __all__ = [
     "workload_summary",
 ]
 
-WORKLOAD: Final = (kt.GROUP, "Workload")
-POD: Final = ("", "Pod")
 # (apiVersion, kind) of the job kinds the generic job reconciler runs: their
 # pods' Workload is their job's.
 _JOB_KINDS: Final = frozenset(
@@ -55,7 +53,7 @@ def _true(obj: Any, ctype: str) -> bool:
 class Workloads:
     """A namespace's Workloads, looked up by name and by owner uid."""
 
-    def __init__(self, store: MemoryStore, namespace: str) -> None:
+    def __init__(self, store: ReadOnlyStore, namespace: str) -> None:
         self.namespace = namespace
         self.by_name: dict[str, Any] = {}
         self.by_owner: dict[str, list[Any]] = {}
@@ -166,7 +164,7 @@ def workload_details(wl: Any | None, reason: Callable[[Any], str]) -> list[tuple
 
 
 def pod_workload_lines(
-    store: MemoryStore, pod: Any, reason: Callable[[Any], str], width: int
+    store: ReadOnlyStore, pod: Any, reason: Callable[[Any], str], width: int
 ) -> list[str]:
     """What ``describe pod`` says of the Workload holding ``pod`` (nothing for
     a pod Kueue does not manage)."""

@@ -19,11 +19,10 @@ from kuota.embedded.controlplane import JOB_INTEGRATIONS, ControlPlane
 from kuota.embedded.report import Recorder
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.store import StoreError
+from kuota.store.resources import JOB, LOCAL_QUEUE, WORKLOAD
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-JOB = ("batch", "Job")
-WORKLOAD = (kt.GROUP, "Workload")
 
 
 def _fmt_seconds(s: float | None) -> str:
@@ -216,7 +215,7 @@ def _queue_table(cp: ControlPlane) -> Table:
     t = Table(title=f"local queues at {cp.clock.now():%Y-%m-%d %H:%M:%S}", title_justify="left")
     for col in ("LOCALQUEUE", "CLUSTERQUEUE", "PENDING", "RESERVING", "ADMITTED"):
         t.add_column(col)
-    for key, lq in sorted(cp.mgr.informer((kt.GROUP, "LocalQueue")).objects.items()):
+    for key, lq in sorted(cp.mgr.informer(LOCAL_QUEUE).objects.items()):
         st = lq.status or kt.LocalQueueStatus()
         t.add_row(
             key,

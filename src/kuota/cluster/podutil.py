@@ -8,7 +8,7 @@ from typing import Any
 
 from kuota.api.core import Pod, PodCondition, PodStatus
 from kuota.api.meta import OwnerReference
-from kuota.store.protocol import ResourceType
+from kuota.store.resources import JOB, NODE, POD
 
 __all__ = [
     "JOB",
@@ -24,9 +24,6 @@ __all__ = [
     "set_pod_condition",
 ]
 
-POD: ResourceType = ("", "Pod")
-NODE: ResourceType = ("", "Node")
-JOB: ResourceType = ("batch", "Job")
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 

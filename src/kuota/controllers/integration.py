@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from kuota.controllers.jobframework import JobAdapter, ManagePolicy
     from kuota.controllers.jobs.pod.podwebhook import Lookup
     from kuota.controllers.parentpolicy import ParentPolicy
-    from kuota.store import MemoryStore
+    from kuota.store.protocol import ObjectStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class SetView:
     rtype: ResourceType
     resource: str  # as the API server names it in NotFound
     replicas: Callable[[Any], str]  # the ``Replicas:`` line, as ``oc describe`` counts them
-    pods: Callable[[MemoryStore, Any, list[Any]], list[Any]]  # its pods among a namespace's
+    pods: Callable[[ObjectStore, Any, list[Any]], list[Any]]  # its pods among a namespace's
     # (label, Workload name) the set is expected to have, before its pods' own
     expected: Callable[[Any], list[tuple[str, str]]]
     extra: Callable[[Any], list[str]] = lambda o: []

@@ -37,7 +37,12 @@ from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.core import with_condition
 from kuota.store import Invalid, NotFound, clone
+from kuota.store.kinds import resource_type
 from kuota.store.protocol import Operation, ResourceType, group_of
+from kuota.store.resources import LOCAL_QUEUE, NAMESPACE, WORKLOAD
+from kuota.store.resources import PRIORITY_CLASS as PC
+from kuota.store.resources import RESOURCE_FLAVOR as FLAVOR
+from kuota.store.resources import WORKLOAD_PRIORITY_CLASS as WPC
 
 QUEUE_NAME: Final = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS: Final = "kueue.x-k8s.io/priority-class"
@@ -49,12 +54,6 @@ CQ_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
 RESOURCE_IN_USE: Final = "kueue.x-k8s.io/resource-in-use"
 DEFAULT_QUEUE: Final = "default"
 OPENSHIFT_MANAGED: Final = "kueue.openshift.io/managed"
-WORKLOAD: Final[ResourceType] = (kt.GROUP, "Workload")
-NAMESPACE: Final[ResourceType] = ("", "Namespace")
-LOCAL_QUEUE: Final[ResourceType] = (kt.GROUP, "LocalQueue")
-WPC: Final[ResourceType] = (kt.GROUP, "WorkloadPriorityClass")
-PC: Final[ResourceType] = ("scheduling.k8s.io", "PriorityClass")
-FLAVOR: Final[ResourceType] = (kt.GROUP, "ResourceFlavor")
 
 _READY_MSG: Final = "All pods reached readiness and the workload is running"
 _NOT_READY_MSG: Final = "Not all pods are ready or succeeded"
@@ -208,7 +207,7 @@ class JobWebhook:
         self.kinds = frozenset({adapter.rtype})  # the store calls it for these only
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
-        if op != "CREATE" or (group_of(new.api_version), new.kind) != self.adapter.rtype:
+        if op != "CREATE" or resource_type(new) != self.adapter.rtype:
             return new
         if not self.rules.watched(new):
             return new
@@ -240,7 +239,7 @@ class JobValidation:
         self.gvk = f"{adapter.api_version}, Kind={adapter.kind}"  # as Go prints it
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
-        if (group_of(new.api_version), new.kind) != self.adapter.rtype:
+        if resource_type(new) != self.adapter.rtype:
             return new
         if not self.rules.watched(new):
             return new
@@ -309,7 +308,7 @@ class JobReconciler:
         self.config = config
         self.policy = policy
         self.rules = rules  # the owner-chain walk
-        self.name = f"job:{adapter.rtype[0]}/{adapter.rtype[1]}"
+        self.name = f"job:{adapter.rtype[0]}/{adapter.kind}"
         self.mgr: Manager | None = None
         self.partial = config.gate("PartialAdmission")
         self.wait_for_pods_ready = config.wait_for_pods_ready is not None
@@ -606,7 +605,7 @@ def sync_workload_priority(
     ref = wl.spec.priority_class_ref
     if ref is None and has_quota_reservation(wl):
         return wl
-    if ref is not None and (ref.group, ref.kind) != WPC:
+    if ref is not None and (ref.group, ref.kind) != (WPC[0], "WorkloadPriorityClass"):
         return wl
     want = (owner.metadata.labels or {}).get(PRIORITY_CLASS, "")
     if (ref.name if ref is not None else "") == want:

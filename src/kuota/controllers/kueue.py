@@ -34,26 +34,37 @@ from kuota.runtime.manager import Manager
 from kuota.scheduler.core import AdmissionCore
 from kuota.scheduler.views import ClusterQueueView, CycleResult, FlavorUsage, LocalQueueView
 from kuota.store import Conflict, NotFound, clone
+from kuota.store.kinds import kind_info, kind_named
 from kuota.store.protocol import ResourceType
+from kuota.store.resources import (
+    ADMISSION_CHECK,
+    CLUSTER_QUEUE,
+    COHORT,
+    LIMIT_RANGE,
+    LOCAL_QUEUE,
+    NAMESPACE,
+    PRIORITY_CLASS,
+    RESOURCE_FLAVOR,
+    RUNTIME_CLASS,
+    WORKLOAD,
+    WORKLOAD_PRIORITY_CLASS,
+)
 
 _replace: Final = msgspec.structs.replace
 G: Final = kt.GROUP
-WORKLOAD: Final[ResourceType] = (G, "Workload")
-CLUSTER_QUEUE: Final[ResourceType] = (G, "ClusterQueue")
-LOCAL_QUEUE: Final[ResourceType] = (G, "LocalQueue")
 # Everything the admission core reads.
 WATCHED: Final[tuple[ResourceType, ...]] = (
-    ("", "Namespace"),
-    ("scheduling.k8s.io", "PriorityClass"),
-    ("node.k8s.io", "RuntimeClass"),
-    ("", "LimitRange"),
-    (G, "ResourceFlavor"),
-    (G, "AdmissionCheck"),
-    (G, "WorkloadPriorityClass"),
-    (G, "Cohort"),
-    (G, "ClusterQueue"),
-    (G, "LocalQueue"),
-    (G, "Workload"),
+    NAMESPACE,
+    PRIORITY_CLASS,
+    RUNTIME_CLASS,
+    LIMIT_RANGE,
+    RESOURCE_FLAVOR,
+    ADMISSION_CHECK,
+    WORKLOAD_PRIORITY_CLASS,
+    COHORT,
+    CLUSTER_QUEUE,
+    LOCAL_QUEUE,
+    WORKLOAD,
 )
 # Conditions written by others (the job integration); the core only reads them.
 EXTERNAL_CONDITIONS: Final = frozenset({"PodsReady", "Finished"})
@@ -80,7 +91,7 @@ _LQ_MESSAGES: Final = {
 
 
 def _ref(rtype: ResourceType, key: str) -> str:
-    return f"{rtype[0]}/{rtype[1]}:{key}"
+    return f"{rtype[0]}/{kind_info(rtype).kind}:{key}"
 
 
 # A Workload's ref is made at every write and observation of one.
@@ -90,7 +101,7 @@ _WORKLOAD_REF: Final = _ref(WORKLOAD, "")
 def _split(ref: str) -> tuple[ResourceType, str]:
     gk, _, key = ref.partition(":")
     group, _, kind = gk.partition("/")
-    return (group, kind), key
+    return kind_named(group, kind).rtype, key
 
 
 class KueueController:
@@ -166,14 +177,14 @@ class KueueController:
         obj = mgr.informer(rtype).get(key)
         ns, _, name = key.rpartition("/")
         if obj is None:
-            core.delete(rtype[1], ns, name)
+            core.delete(kind_info(rtype).kind, ns, name)
             self._seen_rv.pop(ref, None)
             if rtype == WORKLOAD:
                 self._mark_queues(key)
         elif rtype == WORKLOAD and obj.metadata.deletion_timestamp is not None:
             # Being deleted: release its quota, then let it go (Kueue removes
             # its resource-in-use finalizer once the quota is released).
-            core.delete(rtype[1], ns, name)
+            core.delete(kind_info(rtype).kind, ns, name)
             self._mark_queues(key)
             self._release_finalizer(obj)
         elif rtype == WORKLOAD:
@@ -203,7 +214,7 @@ class KueueController:
 
     def _known(self, rtype: ResourceType, key: str) -> bool:
         core, _ = self._parts()
-        kind = rtype[1]
+        kind = kind_info(rtype).kind
         tables: dict[str, Any] = {
             "Namespace": core.namespaces,
             "ResourceFlavor": core.flavors,

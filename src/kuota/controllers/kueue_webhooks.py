@@ -18,6 +18,7 @@ from typing import Any
 
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.updates import validate_update
+from kuota.store.kinds import resource_for
 from kuota.store.protocol import Invalid, Operation, ResourceType
 
 
@@ -25,7 +26,7 @@ class KueueUpdateValidation:
     validating = True
     status_writes = False
     operations = frozenset({"UPDATE"})
-    kinds: frozenset[ResourceType] = frozenset((kt.GROUP, k) for k in kt.KINDS)
+    kinds: frozenset[ResourceType] = frozenset(resource_for(kt.V1BETA2, k) for k in kt.KINDS)
 
     def __init__(self, gates: Mapping[str, bool]) -> None:
         self.gates = gates

@@ -21,7 +21,6 @@ import msgspec
 from kuota.api import core as kc
 from kuota.api.base import enc_hook
 from kuota.api.config import KueueConfig
-from kuota.api.kueue import types as kt
 from kuota.api.meta import ObjectMeta
 from kuota.api.openshift_scheduler import Scheduler, parse_node_selector, profile_of
 from kuota.controllers.integrationmanager import IntegrationManager
@@ -40,11 +39,11 @@ from kuota.scheduler.views import (
     WorkloadView,
 )
 from kuota.store import AlreadyExists, NotFound, StoreError, clone, open_store
-from kuota.store.kinds import registered_kinds
-from kuota.store.protocol import ResourceType, rtype_of
+from kuota.store.kinds import resource_named as _rtype_named
+from kuota.store.kinds import rtype_of
+from kuota.store.protocol import ResourceType
+from kuota.store.resources import NAMESPACE, WORKLOAD
 
-WORKLOAD: ResourceType = (kt.GROUP, "Workload")
-NAMESPACE: ResourceType = ("", "Namespace")
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAME_LABEL = "kubernetes.io/metadata.name"
 _CONFIG_V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
@@ -400,10 +399,3 @@ def scenario_control_plane(config: KueueConfig, start: datetime) -> ControlPlane
     """The factory ``kuota check`` uses: scheduling only when a step says so,
     no simulated pods (scenarios say when workloads finish)."""
     return ControlPlane(config, start, cluster=False, auto_schedule=False, raise_errors=True)
-
-
-def _rtype_named(kind: str) -> ResourceType:
-    for rtype in registered_kinds():
-        if rtype[1] == kind:
-            return rtype
-    raise NotFound(f'no kind "{kind}"')

@@ -10,16 +10,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kuota.api.kueue import types as kt
 from kuota.quota.requests import resource_value
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.core import AdmissionCore
+from kuota.store.resources import NODE, POD, WORKLOAD
 
 GPU = "nvidia.com/gpu"
-WORKLOAD = (kt.GROUP, "Workload")
-POD = ("", "Pod")
-NODE = ("", "Node")
 
 
 @dataclass

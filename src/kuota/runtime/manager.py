@@ -1,4 +1,4 @@
-"""The manager: one watch on the store feeds the informer caches, whose
+"""The manager: a watch per cached resource feeds the informer caches, whose
 handlers queue keys for the controllers; the manager runs reconciles until
 nothing is left at the current instant, then lets the clock move to the next
 timer. Single-threaded and deterministic: the same world in virtual time
@@ -19,8 +19,8 @@ from kuota.runtime.clock import Clock
 from kuota.runtime.informer import Informer
 from kuota.runtime.recorder import EventRecorder
 from kuota.runtime.workqueue import WorkQueue
-from kuota.store.kinds import resource_type
-from kuota.store.protocol import Gone, ObjectStore, ResourceType
+from kuota.store.kinds import kind_info, resource_type
+from kuota.store.protocol import Gone, ObjectStore, ResourceType, Watch
 
 # Bound once (Final: a C static when compiled, not a module-dict lookup per call).
 heappop: Final = heapq.heappop
@@ -76,7 +76,8 @@ class Manager:
         self._timers: list[tuple[datetime, int, str, str]] = []
         self._timer_at: dict[tuple[str, str], datetime] = {}
         self._seq = 0  # (an int, not itertools.count: next() is a builtins lookup compiled)
-        self._watch: Any = None
+        self._watch: Any = None  # the store's multiplexed watch (see _resync)
+        self._watches: list[Watch] = []  # else one per informer
         self._started = False
         self._stop = False
 
@@ -84,9 +85,12 @@ class Manager:
     def informer(self, rtype: ResourceType) -> Informer:
         inf = self.informers.get(rtype)
         if inf is None:
-            if self._started:
-                raise RuntimeError(f"informer for {rtype} requested after start")
-            inf = self.informers[rtype] = Informer(rtype)
+            rtype = kind_info(rtype).rtype  # (any served version: one cache)
+            inf = self.informers.get(rtype)
+            if inf is None:
+                if self._started:
+                    raise RuntimeError(f"informer for {rtype} requested after start")
+                inf = self.informers[rtype] = Informer(rtype)
         return inf
 
     def add(self, controller: Controller) -> None:
@@ -133,7 +137,15 @@ class Manager:
         self._resync()
 
     def _resync(self) -> None:
-        rv = self.store.resource_version
+        """List every cached resource and watch it from that list on. A store
+        that offers one multiplexed watch of every resource (the memory
+        store's ``watch_all``) is watched through it instead: only that store
+        can interleave the resources' events in the order it wrote them, and
+        the handlers must see them in that order for a run to be the same
+        run, event for event (and the settle loop counts every write)."""
+        watch_all = getattr(self.store, "watch_all", None)
+        self._watch = watch_all() if watch_all is not None else None  # (before the lists)
+        self._watches = []
         for rtype, inf in self.informers.items():
             listed = self.store.list(rtype)
             seen = set()
@@ -144,12 +156,22 @@ class Manager:
                 if id(obj) not in seen:
                     inf.apply("DELETED", obj)
                     inf.objects.pop(key, None)
-        self._watch = self.store.watch(None, rv)
+            if watch_all is None:
+                self._watches.append(self.store.watch(rtype, listed.resource_version))
+
+    def _poll(self) -> list[Any]:
+        if self._watch is not None:
+            events: list[Any] = self._watch.poll()
+            return events
+        out: list[Any] = []
+        for w in self._watches:
+            out.extend(w.poll())
+        return out
 
     def pump(self) -> int:
         """Deliver the store's new events to the informers."""
         try:
-            events = self._watch.poll()
+            events = self._poll()
         except Gone:
             self._resync()
             return 1

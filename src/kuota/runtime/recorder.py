@@ -18,8 +18,8 @@ from kuota.api.event import Event, EventSource, ObjectReference
 from kuota.api.meta import ObjectMeta
 from kuota.runtime.clock import Clock
 from kuota.store.protocol import AlreadyExists, Conflict, NotFound, ObjectStore
+from kuota.store.resources import EVENT
 
-EVENT: Final = ("", "Event")
 EventType = Literal["Normal", "Warning"]
 DEFAULT_TTL: Final = timedelta(hours=1)  # kube-apiserver --event-ttl
 MAX_MESSAGE: Final = 1024  # Kueue truncates event messages to this many characters

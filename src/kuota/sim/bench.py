@@ -22,7 +22,6 @@ from typing import Any, Final
 
 import kuota
 from kuota.api.config import KueueConfig, load_config
-from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
 from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.workload import evicted_reason, find_condition
@@ -32,8 +31,8 @@ from kuota.runtime.manager import Manager
 from kuota.scheduler.core import with_condition
 from kuota.sim.benchgen import RUNNING_LABEL, BenchWorld, GeneratorConfig, generate, workload
 from kuota.store import NotFound
+from kuota.store.resources import WORKLOAD
 
-WORKLOAD: Final = (kt.GROUP, "Workload")
 T0: Final = datetime(2026, 1, 1, tzinfo=UTC)
 
 

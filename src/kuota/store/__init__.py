@@ -1,4 +1,5 @@
-"""The object store: the protocol, the in-memory store and its durable journal."""
+"""The object store: the protocol, the in-memory store, its durable journal and
+the read-only open of a kept state."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from pathlib import Path
 from kuota.store.codec import clone
 from kuota.store.events import MemoryWatch
 from kuota.store.journal import Journal, JournalCorrupt, JournalError, JournalLocked
-from kuota.store.kinds import KindInfo, kind_info, register_kind
+from kuota.store.kinds import KindInfo, kind_info, register_kind, resource_of, rtype_of
 from kuota.store.memory import MemoryStore
 from kuota.store.merge import merge_patch
 from kuota.store.protocol import (
     AdmissionHook,
     AlreadyExists,
+    BadRequest,
     Clock,
     Conflict,
     Event,
@@ -21,6 +23,7 @@ from kuota.store.protocol import (
     Gone,
     Invalid,
     ListResult,
+    MethodNotAllowed,
     NotFound,
     ObjectStore,
     Operation,
@@ -28,13 +31,14 @@ from kuota.store.protocol import (
     StoreError,
     Watch,
     group_of,
-    rtype_of,
 )
+from kuota.store.readonly import ReadOnlyStore, open_readonly
 from kuota.store.selectors import parse_selector, selector_matcher
 
 __all__ = [
     "AdmissionHook",
     "AlreadyExists",
+    "BadRequest",
     "Clock",
     "Conflict",
     "Event",
@@ -49,9 +53,11 @@ __all__ = [
     "ListResult",
     "MemoryStore",
     "MemoryWatch",
+    "MethodNotAllowed",
     "NotFound",
     "ObjectStore",
     "Operation",
+    "ReadOnlyStore",
     "ResourceType",
     "StoreError",
     "Watch",
@@ -59,9 +65,11 @@ __all__ = [
     "group_of",
     "kind_info",
     "merge_patch",
+    "open_readonly",
     "open_store",
     "parse_selector",
     "register_kind",
+    "resource_of",
     "rtype_of",
     "selector_matcher",
 ]

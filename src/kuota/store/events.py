@@ -1,9 +1,10 @@
-"""The store's bounded event history and the watches that read it.
+"""The memory store's bounded event history and the watches that read it.
 
-Every write appends one event with the next resourceVersion, so the history
-is a run of consecutive versions; a watch is a cursor into it. Reading scans
-from the newest end, so a poll costs the number of new events, whatever the
-history's length.
+Every write appends one event with the next revision (the store's write
+counter, kept as an int: the events' opaque resourceVersions are its decimal
+form), so the history is a run of consecutive revisions; a watch is a cursor
+into it. Reading scans from the newest end, so a poll costs the number of new
+events, whatever the history's length.
 """
 
 from __future__ import annotations
@@ -11,34 +12,45 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from kuota.store.protocol import Event, Gone, ResourceType
+from kuota.store.protocol import BadRequest, Event, Gone, ResourceType
+
+
+def revision(resource_version: str | int) -> int:
+    """The revision a resourceVersion this store issued stands for (the
+    store's own reading: clients must not interpret one). An int is taken
+    as it is (the memory store's own callers)."""
+    if isinstance(resource_version, int):
+        return resource_version
+    if not resource_version.isdigit() or not resource_version.isascii():
+        raise BadRequest(f"invalid resource version: {resource_version!r}")
+    return int(resource_version)
 
 
 class EventLog:
     def __init__(self, size: int) -> None:
-        self._events: deque[tuple[ResourceType, str, Event]] = deque(maxlen=size)
+        self._events: deque[tuple[int, ResourceType, str, Event]] = deque(maxlen=size)
 
-    def append(self, rtype: ResourceType, namespace: str, event: Event) -> None:
-        self._events.append((rtype, namespace, event))
+    def append(self, rv: int, rtype: ResourceType, namespace: str, event: Event) -> None:
+        self._events.append((rv, rtype, namespace, event))
 
     def check(self, since: int, head: int) -> None:
         """Raise Gone unless every event after ``since`` up to ``head`` (the
-        store's resourceVersion) is still held."""
+        store's revision) is still held."""
         if since > head:
             raise Gone(f"resourceVersion {since} is newer than the store's ({head})")
-        oldest = self._events[0][2].resource_version if self._events else head + 1
+        oldest = self._events[0][0] if self._events else head + 1
         if since < oldest - 1:
             raise Gone(f"too old resource version: {since} (oldest kept: {oldest - 1})")
 
     def read(
         self, since: int, head: int, rtype: ResourceType | None, namespace: str | None
     ) -> list[Event]:
-        """The events after ``since`` of one kind (None: all) and namespace
-        (None: all), oldest first."""
+        """The events after ``since`` of one resource (None: all) and
+        namespace (None: all), oldest first."""
         self.check(since, head)
         out: list[Event] = []
-        for ert, ens, ev in reversed(self._events):
-            if ev.resource_version <= since:
+        for rv, ert, ens, ev in reversed(self._events):
+            if rv <= since:
                 break
             if (rtype is None or ert == rtype) and (namespace is None or ens == namespace):
                 out.append(ev)
@@ -61,7 +73,7 @@ class MemoryWatch:
         bookmarks: bool,
     ) -> None:
         self._log = log
-        self._head = head  # the store's current resourceVersion
+        self._head = head  # the store's current revision
         self._rtype = rtype
         self._namespace = namespace
         self._bookmarks = bookmarks
@@ -69,9 +81,9 @@ class MemoryWatch:
         self._closed = False
 
     @property
-    def resource_version(self) -> int:
-        """The resourceVersion this watch has read up to."""
-        return self._pos
+    def resource_version(self) -> str:
+        """The resourceVersion this watch has read up to (to resume from)."""
+        return str(self._pos)
 
     def poll(self) -> list[Event]:
         """Events since the last poll, oldest first. Raises Gone when the store
@@ -82,7 +94,7 @@ class MemoryWatch:
         out = self._log.read(self._pos, head, self._rtype, self._namespace)
         self._pos = head
         if not out and self._bookmarks:
-            return [Event("BOOKMARK", None, head)]
+            return [Event("BOOKMARK", None, str(head))]
         return out
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ the new one.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -35,7 +36,7 @@ from typing import Any
 import msgspec
 
 from kuota.api.base import dec_hook, enc_hook
-from kuota.store.kinds import kind_info
+from kuota.store.kinds import kind_named
 from kuota.store.protocol import NotFound, ResourceType, StoreError
 
 ObjectKey = tuple[str, str]  # (namespace, name)
@@ -127,14 +128,23 @@ def _write_all(fd: int, data: bytes | bytearray) -> None:
 
 
 class Journal:
-    def __init__(self, directory: str | Path, snapshot_every: int = 50_000) -> None:
+    def __init__(
+        self, directory: str | Path, snapshot_every: int = 50_000, *, readonly: bool = False
+    ) -> None:
+        """``readonly``: only ``recover`` (the state as it is, on a shared
+        lock, writing nothing: no torn tail cut, no old file removed); the
+        directory must exist."""
         self.directory = Path(directory)
         self.snapshot_every = snapshot_every
+        self.readonly = readonly
         if self.directory.exists() and not self.directory.is_dir():
             raise NotADirectoryError(
                 errno.ENOTDIR, "not a directory (the state is a directory of journal files)"
             )
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if readonly and not self.directory.is_dir():
+            raise JournalError(f"{self.directory}: no such state directory")
+        if not readonly:
+            self.directory.mkdir(parents=True, exist_ok=True)
         self._lock_fd: int | None = self._lock()
         self._buffer = bytearray()
         self._fd: int | None = None
@@ -143,11 +153,13 @@ class Journal:
         self._recovered = False
 
     # ------------------------------------------------------------ opening
-    def _lock(self) -> int:
+    def _lock(self) -> int | None:
         path = self.directory / "LOCK"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        if self.readonly and not path.exists():
+            return None  # never opened for writing: nobody to wait for
+        fd = os.open(path, os.O_RDONLY if self.readonly else os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if self.readonly else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
             os.close(fd)
@@ -155,6 +167,8 @@ class Journal:
                 f"the state directory {self.directory} is already open (locked by pid "
                 f"{holder}: {path}); stop that process or use another directory"
             ) from None
+        if self.readonly:
+            return fd
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         return fd
@@ -175,6 +189,8 @@ class Journal:
         for i, seg in enumerate(live):
             self._replay_segment(self._path("segment", seg), state, last=i == len(live) - 1)
         self._since_snapshot = state.records
+        if self.readonly:
+            return state
         self._remove_older_than(first, snapshots, segments)
         self._segment = live[-1] if live else first
         self._open_segment()
@@ -184,7 +200,8 @@ class Journal:
         snapshots, segments = [], []
         for p in self.directory.iterdir():
             if p.name.endswith(".tmp"):
-                p.unlink()  # a snapshot that never got renamed into place
+                if not self.readonly:
+                    p.unlink()  # a snapshot that never got renamed into place
             elif m := _SNAPSHOT.match(p.name):
                 snapshots.append(int(m.group(1)))
             elif m := _SEGMENT.match(p.name):
@@ -209,19 +226,19 @@ class Journal:
 
     # ------------------------------------------------------------ replay
     def _decode_object(self, rec: _Record, path: Path, lineno: int) -> tuple[ResourceType, Any]:
-        rtype = (rec.g, rec.k)
         try:
-            typ = kind_info(rtype).type
+            info = kind_named(rec.g, rec.k)
         except NotFound:
             raise JournalError(
                 f"{path}: record {lineno} holds a {rec.k} of group {rec.g!r}, a kind this "
                 "program does not register (register_kind before opening the store)"
             ) from None
+        typ = info.type
         dec = _DECODERS.get(typ)
         if dec is None:
             dec = _DECODERS[typ] = msgspec.json.Decoder(typ, dec_hook=dec_hook)
         try:
-            return rtype, dec.decode(rec.o)
+            return info.rtype, dec.decode(rec.o)
         except msgspec.ValidationError as err:
             raise JournalCorrupt(f"{path}: record {lineno}: {err}") from None
 
@@ -231,7 +248,8 @@ class Journal:
             key = (obj.metadata.namespace, obj.metadata.name)
             state.objects.setdefault(rtype, {})[key] = obj
         elif rec.op == "delete":
-            state.objects.get((rec.g, rec.k), {}).pop((rec.ns, rec.n), None)
+            with contextlib.suppress(NotFound):  # (a kind never put has nothing to delete)
+                state.objects.get(kind_named(rec.g, rec.k).rtype, {}).pop((rec.ns, rec.n), None)
         elif rec.op == "meta":
             value = msgspec.json.decode(rec.o)
             if value is None:
@@ -272,7 +290,7 @@ class Journal:
                 self._apply(rec, state, path, lineno)
                 state.records += 1
                 offset += len(line)
-        if state.truncated_bytes:
+        if state.truncated_bytes and not self.readonly:
             os.truncate(path, offset)
             fd = os.open(path, os.O_WRONLY)
             try:
@@ -311,13 +329,13 @@ class Journal:
 
     # ------------------------------------------------------------ writing
     def put(self, rtype: ResourceType, rv: int, seq: int, obj: Any) -> None:
-        rec = _Record("put", rv, seq, rtype[0], rtype[1], o=msgspec.Raw(_ENCODER.encode(obj)))
+        rec = _Record("put", rv, seq, rtype[0], obj.kind, o=msgspec.Raw(_ENCODER.encode(obj)))
         self._append(_ENCODER.encode(rec))
 
-    def delete(self, rtype: ResourceType, rv: int, seq: int, namespace: str, name: str) -> None:
-        self._append(
-            _ENCODER.encode(_Record("delete", rv, seq, rtype[0], rtype[1], namespace, name))
-        )
+    def delete(
+        self, rtype: ResourceType, kind: str, rv: int, seq: int, namespace: str, name: str
+    ) -> None:
+        self._append(_ENCODER.encode(_Record("delete", rv, seq, rtype[0], kind, namespace, name)))
 
     def meta(self, key: str, value: Any, rv: int, seq: int) -> None:
         raw = _NULL if value is None else msgspec.Raw(_ENCODER.encode(value))
@@ -367,7 +385,7 @@ class Journal:
             count = 0
             for rtype, obj in objects:
                 o = msgspec.Raw(_ENCODER.encode(obj))
-                buf += _frame(_ENCODER.encode(_Record("put", g=rtype[0], k=rtype[1], o=o)))
+                buf += _frame(_ENCODER.encode(_Record("put", g=rtype[0], k=obj.kind, o=o)))
                 count += 1
                 if len(buf) > 1 << 20:
                     _write_all(fd, buf)

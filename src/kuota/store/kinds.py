@@ -1,7 +1,11 @@
-"""Which kinds the store holds: ResourceType -> (internal struct type, namespaced).
+"""Which resources the store holds: (group, version, resource) -> KindInfo.
 
-Kueue kinds are keyed by their group only (a v1beta1 and a v1beta2 Workload
-are one object of one internal type); core kinds by theirs ("" for core/v1).
+A resource is addressed as the API server addresses it,
+``/apis/GROUP/VERSION/namespaces/NS/RESOURCE``: its group ("" for core), a
+version it is served at and its plural lowercase name. Every version of a
+kind is ONE object: a v1beta1 and a v1beta2 Workload are the same Workload,
+of one internal type, keyed in the store's tables by the resource's
+registered key (its storage version, ``KindInfo.rtype``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from kuota.store.protocol import NotFound, ResourceType, group_of
 
 @dataclass(frozen=True, slots=True)
 class KindInfo:
-    rtype: ResourceType
+    rtype: ResourceType  # (group, storage version, resource): the store's table key
+    kind: str
     type: type
     namespaced: bool
     # Top-level fields whose change bumps metadata.generation (all but
@@ -30,43 +35,99 @@ class KindInfo:
     has_status: bool
 
 
+def resource_of(kind: str) -> str:
+    """A kind's resource (plural, lowercase) name, by Kubernetes' own guess
+    (UnsafeGuessKindToResource): "Workload" -> "workloads", "Topology" ->
+    "topologies", "Endpoints" -> "endpoints". The one place the plural is
+    derived (the api registry will name each kind's plural)."""
+    name = kind.lower()
+    if not name or name.endswith("endpoints"):
+        return name
+    if name.endswith("s"):
+        return name + "es"
+    if name.endswith("y") and len(name) > 1 and name[-2] not in "aeiou":
+        return name[:-1] + "ies"
+    return name + "s"
+
+
+def version_of(api_version: str) -> str:
+    return api_version.rpartition("/")[2]
+
+
+# Every served (group, version, resource) -> its kind; (group, kind) -> its kind.
 _KINDS: Final[dict[ResourceType, KindInfo]] = {}
+_BY_KIND: Final[dict[tuple[str, str], KindInfo]] = {}
 _NOT_SPEC: Final = frozenset({"api_version", "kind", "metadata", "status"})
 
 
-def register_kind(rtype: ResourceType, typ: type, namespaced: bool) -> KindInfo:
-    """Register (or replace) a kind; ``typ`` is a msgspec Struct with
-    ``api_version``, ``kind`` and ``metadata`` fields."""
+def register_kind(
+    rtype: ResourceType,
+    typ: type,
+    namespaced: bool,
+    *,
+    kind: str,
+    versions: tuple[str, ...] = (),
+) -> KindInfo:
+    """Register (or replace) a kind; ``rtype`` is its (group, storage version,
+    resource), ``versions`` the other versions it is served at; ``typ`` is a
+    msgspec Struct with ``api_version``, ``kind`` and ``metadata`` fields."""
     fields: tuple[str, ...] = getattr(typ, "__struct_fields__", ())
     missing = {"api_version", "kind", "metadata"} - set(fields)
     if missing:
         raise TypeError(f"{typ.__name__} is not an API object: no {', '.join(sorted(missing))}")
+    group, _, resource = rtype
     info = KindInfo(
         rtype=rtype,
+        kind=kind,
         type=typ,
         namespaced=namespaced,
         spec_fields=tuple(f for f in fields if f not in _NOT_SPEC),
         has_status="status" in fields,
     )
     _KINDS[rtype] = info
+    for v in versions:
+        _KINDS[(group, v, resource)] = info
+    _BY_KIND[(group, kind)] = info
     _RTYPES.clear()
     return info
 
 
 def kind_info(rtype: ResourceType) -> KindInfo:
-    """The registered kind; raises NotFound (as the API server answers 404 for
-    a resource it does not serve)."""
+    """The registered kind of a resource, at any version it is served at;
+    raises NotFound (as the API server answers 404 for a resource it does
+    not serve)."""
     info = _KINDS.get(rtype)
     if info is None:
-        group, kind = rtype
+        group, version, resource = rtype
+        gv = f"{group}/{version}" if group else version
+        raise NotFound(f'the server could not find the requested resource "{resource}" in "{gv}"')
+    return info
+
+
+def kind_named(group: str, kind: str) -> KindInfo:
+    """The registered kind of a group; raises NotFound."""
+    info = _BY_KIND.get((group, kind))
+    if info is None:
         raise NotFound(f'no matches for kind "{kind}" in group "{group}"')
     return info
 
 
+def kind_of(obj: Any) -> KindInfo:
+    """The registered kind of an object; raises NotFound as kubectl says it."""
+    api_version: str = obj.api_version
+    kind: str = obj.kind
+    info = _BY_KIND.get((group_of(api_version), kind))
+    if info is None:
+        raise NotFound(f'no matches for kind "{kind}" in version "{api_version}"')
+    return info
+
+
 def resource_type(obj: Any) -> ResourceType:
-    """``rtype_of(obj)``, as the very tuple the kind was registered with: the
-    store's tables are keyed by it, and a dict finds an identical key at once
-    (a new tuple of new strings is hashed and compared at every lookup)."""
+    """The resource an object belongs to, as the very tuple its kind was
+    registered with (whatever the object's version): the store's tables are
+    keyed by it, and a dict finds an identical key at once (a new tuple of
+    new strings is hashed and compared at every lookup). An unregistered
+    kind gets its guessed resource at the object's version."""
     api_version: str = obj.api_version
     kind: str = obj.kind
     by_kind = _RTYPES.get(api_version)
@@ -76,12 +137,13 @@ def resource_type(obj: Any) -> ResourceType:
             _RTYPES[api_version] = by_kind
     rtype = by_kind.get(kind)
     if rtype is None:
-        rtype = (group_of(api_version), kind)
-        info = _KINDS.get(rtype)
+        info = _BY_KIND.get((group_of(api_version), kind))
         if info is not None:
             rtype = info.rtype
             if len(by_kind) < _RTYPES_SIZE:
                 by_kind[kind] = rtype
+        else:
+            rtype = (group_of(api_version), version_of(api_version), resource_of(kind))
     return rtype
 
 
@@ -90,20 +152,52 @@ _RTYPES: Final[dict[str, dict[str, ResourceType]]] = {}
 _RTYPES_SIZE: Final = 256
 
 
+def rtype_of(obj: Any) -> ResourceType:
+    """The (group, version, resource) of an object (``resource_type``)."""
+    return resource_type(obj)
+
+
+def resource_for(api_version: str, kind: str) -> ResourceType:
+    """The registered resource of a kind, named by apiVersion and kind."""
+    return kind_named(group_of(api_version), kind).rtype
+
+
+def resource_named(kind: str) -> ResourceType:
+    """The registered resource of a kind named by its kind alone (the first
+    of its groups, in sorted order)."""
+    for group, k in sorted(_BY_KIND):
+        if k == kind:
+            return _BY_KIND[(group, k)].rtype
+    raise NotFound(f'no kind "{kind}"')
+
+
 def registered_kinds() -> list[ResourceType]:
-    return sorted(_KINDS)
+    """The registered resources, each at its storage version."""
+    return sorted({info.rtype for info in _KINDS.values()})
+
+
+def _register(api_version: str, kind: str, typ: type, namespaced: bool) -> None:
+    rtype = (group_of(api_version), version_of(api_version), resource_of(kind))
+    register_kind(rtype, typ, namespaced, kind=kind)
 
 
 def _register_builtin() -> None:
     for kind, typ in kt.KINDS.items():
-        register_kind((kt.GROUP, kind), typ, kind in kt.NAMESPACED_KINDS)
+        rtype = (kt.GROUP, version_of(kt.V1BETA2), resource_of(kind))
+        register_kind(
+            rtype,
+            typ,
+            kind in kt.NAMESPACED_KINDS,
+            kind=kind,
+            versions=(version_of(kt.V1BETA1),),
+        )
     for (api_version, kind), typ in CORE_KINDS.items():
-        register_kind((group_of(api_version), kind), typ, kind in CORE_NAMESPACED)
+        _register(api_version, kind, typ, kind in CORE_NAMESPACED)
     for (api_version, kind), typ in APPS_KINDS.items():  # all namespaced
-        register_kind((group_of(api_version), kind), typ, True)
-    register_kind(("", "Service"), Service, True)
-    register_kind(("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), LeaderWorkerSet, True)
-    register_kind(("", "Event"), Event, True)
+        _register(api_version, kind, typ, True)
+    _register("v1", "Service", Service, True)
+    _register("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", LeaderWorkerSet, True)
+    _register("v1", "Event", Event, True)
 
 
 _register_builtin()

@@ -1,7 +1,8 @@
 """The in-memory object store, optionally backed by the durable journal.
 
-Behaves as the API server does for the ObjectStore protocol: one store-wide
-resourceVersion counter, compare-and-set updates, status as a subresource,
+Behaves as the API server does for the ObjectStore protocol: opaque
+resourceVersions (the decimal form of one store-wide write counter, as etcd's
+revision: only this store reads them as numbers), compare-and-set updates, status as a subresource,
 finalizers and background garbage collection, admission hooks, and a bounded
 event history that watches read from. Deterministic: uids and generated names
 come from a counter, times from the injected clock, so two runs of the same
@@ -24,9 +25,9 @@ from kuota.api import errors as e
 from kuota.api.hooks import enc_hook
 from kuota.api.meta import LabelSelector
 from kuota.store.codec import clone, clone_over, from_wire, to_wire, validation_error
-from kuota.store.events import EventLog, MemoryWatch
+from kuota.store.events import EventLog, MemoryWatch, revision
 from kuota.store.journal import Journal, Recovered
-from kuota.store.kinds import KindInfo, kind_info, resource_type
+from kuota.store.kinds import KindInfo, kind_info, kind_of, resource_type
 from kuota.store.merge import merge_patch
 from kuota.store.protocol import (
     AdmissionHook,
@@ -77,7 +78,8 @@ _UID_ZEROS: Final = "00000000-0000-0000-0000-"
 
 
 def _ref(rtype: ResourceType, name: str) -> str:
-    group, kind = rtype
+    group = rtype[0]
+    kind = kind_info(rtype).kind  # (in messages only)
     return f'{kind}.{group} "{name}"' if group else f'{kind} "{name}"'
 
 
@@ -126,9 +128,10 @@ class MemoryStore:
         self._failed: Exception | None = None
         self._closed = False
         if journal is not None:
-            self._adopt(journal.recover())
+            self.adopt(journal.recover())
 
-    def _adopt(self, state: Recovered) -> None:
+    def adopt(self, state: Recovered) -> None:
+        """Take a recovered state as this (new, empty) store's."""
         for rtype, objs in state.objects.items():
             for (ns, name), obj in objs.items():
                 self._objects.setdefault(rtype, {}).setdefault(ns, {})[name] = obj
@@ -138,11 +141,14 @@ class MemoryStore:
     # ------------------------------------------------------------ reading
     @property
     def resource_version(self) -> int:
+        """The newest revision written: this store's own counter, not part of
+        the protocol (whose clients get opaque resourceVersions from lists
+        and events)."""
         return self._rv
 
     def get(self, rtype: ResourceType, namespace: str, name: str) -> Any:
         info = kind_info(rtype)
-        obj = self._lookup(rtype, namespace if info.namespaced else "", name)
+        obj = self._lookup(info.rtype, namespace if info.namespaced else "", name)
         if obj is None:
             raise NotFound(
                 f"{_ref(rtype, name)} not found" + (f" in {namespace}" * bool(namespace))
@@ -164,7 +170,7 @@ class MemoryStore:
     ) -> ListResult:
         info = kind_info(rtype)
         match = selector_matcher(label_selector)
-        by_ns = self._objects.get(rtype, {})
+        by_ns = self._objects.get(info.rtype, {})
         if namespace is not None and info.namespaced:
             spaces = [namespace] if namespace in by_ns else []
         else:
@@ -176,7 +182,7 @@ class MemoryStore:
                 items.extend([names[n] for n in sorted(names)])
             else:
                 items.extend([o for n in sorted(names) if match((o := names[n]).metadata.labels)])
-        return ListResult(items, self._rv)
+        return ListResult(items, str(self._rv))
 
     def get_meta(self, key: str, default: Any = None) -> Any:
         """A value stored with set_meta (a copy), or ``default``."""
@@ -187,7 +193,7 @@ class MemoryStore:
         return {k: _meta_copy(v) for k, v in sorted(self._meta.items())}
 
     def objects(self) -> Iterator[tuple[ResourceType, Any]]:
-        """Every stored object, by kind, namespace and name."""
+        """Every stored object, by resource, namespace and name."""
         for rtype in sorted(self._objects):
             by_ns = self._objects[rtype]
             for ns in sorted(by_ns):
@@ -199,18 +205,30 @@ class MemoryStore:
     def watch(
         self,
         rtype: ResourceType | None,
-        since: int,
+        since: str | int,
         *,
         namespace: str | None = None,
         bookmarks: bool = False,
     ) -> MemoryWatch:
-        """Events after ``since``; ``since`` may be the current resourceVersion.
-        Raises Gone when it is older than the history holds, or newer than the
-        store (a store that restarted without its journal)."""
+        """Events after ``since``; ``since`` may be the current resourceVersion
+        (this store's own callers may give its revision as an int). Raises
+        Gone when it is older than the history holds, or newer than the
+        store (a store that restarted without its journal). ``rtype=None``
+        watches every resource in one stream, in write order: this store's
+        own, not the protocol's (see ``watch_all``)."""
         if rtype is not None:
-            kind_info(rtype)
-        self._events.check(since, self._rv)
-        return MemoryWatch(self._events, lambda: self._rv, rtype, since, namespace, bookmarks)
+            rtype = kind_info(rtype).rtype
+        rv = revision(since)
+        self._events.check(rv, self._rv)
+        return MemoryWatch(self._events, lambda: self._rv, rtype, rv, namespace, bookmarks)
+
+    def watch_all(self) -> MemoryWatch:
+        """One watch on every resource from now on, events in write order.
+        An API server has no such watch (one per resource); the runtime's
+        manager uses it when the store offers it, because only the store
+        that wrote them can interleave the resources' events in write order
+        (the order the single-threaded manager's handlers must see them)."""
+        return self.watch(None, self._rv)
 
     # ------------------------------------------------------------ batching
     @contextlib.contextmanager
@@ -334,8 +352,9 @@ class MemoryStore:
     ) -> Any:
         self._begin()
         try:
-            old = self.get(rtype, namespace, name)
             info = kind_info(rtype)
+            rtype = info.rtype
+            old = self.get(rtype, namespace, name)
             ref = _ref(rtype, name)
             if status and not info.has_status:
                 raise NotFound(f"{ref} has no status subresource")
@@ -365,16 +384,15 @@ class MemoryStore:
         namespace: str,
         name: str,
         *,
-        resource_version: int | None = None,
+        resource_version: str | None = None,
     ) -> Any | None:
         """As the protocol says; deleting an object that is already being
         deleted changes nothing and returns it."""
         self._begin()
         try:
+            rtype = kind_info(rtype).rtype
             old = self.get(rtype, namespace, name)
-            if resource_version is not None and str(resource_version) != (
-                old.metadata.resource_version
-            ):
+            if resource_version is not None and resource_version != (old.metadata.resource_version):
                 raise Conflict(self._conflict(rtype, old))
             if old.metadata.deletion_timestamp is not None:
                 return old
@@ -408,10 +426,13 @@ class MemoryStore:
 
     @staticmethod
     def _kind_of(obj: Any, rtype: ResourceType) -> KindInfo:
-        info = kind_info(rtype)
+        try:
+            info = kind_info(rtype)
+        except NotFound:
+            info = kind_of(obj)  # raises, naming the kind as kubectl does
         if type(obj) is not info.type:
             raise TypeError(
-                f"a {rtype[1]} of group {rtype[0]!r} is stored as {info.type.__name__}, "
+                f"a {info.kind} of group {rtype[0]!r} is stored as {info.type.__name__}, "
                 f"not {type(obj).__name__}"
             )
         return info
@@ -600,7 +621,7 @@ class MemoryStore:
         names[m.name] = new
         if old is None or m.owner_references is not old.metadata.owner_references:
             self._index(rtype, new, old)  # (the same references: the same owners)
-        self._events.append(rtype, ns, Event(kind, new, rv))
+        self._events.append(rv, rtype, ns, Event(kind, new, m.resource_version))
         if self._journal is not None:
             self._journal.put(rtype, rv, self._seq, new)
         return new
@@ -623,9 +644,9 @@ class MemoryStore:
                 deps.pop(key, None)
                 if not deps:
                     del self._dependents[uid]
-        self._events.append(rtype, m.namespace, Event("DELETED", last, rv))
+        self._events.append(rv, rtype, m.namespace, Event("DELETED", last, m.resource_version))
         if self._journal is not None:
-            self._journal.delete(rtype, rv, self._seq, m.namespace, m.name)
+            self._journal.delete(rtype, last.kind, rv, self._seq, m.namespace, m.name)
         self._gc.append(m.uid)
         return last
 

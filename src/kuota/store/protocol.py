@@ -14,9 +14,17 @@ them. Every object carries ``api_version``, ``kind`` and ``metadata``.
 does); call :func:`kuota.store.clone` before changing one. Writes store a
 private copy of what they are given.
 
-Resource versions are one store-wide counter (as etcd's revision): every
-write gets the next integer, written into ``metadata.resourceVersion`` as a
-decimal string.
+Resource versions are opaque strings (kube-apiserver's contract): every
+object carries one in ``metadata.resourceVersion``, every list and watch
+event one of its own. A client may hand one back to the store (a
+compare-and-set precondition, a watch's starting point) and compare two for
+equality, never order them or do arithmetic on them: only the store that
+issued a resourceVersion may interpret it.
+
+Resources are addressed as the API server addresses them: by (group,
+version, resource), the resource its plural lowercase name ("workloads",
+"pods"); the versions of one kind are one object. ``kuota.store.resources``
+names each key.
 """
 
 from __future__ import annotations
@@ -31,10 +39,11 @@ import msgspec
 from kuota.api.errors import FieldError
 from kuota.api.meta import LabelSelector
 
-# (API group, kind): "" is the core group. Versions of one kind share a key:
-# a v1beta1 and a v1beta2 Workload are the same object. Two strings, typed
-# tuple[str, ...] so that compiled code passes the tuple object itself: mypyc
-# keeps a tuple[str, str] unboxed and builds a new tuple (hashed anew, compared
+# (API group, version, resource): "" is the core group, the resource is the
+# kind's plural lowercase name ("workloads"). A v1beta1 and a v1beta2
+# Workload are the same object. Three strings, typed tuple[str, ...] so that
+# compiled code passes the tuple object itself: mypyc keeps a
+# tuple[str, str, str] unboxed and builds a new tuple (hashed anew, compared
 # item by item) at every dict lookup keyed by it.
 ResourceType = tuple[str, ...]
 
@@ -44,10 +53,6 @@ Operation = Literal["CREATE", "UPDATE", "DELETE"]
 
 def group_of(api_version: str) -> str:
     return api_version.rpartition("/")[0]
-
-
-def rtype_of(obj: Any) -> ResourceType:
-    return (group_of(obj.api_version), obj.kind)
 
 
 # ------------------------------------------------------------------ errors
@@ -79,6 +84,18 @@ class Gone(StoreError):
     code, reason = 410, "Expired"
 
 
+class BadRequest(StoreError):
+    """A malformed request (a resourceVersion the store never issued)."""
+
+    code, reason = 400, "BadRequest"
+
+
+class MethodNotAllowed(StoreError):
+    """A write to a store opened read-only."""
+
+    code, reason = 405, "MethodNotAllowed"
+
+
 class Invalid(StoreError):
     """Admission (defaulting and validation) refused the object."""
 
@@ -98,7 +115,9 @@ class Event(msgspec.Struct, frozen=True, gc=False):
     type: EventType
     # The object after the change (for DELETED: its last state). None for BOOKMARK.
     object: Any
-    resource_version: int
+    # Opaque: the object's metadata.resourceVersion (a BOOKMARK's: where the
+    # watch has read up to, to resume from).
+    resource_version: str
 
 
 class Watch(Protocol):
@@ -128,16 +147,11 @@ AdmissionHook = Callable[[Operation, Any, Any | None], Any]
 @dataclass(slots=True)
 class ListResult:
     items: list[Any]
-    resource_version: int  # the store's resourceVersion when the list was taken
+    resource_version: str  # opaque: a watch from it sees every later change
     meta: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ObjectStore(Protocol):
-    @property
-    def resource_version(self) -> int:
-        """The newest resourceVersion written."""
-        ...
-
     def get(self, rtype: ResourceType, namespace: str, name: str) -> Any:
         """The object; raises NotFound. Cluster-scoped kinds use namespace ""."""
         ...
@@ -148,7 +162,7 @@ class ObjectStore(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelector | str | None = None,
     ) -> ListResult:
-        """Objects of one kind sorted by (namespace, name); ``namespace=None``
+        """Objects of one resource sorted by (namespace, name); ``namespace=None``
         means all namespaces; the selector is a LabelSelector or its string
         form (``a=b,c!=d,e in (x,y),!f``)."""
         ...
@@ -195,7 +209,7 @@ class ObjectStore(Protocol):
         namespace: str,
         name: str,
         *,
-        resource_version: int | None = None,
+        resource_version: str | None = None,
     ) -> Any | None:
         """Delete: an object with finalizers gets ``deletionTimestamp`` and is
         returned (removed once its finalizers are gone); otherwise it is
@@ -206,18 +220,19 @@ class ObjectStore(Protocol):
 
     def watch(
         self,
-        rtype: ResourceType | None,
-        since: int,
+        rtype: ResourceType,
+        since: str,
         *,
         namespace: str | None = None,
         bookmarks: bool = False,
     ) -> Watch:
-        """Events after resourceVersion ``since`` (``rtype=None``: every
-        kind). Raises Gone when ``since`` is older than the store's event
-        history (or newer than the store: it restarted without its state).
-        With ``bookmarks``, a poll that found no event for this watch while
-        the store moved on returns one BOOKMARK carrying the newest
-        resourceVersion."""
+        """Events of one resource after resourceVersion ``since`` (a list's or
+        an event's). Raises Gone when ``since`` is older than the store's
+        event history (or newer than the store: it restarted without its
+        state), BadRequest when the store never issued it. With
+        ``bookmarks``, a poll that found no event for this watch while the
+        store moved on returns one BOOKMARK carrying the resourceVersion to
+        resume from."""
         ...
 
 

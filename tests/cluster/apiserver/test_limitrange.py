@@ -21,6 +21,7 @@ from kuota.cluster.podutil import POD
 from kuota.runtime.clock import VirtualClock
 from kuota.runtime.manager import Manager
 from kuota.store import MemoryStore, clone
+from kuota.store.resources import EVENT, LIMIT_RANGE
 
 from ..conftest import NS, T0, World, decode, job_manifest, node_manifest
 
@@ -207,7 +208,7 @@ def test_job_pods_refused_are_reported_and_created_once_the_limit_range_changes(
     assert api.pods_of("j") == []
     events = [
         e
-        for e in api.store.list(("", "Event"), NS).items
+        for e in api.store.list(EVENT, NS).items
         if e.involved_object.name == "j" and e.reason == "FailedCreate"
     ]
     assert len(events) == 1
@@ -215,7 +216,7 @@ def test_job_pods_refused_are_reported_and_created_once_the_limit_range_changes(
     assert events[0].message.endswith(
         "is forbidden: maximum cpu usage per Container is 2, but limit is 4"
     )
-    lr = clone(api.store.get(("", "LimitRange"), NS, "limits"))
+    lr = clone(api.store.get(LIMIT_RANGE, NS, "limits"))
     lr.spec.limits[0].max = {"cpu": Quantity("8")}
     api.store.update(lr)
     assert api.run() == "idle"

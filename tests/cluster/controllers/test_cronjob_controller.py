@@ -14,11 +14,10 @@ from kuota.api.cron import CronError, parse_schedule
 from kuota.api.decode import decode_object
 from kuota.cluster.controllers.cronjob_controller import SCHEDULED_TIMESTAMP
 from kuota.store import clone
+from kuota.store.resources import CRON_JOB as CRONJOB
+from kuota.store.resources import JOB, POD
 
 from ..conftest import NS, T0, World, node_manifest
-
-CRONJOB = ("batch", "CronJob")
-JOB = ("batch", "Job")
 
 
 def minutes(n: float) -> timedelta:
@@ -218,9 +217,7 @@ def test_replace_deletes_the_running_job(world: World) -> None:
     assert second.metadata.name != first.metadata.name
     assert created(world) == ["10"]
     assert [a.name for a in cron_status(world).active] == [second.metadata.name]
-    assert not world.store.list(
-        ("", "Pod"), NS, label_selector=f"job-name={first.metadata.name}"
-    ).items
+    assert not world.store.list(POD, NS, label_selector=f"job-name={first.metadata.name}").items
 
 
 def test_starting_deadline_skips_runs_missed_while_suspended(world: World) -> None:

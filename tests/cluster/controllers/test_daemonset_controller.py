@@ -9,10 +9,10 @@ from typing import Any
 from kuota.api.core import DaemonSet, Pod, Taint
 from kuota.cluster.podutil import NODE
 from kuota.store import clone
+from kuota.store.resources import DAEMON_SET as DAEMONSET
+from kuota.store.resources import POD
 
 from ..conftest import NS, World, node_manifest
-
-DAEMONSET = ("apps", "DaemonSet")
 
 
 def daemonset(
@@ -45,7 +45,7 @@ def daemonset(
 
 def placed(world: World, ds: str = "agent") -> dict[str, str]:
     """node -> phase of the daemon pods not being deleted."""
-    pods: list[Pod] = world.store.list(("", "Pod"), NS, label_selector=f"app={ds}").items
+    pods: list[Pod] = world.store.list(POD, NS, label_selector=f"app={ds}").items
     out = {}
     for p in pods:
         if p.metadata.deletion_timestamp is None:
@@ -77,7 +77,7 @@ def test_one_pod_per_matching_node(world: World) -> None:
     world.run(until=timedelta(seconds=1))
     assert placed(world) == {"g1": "Running", "g2": "Running"}
     assert status(world) == (2, 2, 2, 0)
-    p = world.store.list(("", "Pod"), NS, label_selector="app=agent").items[0]
+    p = world.store.list(POD, NS, label_selector="app=agent").items[0]
     # Pinned to its node; tolerates what every daemon pod tolerates.
     terms = p.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
     assert terms.node_selector_terms[0].match_fields[0].key == "metadata.name"
@@ -137,11 +137,11 @@ def test_taints_keep_pods_off_unless_tolerated_and_cordoned_nodes_keep_theirs(
 def test_a_daemon_pod_that_ends_is_replaced_after_a_backoff(world: World) -> None:
     world.apply(node_manifest("n1"), daemonset(annotations={"kuota.dev/duration": "10s"}))
     world.run(until=timedelta(seconds=10))
-    first = {p.metadata.name for p in world.store.list(("", "Pod"), NS).items}
+    first = {p.metadata.name for p in world.store.list(POD, NS).items}
     world.run(until=timedelta(seconds=10, milliseconds=999))
     assert placed(world) == {}  # the ended pod is gone, the new one waits 1 s
     world.run(until=timedelta(seconds=11))
-    now = {p.metadata.name for p in world.store.list(("", "Pod"), NS).items}
+    now = {p.metadata.name for p in world.store.list(POD, NS).items}
     assert placed(world) == {"n1": "Running"}
     assert now.isdisjoint(first)
 

@@ -20,11 +20,10 @@ from kuota.cluster.apiserver.apps_validation import AppsValidation
 from kuota.cluster.podutil import POD, controller_ref, is_deleting, is_pod_ready, is_terminal
 from kuota.store import MemoryStore, clone
 from kuota.store.protocol import Invalid
+from kuota.store.resources import DEPLOYMENT
+from kuota.store.resources import REPLICA_SET as REPLICASET
 
 from ..conftest import NS, World, decode, node_manifest
-
-DEPLOYMENT = ("apps", "Deployment")
-REPLICASET = ("apps", "ReplicaSet")
 
 
 def deployment(

@@ -17,12 +17,13 @@ from kuota.cli.main import main
 from kuota.cluster.controllers.eviction import DISRUPTION_TARGET, GRACEFUL_FINALIZER
 from kuota.cluster.podutil import NODE, POD
 from kuota.store import open_store
+from kuota.store.resources import NODE_OPERATION
 
 from ..conftest import NS, T0, World, decode, job_manifest, node_manifest, pod_manifest
 from .test_daemonset_controller import daemonset
 
 WORLDS = Path(__file__).parents[2] / "fixtures" / "worlds"
-NODE_OP = ("kuota.dev", "NodeOperation")
+NODE_OP = NODE_OPERATION
 
 
 def seconds(n: float) -> timedelta:

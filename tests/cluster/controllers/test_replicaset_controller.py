@@ -10,10 +10,9 @@ from kuota.api.apps import ReplicaSet
 from kuota.api.core import Pod
 from kuota.cluster.podutil import POD, is_deleting, is_terminal
 from kuota.store import clone
+from kuota.store.resources import REPLICA_SET as REPLICASET
 
 from ..conftest import NS, World, node_manifest
-
-REPLICASET = ("apps", "ReplicaSet")
 
 
 def replicaset(

@@ -17,11 +17,11 @@ from kuota.cluster.apiserver.apps_validation import AppsValidation
 from kuota.cluster.podutil import POD, is_deleting, is_pod_ready
 from kuota.store import MemoryStore, clone
 from kuota.store.protocol import Invalid
+from kuota.store.resources import CONTROLLER_REVISION as REVISIONS
+from kuota.store.resources import STATEFUL_SET as STATEFULSET
 
 from ..conftest import NS, World, decode, node_manifest
 
-STATEFULSET = ("apps", "StatefulSet")
-REVISIONS = ("apps", "ControllerRevision")
 HOLD = "example.com/hold"  # a finalizer the test removes: a pod that takes its time to go
 
 

@@ -17,6 +17,7 @@ from kuota.cluster.podutil import POD
 from kuota.runtime.clock import VirtualClock
 from kuota.runtime.manager import Manager
 from kuota.store import MemoryStore, clone
+from kuota.store.resources import EVENT
 
 from ..conftest import NS, T0, World, node_manifest
 
@@ -55,7 +56,7 @@ class LwsWorld(World):
         self.store.update(obj)
 
     def events(self, reason: str) -> list[str]:
-        evs = self.store.list(("", "Event"), NS).items
+        evs = self.store.list(EVENT, NS).items
         evs.sort(key=lambda ev: int(ev.metadata.resource_version))
         return [ev.message for ev in evs if ev.reason == reason]
 

@@ -11,6 +11,7 @@ import pytest
 
 from kuota.cluster.lws.lws_objects import SERVICE, STATEFULSET
 from kuota.cluster.podutil import NODE, POD
+from kuota.store.resources import CONTROLLER_REVISION
 
 from ..conftest import NS, node_manifest
 from .conftest import (
@@ -237,7 +238,7 @@ def test_rolling_update_goes_from_the_highest_group_within_max_unavailable(
         world.events("CreatingRevision")[-1] == f"Creating revision with key {rev} for updated LWS"
     )
     # Only the rolled-out revision is kept.
-    revisions = world.store.list(("apps", "ControllerRevision"), NS).items
+    revisions = world.store.list(CONTROLLER_REVISION, NS).items
     mine = [r for r in revisions if r.metadata.owner_references[0].kind == "LeaderWorkerSet"]
     assert [r.metadata.labels[P + "template-revision-hash"] for r in mine] == [rev]
 

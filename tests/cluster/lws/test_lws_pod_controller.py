@@ -10,6 +10,7 @@ import pytest
 from kuota.cluster.lws.lws_objects import LWS, SERVICE, STATEFULSET
 from kuota.cluster.podutil import NODE, POD
 from kuota.store import clone
+from kuota.store.resources import CONTROLLER_REVISION
 
 from ..conftest import NS, node_manifest
 from .conftest import (
@@ -124,4 +125,4 @@ def test_deleting_the_set_deletes_everything_it_made(world: LwsWorld) -> None:
     assert world.store.list(POD, NS).items == []
     assert world.store.list(STATEFULSET, NS).items == []
     assert world.store.list(SERVICE, NS).items == []
-    assert world.store.list(("apps", "ControllerRevision"), NS).items == []
+    assert world.store.list(CONTROLLER_REVISION, NS).items == []

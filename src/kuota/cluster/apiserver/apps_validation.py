@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from kuota.api.apps import APPS_KINDS, VALIDATORS, validate_update
-from kuota.store.protocol import Invalid, Operation, ResourceType, group_of
+from kuota.store.kinds import resource_for
+from kuota.store.protocol import Invalid, Operation, ResourceType
 
 __all__ = ["AppsValidation"]
 
@@ -19,7 +20,7 @@ class AppsValidation:
     validating = True
     status_writes = False
     operations = frozenset({"CREATE", "UPDATE"})
-    kinds: frozenset[ResourceType] = frozenset((group_of(av), k) for av, k in APPS_KINDS)
+    kinds: frozenset[ResourceType] = frozenset(resource_for(av, k) for av, k in APPS_KINDS)
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
         if old is None:

@@ -35,6 +35,8 @@ from kuota.api.quantity import Quantity
 from kuota.quota.requests import _api_defaults as limit_range_item_defaults
 from kuota.store import clone
 from kuota.store.protocol import StoreError
+from kuota.store.resources import LIMIT_RANGE as LIMIT_RANGE
+from kuota.store.resources import POD
 
 __all__ = [
     "LIMIT_RANGER_ANNOTATION",
@@ -47,8 +49,6 @@ __all__ = [
 ]
 
 LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
-LIMIT_RANGE: tuple[str, str] = ("", "LimitRange")
-POD: tuple[str, str] = ("", "Pod")
 _MAX_MILLI = (2**63 - 1) // 1000  # resource.MaxMilliValue
 _QOS_RESOURCES = ("cpu", "memory")
 _POD_LEVEL = ("cpu", "memory")  # and hugepages-*

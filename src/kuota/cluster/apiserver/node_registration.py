@@ -9,6 +9,7 @@ from typing import Any
 from kuota.api.core import NodeStatus
 from kuota.cluster.nodeutil import DEFAULT_MAX_PODS, node_resources
 from kuota.store import clone
+from kuota.store.resources import NODE
 
 __all__ = ["NodeRegistration", "register_node_status"]
 
@@ -18,7 +19,7 @@ class NodeRegistration:
     resources gets ``status.capacity`` and ``status.allocatable`` filled in
     (with ``pods``), as its kubelet writes them when it registers."""
 
-    kinds = frozenset({("", "Node")})  # the store calls it for Nodes only
+    kinds = frozenset({NODE})  # the store calls it for Nodes only
     operations = frozenset({"CREATE"})
 
     def __init__(self, default_max_pods: int = DEFAULT_MAX_PODS) -> None:

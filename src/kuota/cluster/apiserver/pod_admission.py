@@ -24,6 +24,7 @@ from kuota.api.openshift_scheduler import PROJECT_NODE_SELECTOR, parse_node_sele
 from kuota.cluster.nodeutil import NOT_READY_TAINT, UNREACHABLE_TAINT
 from kuota.store import Invalid, NotFound, clone
 from kuota.store.protocol import ObjectStore, Operation, ResourceType
+from kuota.store.resources import NAMESPACE, POD, PRIORITY_CLASS
 
 __all__ = [
     "DEFAULT_TOLERATION_SECONDS",
@@ -33,7 +34,6 @@ __all__ = [
     "default_tolerations",
 ]
 
-PRIORITY_CLASS: ResourceType = ("scheduling.k8s.io", "PriorityClass")
 DEFAULT_TOLERATION_SECONDS = 300
 SYSTEM_PRIORITY_CLASSES = {
     "system-node-critical": 2_000_001_000,
@@ -76,7 +76,7 @@ class PodAdmission:
     ``classes()`` lists the PriorityClasses (for the global default).
     """
 
-    kinds = frozenset({("", "Pod")})  # the store runs this hook for pods only
+    kinds = frozenset({POD})  # the store runs this hook for pods only
     operations = frozenset({"CREATE"})  # both plugins act on creation only
 
     def __init__(
@@ -129,9 +129,6 @@ class PodAdmission:
         return None
 
 
-NAMESPACE: ResourceType = ("", "Namespace")
-
-
 class ProjectNodeSelector:
     """OpenShift's project node selector on pod creation: the namespace's
     ``openshift.io/node-selector`` annotation (an empty one means none), else
@@ -139,7 +136,7 @@ class ProjectNodeSelector:
     into the pod's nodeSelector; a pod that asks for another value of the same
     label is refused, as OpenShift refuses it."""
 
-    kinds = frozenset({("", "Pod")})
+    kinds = frozenset({POD})
     operations = frozenset({"CREATE"})
 
     def __init__(self, lookup: Lookup, default: Mapping[str, str]) -> None:

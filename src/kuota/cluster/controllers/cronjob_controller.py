@@ -33,14 +33,14 @@ from kuota.cluster.controllers.jobutil import is_job_finished
 from kuota.cluster.podutil import JOB, controller_key, controller_ref, owner_reference
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
-from kuota.store.protocol import AlreadyExists, EventType, NotFound, ResourceType
+from kuota.store.protocol import AlreadyExists, EventType, NotFound
+from kuota.store.resources import CRON_JOB as CRONJOB
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
 
 __all__ = ["CRONJOB", "SCHEDULED_TIMESTAMP", "CronJobController", "most_recent_schedule"]
 
-CRONJOB: ResourceType = ("batch", "CronJob")
 SCHEDULED_TIMESTAMP = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 COMPONENT = "cronjob-controller"
 _MANY_MISSED = 100

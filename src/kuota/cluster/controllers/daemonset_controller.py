@@ -53,7 +53,8 @@ from kuota.cluster.podutil import (
 )
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
-from kuota.store.protocol import EventType, NotFound, ResourceType
+from kuota.store.protocol import EventType, NotFound
+from kuota.store.resources import DAEMON_SET as DAEMONSET
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
@@ -65,7 +66,6 @@ __all__ = [
     "node_should_run",
 ]
 
-DAEMONSET: ResourceType = ("apps", "DaemonSet")
 TEMPLATE_GENERATION = "pod-template-generation"
 _BACKOFF_BASE = timedelta(seconds=1)
 _BACKOFF_MAX = timedelta(minutes=15)

@@ -24,7 +24,7 @@ from kuota.api.apps import (
 )
 from kuota.api.core import PodTemplateSpec
 from kuota.cluster.controllers.appsutil import scaled_value
-from kuota.store.protocol import ResourceType
+from kuota.store.resources import DEPLOYMENT
 
 __all__ = [
     "AVAILABLE",
@@ -63,7 +63,6 @@ __all__ = [
     "timed_out",
 ]
 
-DEPLOYMENT: ResourceType = ("apps", "Deployment")
 DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 

@@ -69,7 +69,8 @@ from kuota.cluster.podutil import (
 )
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
-from kuota.store.protocol import EventType, Invalid, NotFound, ResourceType
+from kuota.store.protocol import EventType, Invalid, NotFound
+from kuota.store.resources import LIMIT_RANGE
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
@@ -91,7 +92,6 @@ DEFAULT_POD_FAILURE_BACKOFF = timedelta(seconds=10)
 # minutes"); the controller's source has used 10 minutes since 1.28.
 MAX_POD_FAILURE_BACKOFF = timedelta(minutes=6)
 REASON_FAILED_CREATE = "FailedCreate"  # the event of a refused pod
-LIMIT_RANGE: ResourceType = ("", "LimitRange")
 _MIN_REQUEUE = timedelta(seconds=1)  # syncJobBatchPeriod: the shortest requeue delay
 _ORPHAN = "orphan:"  # work keys of pods whose tracking finalizer may be left behind
 

@@ -40,6 +40,7 @@ from kuota.cluster.podutil import NODE, POD, controller_ref, is_deleting, is_ter
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
 from kuota.store.protocol import EventType, NotFound, ObjectStore, StoreError
+from kuota.store.resources import DAEMON_SET, NODE_OPERATION
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
@@ -59,7 +60,6 @@ __all__ = [
     "taint",
 ]
 
-NODE_OPERATION = ("kuota.dev", "NodeOperation")
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
 # kubectl's pkg/drain/filters.go texts.
@@ -223,7 +223,7 @@ def _filter(store: ObjectStore, pod: Pod, opts: DrainOptions) -> tuple[str, str]
     # daemonSetFilter
     if ref is not None and ref.kind == "DaemonSet" and not done:
         try:
-            store.get(("apps", "DaemonSet"), pod.metadata.namespace, ref.name)
+            store.get(DAEMON_SET, pod.metadata.namespace, ref.name)
         except NotFound:
             msg = f'daemonsets.apps "{ref.name}" not found'
             return ("evict", msg) if opts.force else ("error", msg)

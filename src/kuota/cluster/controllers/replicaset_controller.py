@@ -42,7 +42,8 @@ from kuota.cluster.podutil import (
     pod_phase,
 )
 from kuota.runtime.informer import Informer, key_of
-from kuota.store.protocol import EventType, NotFound, ResourceType, StoreError
+from kuota.store.protocol import EventType, NotFound, StoreError
+from kuota.store.resources import REPLICA_SET as REPLICASET
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
@@ -55,7 +56,6 @@ __all__ = [
     "deletion_order",
 ]
 
-REPLICASET: ResourceType = ("apps", "ReplicaSet")
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 # The Pod informer's index of pods by the uid of their controlling ReplicaSet.
 PODS_BY_REPLICASET = "apps:pods-by-replicaset"

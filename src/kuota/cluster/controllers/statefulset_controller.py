@@ -73,7 +73,9 @@ from kuota.cluster.podutil import (
     pod_phase,
 )
 from kuota.runtime.informer import Informer, key_of
-from kuota.store.protocol import AlreadyExists, EventType, NotFound, ResourceType, StoreError
+from kuota.store.protocol import AlreadyExists, EventType, NotFound, StoreError
+from kuota.store.resources import CONTROLLER_REVISION
+from kuota.store.resources import STATEFUL_SET as STATEFULSET
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
@@ -86,8 +88,6 @@ __all__ = [
     "revision_template",
 ]
 
-STATEFULSET: ResourceType = ("apps", "StatefulSet")
-CONTROLLER_REVISION: ResourceType = ("apps", "ControllerRevision")
 REVISION_HASH_LABEL = "controller.kubernetes.io/hash"
 COMPONENT = "statefulset-controller"
 

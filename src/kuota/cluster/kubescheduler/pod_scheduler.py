@@ -51,7 +51,8 @@ from kuota.cluster.podutil import (
 )
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
-from kuota.store.protocol import EventType, ResourceType
+from kuota.store.protocol import EventType
+from kuota.store.resources import NAMESPACE
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
@@ -61,7 +62,6 @@ __all__ = ["DEFAULT_SCHEDULER_NAME", "REASON_UNSCHEDULABLE", "PodScheduler"]
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_PREEMPTED = "PreemptionByScheduler"  # the victim's DisruptionTarget reason
-NAMESPACE: ResourceType = ("", "Namespace")
 _CYCLE_KEY = "pods"
 _EPOCH = datetime.min
 _NO_CLASS = object()  # a pod whose placement says nothing about others

@@ -63,6 +63,7 @@ from kuota.cluster.controllers.appsutil import (
 from kuota.cluster.podutil import controller_ref, is_pod_ready, owner_reference, pod_phase
 from kuota.store import NotFound, clone
 from kuota.store.protocol import AlreadyExists, ObjectStore, ResourceType
+from kuota.store.resources import CONTROLLER_REVISION, LEADER_WORKER_SET, SERVICE, STATEFUL_SET
 
 __all__ = [
     "BY_LWS",
@@ -97,10 +98,8 @@ __all__ = [
     "worker_statefulset",
 ]
 
-LWS: ResourceType = (lw.GROUP, lw.KIND)
-STATEFULSET: ResourceType = ("apps", "StatefulSet")
-CONTROLLER_REVISION: ResourceType = ("apps", "ControllerRevision")
-SERVICE: ResourceType = ("", "Service")
+LWS: ResourceType = LEADER_WORKER_SET
+STATEFULSET: ResourceType = STATEFUL_SET
 
 BY_LWS: Final = "lws:owner"  # an informer index of ControllerRevisions: their LWS's uid
 lws_owner = controller_index(lw.KIND, lw.API_VERSION)

@@ -21,10 +21,9 @@ from embedded.world import (
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import workload_name
 from kuota.controllers.jobs.batchjob.job_adapter import BatchJobAdapter
+from kuota.store.resources import CLUSTER_QUEUE, JOB, LOCAL_QUEUE, POD, WORKLOAD
 
-JOB = ("batch", "Job")
-POD = ("", "Pod")
-WL = (kt.GROUP, "Workload")
+WL = WORKLOAD
 
 
 def _world() -> list[Any]:
@@ -92,9 +91,9 @@ def test_job_runs_on_the_flavor_nodes_finishes_and_releases_quota_for_the_next()
     for w in cp.store.list(WL, "team").items:
         fin = _cond(w, "Finished")
         assert fin is not None and fin.status == "True" and fin.reason == "Succeeded"
-    cq = cp.store.get((kt.GROUP, "ClusterQueue"), "", "cq")
+    cq = cp.store.get(CLUSTER_QUEUE, "", "cq")
     assert cq.status.admitted_workloads == 0 and cq.status.pending_workloads == 0
-    lq = cp.store.get((kt.GROUP, "LocalQueue"), "team", "main")
+    lq = cp.store.get(LOCAL_QUEUE, "team", "main")
     assert lq.status.admitted_workloads == 0
 
 
@@ -103,13 +102,13 @@ def test_cluster_queue_status_counts_what_waits_and_what_runs() -> None:
     cp.create(_world())
     cp.create([job("team", f"j{i}", 2, duration=None) for i in range(3)])
     cp.mgr.run_until_idle()
-    cq = cp.store.get((kt.GROUP, "ClusterQueue"), "", "cq")
+    cq = cp.store.get(CLUSTER_QUEUE, "", "cq")
     assert (cq.status.admitted_workloads, cq.status.pending_workloads) == (2, 1)
     usage = {f.name: {r.name: str(r.total) for r in f.resources} for f in cq.status.flavors_usage}
     assert usage["a100"][GPU] == "4"
     active = _cond(cq, "Active")
     assert active.status == "True" and active.reason == "Ready"
-    lq = cp.store.get((kt.GROUP, "LocalQueue"), "team", "main")
+    lq = cp.store.get(LOCAL_QUEUE, "team", "main")
     assert (lq.status.admitted_workloads, lq.status.pending_workloads) == (2, 1)
 
 
@@ -121,7 +120,7 @@ def test_eviction_suspends_the_job_and_restores_its_template() -> None:
     running = cp.store.get(JOB, "team", "j")
     assert running.spec.suspend is False and running.spec.template.spec.node_selector
     # Stopping the ClusterQueue evicts its workloads (Kueue's HoldAndDrain).
-    cq = cp.store.get((kt.GROUP, "ClusterQueue"), "", "cq")
+    cq = cp.store.get(CLUSTER_QUEUE, "", "cq")
     stopped = cluster_queue("cq", {"a100": 4, "h100": 0})
     stopped.spec.stop_policy = "HoldAndDrain"
     stopped.metadata.resource_version = cq.metadata.resource_version
@@ -159,7 +158,7 @@ def test_local_queue_status_carries_admission_fair_sharing_usage() -> None:
     cp.create([cq, local_queue("team", "main", "cq"), node("n-a100", 4, {"gpu": "a100"})])
     cp.create([job("team", "j", 4, duration="30m")])
     cp.run(until=T0 + timedelta(minutes=10))
-    lq = cp.store.get((kt.GROUP, "LocalQueue"), "team", "main")
+    lq = cp.store.get(LOCAL_QUEUE, "team", "main")
     afs = lq.status.fair_sharing.admission_fair_sharing_status
     consumed = afs.consumed_resources[GPU]
     # Ten minutes (one half-life) of 4 GPUs in use: consumed usage is well

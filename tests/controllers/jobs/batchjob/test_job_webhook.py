@@ -22,13 +22,11 @@ from embedded.world import (
     node,
     obj,
 )
-from kuota.api.kueue import types as kt
 from kuota.api.meta import OwnerReference
 from kuota.store import Invalid, clone
+from kuota.store.resources import EVENT, JOB, WORKLOAD
 
-JOB = ("batch", "Job")
-WL = (kt.GROUP, "Workload")
-EVENT = ("", "Event")
+WL = WORKLOAD
 QUEUE = "kueue.x-k8s.io/queue-name"
 WPC_LABEL = "kueue.x-k8s.io/priority-class"
 GATED_BY = "kueue.x-k8s.io/admission-gated-by"

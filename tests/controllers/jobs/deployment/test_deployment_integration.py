@@ -22,12 +22,11 @@ from controllers.jobs.pod.test_pod_integration import (
     world,
 )
 from embedded.world import GPU, T0, config, control_plane, job, local_queue, obj
-from kuota.api.kueue import types as kt
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import Invalid, clone
+from kuota.store.resources import CLUSTER_QUEUE, DEPLOYMENT
 
-DEPLOYMENT = ("apps", "Deployment")
-CQ = (kt.GROUP, "ClusterQueue")
+CQ = CLUSTER_QUEUE
 PARENT = "kueue.x-k8s.io/pod-suspending-parent"
 WPC_LABEL = "kueue.x-k8s.io/priority-class"
 HIGH = {WPC_LABEL: "high"}

@@ -33,11 +33,11 @@ from kuota.api.meta import OwnerReference
 from kuota.cli.main import main
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import Invalid, clone
+from kuota.store.resources import LEADER_WORKER_SET, POD, STATEFUL_SET, WORKLOAD
 
 FW = "leaderworkerset.x-k8s.io/leaderworkerset"
-LWS = ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")
-POD = ("", "Pod")
-WL = (kt.GROUP, "Workload")
+LWS = LEADER_WORKER_SET
+WL = WORKLOAD
 GATE = "kueue.x-k8s.io/admission"
 QUEUE = "kueue.x-k8s.io/queue-name"
 HIGH = {"kueue.x-k8s.io/priority-class": "high"}
@@ -570,7 +570,7 @@ def test_a_pod_of_the_old_revision_recreated_during_a_rolling_update_is_ungated_
     new = cp.store.get(POD, "team", "vllm-2")
     assert new.spec.containers[0].image == "vllm:2"
     assert running_on_h100([new])  # admitted again with its group's Workload
-    sts = cp.store.get(("apps", "StatefulSet"), "team", "vllm")
+    sts = cp.store.get(STATEFUL_SET, "team", "vllm")
     assert sts.status.current_revision != sts.status.update_revision
     # vllm-0 fails over: the StatefulSet recreates it at the old revision, and
     # Kueue lets it start at once, not as a new member of its group.

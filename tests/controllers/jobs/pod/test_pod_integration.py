@@ -28,10 +28,9 @@ from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import owner_workload_name
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import Invalid, clone
+from kuota.store.resources import CLUSTER_QUEUE, EVENT, POD, WORKLOAD
 
-POD = ("", "Pod")
-WL = (kt.GROUP, "Workload")
-EVENT = ("", "Event")
+WL = WORKLOAD
 GATE = "kueue.x-k8s.io/admission"
 MANAGED = "kueue.x-k8s.io/managed"
 GROUP = "kueue.x-k8s.io/pod-group-name"
@@ -175,7 +174,7 @@ def test_plain_pod_is_gated_admitted_ungated_onto_its_flavor_and_its_workload_fi
     fin = cond(cp.store.get(WL, "team", wl.metadata.name), "Finished")
     assert (fin.status, fin.reason) == ("True", "Succeeded")
     # Its quota is free again.
-    cq = cp.store.get((kt.GROUP, "ClusterQueue"), "", "cq")
+    cq = cp.store.get(CLUSTER_QUEUE, "", "cq")
     assert cq.status.admitted_workloads == 0
 
 

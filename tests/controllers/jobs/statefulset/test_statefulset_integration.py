@@ -39,8 +39,9 @@ from embedded.world import (
 from kuota.controllers.jobframework import owner_workload_name
 from kuota.embedded.controlplane import ControlPlane
 from kuota.store import Invalid, clone
+from kuota.store.resources import STATEFUL_SET
 
-STS = ("apps", "StatefulSet")
+STS = STATEFUL_SET
 GROUP = "kueue.x-k8s.io/pod-group-name"
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 HOLD = "example.com/hold"  # a finalizer of the test's: a pod that takes its time to go

@@ -10,6 +10,7 @@ from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo, go_atoi, go_parse_bool
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
+from kuota.store.resources import JOB
 
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 COMPLETIONS_EQUAL_PARALLELISM = "kueue.x-k8s.io/job-completions-equal-parallelism"
@@ -60,7 +61,7 @@ def _min_count(job: kc.Job) -> int | None:
 
 
 class BatchJobAdapter:
-    rtype: ResourceType = ("batch", "Job")
+    rtype: ResourceType = JOB
     kind = "Job"
     api_version = "batch/v1"
 

@@ -7,7 +7,8 @@ from typing import Any, Final
 
 from kuota.controllers.integration import SetView, controlled_by
 from kuota.controllers.jobs.deployment.deployment_webhook import DEPLOYMENT
-from kuota.store import MemoryStore
+from kuota.store.protocol import ObjectStore
+from kuota.store.resources import REPLICA_SET
 
 __all__ = ["VIEW"]
 
@@ -30,8 +31,8 @@ def _replicas(d: Any) -> str:
     )
 
 
-def _pods(store: MemoryStore, d: Any, pods: list[Any]) -> list[Any]:
-    rs = store.list(("apps", "ReplicaSet"), d.metadata.namespace).items
+def _pods(store: ObjectStore, d: Any, pods: list[Any]) -> list[Any]:
+    rs = store.list(REPLICA_SET, d.metadata.namespace).items
     mine = {r.metadata.uid for r in controlled_by(rs, {d.metadata.uid})}
     return controlled_by(pods, mine)
 

@@ -18,10 +18,10 @@ from kuota.api.apps import Deployment
 from kuota.controllers.jobframework import PRIORITY_CLASS, QUEUE_NAME
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.parentpolicy import ParentPolicy, refuse
-from kuota.store.protocol import Operation, ResourceType
+from kuota.store.protocol import Operation
+from kuota.store.resources import DEPLOYMENT
 
 FRAMEWORK: Final = "deployment"
-DEPLOYMENT: Final[ResourceType] = ("apps", "Deployment")
 
 
 class DeploymentWebhook:

@@ -60,9 +60,9 @@ from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.store import AlreadyExists, NotFound, clone
 from kuota.store.protocol import ResourceType, rtype_of
+from kuota.store.resources import POD, STATEFUL_SET
 
-STATEFULSET: Final[ResourceType] = ("apps", "StatefulSet")
-POD: Final[ResourceType] = ("", "Pod")
+STATEFULSET: Final[ResourceType] = STATEFUL_SET
 COMPONENT: Final = f"{FRAMEWORK}-kueue-controller"  # the events' source
 
 # Workload annotations (pkg/controller/constants).

@@ -10,7 +10,7 @@ from kuota.controllers.integration import SetView
 from kuota.controllers.jobs.leaderworkerset.leaderworkerset_reconciler import group_workload_name
 from kuota.controllers.jobs.leaderworkerset.leaderworkerset_webhook import FRAMEWORK, LWS
 from kuota.controllers.jobs.pod import podmeta as pm
-from kuota.store import MemoryStore
+from kuota.store.protocol import ObjectStore
 
 __all__ = ["VIEW"]
 
@@ -23,7 +23,7 @@ def _replicas(o: Any) -> str:
     return f"{o.spec.replicas} desired | {ready} ready | {updated} updated (groups)"
 
 
-def _pods(store: MemoryStore, o: Any, pods: list[Any]) -> list[Any]:
+def _pods(store: ObjectStore, o: Any, pods: list[Any]) -> list[Any]:
     return [p for p in pods if (p.metadata.labels or {}).get(lw.SET_NAME_LABEL) == o.metadata.name]
 
 

@@ -24,9 +24,10 @@ from kuota.controllers.jobframework import PRIORITY_CLASS, QUEUE_NAME
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.parentpolicy import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
 from kuota.store.protocol import Operation, ResourceType
+from kuota.store.resources import LEADER_WORKER_SET
 
 FRAMEWORK: Final = "leaderworkerset.x-k8s.io/leaderworkerset"
-LWS: Final[ResourceType] = (lw.GROUP, lw.KIND)
+LWS: Final[ResourceType] = LEADER_WORKER_SET
 GVK: Final = f"{lw.API_VERSION}, Kind={lw.KIND}"  # schema.GroupVersionKind.String()
 POD_INDEX_OFFSET: Final = "kueue.x-k8s.io/pod-index-offset"
 PODSET_GROUP_NAME: Final = "kueue.x-k8s.io/podset-group-name"

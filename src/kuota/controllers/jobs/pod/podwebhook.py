@@ -23,9 +23,10 @@ from kuota.controllers.jobframework import (
 )
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.store import Invalid, clone
+from kuota.store.kinds import resource_type
 from kuota.store.protocol import Operation, ResourceType, group_of
+from kuota.store.resources import POD
 
-POD: Final[ResourceType] = ("", "Pod")
 POD_GVK: Final = "/v1, Kind=Pod"  # as Go prints the pod's GroupVersionKind
 # The namespaces Kueue's pod webhooks are not called for (their namespaceSelector).
 UNWATCHED_NAMESPACES: Final = frozenset({"kube-system", "kueue-system"})
@@ -132,9 +133,7 @@ class PodWebhook:
             framework = FRAMEWORK_OF_KIND.get((group_of(ref.api_version), ref.kind))
             if framework is None:
                 return top  # not a kind Kueue knows
-            parent = self.lookup(
-                (group_of(ref.api_version), ref.kind), obj.metadata.namespace, ref.name
-            )
+            parent = self.lookup(resource_type(ref), obj.metadata.namespace, ref.name)
             if parent is None or parent.metadata.uid != ref.uid:
                 return top
             queue = (parent.metadata.labels or {}).get(QUEUE_NAME)

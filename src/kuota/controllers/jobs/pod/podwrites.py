@@ -15,9 +15,8 @@ from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.jobs.pod.podgroup import PodJob, with_termination_target
 from kuota.runtime.manager import Manager
 from kuota.store import Conflict, NotFound, clone
-from kuota.store.protocol import ResourceType
+from kuota.store.resources import POD
 
-POD: Final[ResourceType] = ("", "Pod")
 COMPONENT: Final = "pod-kueue-controller"  # the events' source
 WORKLOAD_DELETED: Final = "WorkloadDeleted"  # the stop reason that stops even ended pods
 

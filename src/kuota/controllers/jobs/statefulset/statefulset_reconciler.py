@@ -66,9 +66,9 @@ from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.core import set_condition
 from kuota.store import AlreadyExists, Conflict, Invalid, NotFound, clone
-from kuota.store.protocol import EventType, ResourceType, group_of
+from kuota.store.protocol import EventType, group_of
+from kuota.store.resources import POD
 
-POD: Final[ResourceType] = ("", "Pod")
 GVK: Final = "apps/v1, Kind=StatefulSet"  # schema.GroupVersionKind.String()
 JOB_OWNER_GVK: Final = "kueue.x-k8s.io/job-owner-gvk"
 JOB_OWNER_NAME: Final = "kueue.x-k8s.io/job-owner-name"

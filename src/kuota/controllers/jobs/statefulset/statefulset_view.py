@@ -12,7 +12,7 @@ from kuota.controllers.jobs.statefulset.statefulset_webhook import (
     STATEFULSET,
     workload_name,
 )
-from kuota.store import MemoryStore
+from kuota.store.protocol import ObjectStore
 
 __all__ = ["VIEW"]
 
@@ -23,7 +23,7 @@ def _replicas(s: Any) -> str:
     return f"{s.spec.replicas} desired | {total} total | {ready} ready"
 
 
-def _pods(store: MemoryStore, s: Any, pods: list[Any]) -> list[Any]:
+def _pods(store: ObjectStore, s: Any, pods: list[Any]) -> list[Any]:
     return controlled_by(pods, {s.metadata.uid})
 
 

@@ -16,9 +16,10 @@ from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.parentpolicy import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
 from kuota.quota.workload import find_condition
 from kuota.store.protocol import Operation, ResourceType
+from kuota.store.resources import STATEFUL_SET
 
 FRAMEWORK: Final = "statefulset"
-STATEFULSET: Final[ResourceType] = ("apps", "StatefulSet")
+STATEFULSET: Final[ResourceType] = STATEFUL_SET
 KIND: Final = "StatefulSet"
 API_VERSION: Final = "apps/v1"
 ON_HOLD: Final = "OnHold"

@@ -1,0 +1,46 @@
+"""The store's keys, named: the (group, version, resource) of every kind kuota
+serves, so that callers write ``WORKLOAD``, never a literal tuple. Each is
+the very tuple the kind was registered with (``kinds.resource_for``)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from kuota.store.kinds import resource_for
+from kuota.store.protocol import ResourceType
+
+_KUEUE: Final = "kueue.x-k8s.io/v1beta2"
+
+# Kueue
+ADMISSION_CHECK: Final[ResourceType] = resource_for(_KUEUE, "AdmissionCheck")
+CLUSTER_QUEUE: Final[ResourceType] = resource_for(_KUEUE, "ClusterQueue")
+COHORT: Final[ResourceType] = resource_for(_KUEUE, "Cohort")
+LOCAL_QUEUE: Final[ResourceType] = resource_for(_KUEUE, "LocalQueue")
+RESOURCE_FLAVOR: Final[ResourceType] = resource_for(_KUEUE, "ResourceFlavor")
+WORKLOAD: Final[ResourceType] = resource_for(_KUEUE, "Workload")
+WORKLOAD_PRIORITY_CLASS: Final[ResourceType] = resource_for(_KUEUE, "WorkloadPriorityClass")
+
+# core/v1
+EVENT: Final[ResourceType] = resource_for("v1", "Event")
+LIMIT_RANGE: Final[ResourceType] = resource_for("v1", "LimitRange")
+NAMESPACE: Final[ResourceType] = resource_for("v1", "Namespace")
+NODE: Final[ResourceType] = resource_for("v1", "Node")
+POD: Final[ResourceType] = resource_for("v1", "Pod")
+SERVICE: Final[ResourceType] = resource_for("v1", "Service")
+
+# Other Kubernetes groups
+CONTROLLER_REVISION: Final[ResourceType] = resource_for("apps/v1", "ControllerRevision")
+DAEMON_SET: Final[ResourceType] = resource_for("apps/v1", "DaemonSet")
+DEPLOYMENT: Final[ResourceType] = resource_for("apps/v1", "Deployment")
+REPLICA_SET: Final[ResourceType] = resource_for("apps/v1", "ReplicaSet")
+STATEFUL_SET: Final[ResourceType] = resource_for("apps/v1", "StatefulSet")
+CRON_JOB: Final[ResourceType] = resource_for("batch/v1", "CronJob")
+JOB: Final[ResourceType] = resource_for("batch/v1", "Job")
+PRIORITY_CLASS: Final[ResourceType] = resource_for("scheduling.k8s.io/v1", "PriorityClass")
+RUNTIME_CLASS: Final[ResourceType] = resource_for("node.k8s.io/v1", "RuntimeClass")
+
+# Other projects' and kuota's own
+LEADER_WORKER_SET: Final[ResourceType] = resource_for(
+    "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"
+)
+NODE_OPERATION: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeOperation")
