@@ -59,7 +59,8 @@ from kuota.quota.workload import has_quota_reservation
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.store import AlreadyExists, NotFound, clone
-from kuota.store.protocol import ResourceType, rtype_of
+from kuota.store.kinds import rtype_of
+from kuota.store.protocol import ResourceType
 from kuota.store.resources import POD, STATEFUL_SET
 
 STATEFULSET: Final[ResourceType] = STATEFUL_SET
