@@ -18,9 +18,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kuota.api import config as c
 from kuota.api import errors as e
 from kuota.api.base import dec_hook, enc_hook
+from kuota.api.kueue import config as c
+from kuota.api.kueue.config import checks
 
 FIXTURES = Path(__file__).parent / "fixtures" / "config"
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -439,7 +440,7 @@ def test_validation_cases_cover_every_rule() -> None:
         "visibilityServer",
         "metrics",
     } <= rejected
-    assert len(c._RULES) == 14
+    assert len(checks._RULES) == 14
     assert "integrations" in accepted
 
 

@@ -14,11 +14,11 @@ import msgspec
 import pytest
 from click.testing import CliRunner
 
-from kuota.api.config import load_config
 from kuota.api.crd import crd
 from kuota.api.decode import decode_yaml
 from kuota.api.features import FEATURE_GATE_DEFAULTS
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.config import load_config
 from kuota.api.kueue.updates import validate_update
 from kuota.api.meta import Condition
 from kuota.cli.main import main

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kuota.api.core import Pod
 from kuota.api.decode import decode_object
-from kuota.api.lws import LeaderWorkerSet
+from kuota.api.k8s import Pod
+from kuota.api.lws.v1 import LeaderWorkerSet
 from kuota.cli.main import main
 from kuota.cluster import api_server_hooks, install
 from kuota.cluster.lws import LWS, SERVICE, STATEFULSET

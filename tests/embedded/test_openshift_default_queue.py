@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from kuota.api.kueue import types as kt
-from kuota.api.openshift import to_kueue_config
+from kuota.api.openshift.operator_config import to_kueue_config
 
 from .world import (
     cluster_queue,

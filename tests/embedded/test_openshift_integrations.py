@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kuota.api.kueue import types as kt
-from kuota.api.openshift import to_kueue_config
+from kuota.api.openshift.operator_config import to_kueue_config
 from kuota.embedded.controlplane import ControlPlane
 
 from .test_lws_integration import lws

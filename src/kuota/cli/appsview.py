@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from rich.console import Console
 
-from kuota.api import lws as lw
+from kuota.api.lws import v1 as lw
 from kuota.cli.get import (
     _map_lines,
     _when,

@@ -1,6 +1,6 @@
 """The API server's validation of apps/v1 objects written to the store, as an
 admission hook: Deployments, ReplicaSets, StatefulSets and ControllerRevisions
-are checked on create and on update (``kuota.api.apps``), so a controller or a
+are checked on create and on update (``kuota.api.k8s.apps``), so a controller or a
 user editing one gets the API server's answer (an immutable selector, a
 StatefulSet's frozen spec fields). Status writes are not checked: only kuota's
 controllers write them."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kuota.api.apps import APPS_KINDS, VALIDATORS, validate_update
+from kuota.api.k8s.apps import APPS_KINDS, VALIDATORS, validate_update
 from kuota.store.protocol import Invalid, Operation, ResourceType, group_of
 
 __all__ = ["AppsValidation"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kuota.api.core import Node, Pod
+from kuota.api.k8s import Node, Pod
 from kuota.cluster.kubescheduler import KubeScheduler
 from kuota.cluster.nodes import pod_resource_requests
 from kuota.cluster.placement import NO_NODES_AVAILABLE

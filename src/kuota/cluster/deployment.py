@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kuota.api.apps import (
+from kuota.api.k8s import PodTemplateSpec
+from kuota.api.k8s.apps import (
     DEPLOYMENT_REVISION,
     POD_TEMPLATE_HASH,
     Deployment,
@@ -40,7 +41,6 @@ from kuota.api.apps import (
     ReplicaSet,
     ReplicaSetSpec,
 )
-from kuota.api.core import PodTemplateSpec
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.appsutil import (
     APPS_V1,

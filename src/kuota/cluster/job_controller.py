@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kuota.api.core import Job, JobCondition, JobStatus, Pod
+from kuota.api.k8s import Job, JobCondition, JobStatus, Pod
 from kuota.cluster.jobutil import (
     JOB_TRACKING_FINALIZER,
     BackoffRecord,

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from kuota.api.core import Pod, Toleration
+from kuota.api.k8s import Pod, Toleration
 from kuota.cluster.filters import (
     REASON_CONFLICT,
     REASON_NODE_PORTS,

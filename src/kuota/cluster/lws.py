@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from kuota.api import lws as lw
-from kuota.api.apps import ControllerRevision, StatefulSet
-from kuota.api.core import Pod
-from kuota.api.lws import (
+from kuota.api.k8s import Pod
+from kuota.api.k8s.apps import ControllerRevision, StatefulSet
+from kuota.api.lws import v1 as lw
+from kuota.api.lws.v1 import (
     EXCLUSIVE_TOPOLOGY_ANNOTATION,
     GROUP_INDEX_LABEL,
     LEADER_NAME_ANNOTATION,

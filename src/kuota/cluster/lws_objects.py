@@ -20,8 +20,9 @@ from typing import Any, Final
 
 import msgspec
 
-from kuota.api import lws as lw
-from kuota.api.apps import (
+from kuota.api.base import dec_hook, enc_hook
+from kuota.api.k8s import Pod, PodTemplateSpec
+from kuota.api.k8s.apps import (
     ControllerRevision,
     RollingUpdateStatefulSetStrategy,
     StatefulSet,
@@ -30,9 +31,9 @@ from kuota.api.apps import (
     StatefulSetSpec,
     StatefulSetUpdateStrategy,
 )
-from kuota.api.base import dec_hook, enc_hook
-from kuota.api.core import Pod, PodTemplateSpec
-from kuota.api.lws import (
+from kuota.api.k8s.service import Service, ServiceSpec
+from kuota.api.lws import v1 as lw
+from kuota.api.lws.v1 import (
     EXCLUSIVE_TOPOLOGY_ANNOTATION,
     GROUP_INDEX_LABEL,
     GROUP_KEY_LABEL,
@@ -52,7 +53,6 @@ from kuota.api.lws import (
     NetworkConfig,
 )
 from kuota.api.meta import LabelSelector, ObjectMeta
-from kuota.api.service import Service, ServiceSpec
 from kuota.cluster.appsutil import canonical_json, fnv32, safe_encode
 from kuota.cluster.podutil import controller_ref, is_pod_ready, owner_reference, pod_phase
 from kuota.store import clone

@@ -21,7 +21,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from kuota.api.core import Node, NodeSpec, Taint
+from kuota.api.k8s import Node, NodeSpec, Taint
 from kuota.cluster.podutil import NODE
 from kuota.runtime.informer import Informer
 from kuota.store import NotFound, clone

@@ -4,7 +4,7 @@ role of kube-scheduler's cache and its ``NodeInfo``).
 
 Amounts are exact integers as Kubernetes keeps them: milli-units for ``cpu``,
 whole units (bytes, devices) for everything else, rounded up. What a node
-offers is what its kubelet reports (``kuota.api.nodeconfig``): its
+offers is what its kubelet reports (``kuota.api.k8s.nodeconfig``): its
 ``status.allocatable`` when the Node states it, else its capacity minus the
 system- and kube-reserved amounts and hard eviction thresholds of its
 kubelet-configuration annotations; the pod capacity from ``maxPods`` and
@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kuota.api.core import Node, NodeStatus, Pod, Taint
-from kuota.api.nodeconfig import node_status_resources
+from kuota.api.k8s import Node, NodeStatus, Pod, Taint
+from kuota.api.k8s.nodeconfig import node_status_resources
 from kuota.cluster.podutil import is_terminal
 from kuota.quota.requests import pod_requests, resource_value
 from kuota.store import clone

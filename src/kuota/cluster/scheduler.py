@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kuota.api.core import Node, Pod, PodStatus
+from kuota.api.k8s import Node, Pod, PodStatus
 from kuota.cluster.eviction import evict_pod
 from kuota.cluster.kubescheduler import KubeScheduler
 from kuota.cluster.nodes import NodeTable, pod_resource_requests

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from kuota.api.core import Node, Pod, Taint
+from kuota.api.k8s import Node, Pod, Taint
 from kuota.cluster.nodes import NodeState, NodeTable, pod_resource_requests
 from kuota.cluster.podinfo import PodInfo, parse_pod
 from kuota.cluster.podutil import is_terminal

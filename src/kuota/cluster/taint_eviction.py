@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kuota.api.core import Node, Pod, Taint, Toleration
+from kuota.api.k8s import Node, Pod, Taint, Toleration
 from kuota.cluster.eviction import evict_pod
 from kuota.cluster.filters import tolerates
 from kuota.cluster.podutil import NODE, POD, is_deleting, is_terminal

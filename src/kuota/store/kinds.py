@@ -2,6 +2,8 @@
 
 Kueue kinds are keyed by their group only (a v1beta1 and a v1beta2 Workload
 are one object of one internal type); core kinds by theirs ("" for core/v1).
+The kinds are the stored ones of ``kuota.api.registry``; this module derives
+what the store reads of each on every write (spec fields, status).
 """
 
 from __future__ import annotations
@@ -9,13 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kuota.api.apps import APPS_KINDS
-from kuota.api.core import CORE_KINDS
-from kuota.api.core_validation import NAMESPACED as CORE_NAMESPACED
-from kuota.api.event import Event
-from kuota.api.kueue import types as kt
-from kuota.api.lws import LeaderWorkerSet
-from kuota.api.service import Service
+from kuota.api import registry
 from kuota.store.protocol import NotFound, ResourceType, group_of
 
 
@@ -95,15 +91,9 @@ def registered_kinds() -> list[ResourceType]:
 
 
 def _register_builtin() -> None:
-    for kind, typ in kt.KINDS.items():
-        register_kind((kt.GROUP, kind), typ, kind in kt.NAMESPACED_KINDS)
-    for (api_version, kind), typ in CORE_KINDS.items():
-        register_kind((group_of(api_version), kind), typ, kind in CORE_NAMESPACED)
-    for (api_version, kind), typ in APPS_KINDS.items():  # all namespaced
-        register_kind((group_of(api_version), kind), typ, True)
-    register_kind(("", "Service"), Service, True)
-    register_kind(("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), LeaderWorkerSet, True)
-    register_kind(("", "Event"), Event, True)
+    for spec in registry.KINDS:
+        if spec.stored:
+            register_kind((spec.group, spec.kind), spec.internal, spec.namespaced)
 
 
 _register_builtin()

@@ -29,7 +29,7 @@ from kuota.api.base import (
     list_map,
     pattern,
 )
-from kuota.api.core import PodTemplateSpec, ResourceList, Taint, Toleration
+from kuota.api.k8s.corev1 import PodTemplateSpec, ResourceList, Taint, Toleration
 from kuota.api.meta import Conditions, LabelSelector, ObjectMeta
 
 GROUP = "kueue.x-k8s.io"

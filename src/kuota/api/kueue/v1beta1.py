@@ -16,7 +16,7 @@ import msgspec
 from msgspec.structs import replace
 
 from kuota.api.base import Meta, Object, Rule, cel, crd_default, list_map, pattern
-from kuota.api.core import PodTemplateSpec, ResourceList
+from kuota.api.k8s.corev1 import PodTemplateSpec, ResourceList
 from kuota.api.kueue import types as t
 from kuota.api.meta import Conditions, LabelSelector, ObjectMeta
 

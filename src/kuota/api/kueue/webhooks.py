@@ -12,13 +12,13 @@ from collections.abc import Callable, Mapping
 
 from kuota.api import errors as e
 from kuota.api.base import Quantity
-from kuota.api.core import ResourceList, ResourceRequirements, Taint, Toleration
-from kuota.api.core_validation import (
+from kuota.api.errors import FieldError, child, index, key
+from kuota.api.k8s.corev1 import ResourceList, ResourceRequirements, Taint, Toleration
+from kuota.api.k8s.validation import (
     validate_annotations,
     validate_label_selector,
     validate_labels,
 )
-from kuota.api.errors import FieldError, child, index, key
 from kuota.api.kueue import types as t
 from kuota.api.names import is_label_value, is_qualified_name
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from kuota.api.core import NodeSelectorRequirement
+from kuota.api.k8s.corev1 import NodeSelectorRequirement
 
 _INT64 = re.compile(r"^[+-]?[0-9]+$")  # strconv.ParseInt(s, 10, 64)
 

@@ -25,8 +25,8 @@ import msgspec
 
 from kuota.api.base import LIST_ATOMIC, Meta, Object
 from kuota.api.base import preserve_unknown as _pu
-from kuota.api.core import PodTemplateSpec
 from kuota.api.errors import FieldError, invalid, required
+from kuota.api.k8s.corev1 import PodTemplateSpec
 from kuota.api.meta import Conditions, ObjectMeta
 
 __all__ = [

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
-from kuota.api.config import parse_duration_ns
+from kuota.api.kueue.config import parse_duration_ns
 
 __all__ = ["CronError", "Schedule", "parse_schedule"]
 

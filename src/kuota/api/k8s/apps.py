@@ -1,4 +1,5 @@
-"""apps/v1 Deployment, ReplicaSet, StatefulSet and ControllerRevision (``k8s.io/api/apps/v1``).
+"""apps/v1 Deployment, ReplicaSet, StatefulSet, ControllerRevision and DaemonSet
+(``k8s.io/api/apps/v1``).
 
 Every JSON field of the Go types is declared, so the strict decoder refuses
 only fields Kubernetes itself does not know. The API server's defaults
@@ -25,15 +26,17 @@ import msgspec
 from kuota.api import names
 from kuota.api.base import Object, list_map
 from kuota.api.base import preserve_unknown as _pu
-from kuota.api.core import PodTemplateSpec
-from kuota.api.core_validation import (
+from kuota.api.errors import child, forbidden, invalid, not_supported, required
+from kuota.api.k8s.corev1 import PodTemplateSpec
+from kuota.api.k8s.validation.objectmeta import (
     IS_NEGATIVE,
     Errors,
+    as_builtins,
+    nonnegative,
     validate_label_selector,
     validate_object_meta,
-    validate_pod_template_spec,
 )
-from kuota.api.errors import child, forbidden, invalid, not_supported, required
+from kuota.api.k8s.validation.podspec import validate_pod_template_spec
 from kuota.api.meta import ConditionStatus, LabelSelector, ObjectMeta, selector_matches
 
 __all__ = [
@@ -44,6 +47,9 @@ __all__ = [
     "POD_TEMPLATE_HASH",
     "STATEFULSET_POD_NAME",
     "ControllerRevision",
+    "DaemonSet",
+    "DaemonSetSpec",
+    "DaemonSetStatus",
     "Deployment",
     "DeploymentCondition",
     "DeploymentSpec",
@@ -243,6 +249,39 @@ class ControllerRevision(Object):
     revision: int = 0
 
 
+# ---------------------------------------------------------------------- DaemonSet
+class DaemonSetSpec(Object):
+    selector: LabelSelector
+    template: PodTemplateSpec
+    update_strategy: AnyObject | None = None  # rolling updates are not modelled
+    min_ready_seconds: int | None = None
+    revision_history_limit: int | None = None
+
+
+class DaemonSetStatus(Object):
+    # Non-pointer int32 counters in Go: absent means 0.
+    current_number_scheduled: int = 0
+    number_misscheduled: int = 0
+    desired_number_scheduled: int = 0
+    number_ready: int = 0
+    observed_generation: int | None = None
+    updated_number_scheduled: int | None = None
+    number_available: int | None = None
+    number_unavailable: int | None = None
+    collision_count: int | None = None
+    conditions: AnyList | None = None
+
+
+class DaemonSet(Object):
+    api_version: str
+    kind: str
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: DaemonSetSpec | None = None
+    status: DaemonSetStatus | None = None
+
+
+# The kinds the API server admits with the apps rules below, on create and update
+# (a DaemonSet is checked on create only, as a step of a world).
 APPS_KINDS: dict[tuple[str, str], type] = {
     ("apps/v1", "ReplicaSet"): ReplicaSet,
     ("apps/v1", "Deployment"): Deployment,
@@ -522,3 +561,46 @@ VALIDATORS: dict[type, Callable[[Any], Errors]] = {
     StatefulSet: validate_stateful_set,
     ControllerRevision: validate_controller_revision,
 }
+
+
+def validate_daemon_set(ds: DaemonSet) -> Errors:
+    """``ValidateDaemonSet`` on create (apps/validation); updateStrategy is
+    carried, not checked."""
+    errs = validate_object_meta(ds.metadata, True, names.is_dns1123_subdomain)
+    spec = ds.spec
+    if spec is None:
+        return [*errs, required("spec", "")]
+    sel = spec.selector
+    errs += validate_label_selector(sel, "spec.selector")
+    if not (sel.match_labels or sel.match_expressions):
+        errs.append(
+            invalid("spec.selector", as_builtins(sel), "empty selector is invalid for daemonset")
+        )
+    elif not selector_matches(sel, spec.template.metadata.labels):
+        errs.append(
+            invalid(
+                "spec.template.metadata.labels",
+                dict(spec.template.metadata.labels or {}),
+                "`selector` does not match template `labels`",
+            )
+        )
+    errs += validate_pod_template_spec(spec.template, "spec.template")
+    pod = spec.template.spec
+    rp = pod.restart_policy if pod is not None else None
+    if rp not in (None, "Always"):
+        errs.append(not_supported("spec.template.spec.restartPolicy", rp, ["Always"]))
+    if pod is not None and pod.active_deadline_seconds is not None:
+        errs.append(
+            invalid(
+                "spec.template.spec.activeDeadlineSeconds",
+                pod.active_deadline_seconds,
+                "activeDeadlineSeconds in DaemonSet is not Supported",
+            )
+        )
+    for field_name, value in (
+        ("minReadySeconds", spec.min_ready_seconds),
+        ("revisionHistoryLimit", spec.revision_history_limit),
+    ):
+        if value is not None:
+            errs += nonnegative(value, child("spec", field_name))
+    return errs

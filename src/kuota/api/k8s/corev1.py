@@ -1,7 +1,6 @@
-"""Kubernetes built-in kinds kuota reads: core/v1 (Pod, Namespace, Node, LimitRange),
-batch/v1 Job and CronJob, apps/v1 DaemonSet, scheduling.k8s.io/v1 PriorityClass
-and node.k8s.io/v1 RuntimeClass; and kuota's own ``kuota.dev/v1alpha1``
-NodeOperation (an ``oc adm`` node operation as a step of a world).
+"""Kubernetes built-in kinds kuota reads: core/v1 (Pod and its PodSpec, Namespace,
+Node, LimitRange), and the one-struct groups scheduling.k8s.io/v1 PriorityClass and
+node.k8s.io/v1 RuntimeClass. batch/v1 is in ``batch``, apps/v1 in ``apps``.
 
 Every JSON field of the real Go types (``k8s.io/api`` at 10b39a39, July 2026) is
 declared, so the strict decoder refuses only fields Kubernetes itself does not
@@ -22,7 +21,7 @@ Defaults:
 
 Enumerations are ``Literal`` with every value of the newest API, including ones
 behind alpha feature gates (e.g. toleration operators ``Lt``/``Gt``); whether a
-value is allowed is decided by ``core_validation`` as the API server with default
+value is allowed is decided by ``kuota.api.k8s.validation`` as the API server with default
 feature gates does.
 """
 
@@ -35,25 +34,14 @@ import msgspec
 
 from kuota.api.base import LIST_ATOMIC, LIST_SET, MAP_ATOMIC, Object, Quantity, list_map
 from kuota.api.base import preserve_unknown as _pu
-from kuota.api.event import ObjectReference
 from kuota.api.meta import ConditionStatus, LabelSelector, ObjectMeta
 
 __all__ = [
-    "CORE_KINDS",
     "Affinity",
+    "AnyList",
+    "AnyObject",
     "Container",
     "ContainerPort",
-    "CronJob",
-    "CronJobSpec",
-    "CronJobStatus",
-    "DaemonSet",
-    "DaemonSetSpec",
-    "DaemonSetStatus",
-    "Job",
-    "JobCondition",
-    "JobSpec",
-    "JobStatus",
-    "JobTemplateSpec",
     "LimitRange",
     "LimitRangeItem",
     "LimitRangeSpec",
@@ -64,9 +52,6 @@ __all__ = [
     "NodeAddress",
     "NodeAffinity",
     "NodeCondition",
-    "NodeOperation",
-    "NodeOperationSpec",
-    "NodeOperationStatus",
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
@@ -88,6 +73,7 @@ __all__ = [
     "RuntimeClass",
     "RuntimeClassOverhead",
     "RuntimeClassScheduling",
+    "StrList",
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",
@@ -491,175 +477,3 @@ class RuntimeClass(Object):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     overhead: RuntimeClassOverhead | None = None
     scheduling: RuntimeClassScheduling | None = None
-
-
-# ---------------------------------------------------------------------------- Job
-class JobSpec(Object):
-    template: PodTemplateSpec
-    # API defaults (batch/v1 SetDefaults_Job). When neither parallelism nor
-    # completions is given Kubernetes also sets completions=1; None here means
-    # "not given", which counts the same for a Job with parallelism 1.
-    parallelism: int = 1
-    completions: int | None = None
-    active_deadline_seconds: int | None = None
-    pod_failure_policy: AnyObject | None = None
-    success_policy: AnyObject | None = None
-    # API default 6; Kubernetes defaults it to MaxInt32 instead when
-    # backoffLimitPerIndex is set (the per-index limit then governs).
-    backoff_limit: int = 6
-    backoff_limit_per_index: int | None = None
-    max_failed_indexes: int | None = None
-    selector: LabelSelector | None = None
-    manual_selector: bool | None = None
-    ttl_seconds_after_finished: int | None = None
-    completion_mode: Literal["NonIndexed", "Indexed"] = "NonIndexed"  # API default
-    suspend: bool | None = None
-    pod_replacement_policy: Literal["TerminatingOrFailed", "Failed"] | None = None
-    managed_by: str | None = None
-    scheduling: AnyObject | None = None
-
-
-class JobCondition(Object):
-    type: str  # Complete, Failed, Suspended, FailureTarget, SuccessCriteriaMet
-    status: ConditionStatus
-    last_probe_time: datetime | None = None
-    last_transition_time: datetime | None = None
-    reason: str | None = None
-    message: str | None = None
-
-
-class JobStatus(Object):
-    conditions: Annotated[list[JobCondition], LIST_ATOMIC] | None = None
-    start_time: datetime | None = None
-    completion_time: datetime | None = None
-    # Non-pointer int32 counters in Go: absent means 0.
-    active: int = 0
-    succeeded: int = 0
-    failed: int = 0
-    terminating: int | None = None
-    completed_indexes: str | None = None
-    failed_indexes: str | None = None
-    uncounted_terminated_pods: AnyObject | None = None
-    ready: int | None = None
-
-
-class Job(Object):
-    api_version: str
-    kind: str
-    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    spec: JobSpec | None = None
-    status: JobStatus | None = None
-
-
-# ------------------------------------------------------------------------ CronJob
-class JobTemplateSpec(Object):
-    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    spec: JobSpec | None = None
-
-
-class CronJobSpec(Object):
-    schedule: str
-    job_template: JobTemplateSpec
-    time_zone: str | None = None
-    starting_deadline_seconds: int | None = None
-    # API defaults (batch/v1 SetDefaults_CronJob): the controller decides with them.
-    concurrency_policy: str = "Allow"  # checked in code, as in Go
-    suspend: bool | None = None
-    successful_jobs_history_limit: int = 3
-    failed_jobs_history_limit: int = 1
-
-
-class CronJobStatus(Object):
-    active: Annotated[list[ObjectReference], LIST_ATOMIC] | None = None
-    last_schedule_time: datetime | None = None
-    last_successful_time: datetime | None = None
-
-
-class CronJob(Object):
-    api_version: str
-    kind: str
-    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    spec: CronJobSpec | None = None
-    status: CronJobStatus | None = None
-
-
-# ---------------------------------------------------------------------- DaemonSet
-class DaemonSetSpec(Object):
-    selector: LabelSelector
-    template: PodTemplateSpec
-    update_strategy: AnyObject | None = None  # rolling updates are not modelled
-    min_ready_seconds: int | None = None
-    revision_history_limit: int | None = None
-
-
-class DaemonSetStatus(Object):
-    # Non-pointer int32 counters in Go: absent means 0.
-    current_number_scheduled: int = 0
-    number_misscheduled: int = 0
-    desired_number_scheduled: int = 0
-    number_ready: int = 0
-    observed_generation: int | None = None
-    updated_number_scheduled: int | None = None
-    number_available: int | None = None
-    number_unavailable: int | None = None
-    collision_count: int | None = None
-    conditions: AnyList | None = None
-
-
-class DaemonSet(Object):
-    api_version: str
-    kind: str
-    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    spec: DaemonSetSpec | None = None
-    status: DaemonSetStatus | None = None
-
-
-# ------------------------------------------------------------------ NodeOperation
-class NodeOperationSpec(Object):
-    """kuota's own: one ``oc adm`` node operation, performed by the embedded
-    cluster when the object is created (a world gives it a future
-    ``creationTimestamp`` to schedule it in virtual time)."""
-
-    node_name: str
-    # Cordon, Uncordon, Drain, Taint, Label; NotReady and Ready stand for the
-    # node's kubelet stopping and resuming its heartbeats. Checked in code.
-    operation: str
-    taints: StrList | None = None  # Taint: oc adm taint arguments (key=value:Effect, key:Effect-)
-    labels: StrList | None = None  # Label: oc label arguments (key=value, key-)
-    overwrite: bool | None = None  # Taint, Label: --overwrite
-    # Drain: oc adm drain's flags.
-    ignore_daemon_sets: bool | None = None
-    force: bool | None = None
-    delete_empty_dir_data: bool | None = None
-    grace_period_seconds: int | None = None  # -1 or absent: each pod's own
-    timeout_seconds: int | None = None  # absent or 0: wait for ever
-
-
-class NodeOperationStatus(Object):
-    phase: Literal["Running", "Succeeded", "Failed"] | None = None
-    message: str | None = None
-    start_time: datetime | None = None
-    completion_time: datetime | None = None
-    evicted_pods: StrList | None = None  # namespace/name, in eviction order
-
-
-class NodeOperation(Object):
-    api_version: str
-    kind: str
-    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    spec: NodeOperationSpec | None = None
-    status: NodeOperationStatus | None = None
-
-
-CORE_KINDS: dict[tuple[str, str], type] = {
-    ("v1", "Pod"): Pod,
-    ("v1", "Namespace"): Namespace,
-    ("v1", "Node"): Node,
-    ("v1", "LimitRange"): LimitRange,
-    ("scheduling.k8s.io/v1", "PriorityClass"): PriorityClass,
-    ("node.k8s.io/v1", "RuntimeClass"): RuntimeClass,
-    ("batch/v1", "Job"): Job,
-    ("batch/v1", "CronJob"): CronJob,
-    ("apps/v1", "DaemonSet"): DaemonSet,
-    ("kuota.dev/v1alpha1", "NodeOperation"): NodeOperation,
-}

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kuota.api import names
-from kuota.api.core import Taint
+from kuota.api.k8s.corev1 import Taint
 
 __all__ = [
     "TAINT_EFFECTS",

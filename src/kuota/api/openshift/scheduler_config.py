@@ -20,7 +20,8 @@ from kuota.api.errors import FieldError
 from kuota.api.meta import ObjectMeta
 from kuota.api.names import is_label_value, is_qualified_name
 
-API_VERSION = "config.openshift.io/v1"
+GROUP = "config.openshift.io"
+API_VERSION = f"{GROUP}/v1"
 KIND = "Scheduler"
 SINGLETON_NAME = "cluster"
 DEFAULT_PROFILE = "LowNodeUtilization"
