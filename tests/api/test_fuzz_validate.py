@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kuota.api.decode import decode_object
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # tests/
 SEEDS: list[dict[str, Any]] = [
     d
     for p in sorted((HERE / "validation").glob("*.yaml"))

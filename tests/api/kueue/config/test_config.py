@@ -23,7 +23,7 @@ from kuota.api.base import dec_hook, enc_hook
 from kuota.api.kueue import config as c
 from kuota.api.kueue.config import checks
 
-FIXTURES = Path(__file__).parent / "fixtures" / "config"
+FIXTURES = Path(__file__).parents[3] / "fixtures" / "config"
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from kuota.cli.files import read_file
 from kuota.cli.main import main
 
-CASES = sorted((Path(__file__).parent / "validation").glob("*.yaml"))
+CASES = sorted((Path(__file__).parents[1] / "validation").glob("*.yaml"))
 
 
 def _expect(path: Path) -> tuple[str, str]:

@@ -25,7 +25,7 @@ from kuota.api.kuotadev.nodeoperation import NodeOperation, validate_node_operat
 from kuota.api.lws import v1 as lws
 from kuota.api.meta import LabelSelector
 
-FIXTURES = Path(__file__).parent / "fixtures" / "core"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "core"
 
 Doc = dict[str, Any]
 Mutation = Callable[[Doc], None]

@@ -13,7 +13,7 @@ import yaml
 from kuota.api.base import Quantity
 from kuota.api.decode import decode_yaml, to_wire
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # tests/
 SOURCES = sorted((HERE / "validation").glob("*.yaml")) + sorted(
     (HERE / "fixtures" / "manifests").glob("*.yaml")
 )
