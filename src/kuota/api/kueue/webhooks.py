@@ -20,6 +20,7 @@ from kuota.api.k8s.validation import (
     validate_labels,
 )
 from kuota.api.kueue import types as t
+from kuota.api.kueue import workload_types
 from kuota.api.names import is_label_value, is_qualified_name
 
 Gates = Mapping[str, bool]
@@ -399,7 +400,7 @@ def _validate_pod_set(ps: t.PodSet, path: str, gates: Gates) -> list[FieldError]
 
 
 def quota_reserved(wl: t.Workload) -> bool:
-    return t._quota_reserved(wl)
+    return workload_types.quota_reserved(wl)
 
 
 def validate_workload(
