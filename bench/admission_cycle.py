@@ -67,9 +67,9 @@ from msgspec.structs import replace
 from rich.console import Console
 from rich.table import Table
 
-from kuota.api.config import config_from_scenario
 from kuota.api.decode import decode_object
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.config import config_from_scenario
 from kuota.api.meta import ObjectMeta
 from kuota.api.quantity import Quantity
 from kuota.runtime import gcpolicy

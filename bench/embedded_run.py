@@ -16,8 +16,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kuota.api.config import load_config
 from kuota.api.decode import decode_object
+from kuota.api.kueue.config import load_config
 from kuota.embedded.controlplane import ControlPlane
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

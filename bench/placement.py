@@ -30,8 +30,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from kuota.api.core import Node, Pod
 from kuota.api.decode import decode_object
+from kuota.api.k8s import Node, Pod
 from kuota.cluster import KubeScheduler, PodScheduler
 from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot
 from kuota.runtime.clock import VirtualClock

@@ -22,8 +22,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from kuota.api.core import JobStatus
 from kuota.api.decode import decode_object
+from kuota.api.k8s import JobStatus
 from kuota.store import MemoryStore, clone, open_store
 from kuota.store.resources import JOB
 

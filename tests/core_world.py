@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from kuota.api.config import load_config
 from kuota.api.decode import decode_yaml
+from kuota.api.kueue.config import load_config
 from kuota.scheduler.core import AdmissionCore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

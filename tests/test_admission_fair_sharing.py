@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from kuota.api.config import KueueConfig, config_from_scenario
 from kuota.api.decode import decode_object
+from kuota.api.kueue.config import KueueConfig, config_from_scenario
 from kuota.api.quantity import Quantity
 from kuota.quota.afs import (
     UsageLedger,

@@ -43,9 +43,9 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from kuota.api.config import KueueConfig, config_from_scenario
 from kuota.api.decode import decode_object
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.config import KueueConfig, config_from_scenario
 from kuota.quota.requests import resource_value
 from kuota.quota.tree import potential_available
 from kuota.quota.workload import condition_true, has_quota_reservation, is_finished

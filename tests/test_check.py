@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 import kuota.sim.scenario as sc
-from kuota.api.config import KueueConfig
+from kuota.api.kueue.config import KueueConfig
 from kuota.cli.main import main
 from kuota.scheduler.views import (
     ClusterQueueView,

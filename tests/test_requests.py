@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kuota.api import base
-from kuota.api.config import Resources, ResourceTransformation
-from kuota.api.core import LimitRange, PodSpec, RuntimeClass
+from kuota.api.k8s import LimitRange, PodSpec, RuntimeClass
+from kuota.api.kueue.config import Resources, ResourceTransformation
 from kuota.api.kueue.types import PodSet, Workload
 from kuota.api.quantity import BINARY_SI, DECIMAL_SI, Quantity
 from kuota.quota.requests import (

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kuota.api.core import PodTemplateSpec
+from kuota.api.k8s import PodTemplateSpec
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition, ObjectMeta
 from kuota.scheduler.core import set_condition, with_condition

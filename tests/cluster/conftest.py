@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from kuota.api.core import Job, Node, Pod
 from kuota.api.decode import decode_object
+from kuota.api.k8s import Job, Node, Pod
 from kuota.cluster import EmbeddedCluster, Placement, RunSource, install
 from kuota.cluster.podutil import JOB, NODE, POD
 from kuota.runtime.clock import VirtualClock

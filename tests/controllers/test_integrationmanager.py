@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from embedded.world import config
-from kuota.api.config import BUILTIN_FRAMEWORKS, KueueConfig
+from kuota.api.kueue.config import BUILTIN_FRAMEWORKS, KueueConfig
 from kuota.controllers.integrationmanager import IntegrationManager
 from kuota.controllers.jobframework import ManagePolicy
 from kuota.controllers.jobs.registry import INTEGRATIONS

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from kuota.api.config import KueueConfig, load_config
 from kuota.api.decode import decode_object
+from kuota.api.kueue.config import KueueConfig, load_config
 from kuota.embedded.controlplane import ControlPlane
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

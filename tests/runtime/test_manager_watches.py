@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from kuota.api.core import Namespace, Node
+from kuota.api.k8s import Namespace, Node
 from kuota.api.meta import LabelSelector, ObjectMeta
 from kuota.runtime.clock import VirtualClock
 from kuota.runtime.manager import Manager

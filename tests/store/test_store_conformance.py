@@ -21,8 +21,8 @@ from store_testlib import (
 )
 from store_testlib import workload as make_workload
 
-from kuota.api.core import JobStatus
 from kuota.api.errors import FieldError
+from kuota.api.k8s import JobStatus
 from kuota.api.kueue.types import WorkloadStatus
 from kuota.api.meta import Condition, LabelSelector, LabelSelectorRequirement
 from kuota.api.quantity import Quantity

@@ -9,65 +9,13 @@ admits cannot drift apart.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from kuota.api import registry
 from kuota.api.kueue import types as kt
-from kuota.api.kueue import v1beta1
 from kuota.api.schema import openapi
-
-
-@dataclass(frozen=True)
-class Names:
-    plural: str
-    short: tuple[str, ...]
-    status: bool
-    columns: tuple[tuple[str, str, str, int], ...] = ()  # name, type, jsonPath, priority
-
-
-NAMES: dict[str, Names] = {
-    "ResourceFlavor": Names("resourceflavors", ("flavor", "flavors", "rf"), False),
-    "ClusterQueue": Names(
-        "clusterqueues",
-        ("cq",),
-        True,
-        (
-            ("Cohort", "string", ".spec.{cohort}", 0),
-            ("Strategy", "string", ".spec.queueingStrategy", 1),
-            ("Pending Workloads", "integer", ".status.pendingWorkloads", 0),
-            ("Admitted Workloads", "integer", ".status.admittedWorkloads", 1),
-        ),
-    ),
-    "LocalQueue": Names(
-        "localqueues",
-        ("queue", "queues", "lq"),
-        True,
-        (
-            ("ClusterQueue", "string", ".spec.clusterQueue", 0),
-            ("Pending Workloads", "integer", ".status.pendingWorkloads", 0),
-            ("Admitted Workloads", "integer", ".status.admittedWorkloads", 0),
-        ),
-    ),
-    "Cohort": Names("cohorts", ("co",), True),
-    "WorkloadPriorityClass": Names(
-        "workloadpriorityclasses", ("wpc",), False, (("Value", "integer", ".value", 0),)
-    ),
-    "AdmissionCheck": Names("admissionchecks", ("ac",), True),
-    "Workload": Names(
-        "workloads",
-        ("kwl", "kueueworkload", "kueueworkloads"),
-        True,
-        (
-            ("Queue", "string", ".spec.queueName", 0),
-            ("Reserved in", "string", ".status.admission.clusterQueue", 0),
-            ("Admitted", "string", '.status.conditions[?(@.type=="Admitted")].status', 0),
-            ("Finished", "string", '.status.conditions[?(@.type=="Finished")].status', 0),
-            ("Age", "date", ".metadata.creationTimestamp", 0),
-        ),
-    ),
-}
 
 
 def _version_schema(typ: type, root_rules: Any = None) -> dict[str, Any]:
@@ -89,54 +37,52 @@ def _version_schema(typ: type, root_rules: Any = None) -> dict[str, Any]:
 
 
 def crd(kind: str) -> dict[str, Any]:
-    n = NAMES[kind]
+    spec = registry.by_group_kind(kt.GROUP, kind)
+    if spec is None:
+        raise KeyError(kind)
     versions = []
-    for version, typ, rules in (
-        ("v1beta1", v1beta1.KINDS[kind][0], v1beta1.ROOT_RULES.get(kind)),
-        ("v1beta2", kt.KINDS[kind], kt.ROOT_RULES.get(kind)),
-    ):
-        cohort_field = "cohort" if version == "v1beta1" else "cohortName"
-        v: dict[str, Any] = {
-            "name": version,
+    for v in sorted((v for v in spec.versions if v.served), key=lambda v: v.name):
+        out: dict[str, Any] = {
+            "name": v.name,
             "served": True,
-            "storage": version == "v1beta2",
-            "schema": {"openAPIV3Schema": _version_schema(typ, rules)},
+            "storage": v.storage,
+            "schema": {"openAPIV3Schema": _version_schema(v.wire, v.root_rules)},
         }
-        if version == "v1beta1":
-            v["deprecated"] = True
-            v["deprecationWarning"] = (
-                f"kueue.x-k8s.io/v1beta1 {kind} is deprecated; use kueue.x-k8s.io/v1beta2"
+        if v.deprecated:
+            out["deprecated"] = True
+            out["deprecationWarning"] = (
+                f"{spec.api_version(v)} {kind} is deprecated; use {spec.api_version(spec.storage_version)}"
             )
-        if n.status:
-            v["subresources"] = {"status": {}}
-        if n.columns:
-            v["additionalPrinterColumns"] = [
-                {"name": name, "type": typ_, "jsonPath": path.replace("{cohort}", cohort_field)}
-                | ({"priority": prio} if prio else {})
-                for name, typ_, path, prio in n.columns
+        if spec.status_subresource:
+            out["subresources"] = {"status": {}}
+        if v.columns:
+            out["additionalPrinterColumns"] = [
+                {"name": c.name, "type": c.type, "jsonPath": c.json_path}
+                | ({"priority": c.priority} if c.priority else {})
+                for c in v.columns
             ]
-        versions.append(v)
+        versions.append(out)
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{n.plural}.{kt.GROUP}"},
+        "metadata": {"name": f"{spec.plural}.{spec.group}"},
         "spec": {
-            "group": kt.GROUP,
+            "group": spec.group,
             "names": {
                 "kind": kind,
-                "listKind": f"{kind}List",
-                "plural": n.plural,
-                "singular": kind.lower(),
-                "shortNames": list(n.short),
+                "listKind": spec.list_kind,
+                "plural": spec.plural,
+                "singular": spec.singular,
+                "shortNames": list(spec.short_names),
             },
-            "scope": "Namespaced" if kind in kt.NAMESPACED_KINDS else "Cluster",
+            "scope": "Namespaced" if spec.namespaced else "Cluster",
             "versions": versions,
         },
     }
 
 
 def all_crds(kinds: list[str] | None = None) -> list[dict[str, Any]]:
-    return [crd(k) for k in (kinds or list(NAMES))]
+    return [crd(k) for k in (kinds or [s.kind for s in registry.kinds_of_group(kt.GROUP)])]
 
 
 def crds_yaml(objs: list[dict[str, Any]]) -> str:

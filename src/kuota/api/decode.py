@@ -20,155 +20,58 @@ from typing import Any
 import msgspec
 import yaml
 
-from kuota.api import apps, core_validation, lws, openshift, openshift_scheduler, service
 from kuota.api import errors as e
+from kuota.api import registry
 from kuota.api.base import Meta, dec_hook, enc_hook
-from kuota.api.core import CORE_KINDS
-from kuota.api.core_validation import validate_object_meta
 from kuota.api.errors import FieldError
+from kuota.api.k8s.validation.objectmeta import validate_object_meta
+from kuota.api.kindspec import Gates, Validator
 from kuota.api.kueue import types as kt
-from kuota.api.kueue import v1beta1
-from kuota.api.kueue.webhooks import DEFAULTERS, WEBHOOKS
-from kuota.api.names import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from kuota.api.schema import MAX_NODES, check_rules, validate_raw
 
 
 @dataclass(frozen=True, slots=True)
-class KindInfo:
+class ManifestKind:
+    """What decoding reads of one ``apiVersion``/``kind`` pair a manifest may name:
+    its kind's declaration (``kuota.api.registry``) and that version's, flattened
+    for the hot path."""
+
     api_version: str
     kind: str
     wire: type
     namespaced: bool
     to_internal: Callable[[Any], Any]
     from_internal: Callable[[Any], Any]
-    validate: Callable[[Any, Mapping[str, bool]], list[FieldError]]
-    root_rules: Meta | None = None
-    name_fn: Callable[[str], list[str]] = is_dns1123_subdomain
+    validate: Validator
+    default: Callable[[Any, Gates], None] | None
+    root_rules: Meta | None
+    name_fn: Callable[[str], list[str]]
 
 
-def _identity(o: Any) -> Any:
-    return o
-
-
-def _build_registry() -> dict[tuple[str, str], KindInfo]:
-    reg: dict[tuple[str, str], KindInfo] = {}
-    for kind, typ in kt.KINDS.items():
-        ns = kind in kt.NAMESPACED_KINDS
-        reg[(kt.V1BETA2, kind)] = KindInfo(
-            kt.V1BETA2, kind, typ, ns, _identity, _identity, WEBHOOKS[kind], kt.ROOT_RULES.get(kind)
-        )
-        wire, to_i, from_i = v1beta1.KINDS[kind]
-        reg[(kt.V1BETA1, kind)] = KindInfo(
-            kt.V1BETA1, kind, wire, ns, to_i, from_i, WEBHOOKS[kind], v1beta1.ROOT_RULES.get(kind)
-        )
-    # Cohorts were served as v1alpha1 before v1beta1; old manifests still say so.
-    reg[(f"{kt.GROUP}/v1alpha1", "Cohort")] = KindInfo(
-        f"{kt.GROUP}/v1alpha1",
-        "Cohort",
-        CohortAlpha,
-        False,
-        _cohort_from_alpha,
-        _identity,
-        WEBHOOKS["Cohort"],
-    )
-    for (api_version, kind), typ in CORE_KINDS.items():
-        validator = getattr(core_validation, f"validate_{_snake(kind)}", None)
-        reg[(api_version, kind)] = KindInfo(
-            api_version,
-            kind,
-            typ,
-            kind in core_validation.NAMESPACED,
-            _identity,
-            _identity,
-            (lambda fn: lambda o, g: fn(o))(validator) if validator else (lambda o, g: []),
-            name_fn=is_dns1123_label if kind == "Namespace" else is_dns1123_subdomain,
-        )
-    for (api_version, kind), typ in apps.APPS_KINDS.items():
-        reg[(api_version, kind)] = KindInfo(
-            api_version,
-            kind,
-            typ,
-            True,
-            _identity,
-            _identity,
-            (lambda fn: lambda o, g: fn(o))(apps.VALIDATORS[typ]),
-        )
-    # A Service and a LeaderWorkerSet name DNS records: DNS-1035 labels. The LWS
-    # defaulting webhook runs as the conversion to the internal object.
-    reg[(service.API_VERSION, service.KIND)] = KindInfo(
-        service.API_VERSION,
-        service.KIND,
-        service.Service,
-        True,
-        _identity,
-        _identity,
-        lambda o, g: service.validate_service(o),
-        name_fn=is_dns1035_label,
-    )
-    reg[(lws.API_VERSION, lws.KIND)] = KindInfo(
-        lws.API_VERSION,
-        lws.KIND,
-        lws.LeaderWorkerSet,
-        True,
-        lws.default_leader_worker_set,
-        _identity,
-        lambda o, g: lws.validate_leader_worker_set(o),
-        name_fn=is_dns1035_label,
-    )
-    # OpenShift's Kueue operator resource, read in place of Kueue's Configuration file.
-    reg[(openshift.API_VERSION, openshift.KIND)] = KindInfo(
-        openshift.API_VERSION,
-        openshift.KIND,
-        openshift.Kueue,
-        False,
-        _identity,
-        _identity,
-        openshift.validate_kueue,
-        openshift.ROOT_RULES,
-    )
-    # OpenShift's cluster-wide scheduler configuration (its scoring profile).
-    reg[(openshift_scheduler.API_VERSION, openshift_scheduler.KIND)] = KindInfo(
-        openshift_scheduler.API_VERSION,
-        openshift_scheduler.KIND,
-        openshift_scheduler.Scheduler,
-        False,
-        _identity,
-        _identity,
-        openshift_scheduler.validate_scheduler,
-    )
+def _build_registry() -> dict[tuple[str, str], ManifestKind]:
+    reg: dict[tuple[str, str], ManifestKind] = {}
+    for spec in registry.KINDS:
+        for v in spec.versions:
+            if not v.decoded:
+                continue
+            api_version = spec.api_version(v)
+            reg[(api_version, spec.kind)] = ManifestKind(
+                api_version,
+                spec.kind,
+                v.wire,
+                spec.namespaced,
+                v.to_internal,
+                v.from_internal,
+                spec.validate,
+                spec.default,
+                v.root_rules,
+                spec.name_fn,
+            )
     return reg
 
 
-def _snake(kind: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
-
-
-# Cohorts were served as v1alpha1 before v1beta1 (``spec.parent`` rather than
-# ``spec.parentName``). Module level: msgspec resolves the annotations by name.
-class CohortSpecAlpha(kt.Object, kw_only=True):
-    parent: kt.CohortReference | None = None
-    resource_groups: kt.ResourceGroups | None = None
-    fair_sharing: kt.FairSharing | None = None
-
-
-class CohortAlpha(kt.Object, kw_only=True):
-    api_version: str = f"{kt.GROUP}/v1alpha1"
-    kind: str = "Cohort"
-    metadata: kt.ObjectMeta = msgspec.field(default_factory=kt.ObjectMeta)
-    spec: CohortSpecAlpha = msgspec.field(default_factory=CohortSpecAlpha)
-
-
-def _cohort_from_alpha(o: Any) -> kt.Cohort:
-    s = o.spec
-    return kt.Cohort(
-        api_version=kt.V1BETA2,
-        metadata=o.metadata,
-        spec=kt.CohortSpec(
-            parent_name=s.parent, resource_groups=s.resource_groups, fair_sharing=s.fair_sharing
-        ),
-    )
-
-
+# (apiVersion, kind) -> how a manifest of it is read; kinds never read from files
+# (Events) are absent.
 REGISTRY = _build_registry()
 KINDS_BY_NAME: dict[str, list[str]] = {}
 for _av, _k in REGISTRY:
@@ -305,7 +208,7 @@ def decode_object(
 
 
 def _decode_known(
-    raw: dict[str, Any], info: KindInfo, doc: Document, gates: Mapping[str, bool]
+    raw: dict[str, Any], info: ManifestKind, doc: Document, gates: Mapping[str, bool]
 ) -> Document:
     try:
         obj = msgspec.convert(raw, info.wire, dec_hook=dec_hook)
@@ -333,7 +236,7 @@ def _decode_known(
 
 
 def _validate_decoded(
-    obj: Any, info: KindInfo, doc: Document, gates: Mapping[str, bool]
+    obj: Any, info: ManifestKind, doc: Document, gates: Mapping[str, bool]
 ) -> Document:
     errs = validate_object_meta(obj.metadata, info.namespaced, info.name_fn, "metadata")
     errs += check_rules(obj, info.wire, info.root_rules)
@@ -341,9 +244,8 @@ def _validate_decoded(
         doc.errors.extend(errs)
         return doc
     internal = info.to_internal(obj)
-    default = DEFAULTERS.get(info.kind) if info.api_version.startswith(kt.GROUP) else None
-    if default is not None:
-        default(internal, gates)
+    if info.default is not None:
+        info.default(internal, gates)
     doc.errors.extend(info.validate(internal, gates))
     if not doc.errors:
         doc.obj = internal

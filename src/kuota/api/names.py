@@ -4,6 +4,10 @@ Each ``is_*`` function returns the list of reasons a value is not valid (empty w
 it is), worded as Kubernetes words them, so errors read the same as the API server's.
 Patterns are matched with ``fullmatch``: Go's ``$`` never matches before a trailing
 newline, Python's does.
+
+apimachinery v0.36 words lengths two ways: util/validation says "... characters",
+api/validate/content (Kueue's Configuration checks) "... bytes"; ``unit`` chooses, and
+``is_label_key`` is content's IsLabelKey beside util/validation's ``is_qualified_name``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Callable
 DNS1123_LABEL_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + r"(\." + DNS1123_LABEL_FMT + r")*"
 DNS1035_LABEL_FMT = r"[a-z]([-a-z0-9]*[a-z0-9])?"
+C_IDENTIFIER_FMT = r"[A-Za-z_][A-Za-z0-9_]*"
 QUALIFIED_NAME_FMT = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 LABEL_VALUE_FMT = r"(" + QUALIFIED_NAME_FMT + r")?"
 
@@ -22,6 +27,7 @@ _DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FMT)
 _DNS1035_LABEL = re.compile(DNS1035_LABEL_FMT)
 _QUALIFIED_NAME = re.compile(QUALIFIED_NAME_FMT)
 _LABEL_VALUE = re.compile(LABEL_VALUE_FMT)
+_C_IDENTIFIER = re.compile(C_IDENTIFIER_FMT)
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
@@ -58,10 +64,10 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
-def is_dns1123_subdomain(value: str) -> list[str]:
+def is_dns1123_subdomain(value: str, unit: str = "characters") -> list[str]:
     errs = []
     if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errs.append(f"must be no more than {DNS1123_SUBDOMAIN_MAX} characters")
+        errs.append(f"must be no more than {DNS1123_SUBDOMAIN_MAX} {unit}")
     if not _DNS1123_SUBDOMAIN.fullmatch(value):
         errs.append(
             _regex_error(
@@ -91,8 +97,35 @@ def is_dns1035_label(value: str) -> list[str]:
     return errs
 
 
+_NAME_PART_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character"
+)
+_NAME_EXAMPLES = ("MyName", "my.name", "123-abc")
+
+
 def is_qualified_name(value: str) -> list[str]:
     """A label key or annotation key: an optional DNS-subdomain prefix and a name."""
+    too_many_parts = _regex_error(
+        f"a qualified name {_NAME_PART_MSG} with an optional DNS subdomain prefix and '/'",
+        QUALIFIED_NAME_FMT,
+        *_NAME_EXAMPLES,
+    )
+    return _prefixed_name(value, "characters", too_many_parts, check_empty_name=False)
+
+
+def is_label_key(value: str) -> list[str]:
+    """api/validate/content's IsLabelKey: ``is_qualified_name`` worded in bytes, and
+    an empty name part also reported as not matching the pattern."""
+    too_many_parts = (
+        "a valid label key "
+        + _regex_error(_NAME_PART_MSG, QUALIFIED_NAME_FMT, *_NAME_EXAMPLES)
+        + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+    )
+    return _prefixed_name(value, "bytes", too_many_parts, check_empty_name=True)
+
+
+def _prefixed_name(value: str, unit: str, too_many_parts: str, check_empty_name: bool) -> list[str]:
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -102,41 +135,24 @@ def is_qualified_name(value: str) -> list[str]:
         if not prefix:
             errs.append("prefix part must be non-empty")
         else:
-            errs.extend("prefix part " + e for e in is_dns1123_subdomain(prefix))
+            errs.extend("prefix part " + e for e in is_dns1123_subdomain(prefix, unit))
     else:
-        return [
-            _regex_error(
-                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', "
-                "and must start and end with an alphanumeric character with an optional "
-                "DNS subdomain prefix and '/'",
-                QUALIFIED_NAME_FMT,
-                "MyName",
-                "my.name",
-                "123-abc",
-            )
-        ]
+        return [too_many_parts]
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > QUALIFIED_NAME_MAX:
-        errs.append(f"name part must be no more than {QUALIFIED_NAME_MAX} characters")
-    if name and not _QUALIFIED_NAME.fullmatch(name):
+        errs.append(f"name part must be no more than {QUALIFIED_NAME_MAX} {unit}")
+    if (name or check_empty_name) and not _QUALIFIED_NAME.fullmatch(name):
         errs.append(
-            _regex_error(
-                "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-                "start and end with an alphanumeric character",
-                QUALIFIED_NAME_FMT,
-                "MyName",
-                "my.name",
-                "123-abc",
-            )
+            "name part " + _regex_error(_NAME_PART_MSG, QUALIFIED_NAME_FMT, *_NAME_EXAMPLES)
         )
     return errs
 
 
-def is_label_value(value: str) -> list[str]:
+def is_label_value(value: str, unit: str = "characters") -> list[str]:
     errs = []
     if len(value) > LABEL_VALUE_MAX:
-        errs.append(f"must be no more than {LABEL_VALUE_MAX} characters")
+        errs.append(f"must be no more than {LABEL_VALUE_MAX} {unit}")
     if not _LABEL_VALUE.fullmatch(value):
         errs.append(
             _regex_error(
@@ -149,6 +165,21 @@ def is_label_value(value: str) -> list[str]:
             )
         )
     return errs
+
+
+def is_c_identifier(value: str) -> list[str]:
+    if _C_IDENTIFIER.fullmatch(value):
+        return []
+    return [
+        _regex_error(
+            "a valid C identifier must start with alphabetic character or '_', followed by a "
+            "string of alphanumeric characters or '_'",
+            C_IDENTIFIER_FMT,
+            "my_name",
+            "MY_NAME",
+            "MyName",
+        )
+    ]
 
 
 def _valid_memo(check: Callable[[str], list[str]]) -> Callable[[str], bool]:

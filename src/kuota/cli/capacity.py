@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from kuota.api.core import Job, Pod
-from kuota.api.openshift_scheduler import profile_of
+from kuota.api.k8s import Job, Pod
+from kuota.api.openshift.scheduler_config import profile_of
 from kuota.cli.files import CannotRead
 from kuota.cli.world import load_world
 from kuota.cluster.apiserver.pod_admission import PRIORITY_CLASS, PodAdmission

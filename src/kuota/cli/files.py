@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kuota.api.config import load_config
 from kuota.api.decode import (
     Document,
     YamlError,
@@ -15,6 +14,7 @@ from kuota.api.decode import (
     decode_object,
     load_yaml_documents,
 )
+from kuota.api.kueue.config import load_config
 from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_timeline
 
 MAX_FILE_BYTES = 256 * 1024 * 1024

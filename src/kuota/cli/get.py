@@ -706,7 +706,7 @@ def pending_reasons(store: ReadOnlyStore, now: datetime) -> Callable[[Any], str]
 
 def _stored_config(store: ReadOnlyStore) -> Any:
     """The Kueue configuration the run used (kept in the state), else the default."""
-    from kuota.api.config import load_config
+    from kuota.api.kueue.config import load_config
     from kuota.cli.world import _default_config
 
     raw = store.get_meta(CONFIG_META)

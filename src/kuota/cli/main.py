@@ -256,7 +256,7 @@ def demo(directory: str) -> None:
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> timedelta | None:
     if value is None:
         return None
-    from kuota.api.config import parse_duration
+    from kuota.api.kueue.config import parse_duration
 
     try:
         return parse_duration(value)

@@ -18,7 +18,7 @@ EXIT_ERROR = 1
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> timedelta | None:
     if value is None:
         return None
-    from kuota.api.config import parse_duration
+    from kuota.api.kueue.config import parse_duration
 
     try:
         d = parse_duration(value)

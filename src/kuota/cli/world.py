@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from kuota.api import errors as e
-from kuota.api.config import KueueConfig, load_config, parse_duration
 from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, load_yaml_documents
+from kuota.api.kueue.config import KueueConfig, load_config, parse_duration
 from kuota.cli.files import CannotRead, expand, read_bytes
 from kuota.cluster.controllers.kubelet import DURATION_ANNOTATION, FAIL_ANNOTATION
 
@@ -142,7 +142,7 @@ def _load_scheduler(world: World, where: str, raw: Any, source: str, index: int)
 
 def _load_openshift(world: World, where: str, raw: Any) -> None:
     try:
-        from kuota.api.openshift import to_kueue_config
+        from kuota.api.openshift.operator_config import to_kueue_config
     except ImportError:
         world.problems.append(f"{where}: OpenShift's Kueue resource is not supported yet")
         return

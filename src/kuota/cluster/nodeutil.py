@@ -4,7 +4,7 @@ registration, the controllers).
 
 Amounts are exact integers as Kubernetes keeps them: milli-units for ``cpu``,
 whole units (bytes, devices) for everything else, rounded up. What a node
-offers is what its kubelet reports (``kuota.api.nodeconfig``): its
+offers is what its kubelet reports (``kuota.api.k8s.nodeconfig``): its
 ``status.allocatable`` when the Node states it, else its capacity minus the
 system- and kube-reserved amounts and hard eviction thresholds of its
 kubelet-configuration annotations; the pod capacity from ``maxPods`` and
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kuota.api.core import Node, Pod
-from kuota.api.nodeconfig import node_status_resources
+from kuota.api.k8s import Node, Pod
+from kuota.api.k8s.nodeconfig import node_status_resources
 from kuota.quota.requests import pod_requests, resource_value
 
 __all__ = [

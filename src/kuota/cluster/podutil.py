@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from kuota.api.core import Pod, PodCondition, PodStatus
+from kuota.api.k8s import Pod, PodCondition, PodStatus
 from kuota.api.meta import OwnerReference
 from kuota.store.resources import JOB, NODE, POD
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kuota.store.protocol import ResourceType
 
 if TYPE_CHECKING:
-    from kuota.api.config import KueueConfig
+    from kuota.api.kueue.config import KueueConfig
     from kuota.controllers.jobframework import JobAdapter, ManagePolicy
     from kuota.controllers.jobs.pod.podwebhook import Lookup
     from kuota.controllers.parentpolicy import ParentPolicy

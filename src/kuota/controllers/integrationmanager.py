@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kuota.api.config import KueueConfig
+from kuota.api.kueue.config import KueueConfig
 from kuota.controllers.integration import Integration, Wiring
 from kuota.controllers.jobframework import (
     JobAdapter,

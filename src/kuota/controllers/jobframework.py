@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn, Protocol
 
-from kuota.api import core as kc
 from kuota.api import errors as e
-from kuota.api.config import KueueConfig
+from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
 from kuota.quota.workload import (
     find_condition,

@@ -24,8 +24,8 @@ from typing import Any, Final
 import msgspec
 
 from kuota.api.base import quantity_of
-from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import Condition
 from kuota.api.quantity import Quantity
 from kuota.controllers.workload_events import workload_events

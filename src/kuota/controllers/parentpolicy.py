@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Final, NoReturn
 
-from kuota.api import core as kc
 from kuota.api import errors as e
-from kuota.api.config import KueueConfig
+from kuota.api import k8s as kc
+from kuota.api.kueue.config import KueueConfig
 from kuota.api.kueue.webhooks import (
     ADMISSION_GATED_BY,
     admission_gated_by_update,

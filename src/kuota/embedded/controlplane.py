@@ -18,11 +18,11 @@ from typing import Any
 
 import msgspec
 
-from kuota.api import core as kc
+from kuota.api import k8s as kc
 from kuota.api.base import enc_hook
-from kuota.api.config import KueueConfig
+from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import ObjectMeta
-from kuota.api.openshift_scheduler import Scheduler, parse_node_selector, profile_of
+from kuota.api.openshift.scheduler_config import Scheduler, parse_node_selector, profile_of
 from kuota.controllers.integrationmanager import IntegrationManager
 from kuota.controllers.jobframework import ManagePolicy
 from kuota.controllers.jobs.registry import INTEGRATIONS

@@ -22,7 +22,7 @@ from decimal import ROUND_DOWN, Context, Decimal
 from functools import lru_cache
 from typing import Final
 
-from kuota.api.config import AdmissionFairSharing
+from kuota.api.kueue.config import AdmissionFairSharing
 from kuota.api.quantity import DECIMAL_SI, Quantity
 from kuota.quota.requests import CPU, EPHEMERAL_STORAGE, HUGEPAGES_PREFIX, MEMORY, resource_quantity
 

@@ -27,8 +27,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Final
 
-from kuota.api.config import Resources, ResourceTransformation
-from kuota.api.core import (
+from kuota.api.k8s import (
     Container,
     LimitRange,
     PodSpec,
@@ -37,6 +36,7 @@ from kuota.api.core import (
     ResourceRequirements,
     RuntimeClass,
 )
+from kuota.api.kueue.config import Resources, ResourceTransformation
 from kuota.api.kueue.types import PodSet, Workload
 from kuota.api.quantity import BINARY_SI, DECIMAL_SI, Quantity
 

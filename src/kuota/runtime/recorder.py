@@ -14,7 +14,7 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from kuota.api.event import Event, EventSource, ObjectReference
+from kuota.api.k8s.event import Event, EventSource, ObjectReference
 from kuota.api.meta import ObjectMeta
 from kuota.runtime.clock import Clock
 from kuota.store.protocol import AlreadyExists, Conflict, NotFound, ObjectStore

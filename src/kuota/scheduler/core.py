@@ -16,10 +16,10 @@ from typing import Any, Final
 
 import msgspec
 
-from kuota.api import core as kc
-from kuota.api.config import KueueConfig
+from kuota.api import k8s as kc
 from kuota.api.hooks import enc_hook
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.config import KueueConfig
 from kuota.api.kueue.webhooks import ADMISSION_GATED_BY, parse_int32
 from kuota.api.meta import Condition, selector_matches
 from kuota.api.quantity import Quantity

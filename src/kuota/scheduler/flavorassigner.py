@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from kuota.api.core import NodeSelectorRequirement, PodSpec, Taint, Toleration
+from kuota.api.k8s import NodeSelectorRequirement, PodSpec, Taint, Toleration
+from kuota.api.k8s.nodeselection import node_selector_requirement_matches
 from kuota.api.kueue.types import ResourceFlavor
-from kuota.api.nodeselection import node_selector_requirement_matches
 from kuota.quota.requests import resource_quantity
 from kuota.quota.tree import (
     FR,

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 import kuota
-from kuota.api.config import KueueConfig, load_config
+from kuota.api.kueue.config import KueueConfig, load_config
 from kuota.api.meta import Condition
 from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.workload import evicted_reason, find_condition

@@ -336,7 +336,7 @@ def _queue(name: str, cohort: str, flavor: str, q: QueuesSet) -> list[Any]:
         kt.ClusterQueue,
         dec_hook=_dec_hook,
     )
-    from kuota.api import core as kc
+    from kuota.api import k8s as kc
 
     ns = kc.Namespace(api_version="v1", kind="Namespace", metadata=ObjectMeta(name=name))
     lq = kt.LocalQueue(

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from kuota.api import errors as e
-from kuota.api.config import ConfigError, KueueConfig, config_from_scenario, parse_duration
 from kuota.api.decode import (
     KINDS_BY_NAME,
     REGISTRY,
@@ -28,6 +27,7 @@ from kuota.api.decode import (
     load_yaml_documents,
 )
 from kuota.api.errors import FieldError, child, index, key
+from kuota.api.kueue.config import ConfigError, KueueConfig, config_from_scenario, parse_duration
 from kuota.api.quantity import Quantity, QuantityError
 from kuota.scheduler.views import State
 from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_objects

@@ -83,7 +83,7 @@ def scenario_errors(raw: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
                 errs.append(e.invalid(child(sp, list_key), "object", "must be a list"))
     config = raw.get("config")
     if config is not None:
-        from kuota.api.config import load_config
+        from kuota.api.kueue.config import load_config
 
         block = dict(config) if isinstance(config, dict) else config
         if isinstance(block, dict) and "featureGates" in raw and "featureGates" not in block:

@@ -30,8 +30,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from kuota.api.config import KueueConfig
 from kuota.api.decode import decode_object
+from kuota.api.kueue.config import KueueConfig
 from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.requests import resource_value
 from kuota.runtime import gcpolicy

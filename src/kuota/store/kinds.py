@@ -13,13 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kuota.api.apps import APPS_KINDS
-from kuota.api.core import CORE_KINDS
-from kuota.api.core_validation import NAMESPACED as CORE_NAMESPACED
-from kuota.api.event import Event
-from kuota.api.kueue import types as kt
-from kuota.api.lws import LeaderWorkerSet
-from kuota.api.service import Service
+from kuota.api import registry
 from kuota.store.protocol import NotFound, ResourceType, group_of
 
 
@@ -39,7 +33,8 @@ def resource_of(kind: str) -> str:
     """A kind's resource (plural, lowercase) name, by Kubernetes' own guess
     (UnsafeGuessKindToResource): "Workload" -> "workloads", "Topology" ->
     "topologies", "Endpoints" -> "endpoints". The one place the plural is
-    derived (the api registry will name each kind's plural)."""
+    derived for a kind the api registry does not declare (its kinds name
+    their plural)."""
     name = kind.lower()
     if not name or name.endswith("endpoints"):
         return name
@@ -176,28 +171,20 @@ def registered_kinds() -> list[ResourceType]:
     return sorted({info.rtype for info in _KINDS.values()})
 
 
-def _register(api_version: str, kind: str, typ: type, namespaced: bool) -> None:
-    rtype = (group_of(api_version), version_of(api_version), resource_of(kind))
-    register_kind(rtype, typ, namespaced, kind=kind)
-
-
 def _register_builtin() -> None:
-    for kind, typ in kt.KINDS.items():
-        rtype = (kt.GROUP, version_of(kt.V1BETA2), resource_of(kind))
+    # The stored kinds of the api registry, each at its storage version and
+    # served at its other versions too.
+    for spec in registry.KINDS:
+        if not spec.stored:
+            continue
+        storage = spec.storage_version.name
         register_kind(
-            rtype,
-            typ,
-            kind in kt.NAMESPACED_KINDS,
-            kind=kind,
-            versions=(version_of(kt.V1BETA1),),
+            (spec.group, storage, spec.plural),
+            spec.internal,
+            spec.namespaced,
+            kind=spec.kind,
+            versions=tuple(v.name for v in spec.versions if v.served and v.name != storage),
         )
-    for (api_version, kind), typ in CORE_KINDS.items():
-        _register(api_version, kind, typ, kind in CORE_NAMESPACED)
-    for (api_version, kind), typ in APPS_KINDS.items():  # all namespaced
-        _register(api_version, kind, typ, True)
-    _register("v1", "Service", Service, True)
-    _register("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", LeaderWorkerSet, True)
-    _register("v1", "Event", Event, True)
 
 
 _register_builtin()

@@ -269,7 +269,7 @@ def test_pod_level_resources_decide_the_qos_class(api: ApiServerWorld) -> None:
 
 # ------------------------------------------------- with Kueue, in the control plane
 def test_kueue_and_the_pods_see_the_same_limit_range_defaults() -> None:
-    from kuota.api.config import load_config
+    from kuota.api.kueue.config import load_config
     from kuota.embedded.controlplane import ControlPlane
 
     cfg, errs = load_config(

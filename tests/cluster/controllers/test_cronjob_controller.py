@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from kuota.api.core import CronJob, Job
-from kuota.api.cron import CronError, parse_schedule
 from kuota.api.decode import decode_object
+from kuota.api.k8s import CronJob, Job
+from kuota.api.k8s.cron import CronError, parse_schedule
 from kuota.cluster.controllers.cronjob_controller import SCHEDULED_TIMESTAMP
 from kuota.store import clone
 from kuota.store.resources import CRON_JOB as CRONJOB

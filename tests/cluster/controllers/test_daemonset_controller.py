@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from kuota.api.core import DaemonSet, Pod, Taint
+from kuota.api.k8s import DaemonSet, Pod, Taint
 from kuota.cluster.podutil import NODE
 from kuota.store import clone
 from kuota.store.resources import DAEMON_SET as DAEMONSET

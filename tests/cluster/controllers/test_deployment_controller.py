@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kuota.api.apps import Deployment, ReplicaSet
 from kuota.api.base import Quantity
 from kuota.api.decode import decode_object
+from kuota.api.k8s.apps import Deployment, ReplicaSet
 from kuota.cli.main import main
 from kuota.cluster.apiserver.apps_validation import AppsValidation
 from kuota.cluster.podutil import POD, controller_ref, is_deleting, is_pod_ready, is_terminal

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from kuota.api.core import Pod
+from kuota.api.k8s import Pod
 from kuota.cluster import PodRun
 from kuota.cluster.controllers.jobutil import format_indexes, parse_indexes
 from kuota.cluster.podutil import JOB, POD

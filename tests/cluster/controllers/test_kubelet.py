@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from kuota.api.core import NodeCondition, Pod
+from kuota.api.k8s import NodeCondition, Pod
 from kuota.cluster import PodRun
 from kuota.cluster.podutil import NODE, POD
 from kuota.store import clone

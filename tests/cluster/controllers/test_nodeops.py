@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kuota.api.core import NodeOperation
+from kuota.api.kuotadev.nodeoperation import NodeOperation
 from kuota.cli.main import main
 from kuota.cluster.controllers.eviction import DISRUPTION_TARGET, GRACEFUL_FINALIZER
 from kuota.cluster.podutil import NODE, POD

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from kuota.api.apps import ReplicaSet
-from kuota.api.core import Pod
+from kuota.api.k8s import Pod
+from kuota.api.k8s.apps import ReplicaSet
 from kuota.cluster.podutil import POD, is_deleting, is_terminal
 from kuota.store import clone
 from kuota.store.resources import REPLICA_SET as REPLICASET

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from kuota.api.apps import StatefulSet
 from kuota.api.decode import decode_object
+from kuota.api.k8s.apps import StatefulSet
 from kuota.cluster.apiserver.apps_validation import AppsValidation
 from kuota.cluster.podutil import POD, is_deleting, is_pod_ready
 from kuota.store import MemoryStore, clone

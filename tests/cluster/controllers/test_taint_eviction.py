@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from kuota.api.core import NodeCondition, Taint, Toleration
+from kuota.api.k8s import NodeCondition, Taint, Toleration
 from kuota.cluster import install
 from kuota.cluster.apiserver.pod_admission import PodAdmission, default_tolerations
 from kuota.cluster.controllers.taint_eviction import eviction_delay

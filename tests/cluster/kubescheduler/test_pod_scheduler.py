@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kuota.api.core import Taint, Toleration
+from kuota.api.k8s import Taint, Toleration
 from kuota.cluster import FirstFit, NodeTable
 from kuota.cluster.kubescheduler.placement import (
     fit_error_message,
@@ -314,7 +314,7 @@ def test_tolerates(toleration: dict[str, Any], tolerated: bool) -> None:
 def test_node_selector_operators(
     op: str, values: list[str] | None, labels: dict[str, str], matches: bool
 ) -> None:
-    from kuota.api.core import NodeSelectorRequirement
+    from kuota.api.k8s import NodeSelectorRequirement
 
     req = NodeSelectorRequirement(key="k", operator=op, values=values)  # type: ignore[arg-type]
     assert node_selector_requirement_matches(req, labels) is matches

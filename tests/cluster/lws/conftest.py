@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kuota.api.core import Pod
 from kuota.api.decode import decode_object
-from kuota.api.lws import LeaderWorkerSet
+from kuota.api.k8s import Pod
+from kuota.api.lws.v1 import LeaderWorkerSet
 from kuota.cluster import api_server_hooks, install
 from kuota.cluster.lws.lws_objects import LWS, STATEFULSET
 from kuota.cluster.podutil import POD

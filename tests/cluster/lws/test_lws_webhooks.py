@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kuota.api.core import Pod
+from kuota.api.k8s import Pod
 from kuota.store import Invalid
 
 from ..conftest import NS, decode

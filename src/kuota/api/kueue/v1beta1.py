@@ -16,8 +16,10 @@ import msgspec
 from msgspec.structs import replace
 
 from kuota.api.base import Meta, Object, Rule, cel, crd_default, list_map, pattern
-from kuota.api.core import PodTemplateSpec, ResourceList
+from kuota.api.k8s.corev1 import PodTemplateSpec, ResourceList
 from kuota.api.kueue import types as t
+from kuota.api.kueue.quota_types import no_borrowing_limits
+from kuota.api.kueue.workload_types import quota_reserved
 from kuota.api.meta import Conditions, LabelSelector, ObjectMeta
 
 
@@ -60,7 +62,7 @@ CQ_SPEC_RULES = cel(
         "!has(self.cohort) && has(self.resourceGroups) ? self.resourceGroups.all(rg, "
         "rg.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit)))) : true",
         "borrowingLimit must be nil when cohort is empty",
-        lambda s: bool(s.cohort) or t._no_borrowing_limits(s.resource_groups),
+        lambda s: bool(s.cohort) or no_borrowing_limits(s.resource_groups),
     ),
 )
 
@@ -540,7 +542,7 @@ WL_RULES = cel(
         ": true",
         "priorityClassSource is immutable while workload quota reserved",
         lambda _: True,
-        transition=lambda new, old: not t._quota_reserved(old) or _source_rule(new.spec, old.spec),
+        transition=lambda new, old: not quota_reserved(old) or _source_rule(new.spec, old.spec),
     ),
     Rule(
         f"({_OLD_SOURCE} && (self.spec.priorityClassSource != "
@@ -550,7 +552,7 @@ WL_RULES = cel(
         "priorityClassName is immutable while workload quota reserved and priorityClassSource "
         "is not equal to kueue.x-k8s.io/workloadpriorityclass",
         lambda _: True,
-        transition=lambda new, old: not t._quota_reserved(old) or _name_rule(new.spec, old.spec),
+        transition=lambda new, old: not quota_reserved(old) or _name_rule(new.spec, old.spec),
     ),
     t.WL_QUEUE_NAME_RULE,
     t.WL_MAX_EXECUTION_RULE,

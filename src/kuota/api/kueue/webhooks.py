@@ -12,14 +12,15 @@ from collections.abc import Callable, Mapping
 
 from kuota.api import errors as e
 from kuota.api.base import Quantity
-from kuota.api.core import ResourceList, ResourceRequirements, Taint, Toleration
-from kuota.api.core_validation import (
+from kuota.api.errors import FieldError, child, index, key
+from kuota.api.k8s.corev1 import ResourceList, ResourceRequirements, Taint, Toleration
+from kuota.api.k8s.validation import (
     validate_annotations,
     validate_label_selector,
     validate_labels,
 )
-from kuota.api.errors import FieldError, child, index, key
 from kuota.api.kueue import types as t
+from kuota.api.kueue import workload_types
 from kuota.api.names import is_label_value, is_qualified_name
 
 Gates = Mapping[str, bool]
@@ -399,7 +400,7 @@ def _validate_pod_set(ps: t.PodSet, path: str, gates: Gates) -> list[FieldError]
 
 
 def quota_reserved(wl: t.Workload) -> bool:
-    return t._quota_reserved(wl)
+    return workload_types.quota_reserved(wl)
 
 
 def validate_workload(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kuota.api.apps import APPS_KINDS, VALIDATORS, validate_update
+from kuota.api.k8s.apps import APPS_KINDS, VALIDATORS, validate_update
 from kuota.store.kinds import resource_for
 from kuota.store.protocol import Invalid, Operation, ResourceType
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from kuota.api.core import (
+from kuota.api.k8s import (
     Container,
     LimitRange,
     LimitRangeItem,

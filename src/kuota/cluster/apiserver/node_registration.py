@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kuota.api.core import NodeStatus
+from kuota.api.k8s import NodeStatus
 from kuota.cluster.nodeutil import DEFAULT_MAX_PODS, node_resources
 from kuota.store import clone
 from kuota.store.resources import NODE

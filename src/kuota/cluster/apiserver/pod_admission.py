@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kuota.api.core import PriorityClass, Toleration
 from kuota.api.errors import FieldError
-from kuota.api.openshift_scheduler import PROJECT_NODE_SELECTOR, parse_node_selector
+from kuota.api.k8s import PriorityClass, Toleration
+from kuota.api.openshift.scheduler_config import PROJECT_NODE_SELECTOR, parse_node_selector
 from kuota.cluster.nodeutil import NOT_READY_TAINT, UNREACHABLE_TAINT
 from kuota.store import Invalid, NotFound, clone
 from kuota.store.protocol import ObjectStore, Operation, ResourceType

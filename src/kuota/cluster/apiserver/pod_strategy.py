@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import msgspec
 
-from kuota.api.core import PodStatus
+from kuota.api.k8s import PodStatus
 from kuota.cluster.podutil import POD, get_pod_condition, set_pod_condition
 
 __all__ = ["SCHEDULING_GATED", "SCHEDULING_GATED_MESSAGE", "SchedulingGatedCondition"]

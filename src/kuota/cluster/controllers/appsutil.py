@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from kuota.api.base import enc_hook
-from kuota.api.core import Pod, PodStatus, PodTemplateSpec
+from kuota.api.k8s import Pod, PodStatus, PodTemplateSpec
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.podutil import (
     get_pod_condition,

@@ -24,9 +24,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 
-from kuota.api.core import CronJob, CronJobStatus, Job
-from kuota.api.cron import CronError, Schedule, parse_schedule
-from kuota.api.event import ObjectReference
+from kuota.api.k8s import CronJob, CronJobStatus, Job
+from kuota.api.k8s.cron import CronError, Schedule, parse_schedule
+from kuota.api.k8s.event import ObjectReference
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.jobutil import is_job_finished

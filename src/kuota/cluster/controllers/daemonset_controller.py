@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kuota.api.core import (
+from kuota.api.k8s import (
     Affinity,
     DaemonSet,
     DaemonSetStatus,

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kuota.api.apps import (
+from kuota.api.k8s.apps import (
     DEPLOYMENT_REVISION,
     POD_TEMPLATE_HASH,
     Deployment,

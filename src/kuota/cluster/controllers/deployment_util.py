@@ -14,7 +14,8 @@ from typing import Any
 
 import msgspec
 
-from kuota.api.apps import (
+from kuota.api.k8s import PodTemplateSpec
+from kuota.api.k8s.apps import (
     DEPLOYMENT_REVISION,
     POD_TEMPLATE_HASH,
     Deployment,
@@ -22,7 +23,6 @@ from kuota.api.apps import (
     DeploymentStatus,
     ReplicaSet,
 )
-from kuota.api.core import PodTemplateSpec
 from kuota.cluster.controllers.appsutil import scaled_value
 from kuota.store.resources import DEPLOYMENT
 

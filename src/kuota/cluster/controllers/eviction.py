@@ -17,7 +17,7 @@ import contextlib
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kuota.api.core import Pod, PodStatus
+from kuota.api.k8s import Pod, PodStatus
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.nodeutil import node_ready
 from kuota.cluster.podutil import (

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kuota.api.core import Job, JobCondition, JobStatus, Pod
+from kuota.api.k8s import Job, JobCondition, JobStatus, Pod
 from kuota.cluster.apiserver.limitrange import Forbidden
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.jobutil import (

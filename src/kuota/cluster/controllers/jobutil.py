@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from kuota.api.core import Job, JobCondition, Pod, PodStatus
+from kuota.api.k8s import Job, JobCondition, Pod, PodStatus
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.podutil import get_pod_condition, is_deleting, owner_reference, pod_phase
 from kuota.store import clone

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kuota.api.config import parse_duration
-from kuota.api.core import Node, Pod, PodStatus
+from kuota.api.k8s import Node, Pod, PodStatus
+from kuota.api.kueue.config import parse_duration
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.eviction import termination_deadline
 from kuota.cluster.nodeutil import node_ready

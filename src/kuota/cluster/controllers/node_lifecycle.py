@@ -21,7 +21,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from kuota.api.core import Node, NodeSpec, Taint
+from kuota.api.k8s import Node, NodeSpec, Taint
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.nodeutil import NOT_READY_TAINT, UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT
 from kuota.cluster.podutil import NODE

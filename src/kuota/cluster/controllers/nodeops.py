@@ -18,22 +18,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kuota.api.core import (
+from kuota.api.k8s import (
     Node,
     NodeCondition,
-    NodeOperation,
-    NodeOperationStatus,
     NodeSpec,
     NodeStatus,
     Pod,
 )
-from kuota.api.nodeargs import (
+from kuota.api.kuotadev.nodeargs import (
     NodeArgError,
     apply_labels,
     apply_taints,
     parse_label_specs,
     parse_taint_specs,
 )
+from kuota.api.kuotadev.nodeoperation import NodeOperation, NodeOperationStatus
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.eviction import evict_pod
 from kuota.cluster.podutil import NODE, POD, controller_ref, is_deleting, is_terminal

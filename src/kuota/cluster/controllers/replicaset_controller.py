@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kuota.api.apps import ReplicaSet, ReplicaSetStatus
-from kuota.api.core import Pod
+from kuota.api.k8s import Pod
+from kuota.api.k8s.apps import ReplicaSet, ReplicaSetStatus
 from kuota.api.meta import selector_matches
 from kuota.cluster.controllers.appsutil import (
     APPS_V1,

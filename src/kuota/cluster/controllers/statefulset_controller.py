@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kuota.api.apps import (
+from kuota.api.base import dec_hook, enc_hook
+from kuota.api.k8s import Pod, PodTemplateSpec
+from kuota.api.k8s.apps import (
     CONTROLLER_REVISION_HASH,
     POD_INDEX,
     STATEFULSET_POD_NAME,
@@ -46,8 +48,6 @@ from kuota.api.apps import (
     StatefulSet,
     StatefulSetStatus,
 )
-from kuota.api.base import dec_hook, enc_hook
-from kuota.api.core import Pod, PodTemplateSpec
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.controllers.appsutil import (
     APPS_V1,

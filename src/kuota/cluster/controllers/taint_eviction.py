@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kuota.api.core import Node, Pod, Taint, Toleration
+from kuota.api.k8s import Node, Pod, Taint, Toleration
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.eviction import evict_pod
 from kuota.cluster.kubescheduler.filters import tolerates

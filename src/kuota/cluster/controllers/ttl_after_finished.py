@@ -9,7 +9,7 @@ import contextlib
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kuota.api.core import Job
+from kuota.api.k8s import Job
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.podutil import JOB, is_deleting
 from kuota.runtime.informer import Informer, key_of

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kuota.api.core import Node, Pod
+from kuota.api.k8s import Node, Pod
 from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot
 from kuota.cluster.kubescheduler.kube_scheduler import KubeScheduler
 from kuota.cluster.kubescheduler.placement import NO_NODES_AVAILABLE

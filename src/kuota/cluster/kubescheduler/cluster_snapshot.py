@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from kuota.api.core import Node, Pod, Taint
+from kuota.api.k8s import Node, Pod, Taint
 from kuota.cluster.kubescheduler.node_table import NodeState, NodeTable
 from kuota.cluster.kubescheduler.podinfo import PodInfo, parse_pod
 from kuota.cluster.nodeutil import pod_resource_requests

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kuota.api.core import NodeSelectorTerm, PodSpec, Taint, Toleration
-from kuota.api.nodeselection import node_selector_requirement_matches
+from kuota.api.k8s import NodeSelectorTerm, PodSpec, Taint, Toleration
+from kuota.api.k8s.nodeselection import node_selector_requirement_matches
 from kuota.cluster.kubescheduler.node_table import NodeState
 
 __all__ = [

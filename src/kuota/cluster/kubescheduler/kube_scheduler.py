@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from kuota.api.core import Pod, Toleration
+from kuota.api.k8s import Pod, Toleration
 from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot
 from kuota.cluster.kubescheduler.default_preemption import (
     MSG_NEVER,

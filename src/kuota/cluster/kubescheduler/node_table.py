@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kuota.api.core import Node, Pod, Taint
+from kuota.api.k8s import Node, Pod, Taint
 from kuota.cluster.nodeutil import (
     DEFAULT_MAX_PODS,
     NOT_READY_TAINT,

@@ -16,8 +16,8 @@ from typing import Protocol
 
 import msgspec
 
-from kuota.api.core import Pod
-from kuota.api.nodeselection import node_selector_requirement_matches
+from kuota.api.k8s import Pod
+from kuota.api.k8s.nodeselection import node_selector_requirement_matches
 from kuota.cluster.kubescheduler.filters import (
     REASON_NODE_AFFINITY,
     REASON_TOO_MANY_PODS,

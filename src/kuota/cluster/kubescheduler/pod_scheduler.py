@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kuota.api.core import Node, Pod, PodStatus
+from kuota.api.k8s import Node, Pod, PodStatus
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.eviction import evict_pod
 from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot

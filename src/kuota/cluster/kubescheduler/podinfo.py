@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from kuota.api.core import Container, PodAffinityTerm, PodSpec, WeightedPodAffinityTerm
+from kuota.api.k8s import Container, PodAffinityTerm, PodSpec, WeightedPodAffinityTerm
 from kuota.api.meta import LabelSelector, LabelSelectorRequirement, selector_matches
 from kuota.quota.requests import resource_value
 

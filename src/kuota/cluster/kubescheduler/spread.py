@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kuota.api.core import PodSpec, Taint, Toleration
+from kuota.api.k8s import PodSpec, Taint, Toleration
 from kuota.api.meta import LabelSelector, selector_matches
 from kuota.cluster.kubescheduler.filters import NodeAffinitySpec, Rejection, find_untolerated_taint
 from kuota.cluster.kubescheduler.node_table import NodeState

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from kuota.api import lws as lw
-from kuota.api.apps import ControllerRevision, StatefulSet
-from kuota.api.lws import (
+from kuota.api.k8s.apps import ControllerRevision, StatefulSet
+from kuota.api.lws import v1 as lw
+from kuota.api.lws.v1 import (
     GROUP_INDEX_LABEL,
     REPLICAS_ANNOTATION,
     SET_NAME_LABEL,

@@ -21,8 +21,9 @@ from typing import Any, Final
 
 import msgspec
 
-from kuota.api import lws as lw
-from kuota.api.apps import (
+from kuota.api.base import dec_hook, enc_hook
+from kuota.api.k8s import Pod, PodTemplateSpec
+from kuota.api.k8s.apps import (
     ControllerRevision,
     RollingUpdateStatefulSetStrategy,
     StatefulSet,
@@ -31,9 +32,9 @@ from kuota.api.apps import (
     StatefulSetSpec,
     StatefulSetUpdateStrategy,
 )
-from kuota.api.base import dec_hook, enc_hook
-from kuota.api.core import Pod, PodTemplateSpec
-from kuota.api.lws import (
+from kuota.api.k8s.service import Service, ServiceSpec
+from kuota.api.lws import v1 as lw
+from kuota.api.lws.v1 import (
     EXCLUSIVE_TOPOLOGY_ANNOTATION,
     GROUP_INDEX_LABEL,
     GROUP_KEY_LABEL,
@@ -53,7 +54,6 @@ from kuota.api.lws import (
     NetworkConfig,
 )
 from kuota.api.meta import LabelSelector, ObjectMeta
-from kuota.api.service import Service, ServiceSpec
 from kuota.cluster.controllers.appsutil import (
     canonical_json,
     controller_index,

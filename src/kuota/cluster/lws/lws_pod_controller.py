@@ -20,9 +20,9 @@ import contextlib
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from kuota.api import lws as lw
-from kuota.api.core import Pod
-from kuota.api.lws import (
+from kuota.api.k8s import Pod
+from kuota.api.lws import v1 as lw
+from kuota.api.lws.v1 import (
     EXCLUSIVE_TOPOLOGY_ANNOTATION,
     GROUP_INDEX_LABEL,
     LEADER_NAME_ANNOTATION,

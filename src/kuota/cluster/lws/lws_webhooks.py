@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kuota.api import errors as e
-from kuota.api import lws as lw
-from kuota.api.core import (
+from kuota.api.k8s import (
     Affinity,
     Container,
     Pod,
@@ -25,7 +24,8 @@ from kuota.api.core import (
     PodAffinityTerm,
     PodAntiAffinity,
 )
-from kuota.api.lws import (
+from kuota.api.lws import v1 as lw
+from kuota.api.lws.v1 import (
     EXCLUSIVE_TOPOLOGY_ANNOTATION,
     GROUP_INDEX_LABEL,
     GROUP_KEY_LABEL,

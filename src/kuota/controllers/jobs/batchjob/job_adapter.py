@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kuota.api import core as kc
 from kuota.api import errors as e
+from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo, go_atoi, go_parse_bool
 from kuota.store import clone

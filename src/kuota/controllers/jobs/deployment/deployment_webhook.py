@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from kuota.api.apps import Deployment
+from kuota.api.k8s.apps import Deployment
 from kuota.controllers.jobframework import PRIORITY_CLASS, QUEUE_NAME
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.parentpolicy import ParentPolicy, refuse

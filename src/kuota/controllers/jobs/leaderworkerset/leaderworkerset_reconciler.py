@@ -24,12 +24,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Final
 
-from kuota.api import core as kc
-from kuota.api import lws as lw
-from kuota.api.apps import CONTROLLER_REVISION_HASH
-from kuota.api.config import KueueConfig
+from kuota.api import k8s as kc
+from kuota.api.k8s.apps import CONTROLLER_REVISION_HASH
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.config import KueueConfig
 from kuota.api.kueue.webhooks import ADMISSION_GATED_BY
+from kuota.api.lws import v1 as lw
 from kuota.api.meta import OwnerReference
 from kuota.controllers.jobframework import (
     FLAVOR,

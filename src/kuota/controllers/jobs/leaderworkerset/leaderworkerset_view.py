@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from kuota.api import lws as lw
+from kuota.api.lws import v1 as lw
 from kuota.controllers.integration import SetView
 from kuota.controllers.jobs.leaderworkerset.leaderworkerset_reconciler import group_workload_name
 from kuota.controllers.jobs.leaderworkerset.leaderworkerset_webhook import FRAMEWORK, LWS

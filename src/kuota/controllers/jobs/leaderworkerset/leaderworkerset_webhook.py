@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from kuota.api import core as kc
 from kuota.api import errors as e
-from kuota.api import lws as lw
-from kuota.api.config import KueueConfig
+from kuota.api import k8s as kc
+from kuota.api.kueue.config import KueueConfig
+from kuota.api.lws import v1 as lw
 from kuota.controllers.jobframework import PRIORITY_CLASS, QUEUE_NAME
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.parentpolicy import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from kuota.api import core as kc
-from kuota.api.config import KueueConfig
+from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.config import KueueConfig
 from kuota.controllers.jobframework import (
     FLAVOR,
     JOB_UID,

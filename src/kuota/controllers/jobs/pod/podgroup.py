@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from kuota.api import core as kc
+from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
 from kuota.api.meta import OwnerReference
 from kuota.controllers.jobframework import (

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import msgspec
 
-from kuota.api import core as kc
+from kuota.api import k8s as kc
 from kuota.api.quantity import Quantity
 from kuota.controllers.jobframework import go_atoi
 

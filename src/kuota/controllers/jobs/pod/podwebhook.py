@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, NoReturn
 
 from kuota.api import errors as e
-from kuota.api.config import BUILTIN_FRAMEWORKS
+from kuota.api.kueue.config import BUILTIN_FRAMEWORKS
 from kuota.api.names import is_dns1123_subdomain
 from kuota.controllers.jobframework import (
     DEFAULT_QUEUE,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from kuota.api import core as kc
+from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import PodSetInfo, finish_workload, pod_set_infos
 from kuota.controllers.jobs.pod import podmeta as pm

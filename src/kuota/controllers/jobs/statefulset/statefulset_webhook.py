@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from kuota.api import errors as e
-from kuota.api.apps import StatefulSet
+from kuota.api.k8s.apps import StatefulSet
 from kuota.controllers.jobframework import WORKLOAD, owner_workload_name
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.parentpolicy import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors

@@ -1,0 +1,246 @@
+"""The Kubernetes built-in kinds kuota serves, declared once: resource names,
+short names and categories as the API server's discovery gives them, the columns of
+``kubectl get`` (the server's table convertors: the cells are computed, so no JSON
+path; ``priority`` 1 is ``-o wide``), subresources, structs and create rules."""
+
+from __future__ import annotations
+
+from kuota.api.k8s import apps, batch, corev1, service
+from kuota.api.k8s import validation as cv
+from kuota.api.k8s.event import Event
+from kuota.api.kindspec import KindSpec, PrinterColumn, VersionSpec, gateless
+from kuota.api.names import is_dns1035_label, is_dns1123_label
+
+__all__ = ["K8S_KINDS"]
+
+_ALL = ("all",)  # the category ``kubectl get all`` lists
+
+
+def _cols(*names: str, wide: tuple[str, ...] = ()) -> tuple[PrinterColumn, ...]:
+    """Table columns after Name; "Age" is a date, the rest strings."""
+    return tuple(PrinterColumn(n, "date" if n == "Age" else "string") for n in names) + tuple(
+        PrinterColumn(n, "string", priority=1) for n in wide
+    )
+
+
+def _v1(wire: type, columns: tuple[PrinterColumn, ...], decoded: bool = True) -> tuple[VersionSpec]:
+    return (VersionSpec("v1", wire, storage=True, columns=columns, decoded=decoded),)
+
+
+K8S_KINDS: tuple[KindSpec, ...] = (
+    KindSpec(
+        group="",
+        kind="Pod",
+        plural="pods",
+        namespaced=True,
+        internal=corev1.Pod,
+        versions=_v1(
+            corev1.Pod,
+            _cols(
+                "Ready",
+                "Status",
+                "Restarts",
+                "Age",
+                wide=("IP", "Node", "Nominated Node", "Readiness Gates"),
+            ),
+        ),
+        short_names=("po",),
+        categories=_ALL,
+        status_subresource=True,
+        validate=gateless(cv.validate_pod),
+    ),
+    KindSpec(
+        group="",
+        kind="Namespace",
+        plural="namespaces",
+        namespaced=False,
+        internal=corev1.Namespace,
+        versions=_v1(corev1.Namespace, _cols("Status", "Age")),
+        short_names=("ns",),
+        status_subresource=True,
+        validate=gateless(cv.validate_namespace),
+        name_fn=is_dns1123_label,
+    ),
+    KindSpec(
+        group="",
+        kind="Node",
+        plural="nodes",
+        namespaced=False,
+        internal=corev1.Node,
+        versions=_v1(
+            corev1.Node,
+            _cols(
+                "Status",
+                "Roles",
+                "Age",
+                "Version",
+                wide=("Internal-IP", "External-IP", "OS-Image", "Kernel-Version"),
+            ),
+        ),
+        short_names=("no",),
+        status_subresource=True,
+        validate=gateless(cv.validate_node),
+    ),
+    KindSpec(
+        group="",
+        kind="LimitRange",
+        plural="limitranges",
+        namespaced=True,
+        internal=corev1.LimitRange,
+        versions=_v1(corev1.LimitRange, _cols("Created At")),
+        short_names=("limits",),
+        validate=gateless(cv.validate_limit_range),
+    ),
+    KindSpec(
+        group="scheduling.k8s.io",
+        kind="PriorityClass",
+        plural="priorityclasses",
+        namespaced=False,
+        internal=corev1.PriorityClass,
+        versions=_v1(corev1.PriorityClass, _cols("Value", "Global-Default", "Age")),
+        short_names=("pc",),
+        validate=gateless(cv.validate_priority_class),
+    ),
+    KindSpec(
+        group="node.k8s.io",
+        kind="RuntimeClass",
+        plural="runtimeclasses",
+        namespaced=False,
+        internal=corev1.RuntimeClass,
+        versions=_v1(corev1.RuntimeClass, _cols("Handler", "Age")),
+        validate=gateless(cv.validate_runtime_class),
+    ),
+    KindSpec(
+        group="batch",
+        kind="Job",
+        plural="jobs",
+        namespaced=True,
+        internal=batch.Job,
+        versions=_v1(
+            batch.Job,
+            _cols(
+                "Status",
+                "Completions",
+                "Duration",
+                "Age",
+                wide=("Containers", "Images", "Selector"),
+            ),
+        ),
+        categories=_ALL,
+        status_subresource=True,
+        validate=gateless(cv.validate_job),
+    ),
+    KindSpec(
+        group="batch",
+        kind="CronJob",
+        plural="cronjobs",
+        namespaced=True,
+        internal=batch.CronJob,
+        versions=_v1(
+            batch.CronJob,
+            _cols(
+                "Schedule",
+                "Timezone",
+                "Suspend",
+                "Active",
+                "Last Schedule",
+                "Age",
+                wide=("Containers", "Images", "Selector"),
+            ),
+        ),
+        short_names=("cj",),
+        categories=_ALL,
+        status_subresource=True,
+        validate=gateless(cv.validate_cron_job),
+    ),
+    KindSpec(
+        group="apps",
+        kind="DaemonSet",
+        plural="daemonsets",
+        namespaced=True,
+        internal=apps.DaemonSet,
+        versions=_v1(
+            apps.DaemonSet,
+            _cols("Desired", "Current", "Ready", "Up-to-date", "Available", "Node Selector", "Age"),
+        ),
+        short_names=("ds",),
+        categories=_ALL,
+        status_subresource=True,
+        validate=gateless(apps.validate_daemon_set),
+    ),
+    KindSpec(
+        group="apps",
+        kind="ReplicaSet",
+        plural="replicasets",
+        namespaced=True,
+        internal=apps.ReplicaSet,
+        versions=_v1(apps.ReplicaSet, _cols("Desired", "Current", "Ready", "Age")),
+        short_names=("rs",),
+        categories=_ALL,
+        status_subresource=True,
+        scale_subresource=True,
+        validate=gateless(apps.validate_replica_set),
+    ),
+    KindSpec(
+        group="apps",
+        kind="Deployment",
+        plural="deployments",
+        namespaced=True,
+        internal=apps.Deployment,
+        versions=_v1(apps.Deployment, _cols("Ready", "Up-to-date", "Available", "Age")),
+        short_names=("deploy",),
+        categories=_ALL,
+        status_subresource=True,
+        scale_subresource=True,
+        validate=gateless(apps.validate_deployment),
+    ),
+    KindSpec(
+        group="apps",
+        kind="StatefulSet",
+        plural="statefulsets",
+        namespaced=True,
+        internal=apps.StatefulSet,
+        versions=_v1(apps.StatefulSet, _cols("Ready", "Age")),
+        short_names=("sts",),
+        categories=_ALL,
+        status_subresource=True,
+        scale_subresource=True,
+        validate=gateless(apps.validate_stateful_set),
+    ),
+    KindSpec(
+        group="apps",
+        kind="ControllerRevision",
+        plural="controllerrevisions",
+        namespaced=True,
+        internal=apps.ControllerRevision,
+        versions=_v1(apps.ControllerRevision, _cols("Controller", "Revision", "Age")),
+        validate=gateless(apps.validate_controller_revision),
+    ),
+    # A Service names DNS records: a DNS-1035 label.
+    KindSpec(
+        group="",
+        kind="Service",
+        plural="services",
+        namespaced=True,
+        internal=service.Service,
+        versions=_v1(
+            service.Service,
+            _cols("Type", "Cluster-IP", "External-IP", "Port(s)", "Age", wide=("Selector",)),
+        ),
+        short_names=("svc",),
+        categories=_ALL,
+        status_subresource=True,
+        validate=gateless(service.validate_service),
+        name_fn=is_dns1035_label,
+    ),
+    # Written by the control plane's recorders, never read from files.
+    KindSpec(
+        group="",
+        kind="Event",
+        plural="events",
+        namespaced=True,
+        internal=Event,
+        versions=_v1(Event, _cols("Last Seen", "Type", "Reason", "Object", "Message"), False),
+        short_names=("ev",),
+    ),
+)

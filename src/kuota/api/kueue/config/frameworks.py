@@ -1,0 +1,56 @@
+"""The job frameworks Kueue's Configuration may enable (``integrations.frameworks``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class _Framework:
+    gvk: str  # schema.GroupVersionKind.String()
+    multikueue: bool  # registers a MultiKueue adapter
+
+
+# pkg/controller/jobs/*: every built-in integration, its job type and adapter.
+BUILTIN_FRAMEWORKS: Mapping[str, _Framework] = {
+    "batch/job": _Framework("batch/v1, Kind=Job", True),
+    "deployment": _Framework("apps/v1, Kind=Deployment", False),
+    "jobset.x-k8s.io/jobset": _Framework("jobset.x-k8s.io/v1alpha2, Kind=JobSet", True),
+    "kubeflow.org/jaxjob": _Framework("kubeflow.org/v1, Kind=JAXJob", True),
+    "kubeflow.org/mpijob": _Framework("kubeflow.org/v2beta1, Kind=MPIJob", True),
+    "kubeflow.org/paddlejob": _Framework("kubeflow.org/v1, Kind=PaddleJob", True),
+    "kubeflow.org/pytorchjob": _Framework("kubeflow.org/v1, Kind=PyTorchJob", True),
+    "kubeflow.org/tfjob": _Framework("kubeflow.org/v1, Kind=TFJob", True),
+    "kubeflow.org/xgboostjob": _Framework("kubeflow.org/v1, Kind=XGBoostJob", True),
+    "leaderworkerset.x-k8s.io/leaderworkerset": _Framework(
+        "leaderworkerset.x-k8s.io/v1, Kind=LeaderWorkerSet", True
+    ),
+    "pod": _Framework("/v1, Kind=Pod", True),
+    "ray.io/raycluster": _Framework("ray.io/v1, Kind=RayCluster", True),
+    "ray.io/rayjob": _Framework("ray.io/v1, Kind=RayJob", True),
+    "ray.io/rayservice": _Framework("ray.io/v1, Kind=RayService", True),
+    "sparkoperator.k8s.io/sparkapplication": _Framework(
+        "sparkoperator.k8s.io/v1beta2, Kind=SparkApplication", False
+    ),
+    "statefulset": _Framework("apps/v1, Kind=StatefulSet", True),
+    "trainer.kubeflow.org/trainjob": _Framework(
+        "trainer.kubeflow.org/v1alpha1, Kind=TrainJob", True
+    ),
+    "workload.codeflare.dev/appwrapper": _Framework(
+        "workload.codeflare.dev/v1beta2, Kind=AppWrapper", True
+    ),
+}
+# Integrations that switch on the pod integration with them (ImplicitlyEnabledFrameworkNames).
+IMPLIES_POD = ("deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset")
+
+
+def parse_kind_arg(arg: str) -> str | None:
+    """schema.ParseKindArg(``Kind.version.group``) as a GVK string, or None."""
+    if arg.count(".") < 2:
+        return None
+    kind, version, group = arg.split(".", 2)
+    return f"{group}/{version}, Kind={kind}"
+
+
+# ============================================================================ validation

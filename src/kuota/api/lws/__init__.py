@@ -1,0 +1,1 @@
+"""LeaderWorkerSet's API group ``leaderworkerset.x-k8s.io`` (``v1``)."""
