@@ -13,7 +13,7 @@ def test_waiting_workload_is_explained_with_numbers() -> None:
     captured = {}
 
     def factory(config, now):  # type: ignore[no-untyped-def]
-        from kuota.scheduler.core import AdmissionCore
+        from kuota.scheduler.admission.admission_core import AdmissionCore
 
         core = AdmissionCore(config, now)
         captured["core"] = core

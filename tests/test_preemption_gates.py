@@ -12,7 +12,7 @@ from typing import Any
 
 from kuota.api.kueue import types as kt
 from kuota.quota.workload import find_condition, has_closed_preemption_gate
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.sim.scenario import START, load_scenario
 
 WORLD = Path(__file__).parent / "scenarios/kuota/preemption-gate-opened-lets-the-preemption-go.yaml"

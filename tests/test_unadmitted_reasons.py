@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from core_world import add, make_core
 from kuota.quota.workload import find_condition
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 
 QUEUES = """
 apiVersion: v1

@@ -40,6 +40,7 @@ from kuota.api.apps import (
     ReplicaSet,
     ReplicaSetSpec,
 )
+from kuota.api.conditions import find
 from kuota.api.core import PodTemplateSpec
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.appsutil import (
@@ -192,10 +193,7 @@ def _complete(d: Deployment, st: DeploymentStatus | None) -> bool:
 
 
 def _condition(st: DeploymentStatus | None, ctype: str) -> DeploymentCondition | None:
-    for c in (st.conditions if st is not None else None) or ():
-        if c.type == ctype:
-            return c
-    return None
+    return find(st.conditions if st is not None else None, ctype)
 
 
 def _set_condition(st: DeploymentStatus, cond: DeploymentCondition) -> None:

@@ -20,6 +20,7 @@ import msgspec
 
 from kuota.api import core as kc
 from kuota.api.base import enc_hook
+from kuota.api.conditions import with_condition
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
 from kuota.api.meta import ObjectMeta
@@ -42,7 +43,6 @@ from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
-from kuota.scheduler.core import with_condition
 from kuota.scheduler.views import (
     ClusterQueueView,
     CycleResult,

@@ -39,7 +39,7 @@ from kuota.embedded.report import Recorder, TeamStats, _condition_time
 from kuota.quota.requests import resource_value
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.sim.mapping import GPU
 
 if TYPE_CHECKING:

@@ -767,7 +767,7 @@ def default_core_factory() -> CoreFactory:
 
 def direct_core_factory() -> CoreFactory:
     """The admission core alone, without store or controllers."""
-    from kuota.scheduler.core import AdmissionCore
+    from kuota.scheduler.admission.admission_core import AdmissionCore
 
     factory: CoreFactory = AdmissionCore
     return factory

@@ -31,6 +31,7 @@ from typing import Any, Final
 from kuota.api import core as kc
 from kuota.api import errors as e
 from kuota.api.apps import CONTROLLER_REVISION_HASH, POD_INDEX, StatefulSet
+from kuota.api.conditions import set_condition
 from kuota.api.config import KueueConfig
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.webhooks import ADMISSION_GATED_BY
@@ -59,7 +60,6 @@ from kuota.quota.workload import (
 )
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.scheduler.core import set_condition
 from kuota.store import AlreadyExists, Conflict, Invalid, NotFound, clone
 from kuota.store.protocol import EventType, Operation, ResourceType, group_of
 
