@@ -210,7 +210,7 @@ class QueueController:
         st = self.state.snap.cqs[name]
         if new in ("Hold", "HoldAndDrain"):
             for key in sorted(st.workloads):
-                self.wlc.sync(key)  # _queue_state_acts decides
+                self.wlc.sync(key)  # queue_state_acts decides
         elif new == "None":
             for key, wl in list(self.state.workloads.items()):
                 info = self.state.infos.get(key)
@@ -244,7 +244,7 @@ class QueueController:
             m.namespace, m.name, obj.spec.cluster_queue or "", stop != "None", self.state.now
         )
         if stop != "None" and old_stop != stop:
-            self.wlc.refile_reserving(m.namespace, m.name)  # _queue_state_acts decides
+            self.wlc.refile_reserving(m.namespace, m.name)  # queue_state_acts decides
         if stop == "None" and old_stop != "None":
             for wl in list(self.state.workloads.values()):
                 c = find_condition(wl, "Evicted")

@@ -64,7 +64,7 @@ class TimerIndex:
 
     def may_have_timer(self, wl: kt.Workload, c: TimerConds) -> bool:
         """Could the workload need time to pass (a superset of the timers
-        _next_timer finds)? ``c``: its _timer_conds."""
+        next_timer finds)? ``c``: its timer_conds."""
         st = wl.status
         if st is not None and st.requeue_state is not None:
             return True
@@ -73,7 +73,7 @@ class TimerIndex:
         if wl.spec.maximum_execution_time_seconds is not None:
             return True
         # A PodsReady timer runs only while PodsReady is not True; any change
-        # of it is a status change, which puts the workload back in _timer_dirty.
+        # of it is a status change, which puts the workload back in timer_dirty.
         return self.state.config.wait_for_pods_ready is not None and not is_true(c[1])
 
     def refresh(self) -> None:

@@ -47,7 +47,7 @@ class Wakes:
 
     def retry_tree(self, cq_name: str) -> None:
         """Wake the parked workloads a change in cq_name can help: those of
-        its whole cohort tree (see _root_cqs)."""
+        its whole cohort tree (see root_cqs)."""
         st = self.state.snap.cqs.get(cq_name)
         if st is None or st.node.parent is None:
             self.retry([cq_name])

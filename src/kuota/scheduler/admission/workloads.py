@@ -299,7 +299,7 @@ class WorkloadController:
                 or wl.spec.priority == value
             ):
                 continue
-            wl.spec = _replace(wl.spec, priority=value)  # (see _deactivate)
+            wl.spec = _replace(wl.spec, priority=value)  # (see deactivate)
             self.sync(key)
 
     def resync_namespace(self, namespace: str | None) -> None:

@@ -6,7 +6,7 @@ gone, and the legacy Inadmissible with the gate off."""
 
 from __future__ import annotations
 
-from core_world import add, make_core
+from ..core_world import add, make_core
 from kuota.quota.workload import find_condition
 from kuota.scheduler.admission.admission_core import AdmissionCore
 
