@@ -37,19 +37,29 @@ def find(conditions: Iterable[C] | None, ctype: str) -> C | None:
 
 
 def find_condition(obj: Any, ctype: str) -> Condition | None:
-    """The first condition of the type in ``obj.status.conditions``."""
+    """The first condition of the type in ``obj.status.conditions``, for the
+    kinds whose conditions are metav1.Conditions (Workload, AdmissionCheck,
+    the queues, LeaderWorkerSet); ``status_condition`` takes any kind."""
     # Each attribute read once: compiled, reading a struct field is a generic
-    # attribute lookup, and this runs for every condition test.
+    # attribute lookup, and this runs for every condition test. Typed, so
+    # that compiled, the type test compares strings directly.
     st = obj.status
     if st is None:
         return None
-    conds = st.conditions
+    conds: list[Condition] | None = st.conditions
     if not conds:
         return None
     for c in conds:
         if c.type == ctype:
-            return c  # type: ignore[no-any-return]
+            return c
     return None
+
+
+def status_condition(obj: Any, ctype: str) -> Any:
+    """The first condition of the type in ``obj.status.conditions``, of any
+    kind (a Pod's, a Job's)."""
+    st = obj.status
+    return find(st.conditions if st is not None else None, ctype)
 
 
 def is_true(c: Condition | None) -> bool:

@@ -13,7 +13,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from kuota.api.conditions import find_condition
+from kuota.api.conditions import status_condition
 from kuota.api.decode import to_wire
 from kuota.api.kueue import types as kt
 from kuota.cli.files import CannotRead
@@ -27,7 +27,7 @@ Row = list[str]
 
 
 def _cond_status(obj: Any, ctype: str) -> str:
-    c = find_condition(obj, ctype)
+    c = status_condition(obj, ctype)
     return c.status if c is not None else ""
 
 
@@ -156,7 +156,7 @@ def _container_reason(cs: Any) -> str | None:
 def _scheduling_gated(o: Any) -> bool:
     """kubectl's test: the API server's ``PodScheduled=False`` reason
     ``SchedulingGated``, set on a pod created with scheduling gates."""
-    c = find_condition(o, "PodScheduled")
+    c = status_condition(o, "PodScheduled")
     return c is not None and c.reason == "SchedulingGated"
 
 

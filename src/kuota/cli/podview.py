@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from kuota.api.conditions import find_condition
+from kuota.api.conditions import status_condition
 from kuota.cli.get import events_for, open_state, pending_reasons, print_events
 from kuota.cli.podworkload import pod_workload_lines
 from kuota.cluster.podstrategy import SCHEDULING_GATED
@@ -30,7 +30,7 @@ def unschedulable_reason(pod: Any) -> str | None:
     one still gated: the scheduler has not tried it)."""
     if pod.spec is not None and pod.spec.node_name:
         return None
-    c = find_condition(pod, "PodScheduled")
+    c = status_condition(pod, "PodScheduled")
     if c is None or c.status != "False" or c.reason == SCHEDULING_GATED:
         return None
     return f"{c.reason}: {c.message}" if c.reason else c.message

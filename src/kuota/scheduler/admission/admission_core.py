@@ -170,10 +170,9 @@ class AdmissionCore:
         """One cycle: its decisions applied here, each before the next is made."""
         self.state.cycle_count += 1
         c = Cycle(self.state, self.adm, self.fair, self.timers)
-        apply = self.applier.apply
-        result = c.result
+        applier, result = self.applier, c.result
         for d in c.decide():
-            apply(d, result)
+            applier.apply(d, result)
         return result
 
     def settle(self, max_cycles: int = 1000) -> list[CycleResult]:
