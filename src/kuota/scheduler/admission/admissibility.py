@@ -10,12 +10,8 @@ from kuota.api import core as kc
 from kuota.api.kueue import types as kt
 from kuota.api.meta import selector_matches
 from kuota.queueing.queues import NAMESPACE_MISMATCH
-from kuota.quota.requests import (
-    validate_podset_resources,
-)
-from kuota.quota.workload import (
-    WorkloadInfo,
-)
+from kuota.quota.requests import validate_podset_resources
+from kuota.quota.workload import WorkloadInfo
 from kuota.scheduler.admission.infos import TEMPLATE_CACHE, InfoFactory
 from kuota.scheduler.admission.state import CoreState
 

@@ -11,17 +11,8 @@ from collections.abc import Callable
 from datetime import datetime
 
 from kuota.api.kueue import types as kt
-from kuota.quota.afs import (
-    Amounts,
-    decimal_of,
-    from_units,
-)
-from kuota.quota.workload import (
-    WorkloadInfo,
-    has_quota_reservation,
-    is_admitted,
-    is_finished,
-)
+from kuota.quota.afs import Amounts, decimal_of, from_units
+from kuota.quota.workload import WorkloadInfo, has_quota_reservation, is_admitted, is_finished
 from kuota.scheduler.admission.state import CoreState, key_of
 from kuota.scheduler.cache import ClusterQueueState
 

@@ -6,15 +6,8 @@ from __future__ import annotations
 
 from kuota.api.conditions import condition_true, find_condition
 from kuota.api.kueue import types as kt
-from kuota.quota.requests import (
-    resource_quantity,
-    saturate_int64,
-)
-from kuota.quota.workload import (
-    PodSetResources,
-    WorkloadInfo,
-    held_part,
-)
+from kuota.quota.requests import resource_quantity, saturate_int64
+from kuota.quota.workload import PodSetResources, WorkloadInfo, held_part
 from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
 from kuota.scheduler.admission.checks import AdmissionChecks
 from kuota.scheduler.admission.infos import InfoFactory
@@ -24,10 +17,7 @@ from kuota.scheduler.cache import ClusterQueueState
 from kuota.scheduler.decisions import Admit, Decision, Migrate, Preempt, Requeue
 from kuota.scheduler.flavorassigner.assignment import Assignment
 from kuota.scheduler.preemption.targets import Target, preemption_message
-from kuota.scheduler.views import (
-    CycleResult,
-    Preemption,
-)
+from kuota.scheduler.views import CycleResult, Preemption
 
 
 class DecisionApplier:

@@ -10,9 +10,7 @@ from datetime import datetime, timedelta
 
 from kuota.api.conditions import condition_true, find_condition
 from kuota.api.kueue import types as kt
-from kuota.quota.workload import (
-    is_admitted,
-)
+from kuota.quota.workload import is_admitted
 from kuota.scheduler.admission.state import CoreState
 
 

@@ -9,16 +9,10 @@ from typing import Final
 from kuota.api.conditions import condition_true, find_condition
 from kuota.api.kueue import types as kt
 from kuota.api.quantity import Quantity
-from kuota.quota.afs import (
-    quantity_weight,
-)
-from kuota.quota.requests import (
-    resource_value,
-)
+from kuota.quota.afs import quantity_weight
+from kuota.quota.requests import resource_value
 from kuota.quota.tree import FR, Quota
-from kuota.quota.workload import (
-    has_quota_reservation,
-)
+from kuota.quota.workload import has_quota_reservation
 from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
 from kuota.scheduler.admission.state import CoreState, key_of
 from kuota.scheduler.admission.unreserved import UnreservedReasons

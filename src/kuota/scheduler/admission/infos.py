@@ -13,10 +13,7 @@ import msgspec
 from kuota.api.hooks import enc_hook
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.webhooks import parse_int32
-from kuota.quota.requests import (
-    RequestContext,
-    podset_requests,
-)
+from kuota.quota.requests import RequestContext, podset_requests
 from kuota.quota.workload import (
     NO_RECLAIMABLE,
     PodSetResources,

@@ -7,29 +7,15 @@ from collections.abc import Iterable
 from typing import Final
 
 from kuota.api.conditions import find_condition
-from kuota.quota.afs import (
-    to_quantity,
-)
-from kuota.quota.requests import (
-    resource_quantity,
-)
+from kuota.quota.afs import to_quantity
+from kuota.quota.requests import resource_quantity
 from kuota.quota.tree import FR
-from kuota.quota.workload import (
-    WorkloadInfo,
-    has_quota_reservation,
-    is_admitted,
-    is_finished,
-)
+from kuota.quota.workload import WorkloadInfo, has_quota_reservation, is_admitted, is_finished
 from kuota.scheduler.admission.admissibility import Admissibility
 from kuota.scheduler.admission.state import CoreState
 from kuota.scheduler.cache import sum_into, take_from
 from kuota.scheduler.explain import explain
-from kuota.scheduler.views import (
-    ClusterQueueView,
-    FlavorUsage,
-    LocalQueueView,
-    WorkloadView,
-)
+from kuota.scheduler.views import ClusterQueueView, FlavorUsage, LocalQueueView, WorkloadView
 
 
 def _sum_usage(infos: Iterable[WorkloadInfo]) -> dict[FR, int]:

@@ -10,9 +10,7 @@ from typing import Final
 
 from kuota.api.conditions import find_condition, is_true
 from kuota.api.kueue import types as kt
-from kuota.quota.workload import (
-    WorkloadInfo,
-)
+from kuota.quota.workload import WorkloadInfo
 from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
 from kuota.scheduler.admission.state import CoreState
 from kuota.scheduler.admission.timers import TimerIndex, timer_conds

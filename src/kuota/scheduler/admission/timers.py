@@ -12,10 +12,7 @@ from typing import Final
 from kuota.api.conditions import condition_true, is_true
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
-from kuota.quota.workload import (
-    WorkloadInfo,
-    is_admitted,
-)
+from kuota.quota.workload import WorkloadInfo, is_admitted
 from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
 from kuota.scheduler.admission.state import CoreState
 

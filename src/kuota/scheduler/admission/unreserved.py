@@ -7,12 +7,7 @@ from __future__ import annotations
 from kuota.api.conditions import find_condition
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.webhooks import ADMISSION_GATED_BY
-from kuota.quota.workload import (
-    WorkloadInfo,
-    has_quota_reservation,
-    is_admitted,
-    is_finished,
-)
+from kuota.quota.workload import WorkloadInfo, has_quota_reservation, is_admitted, is_finished
 from kuota.scheduler import unadmitted as ur
 from kuota.scheduler.admission.admissibility import Admissibility
 from kuota.scheduler.admission.checks import AdmissionChecks
