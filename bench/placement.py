@@ -33,7 +33,7 @@ from typing import Any
 from kuota.api.core import Node, Pod
 from kuota.api.decode import decode_object
 from kuota.cluster import KubeScheduler, PodScheduler
-from kuota.cluster.snapshot import ClusterSnapshot
+from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot
 from kuota.runtime.clock import VirtualClock
 from kuota.runtime.manager import Manager
 from kuota.store import MemoryStore, clone

@@ -15,9 +15,9 @@ from kuota.api.core import Job, Pod
 from kuota.api.openshift_scheduler import profile_of
 from kuota.cli.files import CannotRead
 from kuota.cli.world import load_world
-from kuota.cluster.admission import PRIORITY_CLASS, PodAdmission
-from kuota.cluster.capacity import DEFAULT_LIMIT, CapacityReport, estimate
-from kuota.cluster.scoring import PROFILES, profile_named
+from kuota.cluster.apiserver.pod_admission import PRIORITY_CLASS, PodAdmission
+from kuota.cluster.kubescheduler.cluster_capacity import DEFAULT_LIMIT, CapacityReport, estimate
+from kuota.cluster.kubescheduler.scoring import PROFILES, profile_named
 from kuota.quota.requests import resource_quantity
 
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2

@@ -52,7 +52,7 @@ def _state(state: str | None) -> Iterator[tuple[Any, datetime]]:
 
 
 def _run(state: str | None, op: Callable[[Any, datetime], int]) -> None:
-    from kuota.cluster.nodeops import NodeOpError
+    from kuota.cluster.controllers.nodeops import NodeOpError
     from kuota.store import StoreError
 
     try:
@@ -77,7 +77,7 @@ def node_group() -> None:
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 def cordon(name: str, state: str | None) -> None:
     """Mark node NAME unschedulable."""
-    from kuota.cluster.nodeops import cordon as do
+    from kuota.cluster.controllers.nodeops import cordon as do
 
     def op(store: Any, now: datetime) -> int:
         click.echo(do(store, name))
@@ -91,7 +91,7 @@ def cordon(name: str, state: str | None) -> None:
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 def uncordon(name: str, state: str | None) -> None:
     """Mark node NAME schedulable again."""
-    from kuota.cluster.nodeops import cordon as do
+    from kuota.cluster.controllers.nodeops import cordon as do
 
     def op(store: Any, now: datetime) -> int:
         click.echo(do(store, name, unschedulable=False))
@@ -122,8 +122,8 @@ def drain(
     grace_period: int,
 ) -> None:
     """Cordon node NAME and evict its pods (as oc adm drain)."""
-    from kuota.cluster.eviction import grace_seconds
-    from kuota.cluster.nodeops import DrainOptions, start_drain, still_there
+    from kuota.cluster.controllers.eviction import grace_seconds
+    from kuota.cluster.controllers.nodeops import DrainOptions, start_drain, still_there
 
     if grace_period < -1:
         raise click.BadParameter(
@@ -174,7 +174,7 @@ def drain(
 @click.option("--overwrite", is_flag=True, help="Allow replacing a taint's value.")
 def taint(name: str, taints: tuple[str, ...], state: str | None, overwrite: bool) -> None:
     """Add (key=value:Effect, key:Effect) or remove (key:Effect-, key-) taints of node NAME."""
-    from kuota.cluster.nodeops import taint as do
+    from kuota.cluster.controllers.nodeops import taint as do
 
     def op(store: Any, now: datetime) -> int:
         click.echo(do(store, name, list(taints), overwrite=overwrite))
@@ -190,7 +190,7 @@ def taint(name: str, taints: tuple[str, ...], state: str | None, overwrite: bool
 @click.option("--overwrite", is_flag=True, help="Allow replacing a label's value.")
 def label(name: str, labels: tuple[str, ...], state: str | None, overwrite: bool) -> None:
     """Set (key=value) or remove (key-) labels of node NAME."""
-    from kuota.cluster.nodeops import label as do
+    from kuota.cluster.controllers.nodeops import label as do
 
     def op(store: Any, now: datetime) -> int:
         msg, warnings = do(store, name, list(labels), overwrite=overwrite)

@@ -14,7 +14,7 @@ from rich.table import Table
 from kuota.api.conditions import status_condition
 from kuota.cli.get import events_for, open_state, pending_reasons, print_events
 from kuota.cli.podworkload import pod_workload_lines
-from kuota.cluster.podstrategy import SCHEDULING_GATED
+from kuota.cluster.apiserver.pod_strategy import SCHEDULING_GATED
 from kuota.controllers.jobs import podmeta as pm
 from kuota.quota.requests import resource_quantity
 from kuota.store import StoreError
@@ -79,7 +79,7 @@ def _tolerations(pod: Any) -> list[str]:
 
 def describe_pod(name: str, state: str | None, namespace: str | None, console: Console) -> int:
     """``oc describe pod``: the fields placement decides with, conditions, events."""
-    from kuota.cluster.nodes import pod_resource_requests
+    from kuota.cluster.nodeutil import pod_resource_requests
 
     store, now = open_state(state)
     try:

@@ -12,7 +12,7 @@ from kuota.api import errors as e
 from kuota.api.config import KueueConfig, load_config, parse_duration
 from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, load_yaml_documents
 from kuota.cli.files import CannotRead, expand, read_bytes
-from kuota.cluster.kubelet import DURATION_ANNOTATION, FAIL_ANNOTATION
+from kuota.cluster.controllers.kubelet import DURATION_ANNOTATION, FAIL_ANNOTATION
 
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 OPENSHIFT_API = "kueue.openshift.io/v1"

@@ -1,6 +1,17 @@
-"""The embedded cluster: nodes, kube-scheduler-like placement, a simulated
-kubelet and the batch/v1 Job controller, as controllers of a
-:class:`kuota.runtime.manager.Manager` over the object store."""
+"""The embedded cluster: what a Kubernetes cluster runs besides Kueue, as
+controllers of a :class:`kuota.runtime.manager.Manager` and hooks of the
+object store, one room per component:
+
+- ``kubescheduler/``: kube-scheduler (placement, filters, scores, preemption);
+- ``controllers/``: kube-controller-manager's built-in controllers and the
+  kubelet (Job, CronJob, DaemonSet, ReplicaSet, Deployment, StatefulSet,
+  TTL, node lifecycle, taint eviction, node operations, graceful termination);
+- ``apiserver/``: the API server's admission plugins and registry strategies;
+- ``lws/``: the LeaderWorkerSet operator;
+- ``podutil``, ``nodeutil``: what they all read of pods and nodes.
+
+:func:`install` adds the controllers, :func:`api_server_hooks` and
+:func:`pod_strategy_hooks` give the store hooks."""
 
 from __future__ import annotations
 
@@ -8,46 +19,42 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kuota.cluster.admission import PodAdmission, ProjectNodeSelector
-from kuota.cluster.apps_admission import AppsValidation
-from kuota.cluster.cronjob import CronJobController
-from kuota.cluster.daemonset import DaemonSetController
-from kuota.cluster.deployment import DeploymentController
-from kuota.cluster.eviction import GracefulTermination
-from kuota.cluster.job_controller import JobController
-from kuota.cluster.kubelet import Kubelet, PodRun, RunSource, annotation_run
-from kuota.cluster.kubescheduler import KubeScheduler
-from kuota.cluster.limitrange import LIMIT_RANGE, PodResourceAdmission
-from kuota.cluster.lws import (
-    LeaderWorkerSetController,
-    LeaderWorkerSetDefaulting,
-    LeaderWorkerSetPodWebhook,
-    LeaderWorkerSetValidation,
-)
-from kuota.cluster.node_lifecycle import NodeLifecycle
-from kuota.cluster.nodeops import NodeOperationController
-from kuota.cluster.nodes import (
-    DEFAULT_MAX_PODS,
-    OPENSHIFT_MAX_PODS,
-    NodeRegistration,
-    NodeState,
-    NodeTable,
-)
-from kuota.cluster.placement import FirstFit, Placement, PlacementResult
-from kuota.cluster.podstrategy import SchedulingGatedCondition
-from kuota.cluster.replicaset import ReplicaSetController
-from kuota.cluster.scheduler import PodScheduler
-from kuota.cluster.scoring import (
+from kuota.cluster.apiserver.apps_validation import AppsValidation
+from kuota.cluster.apiserver.limitrange import LIMIT_RANGE, PodResourceAdmission
+from kuota.cluster.apiserver.node_registration import NodeRegistration
+from kuota.cluster.apiserver.pod_admission import PodAdmission, ProjectNodeSelector
+from kuota.cluster.apiserver.pod_strategy import SchedulingGatedCondition
+from kuota.cluster.controllers.cronjob_controller import CronJobController
+from kuota.cluster.controllers.daemonset_controller import DaemonSetController
+from kuota.cluster.controllers.deployment_controller import DeploymentController
+from kuota.cluster.controllers.eviction import GracefulTermination
+from kuota.cluster.controllers.job_controller import JobController
+from kuota.cluster.controllers.kubelet import Kubelet, PodRun, RunSource, annotation_run
+from kuota.cluster.controllers.node_lifecycle import NodeLifecycle
+from kuota.cluster.controllers.nodeops import NodeOperationController
+from kuota.cluster.controllers.replicaset_controller import ReplicaSetController
+from kuota.cluster.controllers.statefulset_controller import StatefulSetController
+from kuota.cluster.controllers.taint_eviction import TaintEviction
+from kuota.cluster.controllers.ttl_after_finished import TTLAfterFinished
+from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot
+from kuota.cluster.kubescheduler.kube_scheduler import KubeScheduler
+from kuota.cluster.kubescheduler.node_table import NodeState, NodeTable
+from kuota.cluster.kubescheduler.placement import FirstFit, Placement, PlacementResult
+from kuota.cluster.kubescheduler.pod_scheduler import PodScheduler
+from kuota.cluster.kubescheduler.scoring import (
     HIGH_NODE_UTILIZATION,
     LOW_NODE_UTILIZATION,
     NO_SCORING,
     Profile,
     profile_named,
 )
-from kuota.cluster.snapshot import ClusterSnapshot
-from kuota.cluster.statefulset import StatefulSetController
-from kuota.cluster.taint_eviction import TaintEviction
-from kuota.cluster.ttl import TTLAfterFinished
+from kuota.cluster.lws.lws_controller import LeaderWorkerSetController
+from kuota.cluster.lws.lws_webhooks import (
+    LeaderWorkerSetDefaulting,
+    LeaderWorkerSetPodWebhook,
+    LeaderWorkerSetValidation,
+)
+from kuota.cluster.nodeutil import DEFAULT_MAX_PODS, OPENSHIFT_MAX_PODS
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 from kuota.api.conditions import true_since
-from kuota.cluster.nodes import node_allocatable, pod_resource_requests
+from kuota.cluster.nodeutil import node_allocatable, pod_resource_requests
 from kuota.embedded.report import Recorder, TeamStats
 from kuota.quota.requests import resource_value
 from kuota.runtime.informer import key_of
