@@ -11,6 +11,7 @@ STAMP := $(VENV)/.installed-stamp
 # `make bench` runs on: a second build of the same source, checked by
 # `make test-compiled` to decide exactly as the interpreted one.
 HOT := kuota/scheduler kuota/quota kuota/queueing kuota/controllers/kueue.py kuota/api/hooks.py \
+  kuota/api/conditions.py \
   kuota/store/memory.py kuota/store/codec.py kuota/runtime/manager.py \
   kuota/runtime/informer.py kuota/runtime/workqueue.py kuota/sim/bench.py \
   kuota/store/events.py kuota/store/kinds.py kuota/store/copier.py \

@@ -73,7 +73,7 @@ from kuota.api.kueue.config import config_from_scenario
 from kuota.api.meta import ObjectMeta
 from kuota.api.quantity import Quantity
 from kuota.runtime import gcpolicy
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 
 API = "kueue.x-k8s.io/v1beta2"
 COHORTS = 10

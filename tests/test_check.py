@@ -1,6 +1,6 @@
 """The scenario runner and ``kuota check``, against a small fake admission core.
 
-The fake follows the core's interface (kuota.scheduler.core.AdmissionCore) with
+The fake follows the core's interface (kuota.scheduler.admission.admission_core.AdmissionCore) with
 a toy model driven by Workload annotations:
 
 * ``fake/fits: "false"`` -- never admitted, parked inadmissible (WaitingForQuota);
@@ -668,7 +668,7 @@ def test_missing_core_is_a_failure_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def missing() -> sc.CoreFactory:
-        raise ImportError("No module named 'kuota.scheduler.core'")
+        raise ImportError("No module named 'kuota.scheduler.admission'")
 
     monkeypatch.setattr(sc, "default_core_factory", missing)
     s = load(tmp_path, "- settle: true", A)
@@ -1078,7 +1078,7 @@ def test_check_unreadable_exits_2(tmp_path: Path, fake_core: None) -> None:
 
 def test_check_without_the_core_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def missing() -> sc.CoreFactory:
-        raise ImportError("No module named 'kuota.scheduler.core'")
+        raise ImportError("No module named 'kuota.scheduler.admission'")
 
     monkeypatch.setattr(sc, "default_core_factory", missing)
     code, _, err = cli("check", str(write(tmp_path, PASSING)))

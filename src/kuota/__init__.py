@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 def build() -> str:
     """ "mypyc" when the scheduling core runs compiled (the ``make compiled``
     overlay, build/mypyc, first on PYTHONPATH), else "interpreted"."""
-    from kuota.scheduler import core
+    from kuota.scheduler.admission import admission_core as core
 
     return "interpreted" if (core.__file__ or "").endswith(".py") else "mypyc"
 

@@ -13,11 +13,12 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from kuota.api.conditions import status_condition
 from kuota.api.decode import to_wire
 from kuota.api.kueue import types as kt
 from kuota.cli.files import CannotRead
 from kuota.embedded.controlplane import CLOCK_META, CONFIG_META
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.store import ReadOnlyStore, StoreError, clone, open_readonly
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import (
@@ -41,15 +42,8 @@ G = kt.GROUP
 Row = list[str]
 
 
-def _cond(obj: Any, ctype: str) -> Any | None:
-    for c in (obj.status.conditions if obj.status else None) or ():
-        if c.type == ctype:
-            return c
-    return None
-
-
 def _cond_status(obj: Any, ctype: str) -> str:
-    c = _cond(obj, ctype)
+    c = status_condition(obj, ctype)
     return c.status if c is not None else ""
 
 
@@ -178,7 +172,7 @@ def _container_reason(cs: Any) -> str | None:
 def _scheduling_gated(o: Any) -> bool:
     """kubectl's test: the API server's ``PodScheduled=False`` reason
     ``SchedulingGated``, set on a pod created with scheduling gates."""
-    c = _cond(o, "PodScheduled")
+    c = status_condition(o, "PodScheduled")
     return c is not None and c.reason == "SchedulingGated"
 
 

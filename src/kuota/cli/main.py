@@ -161,7 +161,7 @@ def _check_scenarios(paths: list[str], as_json: bool) -> int:
         try:
             factory = default_core_factory()
         except Exception as err:  # missing, or broken while it is being written
-            error((f"kuota check needs the admission core (kuota.scheduler.core): {err}", []))
+            error((f"kuota check needs the admission core (kuota.scheduler.admission): {err}", []))
             scenarios = []
     results = [run_scenario(s, factory) for s in scenarios]
     passed = sum(r.passed for r in results)

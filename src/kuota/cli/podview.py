@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from kuota.api.conditions import status_condition
 from kuota.cli.get import events_for, open_state, pending_reasons, print_events
 from kuota.cli.podworkload import pod_workload_lines
 from kuota.cluster.apiserver.pod_strategy import SCHEDULING_GATED
@@ -24,19 +25,12 @@ __all__ = ["describe_pod", "unschedulable_notes"]
 _W = 18  # describe's label width
 
 
-def _condition(pod: Any, ctype: str) -> Any | None:
-    for c in (pod.status.conditions if pod.status is not None else None) or ():
-        if c.type == ctype:
-            return c
-    return None
-
-
 def unschedulable_reason(pod: Any) -> str | None:
     """The scheduler's message for a pending pod it could not place (not for
     one still gated: the scheduler has not tried it)."""
     if pod.spec is not None and pod.spec.node_name:
         return None
-    c = _condition(pod, "PodScheduled")
+    c = status_condition(pod, "PodScheduled")
     if c is None or c.status != "False" or c.reason == SCHEDULING_GATED:
         return None
     return f"{c.reason}: {c.message}" if c.reason else c.message

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kuota.api.conditions import condition_true, find_condition
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.jobs.registry import INTEGRATIONS
 from kuota.store import ReadOnlyStore
@@ -36,18 +37,6 @@ __all__ = [
 _JOB_KINDS: Final = frozenset(
     (a.api_version, a.kind) for a in (i.adapter() for i in INTEGRATIONS if i.adapter is not None)
 )
-
-
-def _cond(obj: Any, ctype: str) -> Any | None:
-    for c in (obj.status.conditions if obj.status is not None else None) or ():
-        if c.type == ctype:
-            return c
-    return None
-
-
-def _true(obj: Any, ctype: str) -> bool:
-    c = _cond(obj, ctype)
-    return c is not None and c.status == "True"
 
 
 class Workloads:
@@ -120,21 +109,21 @@ def workload_state(wl: Any) -> tuple[str, str]:
     pending again`` ...)."""
     adm = wl.status.admission if wl.status is not None else None
     cq = f"ClusterQueue {adm.cluster_queue}" if adm is not None else ""
-    if _true(wl, "Finished"):
+    if condition_true(wl, "Finished"):
         return "finished", ""
-    evicted = _cond(wl, "Evicted")
+    evicted = find_condition(wl, "Evicted")
     if evicted is not None and evicted.status == "True":
         why = f": {evicted.reason}, " if evicted.reason else ", "
-        if _true(wl, "QuotaReserved"):
+        if condition_true(wl, "QuotaReserved"):
             return "evicted", f"{why}its pods being stopped"
         return "evicted", f"{why}pending again"
-    if _true(wl, "Admitted"):
+    if condition_true(wl, "Admitted"):
         return "admitted", f" by {cq}"
-    if _true(wl, "QuotaReserved"):
+    if condition_true(wl, "QuotaReserved"):
         return "quota reserved", f" in {cq}, waiting for admission checks"
     if not wl.spec.active:
         return "deactivated", ""
-    qr = _cond(wl, "QuotaReserved")
+    qr = find_condition(wl, "QuotaReserved")
     if qr is not None and qr.reason == "Inadmissible":
         return "inadmissible", ""
     return "pending", ""
@@ -154,7 +143,7 @@ def workload_details(wl: Any | None, reason: Callable[[Any], str]) -> list[tuple
     if wl is None:
         return []
     out = []
-    evicted = _cond(wl, "Evicted")
+    evicted = find_condition(wl, "Evicted")
     if evicted is not None and evicted.status == "True" and evicted.message:
         out.append(("Evicted", evicted.message))
     why = reason(wl)

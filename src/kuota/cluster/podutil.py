@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from kuota.api.conditions import find
 from kuota.api.k8s import Pod, PodCondition, PodStatus
 from kuota.api.meta import OwnerReference
 from kuota.store.resources import JOB, NODE, POD
@@ -44,10 +45,7 @@ def is_deleting(obj: Any) -> bool:
 
 def get_pod_condition(pod: Pod, ctype: str) -> PodCondition | None:
     st = pod.status
-    for c in (st.conditions if st is not None else None) or ():
-        if c.type == ctype:
-            return c
-    return None
+    return find(st.conditions if st is not None else None, ctype)
 
 
 def is_pod_ready(pod: Pod) -> bool:

@@ -23,6 +23,7 @@ from typing import Any, Final, NoReturn, Protocol
 
 from kuota.api import errors as e
 from kuota.api import k8s as kc
+from kuota.api.conditions import with_condition
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
@@ -35,7 +36,6 @@ from kuota.quota.workload import (
 )
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.scheduler.core import with_condition
 from kuota.store import Invalid, NotFound, clone
 from kuota.store.kinds import resource_type
 from kuota.store.protocol import Operation, ResourceType, group_of

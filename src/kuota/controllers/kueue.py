@@ -1,6 +1,6 @@
 """Kueue's own controllers over the store: the admission core fed by watches.
 
-The core (``kuota.scheduler.core.AdmissionCore``) already decides as Kueue's
+The core (``kuota.scheduler.admission.admission_core.AdmissionCore``) already decides as Kueue's
 scheduler, workload controller and queue controllers do; this controller is
 the glue that keeps it in step with the store. Objects flow in through the
 informers; decisions flow out as status writes (Workload conditions and
@@ -24,6 +24,7 @@ from typing import Any, Final
 import msgspec
 
 from kuota.api.base import quantity_of
+from kuota.api.conditions import find, transition_time
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import Condition
@@ -31,7 +32,7 @@ from kuota.api.quantity import Quantity
 from kuota.controllers.workload_events import workload_events
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.scheduler.views import ClusterQueueView, CycleResult, FlavorUsage, LocalQueueView
 from kuota.store import Conflict, NotFound, clone
 from kuota.store.kinds import kind_info, kind_named
@@ -539,8 +540,8 @@ _HOLD_CONDITIONS: Final = ("QuotaReserved", "Admitted")
 def _hold_moved(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus) -> bool:
     """Whether the stored status puts the workload on hold (QuotaReserved
     False, reason OnHold) or lifts the hold, and the core's does not yet."""
-    ours = next((c for c in mine.conditions or () if c.type == "QuotaReserved"), None)
-    stored = next((c for c in theirs.conditions or () if c.type == "QuotaReserved"), None)
+    ours = find(mine.conditions, "QuotaReserved")
+    stored = find(theirs.conditions, "QuotaReserved")
     if stored is None or stored.status != "False":
         return False
     mine_held = ours is not None and ours.status == "False" and ours.reason == _ON_HOLD
@@ -564,8 +565,7 @@ def _usage_list(usage: FlavorUsage, lq: bool) -> list[Any] | None:
 def _condition(
     old: Iterable[Condition] | None, status: str, reason: str, message: str, now: datetime
 ) -> list[Condition]:
-    prev = next((c for c in old or () if c.type == "Active"), None)
-    at = prev.last_transition_time if prev is not None and prev.status == status else now
+    at = transition_time(find(old, "Active"), status, now)
     return [
         Condition(
             type="Active",

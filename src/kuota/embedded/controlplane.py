@@ -20,6 +20,7 @@ import msgspec
 
 from kuota.api import k8s as kc
 from kuota.api.base import enc_hook
+from kuota.api.conditions import with_condition
 from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import ObjectMeta
 from kuota.api.openshift.scheduler_config import Scheduler, parse_node_selector, profile_of
@@ -30,7 +31,6 @@ from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
-from kuota.scheduler.core import with_condition
 from kuota.scheduler.views import (
     ClusterQueueView,
     CycleResult,

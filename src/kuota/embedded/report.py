@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kuota.api.conditions import true_since
 from kuota.quota.requests import resource_value
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.store.resources import NODE, POD, WORKLOAD
 
 GPU = "nvidia.com/gpu"
@@ -49,13 +50,6 @@ def _gpus(pod: Any) -> int:
     return total
 
 
-def _condition_time(wl: Any, ctype: str) -> datetime | None:
-    for c in (wl.status.conditions if wl.status else None) or ():
-        if c.type == ctype and c.status == "True":
-            return c.last_transition_time
-    return None
-
-
 class Recorder:
     def __init__(self, mgr: Manager, core: AdmissionCore) -> None:
         self.mgr = mgr
@@ -85,13 +79,13 @@ class Recorder:
         if etype == "ADDED":
             t.workloads += 1
         if key not in self._admitted:
-            at = _condition_time(wl, "QuotaReserved")
+            at = true_since(wl, "QuotaReserved")
             if at is not None:
                 self._admitted.add(key)
                 t.admitted += 1
                 created = wl.metadata.creation_timestamp or at
                 t.waits.append((at - created).total_seconds())
-        if key not in self._finished and _condition_time(wl, "Finished") is not None:
+        if key not in self._finished and true_since(wl, "Finished") is not None:
             self._finished.add(key)
             t.finished += 1
         for c in (wl.status.conditions if wl.status else None) or ():

@@ -17,10 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
-from kuota.quota.workload import (
-    WorkloadInfo,
-    condition_false,
-)
+from kuota.api.conditions import condition_false
+from kuota.quota.workload import WorkloadInfo
 
 # Bound once (Final: a C static when compiled, not a module-dict lookup per call).
 heappop: Final = heapq.heappop

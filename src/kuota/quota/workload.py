@@ -13,28 +13,13 @@ from typing import Any, Final
 
 import msgspec
 
+from kuota.api.conditions import condition_true, find_condition
 from kuota.api.hooks import enc_hook
-from kuota.api.kueue.types import AdmissionCheck, Workload, WorkloadSpec
-from kuota.api.meta import Condition
+from kuota.api.kueue.types import Workload, WorkloadSpec
 from kuota.quota.requests import RequestContext, podset_requests, resource_value
 from kuota.quota.tree import FR, Usage
 
 EPOCH: Final = datetime(1970, 1, 1).astimezone()
-
-
-def find_condition(wl: Workload | AdmissionCheck, ctype: str) -> Condition | None:
-    # Each attribute read once: compiled, reading a struct field is a generic
-    # attribute lookup, and this runs for every condition test.
-    st = wl.status
-    if st is None:
-        return None
-    conds = st.conditions
-    if not conds:
-        return None
-    for c in conds:
-        if c.type == ctype:
-            return c
-    return None
 
 
 def has_closed_preemption_gate(wl: Workload) -> bool:
@@ -46,16 +31,6 @@ def has_closed_preemption_gate(wl: Workload) -> bool:
     st = wl.status
     positions = {g.name: g.position for g in (st.preemption_gates if st else None) or ()}
     return any(positions.get(g.name, "Closed") == "Closed" for g in gates)
-
-
-def condition_true(wl: Workload | AdmissionCheck, ctype: str) -> bool:
-    c = find_condition(wl, ctype)
-    return c is not None and c.status == "True"
-
-
-def condition_false(wl: Workload, ctype: str) -> bool:
-    c = find_condition(wl, ctype)
-    return c is not None and c.status == "False"
 
 
 def has_quota_reservation(wl: Workload) -> bool:

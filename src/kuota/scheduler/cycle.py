@@ -2,14 +2,21 @@
 the head of every ClusterQueue, nominate each (flavors, preemption targets),
 order the entries, then admit, preempt or leave each in turn against the quota
 left in this cycle, and requeue the rest with the reason that decides where
-they wait."""
+they wait.
+
+The cycle decides; it does not act. Each decision (admit, preempt, migrate,
+requeue: ``scheduler.decisions``) is handed out as it is made, and the
+admission core applies it before the cycle goes on (later entries see its
+effect, as in Kueue). The cycle reads the core's state and asks its
+admissibility, fair-sharing and timer parts; it never calls back into the
+core."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from kuota.api.kueue import types as kt
 from kuota.queueing import queues as rq
@@ -30,21 +37,23 @@ from kuota.quota.workload import (
     is_admitted,
     queue_order_timestamp,
 )
-from kuota.scheduler.flavorassigner import (
-    ALLOWED_FLAVORS_ANNOTATION,
+from kuota.scheduler.admission.admissibility import Admissibility
+from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
+from kuota.scheduler.admission.state import CoreState
+from kuota.scheduler.admission.timers import TimerIndex
+from kuota.scheduler.cache import ClusterQueueState
+from kuota.scheduler.decisions import Admit, Decision, Migrate, Preempt, Requeue
+from kuota.scheduler.flavorassigner.assigner import ALLOWED_FLAVORS_ANNOTATION, FlavorAssigner
+from kuota.scheduler.flavorassigner.assignment import (
     DEFERRED_FIT,
     FIT,
     NO_FIT,
     PREEMPT_MODE,
     Assignment,
-    FlavorAssigner,
 )
-from kuota.scheduler.preemption import Preemptor, Target
-from kuota.scheduler.snapshot import ClusterQueueState
+from kuota.scheduler.preemption.preemptor import Preemptor
+from kuota.scheduler.preemption.targets import Target
 from kuota.scheduler.views import CycleResult
-
-if TYPE_CHECKING:
-    from kuota.scheduler.core import AdmissionCore
 
 # On a new workload slice (ElasticJobsViaWorkloadSlices): the key of the slice it replaces.
 SLICE_REPLACEMENT_FOR: Final = "kueue.x-k8s.io/workload-slice-replacement-for"
@@ -92,32 +101,40 @@ class Entry:
 
 
 class Cycle:
-    def __init__(self, core: AdmissionCore) -> None:
-        self.core = core
-        self.snap = core.snap
-        self.fair = core.config.fair_sharing is not None
-        self.slices = core.gate("ElasticJobsViaWorkloadSlices")
-        self.preemptors_first = core.gate("PrioritizePreemptorWorkloads")
-        self.non_borrowing_first = core.gate("FairSharingPrioritizeNonBorrowing")
-        self.concurrent_admission = core.gate("ConcurrentAdmission")
+    def __init__(
+        self,
+        state: CoreState,
+        adm: Admissibility,
+        fair: AdmissionFairSharing,
+        timers: TimerIndex,
+    ) -> None:
+        self.state = state
+        self.adm = adm
+        self.timers = timers
+        self.snap = state.snap
+        self.fair = state.config.fair_sharing is not None
+        self.slices = state.gate("ElasticJobsViaWorkloadSlices")
+        self.preemptors_first = state.gate("PrioritizePreemptorWorkloads")
+        self.non_borrowing_first = state.gate("FairSharingPrioritizeNonBorrowing")
+        self.concurrent_admission = state.gate("ConcurrentAdmission")
         # Kueue holds back a preemption a closed preemption gate guards only
         # with one of these gates on.
-        self.preemption_gates = core.gate("ConcurrentAdmission") or core.gate(
+        self.preemption_gates = state.gate("ConcurrentAdmission") or state.gate(
             "MultiKueueOrchestratedPreemption"
         )
-        self.eviction_ts = core.eviction_timestamp
+        self.eviction_ts = state.eviction_timestamp
         # PrioritySortingWithinCohort: priority between equal borrowing levels.
-        self.by_priority = not core.eviction_timestamp & ORDER_NO_PRIORITY_SORTING
+        self.by_priority = not state.eviction_timestamp & ORDER_NO_PRIORITY_SORTING
         self.preemptor = Preemptor(
-            core.snap,
+            state.snap,
             fair_sharing=self.fair,
-            strategies=core.config.fair_sharing.preemption_strategies
-            if core.config.fair_sharing
+            strategies=state.config.fair_sharing.preemption_strategies
+            if state.config.fair_sharing
             else (),
             eviction_ts=self.eviction_ts,
-            now=core.now,
-            within_nominal_gate=core.gate("FairSharingPreemptWithinNominal"),
-            lq_usage=core.afs_usage_snapshot(),
+            now=state.now,
+            within_nominal_gate=state.gate("FairSharingPreemptWithinNominal"),
+            lq_usage=fair.usage_snapshot(),
         )
         self.undo: list[Callable[[], None]] = []
         self.preempted: dict[str, WorkloadInfo] = {}
@@ -127,23 +144,24 @@ class Cycle:
         self.result = CycleResult()
 
     # ------------------------------------------------------------ run
-    def run(self) -> CycleResult:
-        core = self.core
-        core.cycle_count += 1
-        heads = core.queues.heads()
+    def decide(self) -> Iterator[Decision]:
+        """The cycle's decisions, in order, each to be applied before the next
+        is asked for; what it found is in ``result`` once it is done."""
+        state = self.state
+        heads = state.queues.heads()
         entries: list[Entry] = []
         inadmissible: list[Entry] = []
         for cq_name, info in heads:
             e = Entry(info, self.snap.cqs[cq_name])
             if self.preemptors_first:
-                q = core.queues.cqs.get(cq_name)
+                q = state.queues.cqs.get(cq_name)
                 e.preemptor = q is not None and q.preemptor == info.key
             if info.key in self.snap.holders:
                 continue
             if not e.cq.active:
                 e.message = f"ClusterQueue {cq_name} is inactive"
                 e.qr_reason = "Suspended"
-            elif (bad := core.admissibility_error(info, cq_name)) is not None:
+            elif (bad := self.adm.admissibility_error(info, cq_name)) is not None:
                 e.message, requeue_reason = bad
                 e.qr_reason = "Misconfigured"
                 if requeue_reason:
@@ -155,21 +173,22 @@ class Cycle:
             inadmissible.append(e)
 
         if self.fair:
-            self._tournament(entries)
+            yield from self._tournament(entries)
         else:
             for e in self._order(entries):
-                self._process(e)
+                d = self._process(e)
+                if d is not None:
+                    yield d
         for fn in reversed(self.undo):
             fn()
         for e in entries:
             if e.status != "assumed":
-                self._requeue(e)
+                yield self._requeue(e)
         for e in inadmissible:
             # Tried and left waiting, as Kueue's loop sees them: it goes on to
             # the heads behind (settle and the idle hook count these as tried).
             self.result.waiting[e.info.key] = e.message
-            self._requeue(e)
-        return self.result
+            yield self._requeue(e)
 
     # ------------------------------------------------------------ nomination
     def _record(self, e: Entry, a: Assignment, targets: list[Target]) -> None:
@@ -184,11 +203,11 @@ class Cycle:
         cq: ClusterQueueState,
         nomination: dict[str, dict[str, str]] | None = None,
     ) -> tuple[Assignment, list[Target]]:
-        core = self.core
+        state = self.state
         last = info.last_assignment
         if (
             isinstance(last, Assignment)
-            and core.cycle_count - last.cycle > 1
+            and state.cycle_count - last.cycle > 1
             and cq.generation > last.generation
         ):
             last = info.last_assignment = None
@@ -201,8 +220,8 @@ class Cycle:
             self.snap.flavors,
             self.preemptor,
             fair_sharing=self.fair,
-            ignore_undeclared=core.ignore_undeclared,
-            cycle=core.cycle_count,
+            ignore_undeclared=state.ignore_undeclared,
+            cycle=state.cycle_count,
             nomination=nomination,
             replaced=replaced,
             allowed=self._allowed_flavors(info),
@@ -220,7 +239,7 @@ class Cycle:
             )
             if t:
                 return full, base + t
-        if core.gate("PartialAdmission") and info.can_be_partially_admitted():
+        if state.gate("PartialAdmission") and info.can_be_partially_admitted():
             found = self._reduce(info, cq, fa, last)
             if found is not None:
                 return found[0], base + found[1]
@@ -309,7 +328,7 @@ class Cycle:
 
         return sorted(entries, key=key)
 
-    def _tournament(self, entries: list[Entry]) -> None:
+    def _tournament(self, entries: list[Entry]) -> Iterator[Decision]:
         """Kueue's fair-sharing iterator: entries are picked and processed one
         at a time, so admissions earlier in the cycle count in later picks."""
         remaining = {e.cq.name: e for e in entries}
@@ -318,7 +337,9 @@ class Cycle:
             e = remaining[name]
             if e.cq.node.parent is None:
                 del remaining[name]
-                self._process(e)
+                d = self._process(e)
+                if d is not None:
+                    yield d
                 continue
             root = e.cq.node.root()
             assert isinstance(root, Cohort)
@@ -326,7 +347,9 @@ class Cycle:
             winner = self._run_tournament(root, remaining, drs_values, requested)
             assert winner is not None
             del remaining[winner.cq.name]
-            self._process(winner)
+            d = self._process(winner)
+            if d is not None:
+                yield d
 
     def _compute_drs(
         self, root: Cohort, remaining: dict[str, Entry]
@@ -382,7 +405,7 @@ class Cycle:
     def _migration_allowed(self, e: Entry) -> bool:
         """Kueue's isMigrationAllowed: not to a flavor after the policy's
         lastAcceptableFlavorName."""
-        cq_obj = self.core.cq_objs.get(e.cq.name)
+        cq_obj = self.state.cq_objs.get(e.cq.name)
         policy = cq_obj.spec.concurrent_admission_policy if cq_obj is not None else None
         constraints = policy.migration.constraints if policy is not None else None
         last = constraints.last_acceptable_flavor_name if constraints is not None else None
@@ -476,7 +499,7 @@ class Cycle:
     def _update_assignment(self, e: Entry) -> tuple[Usage, bool]:
         usage = self._net_usage(e)
         overlap = any(t.info.key in self.preempted for t in e.targets)
-        if not overlap or not self.core.gate("RecomputeAssignmentUponPreemptionTargetsOverlap"):
+        if not overlap or not self.state.gate("RecomputeAssignmentUponPreemptionTargetsOverlap"):
             mode = e.assignment.mode()
             if mode == NO_FIT or (mode == PREEMPT_MODE and not e.targets):
                 return usage, False  # _process leaves these before consulting fits
@@ -495,7 +518,9 @@ class Cycle:
         usage = self._net_usage(e)
         return usage, self._fits(e.cq, usage, t)
 
-    def _process(self, e: Entry) -> None:
+    def _process(self, e: Entry) -> Decision | None:
+        """What to do with the entry: a decision to apply now, or None (it
+        waits; its requeue comes at the end of the cycle)."""
         variant = self.concurrent_admission and _parent_uid(e.info.obj) is not None
         if variant and self._admitted_sibling(e, more_favorable=True) is not None:
             # Kueue's processEntry for a ConcurrentAdmission variant.
@@ -503,7 +528,7 @@ class Cycle:
             e.message = "A more favorable variant is already admitted"
             e.qr_reason = "PendingEvaluation"
             self.result.waiting[e.info.key] = e.message
-            return
+            return None
         usage, fits = self._update_assignment(e)
         cq = e.cq
         mode = e.assignment.mode()
@@ -511,7 +536,7 @@ class Cycle:
             e.requeue_reason = rq.NO_FIT
             e.qr_reason = e.assignment.no_fit_reason
             self.result.waiting[e.info.key] = e.message
-            return
+            return None
         if mode == PREEMPT_MODE and not e.targets:
             e.requeue_reason = rq.PREEMPTION_NO_CANDIDATES
             e.qr_reason = "WaitingForQuota"
@@ -519,7 +544,7 @@ class Cycle:
                 # Kueue's reserveCapacityForUnreclaimablePreempt
                 self._hold(cq, self._to_reserve(e))
             self.result.waiting[e.info.key] = e.message
-            return
+            return None
         if (
             mode == PREEMPT_MODE
             and self.preemption_gates
@@ -533,7 +558,7 @@ class Cycle:
             e.requeue_reason = rq.PREEMPTION_GATED
             e.info.last_assignment = None
             self.result.waiting[e.info.key] = e.message
-            return
+            return None
         if mode == DEFERRED_FIT:
             e.message = (
                 "Workload has overlapping preemption targets with another workload, "
@@ -544,19 +569,19 @@ class Cycle:
             e.info.last_assignment = None
             self._hold(cq, usage)
             self.result.waiting[e.info.key] = e.message
-            return
+            return None
         if any(t.info.key in self.preempted for t in e.targets):
             e.status = "skipped"
             e.message = "Workload has overlapping preemption targets with another workload"
             e.qr_reason = "WaitingForQuota"
             self.result.waiting[e.info.key] = e.message
-            return
+            return None
         if not fits:
             e.status = "skipped"
             e.message = "Workload no longer fits after processing another workload"
             e.qr_reason = "WaitingForQuota"
             self.result.waiting[e.info.key] = e.message
-            return
+            return None
         in_tree = self.preempted_in_tree.setdefault(id(cq.node.root()), {})
         for t in e.targets:
             self.preempted[t.info.key] = t.info
@@ -566,19 +591,19 @@ class Cycle:
         if mode == PREEMPT_MODE:
             self._hold(cq, usage)
             e.qr_reason = "WaitingForPreemptedWorkloads"
-            n = self.core.issue_preemptions(e.info, cq, targets, self.result)
             e.info.last_assignment = None
+            n = len(targets)  # (each one counts, an already evicted one too)
             if n:
                 e.message += f". Pending the preemption of {n} workload(s)"
                 e.requeue_reason = rq.PENDING_PREEMPTION
             self.result.waiting[e.info.key] = e.message
-            return
-        if self.core.blocked_by_pods_ready():
+            return Preempt(e.info, cq, targets)
+        if self.timers.blocked_by_pods_ready():
             e.qr_reason = "WaitingForPodsReady"
             e.message = "waiting for all admitted workloads to be in PodsReady condition"
             e.status = "skipped"
             self.result.waiting[e.info.key] = e.message
-            return
+            return None
         if variant:
             victim = self._admitted_sibling(e, more_favorable=False)
             if victim is not None:
@@ -586,22 +611,18 @@ class Cycle:
                     e.message = "Target flavor is below LastAcceptableFlavorName"
                     e.qr_reason = "PendingEvaluation"
                     self.result.waiting[e.info.key] = e.message
-                    return
+                    return None
                 # Kueue's issueMigration: the sibling on a less preferred
                 # flavor is evicted; this one waits for its quota.
                 e.qr_reason = "WaitingForPreemptedWorkloads"
-                self.core.evict_for_migration(victim.key, e.info)
                 e.info.last_assignment = None
                 e.requeue_reason = rq.PENDING_MIGRATION
                 e.message += ". Pending the migration of 1 workload(s)"
                 self.result.waiting[e.info.key] = e.message
-                return
-        e.status = "nominated"
-        self.core.admit(e.info, cq, e.assignment)
+                return Migrate(victim.key, e.info)
         e.status = "assumed"
-        if old_slice is not None:
-            self.core.replace_slice(old_slice.key, e.info)
         self.result.admitted.append(e.info.key)
+        return Admit(e.info, cq, e.assignment, old_slice)
 
     def _to_reserve(self, e: Entry) -> Usage:
         cq = e.cq
@@ -619,16 +640,16 @@ class Cycle:
                 out[fr] = max(0, min(v, nominal - used))
         return out
 
-    def _requeue(self, e: Entry) -> None:
+    def _requeue(self, e: Entry) -> Requeue:
         if e.status != "" and e.requeue_reason == rq.GENERIC:
             e.requeue_reason = rq.FAILED_AFTER_NOMINATION
-        self.core.requeue(
+        return Requeue(
             e.info,
             e.requeue_reason,
             e.qr_reason,
             e.message,
             e.skip_status,
-            blocked_on_gates=e.status == "preemptionGated",
+            e.status == "preemptionGated",
         )
 
 

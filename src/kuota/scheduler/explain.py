@@ -8,16 +8,14 @@ borrowing limit, what the cohort has unused).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from kuota.api.conditions import find_condition
 from kuota.quota.requests import resource_quantity
 from kuota.quota.tree import FR, available, cq_available, local_quota, potential_available
 from kuota.quota.workload import has_quota_reservation, is_finished
-from kuota.scheduler.flavorassigner import flavor_mismatch
-from kuota.scheduler.snapshot import ClusterQueueState
-
-if TYPE_CHECKING:
-    from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admissibility import Admissibility
+from kuota.scheduler.admission.state import CoreState
+from kuota.scheduler.cache import ClusterQueueState
+from kuota.scheduler.flavorassigner.matching import flavor_mismatch
 
 
 def _q(resource: str, v: int) -> str:
@@ -57,8 +55,8 @@ def quota_line(cq: ClusterQueueState, fr: FR, requested: int, taken: int = 0) ->
     )
 
 
-def explain(core: AdmissionCore, key: str) -> str:
-    wl = core.workloads.get(key)
+def explain(state: CoreState, adm: Admissibility, key: str) -> str:
+    wl = state.workloads.get(key)
     if wl is None:
         return f"workload {key} does not exist"
     if is_finished(wl):
@@ -75,29 +73,25 @@ def explain(core: AdmissionCore, key: str) -> str:
             "kueue.x-k8s.io/queue-name, or create a LocalQueue named default in "
             f"namespace {ns})"
         )
-    lq = core.lq_objs.get(f"{ns}/{lq_name}")
+    lq = state.lq_objs.get(f"{ns}/{lq_name}")
     if lq is None:
         return f"LocalQueue {ns}/{lq_name} does not exist"
     if (lq.spec.stop_policy or "None") != "None":
         return f"LocalQueue {ns}/{lq_name} is stopped ({lq.spec.stop_policy})"
     cq_name = lq.spec.cluster_queue or ""
-    cq = core.snap.cqs.get(cq_name)
-    if cq is None or cq_name not in core.cq_objs:
+    cq = state.snap.cqs.get(cq_name)
+    if cq is None or cq_name not in state.cq_objs:
         return f"ClusterQueue {cq_name} does not exist"
     if not cq.active:
         return f"ClusterQueue {cq_name} is inactive: {cq.inactive_message}"
-    if ns not in core.namespaces:
+    if ns not in state.namespaces:
         return f"namespace {ns} does not exist"
-    if not core.namespace_matches(cq_name, ns):
+    if not adm.namespace_matches(cq_name, ns):
         return f"namespace {ns} does not match the namespaceSelector of ClusterQueue {cq_name}"
-    info = core.infos.get(key)
+    info = state.infos.get(key)
     if info is None:
         return "not queued"
-    c = (
-        next((c for c in (wl.status.conditions or ()) if c.type == "QuotaReserved"), None)
-        if (wl.status)
-        else None
-    )
+    c = find_condition(wl, "QuotaReserved")
     if c is not None and c.reason == "WaitingForPreemptedWorkloads":
         return "waiting for the workloads it preempted to release their quota"
     if c is not None and c.reason == "WaitingForPodsReady":
@@ -123,7 +117,7 @@ def explain(core: AdmissionCore, key: str) -> str:
             best: tuple[int, str] | None = None
             mismatches = []
             for f in rg.flavors:
-                why = flavor_mismatch(core.flavors.get(f), f, spec)
+                why = flavor_mismatch(state.flavors.get(f), f, spec)
                 if why is not None:
                     mismatches.append(why)
                     continue

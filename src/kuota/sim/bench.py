@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 import kuota
+from kuota.api.conditions import with_condition
 from kuota.api.kueue.config import KueueConfig, load_config
 from kuota.api.meta import Condition
 from kuota.embedded.controlplane import ControlPlane
@@ -28,7 +29,6 @@ from kuota.quota.workload import evicted_reason, find_condition
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.scheduler.core import with_condition
 from kuota.sim.benchgen import RUNNING_LABEL, BenchWorld, GeneratorConfig, generate, workload
 from kuota.store import NotFound
 from kuota.store.resources import WORKLOAD

@@ -34,12 +34,13 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from kuota.api.conditions import true_since
 from kuota.cluster.nodeutil import node_allocatable, pod_resource_requests
-from kuota.embedded.report import Recorder, TeamStats, _condition_time
+from kuota.embedded.report import Recorder, TeamStats
 from kuota.quota.requests import resource_value
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.sim.mapping import GPU
 
 if TYPE_CHECKING:
@@ -183,8 +184,8 @@ class SimRecorder(Recorder):
             self.finished_jobs += 1
         key = key_of(wl)
         alive = etype != "DELETED"
-        reserved = alive and _condition_time(wl, "QuotaReserved") is not None
-        finished = alive and _condition_time(wl, "Finished") is not None
+        reserved = alive and true_since(wl, "QuotaReserved") is not None
+        finished = alive and true_since(wl, "Finished") is not None
         pending = alive and not reserved and not finished
         if pending != (key in self._pending):
             if pending:

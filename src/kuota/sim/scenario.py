@@ -734,7 +734,7 @@ def _stamp(objects: list[Any], steps: list[Step]) -> list[FieldError]:
 
 # ============================================================================ running
 class Core(Protocol):
-    """The admission core as the runner drives it (kuota.scheduler.core.AdmissionCore)."""
+    """The admission core as the runner drives it (kuota.scheduler.admission.admission_core.AdmissionCore)."""
 
     @property
     def now(self) -> datetime: ...
@@ -767,7 +767,7 @@ def default_core_factory() -> CoreFactory:
 
 def direct_core_factory() -> CoreFactory:
     """The admission core alone, without store or controllers."""
-    from kuota.scheduler.core import AdmissionCore
+    from kuota.scheduler.admission.admission_core import AdmissionCore
 
     factory: CoreFactory = AdmissionCore
     return factory

@@ -6,7 +6,7 @@ without the durable journal) in embedded mode, a real API server in cluster
 mode.
 
 Objects are kuota's typed API structs (``kuota.api``): Kueue kinds in the
-internal (v1beta2-shaped) model, core kinds as ``kuota.api.core`` declares
+internal (v1beta2-shaped) model, core kinds as ``kuota.api.k8s`` declares
 them. Every object carries ``api_version``, ``kind`` and ``metadata``.
 
 **Objects read from a store are shared and must not be mutated.** ``get``,

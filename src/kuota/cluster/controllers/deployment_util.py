@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from kuota.api.conditions import find
 from kuota.api.k8s import PodTemplateSpec
 from kuota.api.k8s.apps import (
     DEPLOYMENT_REVISION,
@@ -180,10 +181,7 @@ def deployment_complete(d: Deployment, st: DeploymentStatus | None) -> bool:
 
 
 def get_condition(st: DeploymentStatus | None, ctype: str) -> DeploymentCondition | None:
-    for c in (st.conditions if st is not None else None) or ():
-        if c.type == ctype:
-            return c
-    return None
+    return find(st.conditions if st is not None else None, ctype)
 
 
 def set_condition(st: DeploymentStatus, cond: DeploymentCondition) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from kuota.api.conditions import find
 from kuota.api.k8s import Job, JobCondition, Pod, PodStatus
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.podutil import get_pod_condition, is_deleting, owner_reference, pod_phase
@@ -61,10 +62,7 @@ def job_condition(ctype: str, reason: str, message: str, now: datetime) -> JobCo
 def find_job_condition(
     job_conditions: Sequence[JobCondition] | None, ctype: str
 ) -> JobCondition | None:
-    for c in job_conditions or ():
-        if c.type == ctype:
-            return c
-    return None
+    return find(job_conditions, ctype)
 
 
 def is_job_finished(job: Job) -> bool:

@@ -244,7 +244,7 @@ class PodInfo:
 
 
 def parse_pod(key: str, pod: object, requests: Mapping[str, int]) -> PodInfo:
-    """A :class:`PodInfo` of ``pod`` (a ``kuota.api.core.Pod``)."""
+    """A :class:`PodInfo` of ``pod`` (a ``kuota.api.k8s.Pod``)."""
     meta = pod.metadata  # type: ignore[attr-defined]
     spec: PodSpec | None = pod.spec  # type: ignore[attr-defined]
     status = pod.status  # type: ignore[attr-defined]

@@ -25,6 +25,7 @@ import contextlib
 from typing import Any, Final
 
 from kuota.api import k8s as kc
+from kuota.api.conditions import set_condition
 from kuota.api.k8s.apps import CONTROLLER_REVISION_HASH, POD_INDEX, StatefulSet
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
@@ -64,7 +65,6 @@ from kuota.quota.workload import (
 )
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.scheduler.core import set_condition
 from kuota.store import AlreadyExists, Conflict, Invalid, NotFound, clone
 from kuota.store.protocol import EventType, group_of
 from kuota.store.resources import POD

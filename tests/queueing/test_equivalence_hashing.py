@@ -14,7 +14,7 @@ import msgspec
 from kuota.api.meta import LabelSelector
 from kuota.api.quantity import Quantity
 from kuota.quota.workload import WorkloadInfo
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.sim.scenario import load_scenario, run_scenario
 
 WORLD = """

@@ -14,7 +14,7 @@ from kuota.api.kueue import types as kt
 from kuota.api.meta import ObjectMeta
 from kuota.quota.tree import ClusterQueueNode, QuotaTree
 from kuota.quota.workload import PodSetResources, WorkloadInfo
-from kuota.scheduler.snapshot import ClusterQueueState, CurrentInfos, Snapshot
+from kuota.scheduler.cache import ClusterQueueState, CurrentInfos, Snapshot
 
 QUEUES = ("ns/lq-a", "ns/lq-b")
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from kuota.scheduler.core import AdmissionCore
-from kuota.scheduler.preemption import Preemptor
+from kuota.scheduler.admission.admission_core import AdmissionCore
+from kuota.scheduler.preemption.preemptor import Preemptor
 from kuota.sim.scenario import load_scenario, run_scenario
 
 HEAD = """

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kuota.api.conditions import set_condition, with_condition
 from kuota.api.k8s import PodTemplateSpec
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition, ObjectMeta
-from kuota.scheduler.core import set_condition, with_condition
 from kuota.store.codec import clone
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from core_world import T0, add, make_core
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
+
+from ..core_world import T0, add, make_core
 
 WORLD = """
 apiVersion: v1

@@ -9,7 +9,7 @@ from typing import Any
 
 from kuota.api.decode import decode_yaml
 from kuota.api.kueue.config import load_config
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -6,14 +6,14 @@ from pathlib import Path
 
 from kuota.sim.scenario import load_scenario, run_scenario
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent.parent
 
 
 def test_waiting_workload_is_explained_with_numbers() -> None:
     captured = {}
 
     def factory(config, now):  # type: ignore[no-untyped-def]
-        from kuota.scheduler.core import AdmissionCore
+        from kuota.scheduler.admission.admission_core import AdmissionCore
 
         core = AdmissionCore(config, now)
         captured["core"] = core
@@ -33,7 +33,7 @@ def test_waiting_workload_is_explained_with_numbers() -> None:
 
 
 def test_workload_without_a_queue_name_says_how_to_give_it_one() -> None:
-    from core_world import add, make_core
+    from .core_world import add, make_core
 
     core = make_core()
     add(
@@ -51,7 +51,7 @@ def test_workload_without_a_queue_name_says_how_to_give_it_one() -> None:
 def test_a_workload_of_several_pod_sets_names_them_and_counts_the_earlier_ones() -> None:
     # A leader of 8 GPUs and workers of 8 x 3 in a queue of 20: the leader
     # fits, and takes 8 of the 20, so the workers' 24 can never fit.
-    from core_world import add, make_core
+    from .core_world import add, make_core
 
     core = make_core()
     add(

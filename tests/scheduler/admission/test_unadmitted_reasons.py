@@ -6,9 +6,10 @@ gone, and the legacy Inadmissible with the gate off."""
 
 from __future__ import annotations
 
-from core_world import add, make_core
 from kuota.quota.workload import find_condition
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
+
+from ..core_world import add, make_core
 
 QUEUES = """
 apiVersion: v1

@@ -49,7 +49,7 @@ from kuota.api.kueue.config import KueueConfig, config_from_scenario
 from kuota.quota.requests import resource_value
 from kuota.quota.tree import potential_available
 from kuota.quota.workload import condition_true, has_quota_reservation, is_finished
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.scheduler.views import CycleResult
 
 V1B2 = "kueue.x-k8s.io/v1beta2"

@@ -1,19 +1,11 @@
-"""Where a workload goes: one flavor per podSet and resource group.
-
-For each podSet, resource groups are decided in turn; each tries its flavors
-in order, rules out those whose labels or taints the podSet cannot use, then
-checks quota: fit, fit by borrowing, fit by preempting, or no fit. Flavor
-fungibility decides whether to stop at a flavor or look further. Restated
-from Kueue's pkg/scheduler/flavorassigner/flavorassigner.go.
-"""
+"""The flavor assigner's search (Kueue's flavorassigner.go): resource groups
+in turn, flavors in order, quota checked with borrowing and preemption."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Final
 
-from kuota.api.k8s import NodeSelectorRequirement, PodSpec, Taint, Toleration
-from kuota.api.k8s.nodeselection import node_selector_requirement_matches
+from kuota.api.k8s import PodSpec
 from kuota.api.kueue.types import ResourceFlavor
 from kuota.quota.requests import resource_quantity
 from kuota.quota.tree import (
@@ -24,198 +16,30 @@ from kuota.quota.tree import (
     potential_available,
 )
 from kuota.quota.workload import PodSetResources, WorkloadInfo
-from kuota.scheduler.preemption import NO_CANDIDATES, PREEMPT, Preemptor
-from kuota.scheduler.snapshot import ClusterQueueState
-
-# Flavor assignment modes (worst first).
-NO_FIT: Final = 0
-PREEMPT_MODE: Final = 1
-DEFERRED_FIT: Final = 2
-FIT: Final = 3
-
-# Granular preemption modes (worst first).
-PM_NOFIT: Final = 0
-PM_NO_CANDIDATES: Final = 1
-PM_PREEMPT: Final = 2
-PM_RECLAIM: Final = 3
-PM_FIT: Final = 4
-_INF: Final = 1 << 62
-
-NO_MATCHING_FLAVOR: Final = "NoMatchingFlavor"
-EXCEEDS_MAX_QUOTA: Final = "ExceedsMaxQuota"
-WAITING_FOR_QUOTA: Final = "WaitingForQuota"
-_SEVERITY: Final = {
-    "": 0,
-    "TopologyPlacementFailed": 1,
-    WAITING_FOR_QUOTA: 2,
-    EXCEEDS_MAX_QUOTA: 3,
-    NO_MATCHING_FLAVOR: 4,
-}
-
-
-def _most_severe(a: str, b: str) -> str:
-    return a if _SEVERITY.get(a, 0) >= _SEVERITY.get(b, 0) else b
-
-
-@dataclass(slots=True, init=False)
-class FlavorAssignment:
-    name: str
-    mode: int
-    tried_idx: int
-    borrow: int
-
-    # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
-    # generates stays interpreted, and these are made in every cycle.
-    def __init__(self, name: str, mode: int, tried_idx: int = -1, borrow: int = 0) -> None:
-        self.name = name
-        self.mode = mode
-        self.tried_idx = tried_idx
-        self.borrow = borrow
-
-
-@dataclass(slots=True, init=False)
-class PodSetAssignment:
-    name: str
-    count: int
-    requests: dict[str, int]  # including `pods` when the queue covers it
-    flavors: dict[str, FlavorAssignment]
-    reasons: list[str]
-    error: str | None
-    attempts: dict[str, tuple[int, str]]  # flavor -> (mode, reason)
-
-    # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
-    # generates stays interpreted, and these are made in every cycle.
-    def __init__(
-        self,
-        name: str,
-        count: int,
-        requests: dict[str, int],
-        flavors: dict[str, FlavorAssignment] | None = None,
-        reasons: list[str] | None = None,
-        error: str | None = None,
-        attempts: dict[str, tuple[int, str]] | None = None,
-    ) -> None:
-        self.name = name
-        self.count = count
-        self.requests = requests
-        self.flavors = {} if flavors is None else flavors
-        self.reasons = [] if reasons is None else reasons
-        self.error = error
-        self.attempts = {} if attempts is None else attempts
-
-    def is_fit(self) -> bool:
-        return self.error is None and not self.reasons
-
-    def mode(self) -> int:
-        if self.is_fit():
-            return FIT
-        if self.error is not None or not self.flavors:
-            return NO_FIT
-        return min(f.mode for f in self.flavors.values())
-
-    def message(self) -> str:
-        if self.error is not None:
-            return self.error
-        return ", ".join(sorted(self.reasons))
-
-
-@dataclass(slots=True, init=False)
-class Assignment:
-    podsets: list[PodSetAssignment]
-    borrowing: int
-    usage: Usage
-    last_tried: list[dict[str, int]]
-    no_fit_reason: str
-    forced_mode: int | None
-    generation: int
-    cycle: int
-    # The podSets' own mode, kept: a podSet is complete when appended (see
-    # FlavorAssigner._append, which resets this), and the cycle asks often.
-    podsets_mode: int | None = field(repr=False, compare=False)
-    # The admitted workload slice this one replaces (ElasticJobsViaWorkloadSlices):
-    # its quota is already held, so only the difference is requested.
-    replaced: WorkloadInfo | None = field(repr=False, compare=False)
-
-    # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
-    # generates stays interpreted, and these are made in every cycle.
-    def __init__(
-        self,
-        podsets: list[PodSetAssignment] | None = None,
-        borrowing: int = 0,
-        usage: Usage | None = None,
-        last_tried: list[dict[str, int]] | None = None,
-        no_fit_reason: str = "",
-        forced_mode: int | None = None,
-        generation: int = 0,
-        cycle: int = 0,
-        podsets_mode: int | None = None,
-        replaced: WorkloadInfo | None = None,
-    ) -> None:
-        self.podsets = [] if podsets is None else podsets
-        self.borrowing = borrowing
-        self.usage = {} if usage is None else usage
-        self.last_tried = [] if last_tried is None else last_tried
-        self.no_fit_reason = no_fit_reason
-        self.forced_mode = forced_mode
-        self.generation = generation
-        self.cycle = cycle
-        self.podsets_mode = podsets_mode
-        self.replaced = replaced
-
-    def mode(self) -> int:
-        if not self.podsets:
-            return NO_FIT
-        if self.forced_mode is not None:
-            return self.forced_mode
-        m = self.podsets_mode
-        if m is None:
-            m = self.podsets_mode = min(ps.mode() for ps in self.podsets)
-        return m
-
-    def message(self) -> str:
-        parts = []
-        for ps in self.podsets:
-            if ps.is_fit():
-                continue
-            if ps.error is not None:
-                return f"failed to assign flavors to pod set {ps.name}: {ps.error}"
-            parts.append(f"couldn't assign flavors to pod set {ps.name}: {ps.message()}")
-        return "; ".join(parts)
-
-    def pending_flavors(self) -> bool:
-        return any(i != -1 for d in self.last_tried for i in d.values())
-
-    def flavors_by_podset(self) -> dict[str, dict[str, str]]:
-        return {ps.name: {r: f.name for r, f in ps.flavors.items()} for ps in self.podsets}
-
-    def frs_need_preemption(self) -> frozenset[FR]:
-        return frozenset(
-            (f.name, r)
-            for ps in self.podsets
-            for r, f in ps.flavors.items()
-            if f.mode == PREEMPT_MODE
-        )
-
-    def total_requests_for(self, info: WorkloadInfo) -> Usage:
-        """The workload's requests at the assigned counts, without `pods`."""
-        out: Usage = {}
-        for i, ps in enumerate(info.podsets):
-            pa = self.podsets[i]
-            # A replacing slice needs room for its new pods only.
-            count = pa.count
-            if self.replaced is not None:
-                old = _old_podset(self.replaced, i)
-                count = ps.count - (old.count if old is not None else 0)
-            scaled = ps.scaled_to(count)
-            for r, q in scaled.requests.items():
-                if not q:
-                    continue
-                fa = pa.flavors.get(r)
-                if fa is None:
-                    continue
-                fr = (fa.name, r)
-                out[fr] = out.get(fr, 0) + q
-        return out
+from kuota.scheduler.cache import ClusterQueueState
+from kuota.scheduler.flavorassigner.assignment import (
+    EXCEEDS_MAX_QUOTA,
+    FIT,
+    INF,
+    NO_FIT,
+    NO_MATCHING_FLAVOR,
+    PM_FIT,
+    PM_NO_CANDIDATES,
+    PM_NOFIT,
+    PM_PREEMPT,
+    PM_RECLAIM,
+    PREEMPT_MODE,
+    SEVERITY,
+    WAITING_FOR_QUOTA,
+    Assignment,
+    FlavorAssignment,
+    PodSetAssignment,
+    most_severe,
+    old_podset,
+)
+from kuota.scheduler.flavorassigner.matching import flavor_mismatch
+from kuota.scheduler.preemption.preemptor import Preemptor
+from kuota.scheduler.preemption.targets import NO_CANDIDATES, PREEMPT
 
 
 def _in_spec_order(a: Assignment, order: list[int]) -> None:
@@ -226,10 +50,6 @@ def _in_spec_order(a: Assignment, order: list[int]) -> None:
     pos = sorted(range(len(order)), key=order.__getitem__)
     a.podsets = [a.podsets[k] for k in pos]
     a.last_tried = [a.last_tried[k] for k in pos]
-
-
-def _old_podset(replaced: WorkloadInfo, i: int) -> PodSetResources | None:
-    return replaced.podsets[i] if i < len(replaced.podsets) else None
 
 
 def _old_request(replaced: WorkloadInfo, podset: str, resource: str) -> int:
@@ -375,7 +195,7 @@ class FlavorAssigner:
             if ps.mode() != NO_FIT:
                 continue
             if not ps.attempts:
-                overall = _most_severe(overall, NO_MATCHING_FLAVOR)
+                overall = most_severe(overall, NO_MATCHING_FLAVOR)
                 continue
             rg_min: dict[int, str] = {}
             for i, (flavor, (mode, reason)) in enumerate(ps.attempts.items()):
@@ -384,12 +204,12 @@ class FlavorAssigner:
                 idxs = [j for j, rg in enumerate(self.cq.resource_groups) if flavor in rg.flavors]
                 for j in idxs or [-1 - i]:
                     cur = rg_min.get(j)
-                    if cur is None or _SEVERITY.get(reason, 0) < _SEVERITY.get(cur, 0):
+                    if cur is None or SEVERITY.get(reason, 0) < SEVERITY.get(cur, 0):
                         rg_min[j] = reason
             ps_reason = ""
             for r in rg_min.values():
-                ps_reason = _most_severe(ps_reason, r)
-            overall = _most_severe(overall, ps_reason)
+                ps_reason = most_severe(ps_reason, r)
+            overall = most_severe(overall, ps_reason)
         a.no_fit_reason = overall
 
     def _find_flavor(
@@ -409,7 +229,7 @@ class FlavorAssigner:
         reasons: list[str] = []
         group_req = {r: v for r, v in sorted(requests.items()) if r in rg.covered}
         best: dict[str, FlavorAssignment] = {}
-        best_mode = (PM_NOFIT, _INF)
+        best_mode = (PM_NOFIT, INF)
         fung = cq.fungibility
         start = 0
         if last is not None and ps_index < len(last.last_tried):
@@ -454,21 +274,21 @@ class FlavorAssigner:
                 if self.replaced is not None:
                     # A replacing slice keeps the replaced one's flavors and asks
                     # for the difference only.
-                    old = _old_podset(self.replaced, ps_index)
+                    old = old_podset(self.replaced, ps_index)
                     was = (old.flavors or {}).get(r, "") if old is not None else ""
                     if was != fname:
                         reasons.append(
                             f"could not assign {fname} flavor since the original workload "
                             f"is assigned: {was}"
                         )
-                        flavor_no_fit = _most_severe(flavor_no_fit, NO_MATCHING_FLAVOR)
-                        rep = (PM_NOFIT, _INF)
+                        flavor_no_fit = most_severe(flavor_no_fit, NO_MATCHING_FLAVOR)
+                        rep = (PM_NOFIT, INF)
                     elif old is not None:
                         val -= old.requests.get(r, 0)
                 pm, borrow, msg, nfr = self._fits_quota(fr, assigned.get(fr, 0), val)
                 if msg is not None:
                     reasons.append(msg)
-                    flavor_no_fit = _most_severe(flavor_no_fit, nfr)
+                    flavor_no_fit = most_severe(flavor_no_fit, nfr)
                 max_borrow = max(max_borrow, borrow)
                 mode = (pm, borrow)
                 if _preferred(rep, mode, fung.preference):
@@ -531,24 +351,6 @@ class FlavorAssigner:
         )
 
 
-def flavor_mismatch(flavor: ResourceFlavor | None, fname: str, spec: PodSpec | None) -> str | None:
-    """Why a podSet cannot use a flavor (untolerated taint, node labels), or None."""
-    if flavor is None:
-        return f"flavor {fname} not found"
-    fs = flavor.spec
-    tolerations = list(spec.tolerations or ()) if spec else []
-    tolerations += list(fs.tolerations or ())
-    for taint in fs.node_taints or ():
-        if taint.effect not in ("NoSchedule", "NoExecute"):
-            continue
-        if not any(_tolerates(t, taint) for t in tolerations):
-            return f"untolerated taint {_taint_str(taint)} in flavor {fname}"
-    labels = fs.node_labels or {}
-    if spec is not None and not _selector_matches(spec, labels):
-        return f"flavor {fname} doesn't match node affinity"
-    return None
-
-
 def _flavor_mode(pm: int) -> int:
     if pm == PM_NOFIT:
         return NO_FIT
@@ -585,47 +387,3 @@ def _try_next(mode: tuple[int, int], when_preempt: str, when_borrow: str) -> boo
 
 def _q(resource: str, v: int) -> str:
     return str(resource_quantity(resource, v))
-
-
-def _taint_str(t: Taint) -> str:
-    # k8s Taint.ToString: key=value:effect
-    if t.value:
-        return f"{t.key}={t.value}:{t.effect}"
-    return f"{t.key}:{t.effect}"
-
-
-def _tolerates(t: Toleration, taint: Taint) -> bool:
-    """k8s Toleration.ToleratesTaint."""
-    if t.effect and t.effect != taint.effect:
-        return False
-    if t.key and t.key != taint.key:
-        return False
-    op = t.operator or "Equal"
-    if op == "Exists":
-        return True
-    if op == "Equal":
-        return (t.value or "") == (taint.value or "")
-    return False
-
-
-def _selector_matches(spec: PodSpec, labels: dict[str, str]) -> bool:
-    """The podSet's nodeSelector and required node affinity, restricted to the
-    flavor's own label keys, against a node carrying the flavor's labels."""
-    keys = labels.keys()
-    for k, v in (spec.node_selector or {}).items():
-        if k in keys and labels[k] != v:
-            return False
-    aff = spec.affinity
-    na = aff.node_affinity if aff is not None else None
-    req = na.required_during_scheduling_ignored_during_execution if na is not None else None
-    if req is None:
-        return True
-    terms: list[list[NodeSelectorRequirement]] = []
-    for term in req.node_selector_terms or ():
-        exprs = [e for e in (term.match_expressions or ()) if e.key in keys]
-        if not exprs:
-            return True  # an emptied term matches anything (terms are ORed)
-        terms.append(exprs)
-    if not terms:
-        return True
-    return any(all(node_selector_requirement_matches(e, labels) for e in t) for t in terms)

@@ -32,8 +32,8 @@ from kuota.quota.afs import (
     usage_value,
 )
 from kuota.quota.workload import WorkloadInfo
-from kuota.scheduler.core import AdmissionCore
-from kuota.scheduler.preemption import Preemptor
+from kuota.scheduler.admission.admission_core import AdmissionCore
+from kuota.scheduler.preemption.preemptor import Preemptor
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 V1B2 = "kueue.x-k8s.io/v1beta2"

@@ -12,10 +12,13 @@ from typing import Any
 
 from kuota.api.kueue import types as kt
 from kuota.quota.workload import find_condition, has_closed_preemption_gate
-from kuota.scheduler.core import AdmissionCore
+from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.sim.scenario import START, load_scenario
 
-WORLD = Path(__file__).parent / "scenarios/kuota/preemption-gate-opened-lets-the-preemption-go.yaml"
+WORLD = (
+    Path(__file__).parent.parent
+    / "scenarios/kuota/preemption-gate-opened-lets-the-preemption-go.yaml"
+)
 PRE = "eng-beta/preemptor"
 
 

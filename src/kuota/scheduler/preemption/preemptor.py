@@ -1,0 +1,265 @@
+"""The preemption oracle and search the cycle and the flavor assigner ask
+(Kueue's Preemptor): fair sharing's search is in ``fairsharing``; classic
+preemption's, Kueue's classical/, is here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from kuota.quota.tree import (
+    FR,
+    Cohort,
+    Usage,
+    fits_in_quota,
+    lowest_fitting_subtree,
+    within_nominal,
+)
+from kuota.quota.workload import WorkloadInfo, is_evicted
+from kuota.scheduler.cache import ClusterQueueState
+from kuota.scheduler.preemption.fairsharing import fair_targets
+from kuota.scheduler.preemption.search import CandidateSearch, OrderKey
+from kuota.scheduler.preemption.targets import (
+    IN_CLUSTER_QUEUE,
+    IN_COHORT_RECLAIM_WHILE_BORROWING,
+    IN_COHORT_RECLAMATION,
+    NO_CANDIDATES,
+    PREEMPT,
+    RECLAIM,
+    Target,
+    satisfies_policy,
+)
+
+# A classical candidate: the workload, the lowest common ancestor of its queue
+# and the preemptor's (None: the same queue), its variant.
+_Cand = tuple[WorkloadInfo, Cohort | None, int]
+
+# Candidate variants.
+_WITHIN_CQ: Final = 1
+_HIERARCHICAL: Final = 2
+_RECLAIM_NO_BORROW: Final = 3
+_RECLAIM_WHILE_BORROW: Final = 4
+_VARIANT_REASON: Final = {
+    _WITHIN_CQ: IN_CLUSTER_QUEUE,
+    _HIERARCHICAL: IN_COHORT_RECLAMATION,
+    _RECLAIM_NO_BORROW: IN_COHORT_RECLAMATION,
+    _RECLAIM_WHILE_BORROW: IN_COHORT_RECLAIM_WHILE_BORROWING,
+}
+
+
+class Preemptor(CandidateSearch):
+    # ------------------------------------------------------------ entry points
+    def get_targets(
+        self, wl: WorkloadInfo, cq: ClusterQueueState, frs_need: frozenset[FR], usage: Usage
+    ) -> list[Target]:
+        m, self._memo = self._memo, None
+        if m is not None and m[0] is wl and m[1] is cq:
+            fr, qty = m[2], m[3]
+            if frs_need == frozenset((fr,)) and usage == {fr: qty}:
+                return list(m[4])
+        self._ties = False
+        if self.fair:
+            return fair_targets(self, wl, cq, frs_need, usage)
+        return self._classical(wl, cq, frs_need, usage)
+
+    def simulate(
+        self, wl: WorkloadInfo, cq: ClusterQueueState, fr: FR, qty: int
+    ) -> tuple[int, int]:
+        """The preemption oracle: can preemption make room for qty of fr?
+
+        The cycle asks get_targets the same question of the assignment this
+        answer decided, right after (one flavor, one resource: the common
+        case): the targets are kept for it (until forget, at the next
+        assignment). The answer is the same by construction: nothing changes
+        in between (the removals below are put back exactly), and a search
+        that met candidates its order could not tell apart, whose outcome the
+        order of the holders' dicts (which a search moves) could decide, or a
+        fair-sharing or admission-fair-sharing search, is not kept."""
+        targets = self.get_targets(wl, cq, frozenset((fr,)), {fr: qty})
+        keep = not (self.fair or self.lq_usage is not None or self._ties)
+        if not targets:
+            self._memo = (wl, cq, fr, qty, targets) if keep else None
+            return NO_CANDIDATES, lowest_fitting_subtree(cq.node, fr, qty)[0]
+        revert = self.snap.simulate_removal(t.info for t in targets)
+        borrow = lowest_fitting_subtree(cq.node, fr, qty)[0]
+        revert()
+        self._memo = (wl, cq, fr, qty, targets) if keep else None
+        if any(t.info.cluster_queue == cq.name for t in targets):
+            return PREEMPT, borrow
+        return RECLAIM, borrow
+
+    def forget(self) -> None:
+        """Drop the kept simulation: the state may change from here."""
+        self._memo = None
+
+    def _sorted_split(
+        self, lst: list[_Cand], key: Callable[[WorkloadInfo], OrderKey]
+    ) -> tuple[list[_Cand], list[_Cand]]:
+        """Classical candidates in CandidatesOrdering, split into the evicted
+        (a prefix: the order puts them first) and the others."""
+        if self.lq_usage is not None:
+            if len(lst) > 1:
+                self._sort(lst, key, _first)
+            ev = [e for e in lst if is_evicted(e[0].obj)]
+            return ev, [e for e in lst if not is_evicted(e[0].obj)]
+        # Each key computed once, its first field telling the evicted; the
+        # position keeps the sort stable and never lets an entry be compared.
+        dec = sorted([(key(e[0]), i, e) for i, e in enumerate(lst)])
+        if not self._ties:
+            for j in range(1, len(dec)):
+                if dec[j - 1][0] == dec[j][0]:
+                    self._ties = True
+                    break
+        return [d[2] for d in dec if d[0][0] == 0], [d[2] for d in dec if d[0][0] != 0]
+
+    # ------------------------------------------------------------ classical
+    def _classify(
+        self,
+        wl: WorkloadInfo,
+        cq: ClusterQueueState,
+        cand: WorkloadInfo,
+        frs: frozenset[FR],
+        advantage: bool,
+    ) -> int:
+        if not cand.uses_any(frs):
+            return 0
+        same = cand.cluster_queue == cq.name
+        policy = cq.preemption.within_cluster_queue if same else cq.preemption.reclaim_within_cohort
+        if not satisfies_policy(wl, cand, policy, self.eviction_ts):
+            return 0
+        if same:
+            return _WITHIN_CQ
+        if advantage:
+            return _HIERARCHICAL
+        bwc = cq.preemption.borrow_within_cohort
+        if bwc is None or bwc.policy == "Never":
+            return _RECLAIM_NO_BORROW
+        if cand.priority >= wl.priority:
+            return _RECLAIM_NO_BORROW
+        if bwc.max_priority_threshold is not None and cand.priority > bwc.max_priority_threshold:
+            return _RECLAIM_NO_BORROW
+        return _RECLAIM_WHILE_BORROW
+
+    def _classical(
+        self, wl: WorkloadInfo, cq: ClusterQueueState, frs: frozenset[FR], usage: Usage
+    ) -> list[Target]:
+        # (workload, lca, variant)
+        same: list[_Cand] = []
+        if cq.preemption.within_cluster_queue != "Never":
+            for cand in cq.workloads.values():
+                v = self._classify(wl, cq, cand, frs, False)
+                if v:
+                    same.append((cand, None, v))
+        hier: list[_Cand] = []
+        prio: list[_Cand] = []
+        bwc = cq.preemption.borrow_within_cohort
+        bwc_forbidden = bwc is None or bwc.policy == "Never"
+        # Without borrowWithinCohort, a queue at or over its nominal quota tries
+        # with borrowing only (see attempts below), where a workload of another
+        # queue that may be reclaimed only without borrowing (every one under a
+        # subtree the preemptor has no advantage in) is never valid: those are
+        # not collected, sorted or walked. A queue borrowing while others wait
+        # would otherwise scan every holder of the cohort each time it is tried.
+        borrow_only = bwc_forbidden and not self._under_nominal(cq, frs)
+        node = cq.node
+        if node.parent is not None and cq.preemption.reclaim_within_cohort != "Never":
+            advantage, remaining = fits_in_quota(node, usage)
+            previous: Cohort | None = None
+            for root in node.path_to_root():
+                if advantage or not borrow_only:
+                    into = hier if advantage else prio
+                    self._collect(wl, cq, frs, root, root, previous, advantage, into)
+                fits, remaining = fits_in_quota(root, remaining)
+                advantage = advantage or fits
+                previous = root
+        if not (same or hier or prio):
+            return []  # nothing to try (the attempts below would find nothing)
+        key = self._order_key(cq.name)
+        split = self._sorted_split
+        (he, hn), (pe, pn), (se, sn) = split(hier, key), split(prio, key), split(same, key)
+        candidates = he + pe + se + hn + pn + sn
+
+        no_other = not hier and not prio
+        attempts: tuple[bool, ...]
+        if no_other or borrow_only:
+            attempts = (True,)
+        elif bwc_forbidden and not hier:
+            attempts = (False, True)
+        else:
+            attempts = (True, False)
+
+        for allow_borrowing in attempts:
+            targets: list[Target] = []
+            for cand, lca, variant in candidates:
+                if not self._valid(cq, cand, lca, variant, frs, allow_borrowing):
+                    continue
+                cand_cq = self.snap.cq_of(cand)
+                if cand_cq is None:
+                    continue
+                self.snap.take(cand)
+                targets.append(Target(cand, _VARIANT_REASON[variant], cand_cq))
+                if self._fits(cq, usage, allow_borrowing):
+                    targets = self._fill_back(cq, usage, targets, allow_borrowing)
+                    self._restore(targets)
+                    return targets
+            self._restore(targets)
+        return []
+
+    def _under_nominal(self, cq: ClusterQueueState, frs: frozenset[FR]) -> bool:
+        for fr in frs:
+            q = cq.node.quotas.get(fr)
+            if (q.nominal if q else 0) <= cq.node.usage.get(fr, 0):
+                return False
+        return True
+
+    def _valid(
+        self,
+        cq: ClusterQueueState,
+        cand: WorkloadInfo,
+        lca: Cohort | None,
+        variant: int,
+        frs: frozenset[FR],
+        allow_borrowing: bool,
+    ) -> bool:
+        if cand.cluster_queue == cq.name:
+            return True
+        if allow_borrowing and variant == _RECLAIM_NO_BORROW:
+            return False
+        ccq = self.snap.cq_of(cand)
+        if ccq is None:
+            return False
+        if within_nominal(ccq.node, frs):
+            return False
+        for node in ccq.node.path_to_root():
+            if node is lca:
+                break
+            if within_nominal(node, frs):
+                return False
+        return True
+
+    def _collect(
+        self,
+        wl: WorkloadInfo,
+        cq: ClusterQueueState,
+        frs: frozenset[FR],
+        current: Cohort,
+        subtree_root: Cohort,
+        skip: Cohort | None,
+        advantage: bool,
+        out: list[_Cand],
+    ) -> None:
+        for child in self._child_cohorts(current):
+            if child is skip or within_nominal(child, frs):
+                continue
+            self._collect(wl, cq, frs, child, subtree_root, skip, advantage, out)
+        for ccq in self._active_cqs(current):
+            if ccq is cq or within_nominal(ccq.node, frs):
+                continue
+            for cand in ccq.workloads.values():
+                v = self._classify(wl, cq, cand, frs, advantage)
+                if v:
+                    out.append((cand, subtree_root, v))
+
+
+def _first(e: _Cand) -> WorkloadInfo:
+    return e[0]
