@@ -44,6 +44,19 @@ def test_get_workloads_has_the_oc_columns(state: str) -> None:
     assert ok.split()[1:5] == ["main", "cq", "True", "True"]
 
 
+@pytest.mark.parametrize(
+    ("alias", "resource"),
+    [("kwl", "workloads"), ("wl", "workloads"), ("queue", "localqueues"), ("cq", "clusterqueues")],
+)
+def test_get_takes_the_registry_short_names(state: str, alias: str, resource: str) -> None:
+    """Kueue's own short names (its CRDs': kwl, queue, cq) and kuota's wl name
+    the same resource as its plural."""
+    by_alias = CliRunner().invoke(main, ["get", alias, "-A", "--state", state])
+    by_plural = CliRunner().invoke(main, ["get", resource, "-A", "--state", state])
+    assert by_alias.exit_code == 0, by_alias.output
+    assert by_alias.output == by_plural.output
+
+
 def test_get_localqueues_and_json_list(state: str) -> None:
     r = CliRunner().invoke(main, ["get", "localqueues", "--state", state])
     assert r.output.splitlines()[0].split() == [

@@ -7,12 +7,13 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import yaml
 from rich.console import Console
 from rich.table import Table
 
+from kuota.api import registry
 from kuota.api.conditions import status_condition
 from kuota.api.decode import to_wire
 from kuota.api.kueue import types as kt
@@ -375,35 +376,22 @@ KINDS: dict[str, tuple[ResourceType, bool, list[str], Callable[[Any, datetime, b
         _event_row,
     ),
 }
-ALIASES = {
-    "workload": "workloads",
-    "wl": "workloads",
-    "localqueue": "localqueues",
-    "lq": "localqueues",
-    "queues": "localqueues",
-    "clusterqueue": "clusterqueues",
-    "cq": "clusterqueues",
-    "node": "nodes",
-    "no": "nodes",
-    "job": "jobs",
-    "pod": "pods",
-    "po": "pods",
-    "cronjob": "cronjobs",
-    "cj": "cronjobs",
-    "daemonset": "daemonsets",
-    "ds": "daemonsets",
-    "deployment": "deployments",
-    "deploy": "deployments",
-    "replicaset": "replicasets",
-    "rs": "replicasets",
-    "statefulset": "statefulsets",
-    "sts": "statefulsets",
-    "leaderworkerset": "leaderworkersets",
-    "lws": "leaderworkersets",
-    "nodeoperation": "nodeoperations",
-    "event": "events",
-    "ev": "events",
-}
+
+
+def _aliases() -> dict[str, str]:
+    """The other names `kuota get` takes for each resource, as kubectl takes
+    them: the kind's singular and short names from the api registry, plus
+    kuota's own "wl" for workloads (Kueue's own short name is "kwl")."""
+    aliases = {"wl": "workloads"}
+    for plural, (rtype, *_) in KINDS.items():
+        spec = registry.by_group_resource(rtype[0], rtype[2])
+        if spec is not None:
+            for alias in (spec.singular, *spec.short_names):
+                aliases.setdefault(alias, plural)
+    return aliases
+
+
+ALIASES: Final = _aliases()
 
 
 def open_state(state: str | None) -> tuple[ReadOnlyStore, datetime]:
