@@ -31,6 +31,7 @@ from kuota.api.k8s.validation.objectmeta import (
     Errors,
     as_builtins,
     name_errors,
+    selector_requirement_errors,
     validate_label_name,
     validate_label_selector,
 )
@@ -41,39 +42,14 @@ from kuota.api.meta import LabelSelector
 def validate_node_selector_requirement(
     req: NodeSelectorRequirement, path: str, *, allow_invalid_label_value: bool = False
 ) -> Errors:
-    errs: Errors = []
-    values = req.values or []
-    if req.operator in ("In", "NotIn"):
-        if not values:
-            errs.append(
-                required(
-                    child(path, "values"), "must be specified when `operator` is 'In' or 'NotIn'"
-                )
-            )
-    elif req.operator in ("Exists", "DoesNotExist"):
-        if values:
-            errs.append(
-                forbidden(
-                    child(path, "values"),
-                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                )
-            )
-    elif req.operator in ("Gt", "Lt"):
-        if len(values) != 1:
-            errs.append(
-                required(
-                    child(path, "values"),
-                    "must be specified single value when `operator` is 'Lt' or 'Gt'",
-                )
-            )
-    else:
-        errs.append(invalid(child(path, "operator"), req.operator, "not a valid selector operator"))
-    errs += validate_label_name(req.key, child(path, "key"))
-    if not allow_invalid_label_value:
-        for i, v in enumerate(values):
-            vp = index(child(path, "values"), i)
-            errs += [invalid(vp, v, msg) for msg in names.is_label_value(v)]
-    return errs
+    return selector_requirement_errors(
+        req.key,
+        req.operator,
+        req.values or [],
+        path,
+        numeric=True,
+        allow_invalid_label_value=allow_invalid_label_value,
+    )
 
 
 def _validate_node_field_selector_requirement(req: NodeSelectorRequirement, path: str) -> Errors:

@@ -202,29 +202,59 @@ def validate_label_selector(
     errs = validate_labels(sel.match_labels, child(path, "matchLabels"))
     for i, req in enumerate(sel.match_expressions or []):
         p = index(child(path, "matchExpressions"), i)
-        values = req.values or []
-        if req.operator in ("In", "NotIn"):
-            if not values:
-                errs.append(
-                    required(
-                        child(p, "values"), "must be specified when `operator` is 'In' or 'NotIn'"
-                    )
-                )
-        elif req.operator in ("Exists", "DoesNotExist"):
-            if values:
-                errs.append(
-                    forbidden(
-                        child(p, "values"),
-                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                    )
-                )
-        else:
+        errs += selector_requirement_errors(
+            req.key,
+            req.operator,
+            req.values or [],
+            p,
+            numeric=False,
+            allow_invalid_label_value=allow_invalid_label_value,
+        )
+    return errs
+
+
+def selector_requirement_errors(
+    key: str,
+    operator: str,
+    values: list[str],
+    path: str,
+    *,
+    numeric: bool,
+    allow_invalid_label_value: bool = False,
+) -> Errors:
+    """A label or node selector requirement's rules (Kubernetes'
+    ValidateLabelSelectorRequirement and ValidateNodeSelectorRequirement):
+    values by operator (``numeric``: the node selector's Gt and Lt too), the
+    key, and each value as a label value."""
+    errs: Errors = []
+    if operator in ("In", "NotIn"):
+        if not values:
             errs.append(
-                invalid(child(p, "operator"), req.operator, "not a valid selector operator")
+                required(
+                    child(path, "values"), "must be specified when `operator` is 'In' or 'NotIn'"
+                )
             )
-        errs += validate_label_name(req.key, child(p, "key"))
-        if not allow_invalid_label_value:
-            for j, v in enumerate(values):
-                vp = index(child(p, "values"), j)
-                errs += [invalid(vp, v, msg) for msg in names.is_label_value(v)]
+    elif operator in ("Exists", "DoesNotExist"):
+        if values:
+            errs.append(
+                forbidden(
+                    child(path, "values"),
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                )
+            )
+    elif numeric and operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(
+                required(
+                    child(path, "values"),
+                    "must be specified single value when `operator` is 'Lt' or 'Gt'",
+                )
+            )
+    else:
+        errs.append(invalid(child(path, "operator"), operator, "not a valid selector operator"))
+    errs += validate_label_name(key, child(path, "key"))
+    if not allow_invalid_label_value:
+        for i, v in enumerate(values):
+            vp = index(child(path, "values"), i)
+            errs += [invalid(vp, v, msg) for msg in names.is_label_value(v)]
     return errs
