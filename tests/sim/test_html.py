@@ -271,7 +271,7 @@ def test_long_series_are_drawn_as_interval_means_or_maxima() -> None:
 
 
 def test_bars_end_inside_the_frame_on_a_labelled_tick() -> None:
-    from kuota.sim.html import bar_chart
+    from kuota.sim.svg_chart import bar_chart
 
     # 50.3 % used: the axis must run past it to a tick (60), not stop at 50.3
     svg = ET.fromstring(

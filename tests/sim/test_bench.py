@@ -21,7 +21,7 @@ from kuota.cli.main import main
 from kuota.sim.bench import nearest_rank, run_bench
 from kuota.sim.benchgen import BenchConfigError, generate, load, parse
 
-WORLDS = Path(__file__).parent.parent / "bench" / "worlds"
+WORLDS = Path(__file__).parent.parent.parent / "bench" / "worlds"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 TINY = {

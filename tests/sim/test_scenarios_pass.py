@@ -17,7 +17,7 @@ from kuota.sim.scenario import (
     run_scenario,
 )
 
-SCENARIOS = Path(__file__).parent / "scenarios"
+SCENARIOS = Path(__file__).parent.parent / "scenarios"
 FILES = sorted(SCENARIOS.rglob("*.yaml"))
 IDS = [str(p.relative_to(SCENARIOS)) for p in FILES]
 

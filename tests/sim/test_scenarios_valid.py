@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from kuota.cli.main import main
 
-SCENARIOS = Path(__file__).parent / "scenarios"
+SCENARIOS = Path(__file__).parent.parent / "scenarios"
 
 
 def test_every_scenario_valid() -> None:
