@@ -329,15 +329,33 @@ def get(
         sys.exit(EXIT_UNREADABLE)
 
 
-# describe's kinds, with the names and short names `oc describe` takes
-DESCRIBE_KINDS = {
-    **dict.fromkeys(("workload", "workloads", "wl"), "workload"),
-    **dict.fromkeys(("pod", "pods", "po"), "pod"),
-    **dict.fromkeys(("job", "jobs"), "job"),
-    **dict.fromkeys(("deployment", "deployments", "deploy"), "deployment"),
-    **dict.fromkeys(("statefulset", "statefulsets", "sts"), "statefulset"),
-    **dict.fromkeys(("leaderworkerset", "leaderworkersets", "lws"), "leaderworkerset"),
-}
+def _describe_kinds() -> dict[str, str]:
+    """describe's kinds by every name `oc describe` takes for them (singular,
+    plural, short names: the api registry's): workloads, pods and jobs, and
+    the sets each job integration declares a view for; plus kuota's "wl"."""
+    from kuota.api import registry
+    from kuota.controllers.jobs.registry import INTEGRATIONS
+
+    kinds = {"wl": "workload"}
+    described = list(_BASE_DESCRIBED)
+    for i in INTEGRATIONS:
+        if i.view is not None:  # a rtype is (group, version, resource)
+            described.append((i.view.noun, i.view.rtype[0], i.view.rtype[2]))
+    for noun, group, plural in described:
+        spec = registry.by_group_resource(group, plural)
+        names = (spec.singular, spec.plural, *spec.short_names) if spec else (noun,)
+        for name in (noun, *names):
+            kinds.setdefault(name, noun)
+    return kinds
+
+
+# (describe's kind, group, plural) of the kinds describe shows besides the sets
+_BASE_DESCRIBED = (
+    ("workload", "kueue.x-k8s.io", "workloads"),
+    ("pod", "", "pods"),
+    ("job", "batch", "jobs"),
+)
+DESCRIBE_KINDS = _describe_kinds()
 
 
 @main.command()
