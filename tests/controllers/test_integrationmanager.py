@@ -11,7 +11,7 @@ from embedded.world import config
 from kuota.api.kueue.config import BUILTIN_FRAMEWORKS, KueueConfig
 from kuota.controllers.integrationmanager import IntegrationManager
 from kuota.controllers.jobframework import ManagePolicy
-from kuota.controllers.jobs.registry import INTEGRATIONS
+from kuota.controllers.jobs.integrations import INTEGRATIONS
 
 LWS = "leaderworkerset.x-k8s.io/leaderworkerset"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from kuota.api.kueue import types as kt
-from kuota.queueing.manager import QueueManager
+from kuota.queueing.queue_manager import QueueManager
 from kuota.queueing.queues import NO_FIT, ClusterQueueQueue
 from kuota.quota.workload import PodSetResources, WorkloadInfo
 from kuota.sim.bench import T0

@@ -251,7 +251,7 @@ def test_several_worlds_run_each_in_a_process_of_its_own(
     def not_here(*args: object, **kwargs: object) -> None:
         raise AssertionError("ran in the calling process")
 
-    monkeypatch.setattr("kuota.cli.bench.run_bench", not_here)
+    monkeypatch.setattr("kuota.cli.bench_command.run_bench", not_here)
     r = CliRunner().invoke(main, ["bench", str(cfg), str(cfg), "--json", str(both)])
     assert r.exit_code == 0, r.output
     first, second = json.loads(both.read_text())

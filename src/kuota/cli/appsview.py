@@ -29,8 +29,8 @@ from kuota.cli.podworkload import (
     workload_summary,
 )
 from kuota.controllers.integration import SetView
+from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.jobs.pod import podmeta as pm
-from kuota.controllers.jobs.registry import INTEGRATIONS
 from kuota.store import ReadOnlyStore, StoreError
 
 __all__ = ["SETS", "describe_set"]

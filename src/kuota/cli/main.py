@@ -10,11 +10,11 @@ from pathlib import Path
 import click
 
 from kuota import __version__
-from kuota.cli.bench import bench as bench_command
+from kuota.cli.bench_command import bench as bench_command
 from kuota.cli.capacity import capacity as capacity_command
 from kuota.cli.files import CannotRead, expand, read_file
 from kuota.cli.node import node_group
-from kuota.cli.simulate import simulate as simulate_command
+from kuota.cli.simulate_command import simulate as simulate_command
 from kuota.runtime import gcpolicy
 
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
@@ -334,7 +334,7 @@ def _describe_kinds() -> dict[str, str]:
     plural, short names: the api registry's): workloads, pods and jobs, and
     the sets each job integration declares a view for; plus kuota's "wl"."""
     from kuota.api import registry
-    from kuota.controllers.jobs.registry import INTEGRATIONS
+    from kuota.controllers.jobs.integrations import INTEGRATIONS
 
     kinds = {"wl": "workload"}
     described = list(_BASE_DESCRIBED)

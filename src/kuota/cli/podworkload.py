@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kuota.api.conditions import condition_true, find_condition
+from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.jobs.pod import podmeta as pm
-from kuota.controllers.jobs.registry import INTEGRATIONS
 from kuota.store import ReadOnlyStore
 from kuota.store.resources import POD, WORKLOAD
 

@@ -16,7 +16,7 @@ from kuota.api.kueue import types as kt
 from kuota.cli.files import CannotRead
 from kuota.cli.world import World, load_world
 from kuota.embedded.controlplane import JOB_INTEGRATIONS, ControlPlane
-from kuota.embedded.report import Recorder
+from kuota.embedded.run_report import Recorder
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.store import StoreError
 from kuota.store.resources import JOB, LOCAL_QUEUE, WORKLOAD

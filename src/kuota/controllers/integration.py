@@ -5,7 +5,7 @@ Each package under ``kuota.controllers.jobs`` exports one ``Integration``:
 its framework name (as the Configuration's ``integrations.frameworks`` spells
 it), a job kind's adapter for the generic job reconciler, its own admission
 hooks and controllers, the frameworks it switches on with it, and what
-``kuota describe`` shows of its objects. ``kuota.controllers.jobs.registry``
+``kuota describe`` shows of its objects. ``kuota.controllers.jobs.integrations``
 lists them; ``kuota.controllers.integrationmanager`` enables those a
 Configuration names, without naming any itself."""
 

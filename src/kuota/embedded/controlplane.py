@@ -26,7 +26,7 @@ from kuota.api.meta import ObjectMeta
 from kuota.api.openshift.scheduler_config import Scheduler, parse_node_selector, profile_of
 from kuota.controllers.integrationmanager import IntegrationManager
 from kuota.controllers.jobframework import ManagePolicy
-from kuota.controllers.jobs.registry import INTEGRATIONS
+from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
@@ -52,7 +52,7 @@ CONFIG_META = "config"  # the Kueue Configuration the run used, for get/describe
 
 
 # Kueue's framework names of the job integrations the embedded control plane
-# simulates (kuota.controllers.jobs.registry).
+# simulates (kuota.controllers.jobs.integrations).
 JOB_INTEGRATIONS: tuple[str, ...] = tuple(i.name for i in INTEGRATIONS)
 
 

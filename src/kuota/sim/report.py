@@ -1,7 +1,7 @@
 """What a trace replay did to each team, measured as it runs.
 
 :class:`SimRecorder` extends the embedded control plane's
-:class:`~kuota.embedded.report.Recorder` (per-team admissions, finishes,
+:class:`~kuota.embedded.run_report.Recorder` (per-team admissions, finishes,
 waits, preemptions) for traces: teams are the trace's, GPUs are counted in
 whole and milli-GPUs alike, each team's GPU-hours come from its pods' run
 intervals, borrowed capacity is tracked per ClusterQueue only when its
@@ -36,7 +36,7 @@ from rich.table import Table
 
 from kuota.api.conditions import true_since
 from kuota.cluster.nodeutil import node_allocatable, pod_resource_requests
-from kuota.embedded.report import Recorder, TeamStats
+from kuota.embedded.run_report import Recorder, TeamStats
 from kuota.quota.requests import resource_value
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager

@@ -21,9 +21,9 @@ from typing import Any
 from kuota.api.kueue.config import KueueConfig
 from kuota.quota.workload import WorkloadInfo
 from kuota.scheduler.admission.admissibility import Admissibility
+from kuota.scheduler.admission.admission_checks import AdmissionChecks
 from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
 from kuota.scheduler.admission.applier import DecisionApplier
-from kuota.scheduler.admission.checks import AdmissionChecks
 from kuota.scheduler.admission.cluster_queues import QueueController
 from kuota.scheduler.admission.handlers import KindHandler, handlers
 from kuota.scheduler.admission.infos import InfoFactory

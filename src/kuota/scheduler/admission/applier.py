@@ -8,8 +8,8 @@ from kuota.api.conditions import condition_true, find_condition
 from kuota.api.kueue import types as kt
 from kuota.quota.requests import resource_quantity, saturate_int64
 from kuota.quota.workload import PodSetResources, WorkloadInfo, held_part
+from kuota.scheduler.admission.admission_checks import AdmissionChecks
 from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
-from kuota.scheduler.admission.checks import AdmissionChecks
 from kuota.scheduler.admission.infos import InfoFactory
 from kuota.scheduler.admission.state import CoreState, key_of
 from kuota.scheduler.admission.workloads import WorkloadController

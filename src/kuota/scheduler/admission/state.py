@@ -11,7 +11,7 @@ from kuota.api import k8s as kc
 from kuota.api.conditions import set_condition
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
-from kuota.queueing.manager import QueueManager
+from kuota.queueing.queue_manager import QueueManager
 from kuota.quota.afs import UsageLedger
 from kuota.quota.tree import QuotaTree
 from kuota.quota.workload import ORDER_EVICTION_TS, ORDER_NO_PRIORITY_SORTING, WorkloadInfo

@@ -10,7 +10,7 @@ from kuota.api.kueue.webhooks import ADMISSION_GATED_BY
 from kuota.quota.workload import WorkloadInfo, has_quota_reservation, is_admitted, is_finished
 from kuota.scheduler import unadmitted as ur
 from kuota.scheduler.admission.admissibility import Admissibility
-from kuota.scheduler.admission.checks import AdmissionChecks
+from kuota.scheduler.admission.admission_checks import AdmissionChecks
 from kuota.scheduler.admission.state import CoreState, key_of
 
 

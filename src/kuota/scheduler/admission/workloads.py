@@ -20,8 +20,8 @@ from kuota.quota.workload import (
     is_finished,
 )
 from kuota.scheduler.admission.admissibility import Admissibility
+from kuota.scheduler.admission.admission_checks import AdmissionChecks, checks_message
 from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
-from kuota.scheduler.admission.checks import AdmissionChecks, checks_message
 from kuota.scheduler.admission.infos import InfoFactory
 from kuota.scheduler.admission.state import CoreState, key_of
 from kuota.scheduler.admission.unreserved import UnreservedReasons, gated_by

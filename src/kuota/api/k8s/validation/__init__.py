@@ -88,7 +88,7 @@ from kuota.api.k8s.validation.podspec import (
     validate_pod_spec,
     validate_pod_template_spec,
 )
-from kuota.api.k8s.validation.resources import (
+from kuota.api.k8s.validation.resource_requirements import (
     validate_resource_quantity_value,
     validate_resource_requirements,
 )

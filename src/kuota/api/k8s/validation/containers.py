@@ -18,7 +18,7 @@ from kuota.api.errors import (
 )
 from kuota.api.k8s.corev1 import Container, ContainerPort
 from kuota.api.k8s.validation.objectmeta import Errors, inclusive_range
-from kuota.api.k8s.validation.resources import validate_resource_requirements
+from kuota.api.k8s.validation.resource_requirements import validate_resource_requirements
 
 
 # ------------------------------------------------------------------ containers

@@ -30,7 +30,7 @@ from kuota.api.k8s.validation.objectmeta import (
     validate_object_meta,
 )
 from kuota.api.k8s.validation.podspec import PREEMPTION_POLICIES
-from kuota.api.k8s.validation.resources import (
+from kuota.api.k8s.validation.resource_requirements import (
     is_overcommit_allowed,
     to_decimal,
     validate_container_resource_name,

@@ -27,7 +27,7 @@ from kuota.api.k8s.validation.objectmeta import (
     validate_labels,
     validate_object_meta,
 )
-from kuota.api.k8s.validation.resources import (
+from kuota.api.k8s.validation.resource_requirements import (
     validate_overhead,
     validate_pod_resource_name,
     validate_resource_requirements,
