@@ -9,6 +9,7 @@ import pytest
 
 from embedded.world import config
 from kuota.api.kueue.config import BUILTIN_FRAMEWORKS, KueueConfig
+from kuota.controllers.integration import Integration
 from kuota.controllers.integrationmanager import IntegrationManager
 from kuota.controllers.jobframework import ManagePolicy
 from kuota.controllers.jobs.integrations import INTEGRATIONS
@@ -71,3 +72,28 @@ def test_webhooks_and_controllers_come_in_wiring_order() -> None:
         "PodWebhook",
         "PodValidation",
     ]
+
+
+def test_controllers_of_kuotas_own_kinds_are_always_on() -> None:
+    """A kuota.dev kind's controller joins whatever the Configuration enables,
+    after the job integrations, with its webhooks and reconcilers."""
+
+    class OwnHook:
+        pass
+
+    class OwnReconciler:
+        pass
+
+    own = Integration(
+        "kuota.dev/example",
+        webhooks=lambda w: [OwnHook()],
+        reconcilers=lambda w: [OwnReconciler()],
+    )
+    cfg = config(integrations={"frameworks": ["batch/job"]})
+    m = IntegrationManager(
+        INTEGRATIONS, cfg, ManagePolicy.from_config(cfg), lambda rt, ns, name: None, always_on=[own]
+    )
+    assert [i.name for i in m.integrations] == ["batch/job", "kuota.dev/example"]
+    assert m.unsimulated == []
+    assert type(m.reconcilers()[-1]).__name__ == "OwnReconciler"
+    assert type(m.webhooks()[-1]).__name__ == "OwnHook"

@@ -2,7 +2,8 @@
 ``IntegrationManager``): those its ``integrations.frameworks`` list, with the
 frameworks they switch on implicitly (deployment, statefulset and
 LeaderWorkerSet switch on ``pod``), in the registry's order; their webhooks
-and controllers, built once for the control plane."""
+and controllers, built once for the control plane; then those of the
+controllers of kuota's own kinds, which are always on."""
 
 from __future__ import annotations
 
@@ -41,12 +42,16 @@ class IntegrationManager:
         config: KueueConfig,
         policy: ManagePolicy,
         lookup: Lookup,
+        *,
+        always_on: Sequence[Integration] = (),
     ) -> None:
         enabled = enabled_frameworks(registry, config.integrations.frameworks)
         self.enabled = enabled
         # Frameworks Kueue knows that kuota does not simulate: left unmanaged.
         self.unsimulated = sorted(enabled - {i.name for i in registry})
-        self.integrations = [i for i in registry if i.name in enabled]
+        # The enabled job integrations, then the controllers of kuota's own
+        # kinds (always on; kuota.controllers.kuotadev).
+        self.integrations = [i for i in registry if i.name in enabled] + list(always_on)
         # One adapter per job kind, shared by its webhooks and its reconciler.
         self.adapters: dict[str, JobAdapter] = {
             i.name: i.adapter() for i in self.integrations if i.adapter is not None

@@ -29,6 +29,7 @@ from kuota.controllers.jobframework import ManagePolicy
 from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
+from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
 from kuota.scheduler.views import (
@@ -88,7 +89,9 @@ class ControlPlane:
         self.policy = ManagePolicy.from_config(config, openshift=openshift)
         # The job integrations the Configuration enables (integrations.frameworks)
         # and kuota simulates; any other enabled framework is left unmanaged.
-        self.integrations = IntegrationManager(INTEGRATIONS, config, self.policy, self._lookup)
+        self.integrations = IntegrationManager(
+            INTEGRATIONS, config, self.policy, self._lookup, always_on=KUOTA_CONTROLLERS
+        )
         self.unsimulated_frameworks = self.integrations.unsimulated
         self.adapters = list(self.integrations.adapters.values())  # the enabled job kinds
         hooks: list[Any] = [_namespace_name_label, KueueUpdateValidation(config.feature_gates)]
