@@ -1,13 +1,14 @@
 """Node selector requirements against a node's labels, as Kubernetes'
-``nodeaffinity`` matches them: one matcher for flavor assignment (a flavor's
-node labels) and for pod placement (a node's labels)."""
+``nodeaffinity`` matches them, and tolerations against taints: one matcher
+each for flavor assignment (a flavor's node labels and taints) and for pod
+placement (a node's)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
-from kuota.api.k8s.corev1 import NodeSelectorRequirement
+from kuota.api.k8s.corev1 import NodeSelectorRequirement, Taint, Toleration
 
 _INT64 = re.compile(r"^[+-]?[0-9]+$")  # strconv.ParseInt(s, 10, 64)
 
@@ -43,4 +44,20 @@ def node_selector_requirement_matches(
         if bound is None or actual is None:
             return False
         return actual > bound if op == "Gt" else actual < bound
+    return False
+
+
+def tolerates(t: Toleration, taint: Taint) -> bool:
+    """``Toleration.ToleratesTaint``: an empty effect matches every effect, an
+    empty key (with Exists) every key; an empty operator means Equal.
+    Lt/Gt sit behind an alpha gate (off by default) and match nothing."""
+    if t.effect and t.effect != taint.effect:
+        return False
+    if t.key and t.key != taint.key:
+        return False
+    op = t.operator or "Equal"
+    if op == "Exists":
+        return True
+    if op == "Equal":
+        return (t.value or "") == (taint.value or "")
     return False

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kuota.api.k8s import NodeSelectorTerm, PodSpec, Taint, Toleration
-from kuota.api.k8s.nodeselection import node_selector_requirement_matches
+from kuota.api.k8s.nodeselection import node_selector_requirement_matches, tolerates
 from kuota.cluster.kubescheduler.node_table import NodeState
 
 __all__ = [
@@ -67,22 +67,6 @@ class Rejection:
 
 
 # ------------------------------------------------------------------ tolerations
-def tolerates(t: Toleration, taint: Taint) -> bool:
-    """``Toleration.ToleratesTaint``: an empty effect matches every effect, an
-    empty key (with Exists) every key; an empty operator means Equal.
-    Lt/Gt sit behind an alpha gate (off by default) and match nothing."""
-    if t.effect and t.effect != taint.effect:
-        return False
-    if t.key and t.key != taint.key:
-        return False
-    op = t.operator or "Equal"
-    if op == "Exists":
-        return True
-    if op == "Equal":
-        return (t.value or "") == (taint.value or "")
-    return False
-
-
 def find_untolerated_taint(
     taints: Iterable[Taint],
     tolerations: Sequence[Toleration],

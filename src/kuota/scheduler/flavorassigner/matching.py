@@ -3,8 +3,8 @@ pod's selector and affinity, its taints against the pod's tolerations."""
 
 from __future__ import annotations
 
-from kuota.api.k8s import NodeSelectorRequirement, PodSpec, Taint, Toleration
-from kuota.api.k8s.nodeselection import node_selector_requirement_matches
+from kuota.api.k8s import NodeSelectorRequirement, PodSpec, Taint
+from kuota.api.k8s.nodeselection import node_selector_requirement_matches, tolerates
 from kuota.api.kueue.types import ResourceFlavor
 
 
@@ -18,7 +18,7 @@ def flavor_mismatch(flavor: ResourceFlavor | None, fname: str, spec: PodSpec | N
     for taint in fs.node_taints or ():
         if taint.effect not in ("NoSchedule", "NoExecute"):
             continue
-        if not any(_tolerates(t, taint) for t in tolerations):
+        if not any(tolerates(t, taint) for t in tolerations):
             return f"untolerated taint {_taint_str(taint)} in flavor {fname}"
     labels = fs.node_labels or {}
     if spec is not None and not _selector_matches(spec, labels):
@@ -31,20 +31,6 @@ def _taint_str(t: Taint) -> str:
     if t.value:
         return f"{t.key}={t.value}:{t.effect}"
     return f"{t.key}:{t.effect}"
-
-
-def _tolerates(t: Toleration, taint: Taint) -> bool:
-    """k8s Toleration.ToleratesTaint."""
-    if t.effect and t.effect != taint.effect:
-        return False
-    if t.key and t.key != taint.key:
-        return False
-    op = t.operator or "Equal"
-    if op == "Exists":
-        return True
-    if op == "Equal":
-        return (t.value or "") == (taint.value or "")
-    return False
 
 
 def _selector_matches(spec: PodSpec, labels: dict[str, str]) -> bool:
