@@ -29,7 +29,7 @@ def test_run_reports_decisions_waiting_reasons_and_unmanaged_jobs() -> None:
     r = CliRunner().invoke(main, ["run", str(WORLDS / "small.yaml"), "--no-live"])
     assert r.exit_code == 0, r.output
     assert "stopped: idle" in r.output
-    assert "1 admissions" in r.output
+    assert "1 admission of" in r.output
     assert "LocalQueue default/nope does not exist" in r.output
     assert "default/free" in r.output  # no queue label: ran without Kueue
     assert "Traceback" not in r.output
@@ -206,7 +206,7 @@ def test_a_refused_job_is_reported_by_file_and_field_and_its_neighbours_still_ru
     r = CliRunner().invoke(main, ["run", world, "--state", str(state), "--no-live"])
     assert r.exit_code == 1, r.output
     out = " ".join(r.output.split())  # rich wraps long lines
-    assert "1 object(s) of the world refused" in out
+    assert "1 object of the world refused" in out
     assert "jobs.yaml (document 2): Job/team/mx:" in out
     assert 'metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: Invalid value: "ten"' in out
     assert "Traceback" not in r.output

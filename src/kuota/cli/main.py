@@ -271,7 +271,11 @@ STATE_HELP = "State directory (the durable journal); default: $KUOTA_STATE."
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 @click.option(
-    "--until", callback=_duration, default=None, help="Stop after this much time (e.g. 8h)."
+    "--until",
+    callback=_duration,
+    default=None,
+    help="Stop after this much more time (e.g. 8h), counted from where the run starts"
+    " or, on a kept --state, resumes.",
 )
 @click.option("--real-time", is_flag=True, help="Run in real time instead of virtual time.")
 @click.option("--speed", default=1.0, show_default=True, help="With --real-time: time factor.")

@@ -6,11 +6,13 @@ from __future__ import annotations
 import signal
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from kuota.api.kueue import types as kt
 from kuota.cli.files import CannotRead
@@ -19,7 +21,7 @@ from kuota.embedded.controlplane import JOB_INTEGRATIONS, ControlPlane
 from kuota.embedded.run_report import Recorder
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.store import StoreError
-from kuota.store.resources import JOB, LOCAL_QUEUE, WORKLOAD
+from kuota.store.resources import EVENT, JOB, LOCAL_QUEUE, WORKLOAD
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -65,7 +67,7 @@ def run_world(
     if world.problems:
         for p in world.problems:
             console.print(p, markup=False)
-        console.print(f"{len(world.problems)} problem(s); nothing was run.", markup=False)
+        console.print(f"{plural(len(world.problems), 'problem')}; nothing was run.", markup=False)
         return 1
     assert world.config is not None
     start = _start_of(world)
@@ -93,13 +95,18 @@ def run_world(
             markup=False,
         )
     try:
-        return _run(cp, world, until, live, console)
+        return _run(cp, world, until, live, console, kept=state is not None)
     finally:
         cp.close()
 
 
 def _run(
-    cp: ControlPlane, world: World, until: timedelta | None, live: bool, console: Console
+    cp: ControlPlane,
+    world: World,
+    until: timedelta | None,
+    live: bool,
+    console: Console,
+    kept: bool = False,
 ) -> int:
     try:
         cp.submit(world.objects)
@@ -107,7 +114,7 @@ def _run(
         console.print(f"error: {err}", markup=False)
         return 1
     assert cp.kueue.core is not None
-    rec = Recorder(cp.mgr, cp.kueue.core)
+    rec = Recorder(cp.mgr, cp.kueue.core, keep=cp.store if kept else None)
     stop_at = cp.clock.now() + until if until is not None else None
     jobs_total = sum(1 for o in world.objects if o.kind == "Job")
     progress = Progress(
@@ -141,6 +148,7 @@ def _run(
         for sig, handler in old.items():
             signal.signal(sig, handler)
     rec.sample()
+    rec.save()
     console.print(_queue_table(cp))
     console.print(_summary(cp, rec, reason))
     for line in _notes(cp):
@@ -158,7 +166,8 @@ def _refusals(cp: ControlPlane, world: World) -> list[str]:
     plugin): named by file and document, with the field it refused."""
     if not cp.refused:
         return []
-    out = [f"{len(cp.refused)} object(s) of the world refused when created (not run):"]
+    n = len(cp.refused)
+    out = [f"{plural(n, 'object')} of the world refused when created (not run):"]
     for r in cp.refused:
         out.append(f"  {world.source_of(r.obj)}: {r.error} (at {r.at:%Y-%m-%d %H:%M:%S})")
     return out
@@ -175,7 +184,7 @@ def _notes(cp: ControlPlane, limit: int = 10) -> list[str]:
         if view is not None and view.state in ("pending", "inadmissible", "unqueued"):
             waiting.append(f"  {key}: {view.explanation or view.message or view.state}")
     if waiting:
-        out.append(f"{len(waiting)} workload(s) still waiting:")
+        out.append(f"{plural(len(waiting), 'workload')} still waiting:")
         out += waiting[:limit]
         if len(waiting) > limit:
             out.append(f"  ... and {len(waiting) - limit} more (kuota get workloads)")
@@ -184,11 +193,22 @@ def _notes(cp: ControlPlane, limit: int = 10) -> list[str]:
         for wl in cp.mgr.informer(WORKLOAD).objects.values()
         for r in wl.metadata.owner_references or ()
     }
-    unmanaged = [
-        key
+    jobs = [
+        (key, job)
         for key, job in sorted(cp.mgr.informer(JOB).objects.items())
         if job.metadata.uid not in owned
     ]
+    # A suspended Job with no Workload is held, not unmanaged: Kueue's job
+    # reconciler could not make its Workload (a missing WorkloadPriorityClass,
+    # ...), and says why in a Warning event on the Job.
+    held = [(key, job) for key, job in jobs if job.spec is not None and job.spec.suspend]
+    unmanaged = [key for key, job in jobs if not (job.spec is not None and job.spec.suspend)]
+    if held:
+        warnings = _last_warnings(cp)
+        out.append(f"{plural(len(held), 'Job')} held suspended with no Workload:")
+        for key, job in held[:limit]:
+            why = warnings.get(job.metadata.uid or "", "no Workload was made for it")
+            out.append(f"  {key}: {why}")
     if unmanaged:
         why = (
             "no kueue.x-k8s.io/queue-name label, no LocalQueue named default in the "
@@ -196,9 +216,24 @@ def _notes(cp: ControlPlane, limit: int = 10) -> list[str]:
             if any(a.rtype == JOB for a in cp.adapters)
             else "batch/job is not in the Configuration's integrations.frameworks"
         )
-        out.append(f"{len(unmanaged)} Job(s) not managed by Kueue ({why}): they ran without quota:")
+        n = len(unmanaged)
+        they = "it ran" if n == 1 else "they ran"
+        out.append(f"{plural(n, 'Job')} not managed by Kueue ({why}): {they} without quota:")
         out += [f"  {k}" for k in unmanaged[:limit]]
     return out
+
+
+def _last_warnings(cp: ControlPlane) -> dict[str, str]:
+    """The latest Warning event's reason and message per involved object's uid."""
+    latest: dict[str, tuple[Any, str]] = {}
+    for ev in cp.store.list(EVENT).items:
+        uid = ev.involved_object.uid if ev.involved_object else None
+        if ev.type != "Warning" or not uid:
+            continue
+        at = ev.last_timestamp or ev.metadata.creation_timestamp
+        if uid not in latest or (at is not None and at >= latest[uid][0]):
+            latest[uid] = (at, f"{ev.reason}: {ev.message}")
+    return {uid: text for uid, (_, text) in latest.items()}
 
 
 def _finished_jobs(cp: ControlPlane) -> int:
@@ -227,14 +262,35 @@ def _queue_table(cp: ControlPlane) -> Table:
     return t
 
 
-def _summary(cp: ControlPlane, rec: Recorder, reason: str) -> Table:
+def plural(n: int, noun: str) -> str:
+    """``1 admission``, ``2 admissions``."""
+    return f"{n} {noun if n == 1 else noun + 's'}"
+
+
+def _evictions(by_reason: dict[str, int]) -> str:
+    """Every eviction, by the Evicted condition's reason (Preempted,
+    PodsReadyTimeout, AdmissionCheck, ClusterQueueStopped, Deactivated, ...)."""
+    if not by_reason:
+        return "no evictions"
+    total = sum(by_reason.values())
+    return (
+        f"{plural(total, 'eviction')} ("
+        + ", ".join(f"{n} {reason or 'no reason'}" for reason, n in by_reason.items())
+        + ")"
+    )
+
+
+def _summary(cp: ControlPlane, rec: Recorder, reason: str) -> Group:
     elapsed = (cp.clock.now() - rec.first).total_seconds() if rec.first else 0.0
     util = rec.utilization
     title = (
         f"summary: {_fmt_seconds(elapsed)} of {'virtual' if cp.clock.virtual else 'real'} time, "
-        f"stopped: {reason}; GPU utilization "
-        + (f"{util:.1%}" if util is not None else "-")
-        + f"; {cp.kueue.admissions} admissions, {cp.kueue.preemptions} preemptions"
+        f"stopped: {reason}; GPU utilization " + (f"{util:.1%}" if util is not None else "-")
+    )
+    workloads = sum(t.workloads for t in rec.teams.values())
+    counts = (
+        f"{plural(rec.admissions, 'admission')} of {plural(workloads, 'workload')}; "
+        + _evictions(rec.evictions)
     )
     t = Table(title=title, title_justify="left")
     for col in (
@@ -246,6 +302,7 @@ def _summary(cp: ControlPlane, rec: Recorder, reason: str) -> Table:
         "P95 WAIT",
         "BORROWED GPU-H",
         "PREEMPTED",
+        "EVICTED",
     ):
         t.add_column(col)
     for team, s in sorted(rec.teams.items()):
@@ -258,5 +315,6 @@ def _summary(cp: ControlPlane, rec: Recorder, reason: str) -> Table:
             _fmt_seconds(s.p95_wait),
             f"{s.borrowed_gpu_seconds / 3600:.2f}",
             str(s.preempted),
+            str(sum(s.evictions.values())),
         )
-    return t
+    return Group(t, Text(counts))

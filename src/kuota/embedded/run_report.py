@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kuota.api.conditions import true_since
+from kuota.api.conditions import find_condition, true_since
 from kuota.quota.requests import resource_value
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
@@ -18,6 +18,7 @@ from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.store.resources import NODE, POD, WORKLOAD
 
 GPU = "nvidia.com/gpu"
+REPORT_META = "run-report"  # what a kept run measured so far, for its resumption
 
 
 @dataclass
@@ -28,6 +29,7 @@ class TeamStats:
     waits: list[float] = field(default_factory=list)  # seconds, creation -> first admission
     preempted: int = 0
     borrowed_gpu_seconds: float = 0.0
+    evictions: dict[str, int] = field(default_factory=dict)  # Evicted=True reason -> count
 
     @property
     def mean_wait(self) -> float | None:
@@ -41,6 +43,19 @@ class TeamStats:
         return s[min(len(s) - 1, math.ceil(0.95 * len(s)) - 1)]
 
 
+@dataclass
+class _Seen:
+    """What was counted of one workload: each condition transition is
+    counted once, also when a resumed run lists the workload again."""
+
+    team: str
+    admitted: bool = False
+    finished: bool = False
+    reserved_at: str | None = None  # lastTransitionTime of the QuotaReserved=True counted
+    evicted_at: str | None = None  # of the Evicted=True counted
+    preempted_at: str | None = None  # of the Preempted=True counted
+
+
 def _gpus(pod: Any) -> int:
     total = 0
     for c in (pod.spec.containers if pod.spec else None) or ():
@@ -50,13 +65,28 @@ def _gpus(pod: Any) -> int:
     return total
 
 
+def _new_transition(wl: Any, ctype: str, counted: str | None) -> tuple[str, str] | None:
+    """(lastTransitionTime, reason) of the condition when it is True and
+    that transition was not counted yet."""
+    c = find_condition(wl, ctype)
+    if c is None or c.status != "True" or c.last_transition_time is None:
+        return None
+    at = c.last_transition_time.isoformat()
+    return None if at == counted else (at, c.reason or "")
+
+
 class Recorder:
-    def __init__(self, mgr: Manager, core: AdmissionCore) -> None:
+    """``keep``: the store of a kept state; the report's history is saved in
+    it (``save``) and a resumed run goes on from it, so the report is the
+    run's, not the last segment's."""
+
+    def __init__(self, mgr: Manager, core: AdmissionCore, keep: Any | None = None) -> None:
         self.mgr = mgr
         self.core = core
+        self.keep = keep
         self.teams: dict[str, TeamStats] = {}
-        self._admitted: set[str] = set()
-        self._finished: set[str] = set()
+        self._seen: dict[str, _Seen] = {}
+        self.admissions = 0  # quota reservations, re-admissions after an eviction too
         self.running_gpus = 0
         self.gpu_capacity = 0
         self.gpu_seconds = 0.0
@@ -66,6 +96,8 @@ class Recorder:
         self._capacity_then = 0
         self._last: datetime | None = None
         self.first: datetime | None = None
+        if keep is not None:
+            self._restore(keep.get_meta(REPORT_META))
         mgr.informer(WORKLOAD).on_change(self._workload)
         mgr.informer(POD).on_change(self._pod)
         mgr.informer(NODE).on_change(self._node)
@@ -73,30 +105,111 @@ class Recorder:
     def team(self, wl: Any) -> str:
         return f"{wl.metadata.namespace}/{wl.spec.queue_name or '-'}"
 
+    @property
+    def preemptions(self) -> int:
+        return sum(t.preempted for t in self.teams.values())
+
+    @property
+    def evictions(self) -> dict[str, int]:
+        """Evictions by the Evicted condition's reason, over every team."""
+        out: dict[str, int] = {}
+        for t in self.teams.values():
+            for reason, n in t.evictions.items():
+                out[reason] = out.get(reason, 0) + n
+        return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
     def _workload(self, etype: str, wl: Any, old: Any | None) -> None:
         key = key_of(wl)
-        t = self.teams.setdefault(self.team(wl), TeamStats())
-        if etype == "ADDED":
-            t.workloads += 1
-        if key not in self._admitted:
-            at = true_since(wl, "QuotaReserved")
-            if at is not None:
-                self._admitted.add(key)
+        seen = self._seen.get(key)
+        if seen is None:
+            seen = self._seen[key] = _Seen(self.team(wl))
+            self.teams.setdefault(seen.team, TeamStats()).workloads += 1
+        t = self.teams.setdefault(seen.team, TeamStats())
+        reserved = _new_transition(wl, "QuotaReserved", seen.reserved_at)
+        if reserved is not None:
+            seen.reserved_at = reserved[0]
+            self.admissions += 1
+            if not seen.admitted:
+                seen.admitted = True
                 t.admitted += 1
+                at = datetime.fromisoformat(reserved[0])
                 created = wl.metadata.creation_timestamp or at
                 t.waits.append((at - created).total_seconds())
-        if key not in self._finished and true_since(wl, "Finished") is not None:
-            self._finished.add(key)
+        if not seen.finished and true_since(wl, "Finished") is not None:
+            seen.finished = True
             t.finished += 1
-        for c in (wl.status.conditions if wl.status else None) or ():
-            if c.type == "Preempted" and c.status == "True":
-                prev = [
-                    x
-                    for x in ((old.status.conditions if old and old.status else None) or ())
-                    if x.type == "Preempted" and x.status == "True"
-                ]
-                if not prev or prev[0].last_transition_time != c.last_transition_time:
-                    t.preempted += 1
+        evicted = _new_transition(wl, "Evicted", seen.evicted_at)
+        if evicted is not None:
+            seen.evicted_at = evicted[0]
+            t.evictions[evicted[1]] = t.evictions.get(evicted[1], 0) + 1
+        preempted = _new_transition(wl, "Preempted", seen.preempted_at)
+        if preempted is not None:
+            seen.preempted_at = preempted[0]
+            t.preempted += 1
+
+    # ------------------------------------------------------------ keeping
+    def save(self) -> None:
+        """Keep what was measured with the state (a resumed run goes on
+        from it); call when the run stops, after the last ``sample``."""
+        if self.keep is None:
+            return
+        self.keep.set_meta(
+            REPORT_META,
+            {
+                "version": 1,
+                "first": self.first.isoformat() if self.first else None,
+                "last": self._last.isoformat() if self._last else None,
+                "gpuSeconds": self.gpu_seconds,
+                "capacitySeconds": self.capacity_seconds,
+                "admissions": self.admissions,
+                "teams": {
+                    name: {
+                        "workloads": t.workloads,
+                        "admitted": t.admitted,
+                        "finished": t.finished,
+                        "waits": t.waits,
+                        "preempted": t.preempted,
+                        "borrowedGPUSeconds": t.borrowed_gpu_seconds,
+                        "evictions": t.evictions,
+                    }
+                    for name, t in sorted(self.teams.items())
+                },
+                "workloads": {
+                    key: [
+                        s.team,
+                        s.admitted,
+                        s.finished,
+                        s.reserved_at,
+                        s.evicted_at,
+                        s.preempted_at,
+                    ]
+                    for key, s in sorted(self._seen.items())
+                },
+            },
+        )
+
+    def _restore(self, kept: Any) -> None:
+        if not isinstance(kept, dict) or kept.get("version") != 1:
+            return  # a state kept before reports were: measured from here on
+        self.first = datetime.fromisoformat(kept["first"]) if kept["first"] else None
+        self._last = datetime.fromisoformat(kept["last"]) if kept["last"] else None
+        self.gpu_seconds = kept["gpuSeconds"]
+        self.capacity_seconds = kept["capacitySeconds"]
+        self.admissions = kept["admissions"]
+        for name, t in kept["teams"].items():
+            self.teams[name] = TeamStats(
+                t["workloads"],
+                t["admitted"],
+                t["finished"],
+                list(t["waits"]),
+                t["preempted"],
+                t["borrowedGPUSeconds"],
+                dict(t["evictions"]),
+            )
+        for key, (team, admitted, finished, reserved, evicted, preempted) in kept[
+            "workloads"
+        ].items():
+            self._seen[key] = _Seen(team, admitted, finished, reserved, evicted, preempted)
 
     def _pod(self, etype: str, pod: Any, old: Any | None) -> None:
         was = old is not None and old.status is not None and old.status.phase == "Running"

@@ -49,11 +49,27 @@ class EventRecorder:
         # event of one object at one instant (QuotaReserved and Admitted)
         # takes the suffixed name at once instead of after a refused create.
         self._taken: tuple[Any, set[tuple[str, str]]] = (None, set())
+        self._adopted = False
+
+    def _adopt(self) -> None:
+        """The events a kept state already holds (a resumed run): they repeat
+        and expire as if this recorder had written them."""
+        self._adopted = True
+        kept = [ev for ev in self.store.list(EVENT).items if ev.last_timestamp is not None]
+        kept.sort(key=lambda ev: ev.last_timestamp)
+        for ev in kept:
+            io = ev.involved_object
+            m = ev.metadata
+            who = (io.uid or f"{io.kind}/{io.name}") if io is not None else ""
+            key: _Key = (m.namespace or "default", who, ev.type, ev.reason or "", ev.message or "")
+            self._live[key] = ev
 
     def event(self, obj: Any, type_: EventType, reason: str, message: str, component: str) -> None:
         """Record that ``reason`` happened to ``obj`` (any API object)."""
         if not self.enabled:
             return
+        if not self._adopted:
+            self._adopt()
         now = self.clock.now()
         self._expire(now)
         m = obj.metadata
@@ -98,7 +114,10 @@ class EventRecorder:
             reporting_component=component,
         )
         if self._taken[0] != now:
+            # Suffixes count within an instant: names then do not depend on
+            # what this process recorded before (a resumed run names alike).
             self._taken = (now, set())
+            self._seq = itertools.count()
         taken = self._taken[1]
         if (ns, ev.metadata.name) in taken:
             ev.metadata.name = f"{m.name[:230]}.{nanos:x}{next(self._seq):x}"

@@ -345,7 +345,7 @@ def test_node_commands_reject_bad_input_without_a_traceback(state: str, tmp_path
 def test_a_world_drains_in_virtual_time() -> None:
     r = kuota("run", str(WORLDS / "drain.yaml"), "--no-live")
     assert r.exit_code == 0, r.output
-    assert "1 admissions" in r.output
+    assert "1 admission of" in r.output
     # 2 pods of 1 h; one evicted at 00:10 and re-created 10 s later.
     assert "70.2m of virtual time" in r.output
 

@@ -191,6 +191,18 @@ class DecisionApplier:
             and self.state.afs is not None
         ):
             self.fair.reconcile(key_of(info.namespace, info.queue_name))
+        if self.state.gate("UnadmittedWorkloadsObservability"):
+            # UnsetQuotaReservationWithCondition's SyncAdmittedCondition: with
+            # the gate, once QuotaReserved is there, Admitted says why not.
+            self.state.cond(
+                wl,
+                "Admitted",
+                "False",
+                "NoReservation",
+                "The workload has no reservation",
+                self.state.now,
+                if_changed=True,
+            )
         if blocked_on_gates:
             self.state.cond(
                 wl,

@@ -590,7 +590,7 @@ def test_the_serving_example_runs_under_kuota_run(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["run", str(EXAMPLE), "--state", str(state), "--no-live"])
     assert r.exit_code == 0, r.output
     assert "Traceback" not in r.output
-    assert "5 admissions, 1 preemptions" in r.output
+    assert "5 admissions of 4 workloads; 1 eviction (1 Preempted)" in r.output
     r = CliRunner().invoke(main, ["get", "workloads", "-n", "inference", "--state", str(state)])
     rows = [line.split() for line in r.output.splitlines()[1:]]
     assert [(row[0][:-6], row[2], row[3]) for row in rows] == [
