@@ -69,3 +69,16 @@ def test_a_resumed_run_reports_and_keeps_what_one_run_does(tmp_path: Path) -> No
     assert all(
         e["type"] == "Warning" and e["firstTimestamp"] == "2026-01-01T11:08:00Z" for e in extra
     )
+
+
+def test_a_kept_run_resumes_without_its_world_and_says_what_is_missing(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    _run(state, "1h")
+    r = CliRunner().invoke(main, ["run", "--state", str(state), "--until", "1h", "--no-live"])
+    assert r.exit_code == 0, r.output
+    assert "summary: 2.0h of virtual time" in r.output
+    r = CliRunner().invoke(main, ["run", "--no-live"], env={"KUOTA_STATE": ""})
+    assert r.exit_code == 2
+    assert "give the world's PATHS, or --state DIR of a kept run" in r.output
+    r = CliRunner().invoke(main, ["run", "--state", str(tmp_path / "none"), "--no-live"])
+    assert r.exit_code == 2 and "no kept run there" in r.output

@@ -268,7 +268,7 @@ STATE_HELP = "State directory (the durable journal); default: $KUOTA_STATE."
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 @click.option(
     "--until",
@@ -289,7 +289,9 @@ def run(
     no_live: bool,
 ) -> None:
     """Run a world (Kueue objects, Namespaces, Nodes, Jobs, ...) in the embedded
-    control plane until nothing more can happen."""
+    control plane until nothing more can happen.
+
+    With --state DIR of a kept run and no PATHS, resume that run's world."""
     from rich.console import Console
 
     from kuota.cli.run import run_world

@@ -4,11 +4,12 @@ node operations on a kept state (``kuota run --state DIR``), with oc's output.
 They change the stored objects as ``oc`` changes the API server's; what
 follows from them (evicted pods ending after their grace period, Jobs
 replacing their pods elsewhere) happens when the run resumes (``kuota run
---state DIR WORLD``), in virtual time from the instant the state was left at.
+--state DIR``), in virtual time from the instant the state was left at.
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -156,9 +157,12 @@ def drain(
             else:
                 click.echo(f"pod/{pod.metadata.name} evicted")
         if left:
+            n = len(left)
+            pods = "1 pod ends" if n == 1 else f"{n} pods end"
+            # The command as it works: a kept state resumes its own world.
             click.echo(
-                f"node/{name} draining: {len(left)} pod(s) end within their grace period "
-                "when the run resumes (kuota run --state DIR)"
+                f"node/{name} draining: {pods} within their grace period "
+                f"when the run resumes (kuota run --state {shlex.quote(str(state))})"
             )
         else:
             click.echo(f"node/{name} drained")

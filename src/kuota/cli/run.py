@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console, Group
@@ -20,10 +21,11 @@ from kuota.cli.world import World, load_world
 from kuota.embedded.controlplane import JOB_INTEGRATIONS, ControlPlane
 from kuota.embedded.run_report import Recorder
 from kuota.runtime.clock import RealClock, VirtualClock
-from kuota.store import StoreError
+from kuota.store import StoreError, open_readonly
 from kuota.store.resources import EVENT, JOB, LOCAL_QUEUE, WORKLOAD
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
+WORLD_META = "world"  # the world's paths, for a resumption that names none
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -47,6 +49,28 @@ def _start_of(world: World) -> datetime:
     return min(stamps) if stamps else START
 
 
+def _kept_world(state: str | None) -> list[str] | str:
+    """The world paths a kept run was started with, or what is wrong."""
+    if state is None:
+        return "give the world's PATHS, or --state DIR of a kept run to resume it"
+    if not Path(state).is_dir():
+        return f"--state {state}: no kept run there; give the world's PATHS to start one"
+    try:
+        with open_readonly(state) as store:
+            paths = store.get_meta(WORLD_META)
+    except StoreError as err:
+        return f"--state {state}: {err}"
+    if not paths:
+        return (
+            f"--state {state}: the state does not say which world it runs (kept before"
+            " kuota remembered it); give the world's PATHS"
+        )
+    gone = [p for p in paths if not Path(p).exists()]
+    if gone:
+        return f"--state {state}: the kept world's {', '.join(gone)} no longer exists; give the world's PATHS"
+    return list(paths)
+
+
 def run_world(
     paths: list[str],
     *,
@@ -57,6 +81,12 @@ def run_world(
     live: bool,
     console: Console,
 ) -> int:
+    if not paths:
+        kept = _kept_world(state)
+        if isinstance(kept, str):
+            console.print(f"error: {kept}", markup=False)
+            return 2
+        paths = kept
     try:
         world = load_world(paths)
     except CannotRead as err:
@@ -87,6 +117,9 @@ def run_world(
     except OSError as err:
         console.print(f"error: --state {state}: {err.strerror or err}", markup=False)
         return 2
+    if state is not None:
+        # The world's files, so that ``kuota run --state DIR`` resumes it alone.
+        cp.store.set_meta(WORLD_META, [str(Path(p).resolve()) for p in paths])
     for name in cp.unsimulated_frameworks:
         console.print(
             f"warning: {world.config_source or 'the Configuration'}: integrations.frameworks: "

@@ -5,6 +5,8 @@ nothing is lost and the Job completes."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -292,16 +294,21 @@ def test_node_drain_on_a_kept_state_then_the_run_resumes(state: str) -> None:
     assert lines[1].startswith("Warning: ignoring DaemonSet-managed Pods: default/gpu-agent-")
     assert lines[2].startswith("evicting pod default/train-")
     assert lines[3].endswith("terminating (grace period 60s)")
-    assert lines[4] == (
-        "node/gpu-1 draining: 1 pod(s) end within their grace period when the run resumes "
-        "(kuota run --state DIR)"
+    hint = re.fullmatch(
+        r"node/gpu-1 draining: 1 pod ends within their grace period when the run resumes "
+        r"\((kuota run .*)\)",
+        lines[4],
     )
+    assert hint, lines[4]
+    resume = shlex.split(hint[1])
     r = kuota("get", "pods", "-o", "wide", "--state", state)
     assert "Terminating" in r.output
     assert r.output.splitlines()[0].split()[-3:] == ["QOS", "CLASS", "NODE"]
     assert "Guaranteed" in r.output
 
-    r = kuota("run", str(WORLDS / "drain.yaml"), "--state", state, "--no-live")
+    # The hint's command, run as printed (no live table: no terminal here).
+    assert resume[:2] == ["kuota", "run"]
+    r = kuota(*resume[1:], "--no-live")
     assert r.exit_code == 0, r.output
     r = kuota("get", "jobs", "--state", state)
     assert r.output.splitlines()[1].split()[:3] == ["train", "Complete", "2/2"]
