@@ -397,3 +397,39 @@ def test_a_fifo_pool_on_a_real_slice_matches_an_independent_replay(tmp_path: Pat
         assert got["wait_s"]["mean"] == pytest.approx(sum(ws) / len(ws), abs=1e-3), team
         assert got["wait_s"]["max"] == ws[-1], team
         assert got["wait_s"]["p95"] == ws[max(1, -(-95 * len(ws) // 100)) - 1], team
+
+
+@pytest.mark.parametrize(
+    ("change", "where", "reason"),
+    [
+        (  # the ClusterQueue names a flavor the design lacks: Kueue's Active=False reason
+            ("metadata: {name: gpu}", "metadata: {name: other}"),
+            "(document 2): ClusterQueue/pool: inactive (FlavorNotFound): ",
+            "references missing ResourceFlavor(s): gpu; team",
+        ),
+        (
+            ('nominalQuota: "2"}', 'nominalQuota: "0"}'),
+            "(document 2): ClusterQueue/pool: ",
+            "no nominal quota of nvidia.com/gpu in it",
+        ),
+        (
+            ("spec: {clusterQueue: pool}", "spec: {clusterQueue: pool, stopPolicy: Hold}"),
+            "(document 3): LocalQueue/team-a/team-a: ",
+            "inactive (Stopped)",
+        ),
+    ],
+)
+def test_a_design_that_can_admit_nothing_is_an_error_before_anything_runs(
+    tmp_path: Path, change: tuple[str, str], where: str, reason: str
+) -> None:
+    design = tmp_path / "design.yaml"
+    design.write_text(Path(POOL).read_text().replace(*change, 1))
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(
+        main, ["simulate", "--trace", TINY, "--world", str(design), "--json", str(out)]
+    )
+    assert r.exit_code == 2, r.output
+    (line,) = [x for x in r.stderr.splitlines() if x]
+    assert line.startswith(f"error: {design} {where}"), line
+    assert reason in line
+    assert not out.exists()  # nothing ran

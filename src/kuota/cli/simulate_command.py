@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 EXIT_ERROR = 1
+EXIT_USAGE = 2  # bad input found before anything runs
 
 
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> timedelta | None:
@@ -202,14 +203,23 @@ def run_simulate(
                 world.config,
                 world.openshift,
                 world.scheduler,
+                {
+                    (o.kind, o.metadata.namespace or "", o.metadata.name): world.source_of(o)
+                    for o in world.objects
+                },
             )
         )
     for path in (json_path, html_path):
         if path is not None and Path(path).is_dir():
             return error(f"{path}: is a directory")
     live = progress and console.is_terminal
+    from kuota.sim.simulate import DesignError
+
     try:
         results = _run(trace, designs, mapping, node_rows, until, jobs, live, console)
+    except DesignError as err:  # a design that can admit nothing: nothing was run
+        click.echo(f"error: {err}", err=True)
+        return EXIT_USAGE
     except InputError as err:
         return error(str(err))
     except KeyboardInterrupt:

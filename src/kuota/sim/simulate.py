@@ -76,6 +76,12 @@ class Design:
     config: KueueConfig
     openshift: bool = False
     scheduler: Any = None  # OpenShift's Scheduler config: the placement profile
+    # (kind, namespace, name) -> "file (document N): Kind/name", where it was read
+    sources: dict[tuple[str, str, str], str] = field(default_factory=dict)
+
+    def where(self, kind: str, namespace: str, name: str) -> str:
+        ref = f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
+        return self.sources.get((kind, namespace, name)) or f"{self.source}: {ref}"
 
 
 @dataclass
@@ -210,9 +216,90 @@ def _check_teams(plan_teams: dict[str, TeamPlan], trace: Trace, design: Design, 
                 )
         per_cq[cq_name] = per_cq.get(cq_name, 0) + 1
         plan_teams[team] = TeamPlan(team, target, cq_name, 0.0)
+    _check_admissible(design, plan_teams, needs, m)
     for tp in plan_teams.values():
         nominal = sum(_nominal(cqs[tp.cluster_queue], m.gpu_resource).values())
         tp.nominal_gpus = nominal / m.gpu_scale / per_cq[tp.cluster_queue]
+
+
+class DesignError(InputError):
+    """A design that cannot run a trace: ``file (document N): Kind/name: reason``."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        Exception.__init__(self, f"{where}: {reason}")
+        self.file, self.line, self.col, self.reason = where, 0, 0, reason
+
+
+def _root(cohort: str | None, cohorts: dict[str, Any]) -> str | None:
+    """The root of a cohort's tree (Cohort objects name their parents)."""
+    seen: set[str] = set()
+    while cohort and cohort not in seen:
+        seen.add(cohort)
+        parent = cohorts[cohort].spec.parent_name if cohort in cohorts else None
+        if not parent:
+            return cohort
+        cohort = parent
+    return cohort
+
+
+def _check_admissible(
+    design: Design,
+    teams: dict[str, TeamPlan],
+    needs: dict[tuple[str, str], TraceRow],
+    m: Mapping,
+) -> None:
+    """Each team's queues are active, as Kueue's cache judges them (the reason
+    ``kuota run`` shows: a ClusterQueue's Active=False reason, a missing
+    ResourceFlavor, a stop policy, ...), and its cohort tree has quota for
+    what the team asks: else nothing of the team would ever be admitted."""
+    from kuota.controllers.kueue import WATCHED
+    from kuota.scheduler.admission.admission_core import AdmissionCore
+    from kuota.store import clone
+    from kuota.store.kinds import rtype_of
+
+    core = AdmissionCore(design.config, START)
+    for o in design.objects:
+        if rtype_of(o) in WATCHED:
+            core.add(clone(o))
+    cqs = _by_kind(design.objects, "ClusterQueue")
+    cohorts = _by_kind(design.objects, "Cohort")
+    for tp in teams.values():
+        cq = core.cluster_queue(tp.cluster_queue)
+        if cq is not None and not cq.active:
+            raise DesignError(
+                design.where("ClusterQueue", "", tp.cluster_queue),
+                f"inactive ({cq.reason}): "
+                f"{(cq.message or 'it cannot admit workloads').rstrip('.')}; "
+                f'team "{tp.team}" queues to it',
+            )
+        lq = core.local_queue(tp.target.key)
+        if lq is not None and not lq.active and lq.reason != "ClusterQueueIsInactive":
+            ns, _, name = tp.target.key.partition("/")
+            raise DesignError(
+                design.where("LocalQueue", ns, name),
+                f'inactive ({lq.reason}); team "{tp.team}" queues to it',
+            )
+        obj = cqs[tp.cluster_queue]
+        # The quota the team may use: its ClusterQueue's and its cohort tree's.
+        root = _root(obj.spec.cohort_name, cohorts)
+        pool = [obj]
+        if root:
+            pool += [q for q in cqs.values() if _root(q.spec.cohort_name, cohorts) == root]
+            pool += [c for n, c in cohorts.items() if _root(n, cohorts) == root]
+        for column, resource in (
+            ("gpus", m.gpu_resource),
+            ("cpus", "cpu"),
+            ("memory_mib", "memory"),
+        ):
+            if (tp.team, column) in needs and not any(
+                sum(_nominal(o, resource).values()) for o in pool
+            ):
+                where = f" or its cohort tree {root}" if root else ""
+                raise DesignError(
+                    design.where("ClusterQueue", "", tp.cluster_queue),
+                    f"no nominal quota of {resource} in it{where}: "
+                    f'team "{tp.team}"\'s jobs, which ask for it, can never be admitted',
+                )
 
 
 def _model_selectors(
