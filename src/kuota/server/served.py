@@ -18,12 +18,12 @@ from typing import Any
 import msgspec
 
 from kuota.api import registry
-from kuota.api.base import enc_hook
 from kuota.api.decode import REGISTRY, Document, _decode_known, decode_object
 from kuota.api.errors import FieldError
 from kuota.api.kindspec import KindSpec, VersionSpec, no_errors
 from kuota.api.kueue.quota_types import GROUP as KUEUE_GROUP
 from kuota.server import status as st
+from kuota.server.wireform import full_builtins
 from kuota.store.kinds import kind_named
 from kuota.store.protocol import ResourceType
 
@@ -100,7 +100,7 @@ def resources_of(group: str, version: str) -> list[Served]:
 def encode(obj: Any, served: Served) -> dict[str, Any]:
     """The internal object as the served version's wire dict."""
     wire = served.version.from_internal(obj)
-    body: dict[str, Any] = msgspec.to_builtins(wire, enc_hook=enc_hook)
+    body: dict[str, Any] = full_builtins(wire)
     body.pop("apiVersion", None)
     body.pop("kind", None)
     return {"apiVersion": served.api_version, "kind": served.kind, **body}
