@@ -35,7 +35,5 @@ def test_same_instant_pods_run_in_creation_order(tmp_path: Path) -> None:
     cp = ControlPlane(w.config, datetime(2026, 1, 1, tzinfo=UTC))
     cp.submit(w.objects)
     cp.run()
-    started = {
-        p.metadata.name: p.status.start_time for p in cp.store.list(POD, "ml").items
-    }
+    started = {p.metadata.name: p.status.start_time for p in cp.store.list(POD, "ml").items}
     assert sorted(names, key=lambda n: started[n]) == names

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-KUBECTL = shutil.which("kubectl") or ("/usr/bin/kubectl" if os.path.exists("/usr/bin/kubectl") else None)
+KUBECTL = shutil.which("kubectl") or (
+    "/usr/bin/kubectl" if os.path.exists("/usr/bin/kubectl") else None
+)
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
@@ -41,7 +43,9 @@ class Served:
             "HOME": str(self.home),
         }
 
-    def kubectl(self, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def kubectl(
+        self, *args: str, input: str | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         assert KUBECTL is not None
         return subprocess.run(
             [KUBECTL, *args],
@@ -74,7 +78,17 @@ class Served:
 def start_server(state: Path, *args: str, home: Path | None = None, timeout: float = 60) -> Served:
     """Start ``kuota serve`` and wait until it listens (its first line)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kuota.cli.main", "serve", "--state", str(state), "--port", "0", *args],
+        [
+            sys.executable,
+            "-m",
+            "kuota.cli.main",
+            "serve",
+            "--state",
+            str(state),
+            "--port",
+            "0",
+            *args,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from tests.server.conftest import EXAMPLES, KUBECTL, Served, needs_kubectl, start_server
 
 pytestmark = needs_kubectl
@@ -66,7 +65,15 @@ def _wait(fn, timeout: float = 20.0):  # type: ignore[no-untyped-def]
 
 def _versions(srv: Served) -> dict[str, str]:
     out = {}
-    for kind in ("resourceflavors", "cohorts", "clusterqueues", "localqueues", "workloadpriorityclasses", "namespaces", "nodes"):
+    for kind in (
+        "resourceflavors",
+        "cohorts",
+        "clusterqueues",
+        "localqueues",
+        "workloadpriorityclasses",
+        "namespaces",
+        "nodes",
+    ):
         for item in srv.json("get", kind, "-A")["items"]:
             m = item["metadata"]
             out[f"{kind}/{m.get('namespace', '')}/{m['name']}"] = m["resourceVersion"]
@@ -89,10 +96,25 @@ def test_apply_twice_is_a_no_op(srv: Served) -> None:
 def test_get_columns(srv: Served) -> None:
     srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="cols", app="cols", n=1))
     cq = srv.ok("get", "clusterqueues", "-o", "wide").splitlines()
-    assert cq[0].split() == ["NAME", "COHORT", "STRATEGY", "PENDING", "WORKLOADS", "ADMITTED", "WORKLOADS"]
+    assert cq[0].split() == [
+        "NAME",
+        "COHORT",
+        "STRATEGY",
+        "PENDING",
+        "WORKLOADS",
+        "ADMITTED",
+        "WORKLOADS",
+    ]
     assert any(line.split()[:2] == ["team-vision", "research"] for line in cq[1:])
     lq = srv.ok("get", "localqueues", "-n", "vision").splitlines()
-    assert lq[0].split() == ["NAME", "CLUSTERQUEUE", "PENDING", "WORKLOADS", "ADMITTED", "WORKLOADS"]
+    assert lq[0].split() == [
+        "NAME",
+        "CLUSTERQUEUE",
+        "PENDING",
+        "WORKLOADS",
+        "ADMITTED",
+        "WORKLOADS",
+    ]
     assert lq[1].split()[:2] == ["default", "team-vision"]
 
     def admitted() -> list[str]:
@@ -113,7 +135,9 @@ def test_get_columns(srv: Served) -> None:
 
 def test_selectors_json_and_describe(srv: Served) -> None:
     srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="sel-a", app="red", n=1))
-    srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="sel-b", app="blue", n=1))
+    srv.ok(
+        "apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="sel-b", app="blue", n=1)
+    )
     names = srv.ok("get", "jobs", "-n", "vision", "-l", "app=red", "-o", "name").split()
     assert names == ["job.batch/sel-a"]
     by_field = srv.json("get", "jobs", "-n", "vision", "--field-selector", "metadata.name=sel-b")
@@ -139,7 +163,14 @@ def test_wait_for_condition(srv: Served) -> None:
         ]
     )
     assert wl
-    out = srv.ok("wait", "-n", "vision", f"workload/{wl[0]}", "--for=condition=QuotaReserved", "--timeout=30s")
+    out = srv.ok(
+        "wait",
+        "-n",
+        "vision",
+        f"workload/{wl[0]}",
+        "--for=condition=QuotaReserved",
+        "--timeout=30s",
+    )
     assert "condition met" in out
 
 
@@ -154,7 +185,9 @@ def test_get_watch_sees_events(srv: Served) -> None:
     )
     try:
         time.sleep(1.5)
-        srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="watched", app="x", n=1))
+        srv.ok(
+            "apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="watched", app="x", n=1)
+        )
         time.sleep(2.0)
     finally:
         w.terminate()
@@ -178,7 +211,9 @@ def test_delete_cascade(srv: Served) -> None:
     left = pods("gone-orphan")
     assert left
     pod = srv.json("get", "-n", "vision", left[0])
-    assert not any(o.get("name") == "gone-orphan" for o in pod["metadata"].get("ownerReferences") or [])
+    assert not any(
+        o.get("name") == "gone-orphan" for o in pod["metadata"].get("ownerReferences") or []
+    )
 
 
 def test_scale(srv: Served) -> None:
@@ -197,7 +232,9 @@ spec:
     out = srv.ok("scale", "deployment", "-n", "vision", "web", "--replicas=3")
     assert "scaled" in out
     assert srv.json("get", "deployment", "-n", "vision", "web")["spec"]["replicas"] == 3
-    scale = json.loads(srv.ok("get", "--raw", "/apis/apps/v1/namespaces/vision/deployments/web/scale"))
+    scale = json.loads(
+        srv.ok("get", "--raw", "/apis/apps/v1/namespaces/vision/deployments/web/scale")
+    )
     assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 3
 
 
@@ -211,7 +248,11 @@ def test_visibility_api(srv: Served) -> None:
     srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=job)
 
     def items() -> list[dict]:
-        raw = srv.ok("get", "--raw", "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/team-nlp/pendingworkloads")
+        raw = srv.ok(
+            "get",
+            "--raw",
+            "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/team-nlp/pendingworkloads",
+        )
         return json.loads(raw)["items"]
 
     got = _wait(items)
@@ -221,7 +262,11 @@ def test_visibility_api(srv: Served) -> None:
     assert item["positionInClusterQueue"] == 0 and item["positionInLocalQueue"] == 0
     assert "priority" in item and item["reason"]
     lq = json.loads(
-        srv.ok("get", "--raw", "/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/nlp/localqueues/default/pendingworkloads?limit=1")
+        srv.ok(
+            "get",
+            "--raw",
+            "/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/nlp/localqueues/default/pendingworkloads?limit=1",
+        )
     )
     assert lq["apiVersion"] == "visibility.kueue.x-k8s.io/v1beta1" and len(lq["items"]) == 1
 

@@ -11,7 +11,6 @@ from lightkube.generic_resource import create_global_resource, create_namespaced
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.batch_v1 import Job
 from lightkube.resources.core_v1 import Namespace
-
 from tests.server.conftest import EXAMPLES
 
 ClusterQueue = create_global_resource("kueue.x-k8s.io", "v1beta2", "ClusterQueue", "clusterqueues")
@@ -84,7 +83,9 @@ def test_lightkube_lists_watches_writes_and_retries_a_conflict(serve, tmp_path: 
             fresh.metadata.labels = {**(fresh.metadata.labels or {}), "owner": "two"}
             await client.replace(fresh)
             final = await client.get(Namespace, "vision")
-            assert final.metadata.labels["team"] == "one" and final.metadata.labels["owner"] == "two"
+            assert (
+                final.metadata.labels["team"] == "one" and final.metadata.labels["owner"] == "two"
+            )
             # Not found is a Status the client understands.
             try:
                 await client.get(Job, "nope", namespace="vision")

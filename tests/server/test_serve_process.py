@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from tests.server.conftest import REPO, Served
 
 
@@ -73,9 +72,12 @@ def test_kubeconfig_health_version_and_restart(serve, tmp_path: Path) -> None:  
     assert srv.stop(signal.SIGTERM) == 0
     assert any("stopped" in line for line in srv.lines), srv.lines
     again = serve()
-    assert yaml.safe_load(again.kubeconfig.read_text())["clusters"][0]["cluster"][
-        "certificate-authority-data"
-    ] == ca  # the same CA: clients keep trusting the server
+    assert (
+        yaml.safe_load(again.kubeconfig.read_text())["clusters"][0]["cluster"][
+            "certificate-authority-data"
+        ]
+        == ca
+    )  # the same CA: clients keep trusting the server
     code, got = _call(again, "/api/v1/namespaces/kept")
     assert code == 200 and got["metadata"]["uid"] == created["metadata"]["uid"]
     code, dup = _call(again, "/api/v1/namespaces", method="POST", body=ns)
@@ -107,15 +109,31 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "tokens.csv"
     bad.write_text("only-a-token\n")
     r = subprocess.run(
-        [sys.executable, "-m", "kuota.cli.main", "serve", "--state", str(tmp_path / "s"),
-         "--port", "0", "--token-auth-file", str(bad)],
-        capture_output=True, text=True, cwd=REPO, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "kuota.cli.main",
+            "serve",
+            "--state",
+            str(tmp_path / "s"),
+            "--port",
+            "0",
+            "--token-auth-file",
+            str(bad),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
     )
     assert r.returncode == 2
     assert f"{bad}: line 1: expected token,user,uid" in r.stderr
     assert "Traceback" not in r.stderr
     r = subprocess.run(
         [sys.executable, "-m", "kuota.cli.main", "serve", "--port", "0"],
-        capture_output=True, text=True, cwd=REPO, timeout=60,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
     )
     assert r.returncode == 2 and "--state" in r.stderr

@@ -22,15 +22,22 @@ def _err(msg: str) -> None:
 @click.option("--state", "state", required=True, help=STATE_HELP)
 @click.option("--address", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
-    "--port", default=6443, show_default=True, type=click.IntRange(0, 65535),
+    "--port",
+    default=6443,
+    show_default=True,
+    type=click.IntRange(0, 65535),
     help="Port (0: a free one, printed).",
 )
 @click.option(
-    "--speed", default=1.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+    "--speed",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
     help="Simulated durations run this many times faster.",
 )
 @click.option(
-    "--token-auth-file", default=None,
+    "--token-auth-file",
+    default=None,
     help='kube-apiserver\'s static token CSV: token,user,uid,"group1,group2".',
 )
 def serve(

@@ -34,8 +34,15 @@ _VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DE
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def json_response(body: Any, code: int = 200, content_type: str = "application/json") -> web.Response:
-    return web.Response(body=_JSON.encode(body), status=code, content_type=None, headers={"Content-Type": content_type})
+def json_response(
+    body: Any, code: int = 200, content_type: str = "application/json"
+) -> web.Response:
+    return web.Response(
+        body=_JSON.encode(body),
+        status=code,
+        content_type=None,
+        headers={"Content-Type": content_type},
+    )
 
 
 def status_response(err: st.ApiError) -> web.Response:
@@ -140,12 +147,16 @@ class ApiServer:
 
     async def _api(self, request: web.Request) -> web.Response:
         if self._aggregated(request):
-            return json_response(discovery.aggregated(core=True), content_type=discovery.AGGREGATED_TYPE)
+            return json_response(
+                discovery.aggregated(core=True), content_type=discovery.AGGREGATED_TYPE
+            )
         return json_response(discovery.api_versions(self.address))
 
     async def _apis(self, request: web.Request) -> web.Response:
         if self._aggregated(request):
-            return json_response(discovery.aggregated(core=False), content_type=discovery.AGGREGATED_TYPE)
+            return json_response(
+                discovery.aggregated(core=False), content_type=discovery.AGGREGATED_TYPE
+            )
         return json_response(discovery.api_group_list())
 
     async def _api_v1(self, request: web.Request) -> web.Response:
@@ -241,7 +252,11 @@ class ApiServer:
             return json_response(
                 pending_workloads(self.cp, version, resource, namespace, name, sub, query)
             )
-        if group == discovery.CRD_GROUP and version == "v1" and resource == "customresourcedefinitions":
+        if (
+            group == discovery.CRD_GROUP
+            and version == "v1"
+            and resource == "customresourcedefinitions"
+        ):
             return self._crds(method, name)
         served = lookup(group, version, resource)
         if served is None:
@@ -291,7 +306,12 @@ class ApiServer:
             body = encode(body, served)
         if _wants_table(request) and body.get("kind") == served.kind:
             out = json_response(
-                table(served, [body], self.cp.clock.now(), include=request.query.get("includeObject", "Metadata")),
+                table(
+                    served,
+                    [body],
+                    self.cp.clock.now(),
+                    include=request.query.get("includeObject", "Metadata"),
+                ),
                 reply.code,
                 TABLE_TYPE,
             )
@@ -322,7 +342,12 @@ class ApiServer:
             if remaining is not None:
                 meta["remainingItemCount"] = remaining
             out = json_response(
-                {"kind": f"{s.kind}List", "apiVersion": s.api_version, "metadata": meta, "items": wires}
+                {
+                    "kind": f"{s.kind}List",
+                    "apiVersion": s.api_version,
+                    "metadata": meta,
+                    "items": wires,
+                }
             )
         for w in warnings:
             out.headers.add("Warning", f'299 - "{w}"')
@@ -348,8 +373,14 @@ class ApiServer:
         if req.subresource == "scale" and live is not None:
             scale = self.res.get(req)
             patched = patching.apply(
-                content_type, scale, patch, gvk=("autoscaling", "v1", "Scale"), builtin=True,
-                manager=req.query.get("fieldManager", ""), force=False, now=self._now(),
+                content_type,
+                scale,
+                patch,
+                gvk=("autoscaling", "v1", "Scale"),
+                builtin=True,
+                manager=req.query.get("fieldManager", ""),
+                force=False,
+                now=self._now(),
             )
             return self.res.update(req, patched)
         patched = patching.apply(
@@ -419,6 +450,8 @@ async def _body(request: web.Request) -> Any:
     ct = request.content_type
     if ct == "application/vnd.kubernetes.protobuf":
         raise st.ApiError(
-            415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
         )
     return _decode(await request.read(), ct)

@@ -103,7 +103,7 @@ def load_token_file(path: str | Path) -> dict[str, UserInfo]:
             continue
         if len(row) < 3:
             raise TokenFileError(
-                f"{path}: line {lineno}: expected token,user,uid[,\"group1,group2\"], "
+                f'{path}: line {lineno}: expected token,user,uid[,"group1,group2"], '
                 f"got {len(row)} column(s)"
             )
         token, user, uid = (c.strip() for c in row[:3])

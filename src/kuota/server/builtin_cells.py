@@ -149,11 +149,11 @@ def _node(w: Wire, now: datetime) -> list[Any]:
     if (w.get("spec") or {}).get("unschedulable"):
         status += ",SchedulingDisabled"
     labels = (w.get("metadata") or {}).get("labels") or {}
-    roles = sorted(
-        k.partition("/")[2] for k in labels if k.startswith("node-role.kubernetes.io/")
-    )
+    roles = sorted(k.partition("/")[2] for k in labels if k.startswith("node-role.kubernetes.io/"))
     info = (w.get("status") or {}).get("nodeInfo") or {}
-    addrs = {a.get("type"): a.get("address") for a in (w.get("status") or {}).get("addresses") or ()}
+    addrs = {
+        a.get("type"): a.get("address") for a in (w.get("status") or {}).get("addresses") or ()
+    }
     return [
         status,
         ",".join(roles) or "<none>",
@@ -275,15 +275,17 @@ def _statefulset(w: Wire, now: datetime) -> list[Any]:
 def _controllerrevision(w: Wire, now: datetime) -> list[Any]:
     owners = (w.get("metadata") or {}).get("ownerReferences") or []
     ctl = next((o for o in owners if o.get("controller")), None)
-    owner = f"{ctl.get('kind', '').lower()}.{ctl.get('apiVersion', '').partition('/')[0]}/{ctl.get('name')}" if ctl else "<none>"
+    owner = (
+        f"{ctl.get('kind', '').lower()}.{ctl.get('apiVersion', '').partition('/')[0]}/{ctl.get('name')}"
+        if ctl
+        else "<none>"
+    )
     return [owner, str(w.get("revision", 0)), _age(w, now)]
 
 
 def _service(w: Wire, now: datetime) -> list[Any]:
     spec = w.get("spec") or {}
-    ports = ",".join(
-        f"{p.get('port')}/{p.get('protocol', 'TCP')}" for p in spec.get("ports") or ()
-    )
+    ports = ",".join(f"{p.get('port')}/{p.get('protocol', 'TCP')}" for p in spec.get("ports") or ())
     sel = spec.get("selector") or {}
     return [
         spec.get("type") or "ClusterIP",

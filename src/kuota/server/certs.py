@@ -104,9 +104,13 @@ def _issue(
             except ValueError:
                 alt.append(x509.DNSName(n))
         b = b.add_extension(x509.SubjectAlternativeName(alt), critical=False)
-        b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        b = b.add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
     if client:
-        b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        b = b.add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
+        )
     return b.sign(issuer_key, hashes.SHA256())
 
 

@@ -77,7 +77,11 @@ def _extra() -> dict[tuple[str, str], list[Resource]]:
                 "ClusterQueue",
                 ("get",),
                 subresources=(
-                    ("pendingworkloads", (VISIBILITY_GROUP, v, "PendingWorkloadsSummary"), ("get",)),
+                    (
+                        "pendingworkloads",
+                        (VISIBILITY_GROUP, v, "PendingWorkloadsSummary"),
+                        ("get",),
+                    ),
                 ),
             ),
             Resource(
@@ -87,7 +91,11 @@ def _extra() -> dict[tuple[str, str], list[Resource]]:
                 "LocalQueue",
                 ("get",),
                 subresources=(
-                    ("pendingworkloads", (VISIBILITY_GROUP, v, "PendingWorkloadsSummary"), ("get",)),
+                    (
+                        "pendingworkloads",
+                        (VISIBILITY_GROUP, v, "PendingWorkloadsSummary"),
+                        ("get",),
+                    ),
                 ),
             ),
         ]

@@ -97,7 +97,7 @@ def parse_field_selector(text: str, group: str, kind: str) -> Matcher | None:
 
     def match(wire: dict[str, Any]) -> bool:
         for field, eq, value in terms:
-            if (field == "metadata.namespace" and not (wire.get("metadata") or {}).get("namespace")):
+            if field == "metadata.namespace" and not (wire.get("metadata") or {}).get("namespace"):
                 got = ""
             else:
                 got = _value(wire, field)

@@ -45,7 +45,9 @@ def apply(
     try:
         if content_type == APPLY:
             if not manager:
-                raise st.bad_request("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch")
+                raise st.bad_request(
+                    'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'
+                )
             return p.apply_patch(live, patch, manager=manager, force=force, gvk=gvk, now=now)
         assert live is not None
         if content_type == MERGE:
@@ -87,6 +89,8 @@ def _merge_only(content_type: str, live: dict[str, Any] | None, patch: Any) -> d
     from kuota.store import merge_patch
 
     if content_type != MERGE or live is None or not isinstance(patch, dict):
-        raise st.ApiError(415, "UnsupportedMediaType", f"patch type {content_type} is not supported")
+        raise st.ApiError(
+            415, "UnsupportedMediaType", f"patch type {content_type} is not supported"
+        )
     out: dict[str, Any] = merge_patch(live, patch)
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -156,9 +157,7 @@ class Resources:
             raise st.bad_request(f"invalid limit {q.get('limit')!r}") from None
         token = q.get("continue", "")
         if token and q.get("resourceVersion", "") not in ("", "0"):
-            raise st.bad_request(
-                "specifying resource version is not allowed when using continue"
-            )
+            raise st.bad_request("specifying resource version is not allowed when using continue")
         start = decode_continue(token) if token else None
         ns = req.namespace if s.namespaced and req.namespace else None
         try:
@@ -287,9 +286,7 @@ class Resources:
     def delete(self, req: Request, options: Mapping[str, Any]) -> Reply:
         s = req.served
         policy = options.get("propagationPolicy") or req.query.get("propagationPolicy")
-        if options.get("orphanDependents") is True or parse_bool(
-            req.query.get("orphanDependents")
-        ):
+        if options.get("orphanDependents") is True or parse_bool(req.query.get("orphanDependents")):
             policy = "Orphan"
         warnings: list[str] = []
         if policy is None and s.group == "batch" and s.kind == "Job":
@@ -300,7 +297,13 @@ class Resources:
                 s.group,
                 s.kind,
                 req.name,
-                [invalid_field("propagationPolicy", policy, 'must be "Orphan", "Background" or "Foreground"')],
+                [
+                    invalid_field(
+                        "propagationPolicy",
+                        policy,
+                        'must be "Orphan", "Background" or "Foreground"',
+                    )
+                ],
             )
         pre = options.get("preconditions") or {}
         try:
@@ -352,10 +355,8 @@ class Resources:
         """Foreground: dependents go before their owner."""
         for rtype, obj in self._dependents(uid):
             self._delete_dependents(obj.metadata.uid)
-            try:
+            with contextlib.suppress(NotFound):
                 self.store.delete(rtype, obj.metadata.namespace, obj.metadata.name)
-            except NotFound:
-                pass
 
     def delete_collection(self, req: Request, options: Mapping[str, Any]) -> Reply:
         items, _, _, _ = self.list_items(
@@ -363,7 +364,9 @@ class Resources:
         )
         for obj in items:
             self.delete(
-                Request(req.served, obj.metadata.namespace or "", obj.metadata.name, query=req.query),
+                Request(
+                    req.served, obj.metadata.namespace or "", obj.metadata.name, query=req.query
+                ),
                 options,
             )
         return Reply(

@@ -92,7 +92,13 @@ def causes_of(errors: Sequence[FieldError]) -> list[dict[str, str]]:
         text = str(err)
         # The message after "path: " (kubectl prefixes the field itself).
         message = text[len(err.path) + 2 :] if err.path and text.startswith(err.path) else text
-        out.append({"reason": _CAUSE.get(err.type, "FieldValueInvalid"), "message": message, "field": err.path})
+        out.append(
+            {
+                "reason": _CAUSE.get(err.type, "FieldValueInvalid"),
+                "message": message,
+                "field": err.path,
+            }
+        )
     return out
 
 
@@ -114,9 +120,7 @@ def webhook_denied(webhook: str, errors: Sequence[FieldError]) -> ApiError:
     error into a Forbidden denial)."""
     shown = [str(e) for e in errors]
     msg = shown[0] if len(shown) == 1 else "[" + ", ".join(shown) + "]"
-    return ApiError(
-        403, "Forbidden", f'admission webhook "{webhook}" denied the request: {msg}'
-    )
+    return ApiError(403, "Forbidden", f'admission webhook "{webhook}" denied the request: {msg}')
 
 
 def bad_request(message: str) -> ApiError:
