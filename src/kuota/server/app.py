@@ -68,7 +68,9 @@ class ApiServer:
         self.authn = authn
         self.authz = authz
         self.address = address
-        self.res = Resources(cp.store, cp.config.feature_gates, cp.clock.now, hub.written)
+        self.res = Resources(
+            cp.store, cp.config.feature_gates, cp.clock.now, hub.written, hub.begin_write
+        )
 
     # ---------------------------------------------------------------- app
     def app(self) -> web.Application:
@@ -296,6 +298,13 @@ class ApiServer:
             )
         else:
             raise st.method_not_allowed()
+        if reply.durable is not None:
+            try:
+                await reply.durable
+            except Exception as err:  # the journal failed: the write is not kept
+                raise st.ApiError(
+                    500, "InternalError", f"the write was not stored: {err}"
+                ) from None
         return self._reply(request, served, reply, warnings)
 
     def _reply(

@@ -32,6 +32,10 @@ class Hub:
         self._last_rv = -1
         self._stopping = False
         self._clock_saved = 0.0
+        # Group commit: the writes of one loop iteration share one journal
+        # flush (one fsync); each is answered once it is durable.
+        self._batch: Any = None
+        self._durable: asyncio.Future[None] = self.loop.create_future()
 
     # ---------------------------------------------------------------- watches
     def notify(self) -> None:
@@ -50,13 +54,42 @@ class Hub:
             return
         await asyncio.wait([fut], timeout=timeout)
 
+    # ---------------------------------------------------------------- durability
+    def begin_write(self) -> asyncio.Future[None]:
+        """Before a client's write: join the open group commit (opening one
+        if none is); the future resolves when the write is on disk."""
+        if self._batch is None:
+            self._batch = self.cp.store.batch()
+            self._batch.__enter__()
+            self.loop.call_soon(self._commit)
+        return self._durable
+
+    def _commit(self) -> None:
+        # The controllers' reactions to these writes join the same commit:
+        # one fsync for the clients' writes and what they caused.
+        if self._settle_scheduled:
+            self._settle()
+        batch, self._batch = self._batch, None
+        fut, self._durable = self._durable, self.loop.create_future()
+        try:
+            batch.__exit__(None, None, None)  # the flush and its fsync
+        except Exception as err:
+            fut.set_exception(err)
+            fut.exception()  # (retrieved: a write nobody awaits logs nothing)
+            return
+        fut.set_result(None)
+
     # ---------------------------------------------------------------- manager
     def written(self) -> None:
         """A client wrote: wake watches now, reconcile soon."""
         self.notify()
         if not self._settle_scheduled:
             self._settle_scheduled = True
-            self.loop.call_soon(self._settle)
+            self.loop.call_soon(self._settle_if_due)
+
+    def _settle_if_due(self) -> None:
+        if self._settle_scheduled:  # (not yet run by a commit)
+            self._settle()
 
     def _settle(self) -> None:
         self._settle_scheduled = False

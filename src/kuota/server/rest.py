@@ -69,6 +69,7 @@ class Reply:
     body: Any
     code: int = 200
     warnings: list[str] = field(default_factory=list)
+    durable: Any = None  # awaited before answering: the write is on disk
 
 
 def parse_bool(value: str | None) -> bool:
@@ -125,8 +126,12 @@ class Resources:
         gates: Mapping[str, bool],
         now: Callable[[], datetime],
         on_write: Callable[[], None],
+        begin_write: Callable[[], Any] = lambda: None,
     ) -> None:
         self.store = store
+        # Called before each store write; returns what the caller awaits
+        # before answering (the group commit's durability).
+        self.begin_write = begin_write
         self.gates = gates
         self.now = now
         self.on_write = on_write
@@ -218,12 +223,13 @@ class Resources:
             raise st.bad_request("resourceVersion should not be set on objects to be created")
         if req.dry_run:
             return Reply(encode(obj, s), 201)
+        durable = self.begin_write()
         try:
             created = self.store.create(obj)
         except StoreError as err:
             raise store_error(err, s, name) from None
         self.on_write()
-        return Reply(created, 201)
+        return Reply(created, 201, durable=durable)
 
     def update(self, req: Request, raw: Any, *, patch: bool = False) -> Reply:
         s = req.served
@@ -243,6 +249,7 @@ class Resources:
             )
         if req.dry_run:
             return Reply(encode(obj, s))
+        durable = self.begin_write()
         try:
             if req.subresource == "status":
                 out = self.store.update_status(obj)
@@ -251,7 +258,7 @@ class Resources:
         except StoreError as err:
             raise store_error(err, s, req.name) from None
         self.on_write()
-        return Reply(out)
+        return Reply(out, durable=durable)
 
     def _update_scale(self, req: Request, raw: Any) -> Reply:
         s = req.served
@@ -276,12 +283,13 @@ class Resources:
         wire.setdefault("spec", {})["replicas"] = replicas
         wire.pop("status", None)
         obj = decode_body(wire, s, req.namespace, self.gates, name=req.name)
+        durable = self.begin_write()
         try:
             out = self.store.update(obj)
         except StoreError as err:
             raise store_error(err, s, req.name) from None
         self.on_write()
-        return Reply(scale_of(out, encode(out, s)))
+        return Reply(scale_of(out, encode(out, s)), durable=durable)
 
     def delete(self, req: Request, options: Mapping[str, Any]) -> Reply:
         s = req.served
@@ -319,6 +327,7 @@ class Resources:
             )
         if req.dry_run:
             return Reply(st.success(s.group, s.resource, req.name, cur.metadata.uid), 200, warnings)
+        durable = self.begin_write()
         try:
             if policy == "Orphan":
                 self._orphan(cur.metadata.uid)
@@ -331,8 +340,10 @@ class Resources:
             raise store_error(err, s, req.name) from None
         self.on_write()
         if left is not None:
-            return Reply(left, 200, warnings)
-        return Reply(st.success(s.group, s.resource, req.name, cur.metadata.uid), 200, warnings)
+            return Reply(left, 200, warnings, durable)
+        return Reply(
+            st.success(s.group, s.resource, req.name, cur.metadata.uid), 200, warnings, durable
+        )
 
     def _dependents(self, uid: str) -> list[tuple[Any, Any]]:
         return [

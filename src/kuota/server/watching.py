@@ -22,6 +22,22 @@ from kuota.store import Gone, StoreError, selector_matcher
 
 _BOOKMARK_EVERY = 10.0  # seconds of quiet between bookmarks, when asked for
 _JSON = msgspec.json.Encoder()
+# One event's wire form, shared by every watch of its resource and version:
+# (id of the stored object, its resourceVersion, served version) -> (object, wire).
+_WIRES: dict[tuple[int, str, int], tuple[Any, dict[str, Any]]] = {}
+_WIRES_SIZE = 4096
+
+
+def _wire(obj: Any, served: Any) -> dict[str, Any]:
+    key = (id(obj), obj.metadata.resource_version, id(served))
+    hit = _WIRES.get(key)
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    wire = encode(obj, served)
+    if len(_WIRES) >= _WIRES_SIZE:
+        _WIRES.clear()
+    _WIRES[key] = (obj, wire)
+    return wire
 
 
 def _line(kind: str, obj: Any) -> bytes:
@@ -49,7 +65,7 @@ async def watch(
     now = res.now
 
     def render(kind: str, obj: Any) -> bytes | None:
-        wire = encode(obj, s)
+        wire = _wire(obj, s)
         if label and not matcher(obj.metadata.labels):
             return None
         if fsel is not None and not fsel(wire):
