@@ -198,7 +198,12 @@ def _workloads_world(path: Path, n: int) -> None:
                 },
             }
         )
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    # JSON documents (valid YAML): dumping 50,000 documents as YAML takes minutes.
+    path.write_text("\n---\n".join(json.dumps(d) for d in docs) + "\n")
+
+
+class _Skip(Exception):
+    pass
 
 
 def main() -> None:
@@ -219,11 +224,15 @@ def main() -> None:
         )
         proc, url = _start(tmp / "s1", world)
         try:
+            if not a.creates:
+                raise _Skip
             ctx = _ssl(tmp / "s1")
             out["create"] = asyncio.run(_creates(url, ctx, a.clients, a.creates))
             print("create:", out["create"], flush=True)
             out["watch"] = asyncio.run(_watch_delivery(url, ctx, a.watchers, a.events))
             print("watch:", out["watch"], flush=True)
+        except _Skip:
+            pass
         finally:
             proc.terminate()
             proc.wait(60)

@@ -19,7 +19,6 @@ from typing import Any
 
 import msgspec
 
-from kuota.api.errors import FieldError
 from kuota.api.errors import invalid as invalid_field
 from kuota.server import status as st
 from kuota.server.fieldselectors import parse_field_selector
@@ -409,7 +408,3 @@ def scale_of(obj: Any, wire: dict[str, Any]) -> dict[str, Any]:
         "spec": {"replicas": spec.get("replicas", 1)},
         "status": {"replicas": status.get("replicas", 0), "selector": selector},
     }
-
-
-def errors_of(err: Invalid) -> list[FieldError]:
-    return err.errors

@@ -189,7 +189,3 @@ def _refusal(
         if not schema_only.errors:
             return st.webhook_denied(hook, errors)
     return st.invalid(served.group, served.kind, name, errors)
-
-
-def invalid_from_store(served: Served, name: str, errors: list[FieldError]) -> st.ApiError:
-    return st.invalid(served.group, served.kind, name, errors)

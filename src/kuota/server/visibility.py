@@ -102,18 +102,18 @@ def pending_workloads(
     queue = state.queues.cqs.get(cq_name)
     ordered = _ordered(queue) if queue is not None else []
     per_lq: dict[tuple[str, str], int] = {}
-    items: list[dict[str, Any]] = []
+    items: list[tuple[int, int, Any]] = []
     for pos_cq, info in enumerate(ordered):
         lqk = (info.namespace, _lq_name(info))
         pos_lq = per_lq.get(lqk, 0)
         per_lq[lqk] = pos_lq + 1
         if lq_filter is not None and lqk != lq_filter:
             continue
-        items.append((pos_cq, pos_lq, info))  # type: ignore[arg-type]
+        items.append((pos_cq, pos_lq, info))
     page = items[offset : offset + limit]
     return {
         "kind": "PendingWorkloadsSummary",
         "apiVersion": f"{GROUP}/{version}",
         "metadata": {"creationTimestamp": None},
-        "items": [_item(core, info, pc, pl) for pc, pl, info in page],  # type: ignore[misc]
+        "items": [_item(core, info, pc, pl) for pc, pl, info in page],
     }

@@ -6,7 +6,6 @@ ERROR event for a version older than the store's history."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -152,6 +151,3 @@ def _bookmark(kind: str, api_version: str, rv: str) -> bytes:
     return _line(
         "BOOKMARK", {"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": rv}}
     )
-
-
-Encoder = Callable[[Any], bytes]
