@@ -137,3 +137,18 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
         timeout=60,
     )
     assert r.returncode == 2 and "--state" in r.stderr
+
+
+def test_every_acknowledged_write_survives_sigkill(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    srv = serve()
+    acked = []
+    for i in range(20):
+        ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"k-{i}"}}
+        code, body = _call(srv, "/api/v1/namespaces", method="POST", body=ns)
+        assert code == 201
+        acked.append((body["metadata"]["name"], body["metadata"]["uid"]))
+    srv.stop(signal.SIGKILL)
+    again = serve()
+    for name, uid in acked:
+        code, got = _call(again, f"/api/v1/namespaces/{name}")
+        assert code == 200 and got["metadata"]["uid"] == uid
