@@ -311,9 +311,7 @@ class ApiServer:
         self, request: web.Request, served: Served, reply: Reply, warnings: list[str]
     ) -> web.Response:
         body = reply.body
-        if not isinstance(body, dict):
-            body = encode(body, served)
-        if _wants_table(request) and body.get("kind") == served.kind:
+        if _wants_table(request) and not isinstance(body, dict):
             out = json_response(
                 table(
                     served,
@@ -325,6 +323,8 @@ class ApiServer:
                 TABLE_TYPE,
             )
         else:
+            if not isinstance(body, dict):
+                body = encode(body, served)
             out = json_response(body, reply.code)
         for w in [*warnings, *reply.warnings]:
             out.headers.add("Warning", f'299 - "{w}"')
@@ -333,11 +333,10 @@ class ApiServer:
     def _list(self, request: web.Request, req: Request, warnings: list[str]) -> web.Response:
         s = req.served
         items, rv, cont, remaining = self.res.list_items(req)
-        wires = [encode(o, s) for o in items]
         if _wants_table(request):
             body = table(
                 s,
-                wires,
+                items,
                 self.cp.clock.now(),
                 resource_version=rv,
                 cont=cont,
@@ -355,7 +354,7 @@ class ApiServer:
                     "kind": f"{s.kind}List",
                     "apiVersion": s.api_version,
                     "metadata": meta,
-                    "items": wires,
+                    "items": [encode(o, s) for o in items],
                 }
             )
         for w in warnings:

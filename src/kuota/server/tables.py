@@ -9,14 +9,18 @@ kube's human ages (``5m``, ``3d4h``), against the control plane's clock.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from kuota.api.kindspec import PrinterColumn
 from kuota.server.builtin_cells import BUILTIN_CELLS, human_age
-from kuota.server.served import Served
+from kuota.server.served import Served, encode
+from kuota.server.wireform import attr_of, full_builtins
 
 TABLE_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
@@ -41,8 +45,46 @@ def json_path(obj: Any, path: str) -> list[Any]:
     return current
 
 
-def _cell(col: PrinterColumn, wire: dict[str, Any], now: datetime) -> Any:
-    values = json_path(wire, col.json_path)
+@functools.cache
+def _tokens(path: str) -> tuple[tuple[str | None, ...], ...]:
+    return tuple(m.groups() for m in _STEP.finditer(path))
+
+
+def struct_path(value: Any, path: str) -> list[Any]:
+    """``json_path`` read on the API struct itself (wire names mapped to its
+    fields), without encoding the object: a column reads a few fields of
+    each of thousands of objects. A struct's defaulted fields are there."""
+    current = [value]
+    for field, idx, fkey, fval in _tokens(path):
+        nxt: list[Any] = []
+        for v in current:
+            if field is not None:
+                if isinstance(v, msgspec.Struct):
+                    attr = attr_of(type(v), field)
+                    got = getattr(v, attr, None) if attr is not None else None
+                elif isinstance(v, dict):
+                    got = v.get(field)
+                else:
+                    got = None
+                if got is not None:
+                    nxt.append(got)
+            elif idx is not None and isinstance(v, list) and int(idx) < len(v):
+                nxt.append(v[int(idx)])
+            elif fkey is not None and isinstance(v, list):
+                for x in v:
+                    if isinstance(x, msgspec.Struct):
+                        attr = attr_of(type(x), fkey)
+                        got = getattr(x, attr, None) if attr is not None else None
+                    else:
+                        got = x.get(fkey) if isinstance(x, dict) else None
+                    if got is not None and str(got) == fval:
+                        nxt.append(x)
+        current = nxt
+    return [full_builtins(v) for v in current]
+
+
+def _cell(col: PrinterColumn, wire_obj: Any, now: datetime) -> Any:
+    values = struct_path(wire_obj, col.json_path)
     if not values:
         return None
     v = values[0] if len(values) == 1 else ",".join(str(x) for x in values)
@@ -87,19 +129,21 @@ def column_definitions(served: Served) -> list[dict[str, Any]]:
 RowFn = Callable[[dict[str, Any], datetime], list[Any]]
 
 
-def row(served: Served, wire: dict[str, Any], now: datetime, include: str) -> dict[str, Any]:
-    meta = wire.get("metadata") or {}
+def row(served: Served, obj: Any, now: datetime, include: str) -> dict[str, Any]:
+    """A row of an internal object (as the served version shows it)."""
+    wire_obj = served.version.from_internal(obj)
+    meta = full_builtins(wire_obj.metadata)
     cols = columns_of(served)
     builtin = BUILTIN_CELLS.get((served.group, served.kind))
     if builtin is not None and not any(c.json_path for c in cols):
-        cells = [meta.get("name", ""), *builtin(wire, now)]
+        cells = [meta.get("name", ""), *builtin(full_builtins(wire_obj), now)]
         cells += [""] * (len(cols) + 1 - len(cells))
         cells = cells[: len(cols) + 1]
     else:
-        cells = [meta.get("name", ""), *(_cell(c, wire, now) for c in cols)]
+        cells = [meta.get("name", ""), *(_cell(c, wire_obj, now) for c in cols)]
     out: dict[str, Any] = {"cells": cells}
     if include == "Object":
-        out["object"] = wire
+        out["object"] = encode(obj, served)
     elif include != "None":
         out["object"] = {
             "kind": "PartialObjectMetadata",
@@ -111,7 +155,7 @@ def row(served: Served, wire: dict[str, Any], now: datetime, include: str) -> di
 
 def table(
     served: Served,
-    wires: list[dict[str, Any]],
+    objs: list[Any],
     now: datetime,
     *,
     resource_version: str = "",
@@ -127,5 +171,5 @@ def table(
         "apiVersion": "meta.k8s.io/v1",
         "metadata": meta,
         "columnDefinitions": column_definitions(served) if definitions else [],
-        "rows": [row(served, w, now, include) for w in wires],
+        "rows": [row(served, o, now, include) for o in objs],
     }

@@ -70,7 +70,7 @@ async def watch(
         if fsel is not None and not fsel(wire):
             return None
         if as_table:
-            return _line(kind, table(s, [wire], now(), definitions=False))
+            return _line(kind, table(s, [obj], now(), definitions=False))
         return _line(kind, wire)
 
     first: list[bytes] = []
