@@ -28,6 +28,7 @@ from kuota.server.served import Served, encode, lookup
 from kuota.server.tables import TABLE_TYPE, table
 from kuota.server.visibility import pending_workloads
 from kuota.server.watching import watch
+from kuota.store import StoreError
 
 _JSON = msgspec.json.Encoder()
 _VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -114,6 +115,8 @@ class ApiServer:
             if exc.status == 405:
                 return status_response(st.method_not_allowed())
             raise
+        except StoreError as err:  # the store itself failed (a journal write)
+            return status_response(st.ApiError(500, "InternalError", str(err)))
 
     def _authorize_path(self, request: web.Request) -> None:
         user: UserInfo = request["user"]
