@@ -245,7 +245,9 @@ def main() -> None:
             start_s = time.perf_counter() - t
             try:
                 env = {**os.environ, "KUBECONFIG": str(tmp / "s2" / "kubeconfig"), "HOME": str(tmp)}
-                subprocess.run([kubectl, "get", "ns"], env=env, capture_output=True, check=True)
+                r = subprocess.run([kubectl, "get", "ns"], env=env, capture_output=True, text=True)
+                if r.returncode != 0:
+                    raise SystemExit(f"kubectl get ns: {r.stderr}")
                 times = []
                 for _ in range(3):
                     t = time.perf_counter()

@@ -68,6 +68,9 @@ async def serve(
     url = _url(address, port)
     hub = Hub(cp)
     cp.submit(objects)
+    # The world settles before the first request: a round over thousands of
+    # objects would otherwise hold the loop while clients wait.
+    cp.mgr.run_until_idle()
     api = ApiServer(cp, hub, Authenticator(tokens), MastersAuthorizer(), f"{address}:{port}")
     runner = web.AppRunner(api.app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
     await runner.setup()
