@@ -7,5 +7,6 @@ from __future__ import annotations
 from kuota.server.patch.errors import ApplyConflict, PatchError
 from kuota.server.patch.jsonpatch import json_patch
 from kuota.server.patch.merge import merge_patch
+from kuota.server.patch.strategic import strategic_merge_patch
 
-__all__ = ["ApplyConflict", "PatchError", "json_patch", "merge_patch"]
+__all__ = ["ApplyConflict", "PatchError", "json_patch", "merge_patch", "strategic_merge_patch"]
