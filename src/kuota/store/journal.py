@@ -64,15 +64,19 @@ _datasync = getattr(os, "fdatasync", os.fsync)
 
 
 def _write_all(fd: int, data: bytes | bytearray) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    # No memoryview: one kept alive by a failed write's traceback would pin
+    # the buffer (a bytearray with an export cannot be cleared).
+    done = os.write(fd, data)
+    while done < len(data):
+        done += os.write(fd, data[done:])
 
 
 class Journal:
     def __init__(self, directory: str | Path, snapshot_every: int = 50_000) -> None:
         """Open ``directory`` for writing (made and marked if new or empty),
         holding it against every other writer until ``close``."""
+        if not str(directory):  # (Path("") would be the working directory)
+            raise JournalError("an empty state path: give a directory (or no --state for none)")
         self.directory = Path(directory)
         self.snapshot_every = snapshot_every
         self._lock_fd: int | None = claim(self.directory)

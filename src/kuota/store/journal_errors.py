@@ -47,9 +47,9 @@ def write_failed(state: Path, what: str, err: OSError) -> JournalWriteError:
     advice = _ADVICE.get(err.errno or 0)
     return JournalWriteError(
         f"the state {state}: cannot write {what}: {cause}"
-        + (f"; {advice}" if advice else "")
-        + "; the state keeps every write acknowledged before this one and resumes "
-        "from there once it can be written again"
+        + (f": {advice}" if advice else "")
+        + "; every write acknowledged before is kept, and the state resumes from there "
+        "once it can be written"
     )
 
 

@@ -181,7 +181,7 @@ def _tail_is_torn(f: Any, first: bytes) -> bool:
 
 
 def _replay_segment(
-    path: Path, number: int, at: Position, state: Recovered, last: bool
+    path: Path, number: int, at: Position, state: Recovered, last: bool, before: str
 ) -> tuple[Position, int]:
     """Apply a segment's records after ``at``; the position after them and
     the bytes of the segment that are intact."""
@@ -213,11 +213,12 @@ def _replay_segment(
                         "(renamed or copied from elsewhere)"
                     )
                 if (rec.i, rec.p) != (at.number, at.crc):
-                    raise JournalCorrupt(_gap(path, rec.i, at))
+                    raise JournalCorrupt(_gap(path, rec.i, at, before))
                 at = Position(at.number, crc)
             else:
                 if rec.i != at.number + 1:
-                    raise JournalCorrupt(_out_of_order(where, rec.i, at.number))
+                    line_at = _where(path, None, lineno)
+                    raise JournalCorrupt(_out_of_order(line_at, rec.i, at.number))
                 if rec.p != at.crc:
                     raise JournalCorrupt(
                         f"{where}: does not follow record {at.number} (the chain of "
@@ -233,24 +234,26 @@ def _replay_segment(
     return at, offset
 
 
-def _gap(path: Path, starts_after: int, at: Position) -> str:
+def _gap(path: Path, starts_after: int, at: Position, before: str) -> str:
     if starts_after > at.number:
-        before = "the snapshot" if at.number else "the start of the state"
+        n = at.number + 1
+        missing = f"record {n} is" if n == starts_after else f"records {n}..{starts_after} are"
         return (
             f"{path}: continues from record {starts_after}, but {before} ends at record "
-            f"{at.number}: records {at.number + 1}..{starts_after} are missing (a segment "
-            "or the snapshot covering them was removed)"
+            f"{at.number}: {missing} missing (a segment or the snapshot holding them "
+            "was removed or cut)"
         )
     return (
-        f"{path}: continues from record {starts_after}, which does not end what comes "
-        f"before it (record {at.number}: a segment was removed or replaced)"
+        f"{path}: continues from record {starts_after}, which does not end {before} "
+        f"(record {at.number}: a segment was removed, cut or replaced)"
     )
 
 
 def _out_of_order(where: str, got: int, last: int) -> str:
     if got <= last:
         return f"{where}: holds record {got} again after record {last} (a repeated record)"
-    return f"{where}: holds record {got} after record {last}: records {last + 1}..{got - 1} are missing"
+    missing = f"record {last + 1} is" if got == last + 2 else f"records {last + 1}..{got - 1} are"
+    return f"{where}: holds record {got} after record {last}: {missing} missing"
 
 
 def replay(directory: Path, names: list[str] | None = None) -> Replayed:
@@ -289,10 +292,12 @@ def replay(directory: Path, names: list[str] | None = None) -> Replayed:
             f"{directory}: {segment_name(first)} is missing after {snapshot_name(first)} (removed?)"
         )
     end = 0
+    before = snapshot_name(first) if snapshots else "the start of the state"
     for k, seg in enumerate(live):
         at, end = _replay_segment(
-            directory / segment_name(seg), seg, at, state, last=k == len(live) - 1
+            directory / segment_name(seg), seg, at, state, k == len(live) - 1, before
         )
+        before = segment_name(seg)
     return Replayed(
         state, at, live[-1] if live else first, end, first if snapshots else None, older
     )

@@ -106,8 +106,9 @@ def open_readonly(state_dir: str | Path) -> ReadOnlyStore:
     has written so far (its writes are appended after what was read).
     Raises JournalError (JournalCorrupt) for a directory that is no kuota
     state or a damaged one."""
-    directory = Path(state_dir)
-    state = _read(directory)
+    if not str(state_dir):  # (Path("") would be the working directory)
+        raise JournalError("an empty state path: give a state directory")
+    state = _read(Path(state_dir))
     store = MemoryStore(lambda: datetime.now(UTC))
     store.adopt(state)
     return ReadOnlyStore(store, f"the state {state_dir}")
@@ -121,8 +122,6 @@ _TRIES = 20
 
 
 def _read(directory: Path) -> Recovered:
-    if not str(directory):
-        raise JournalError("an empty state path: give a state directory")
     if not directory.is_dir():
         raise JournalError(f"{directory}: no such state directory")
     for attempt in range(_TRIES):

@@ -54,11 +54,17 @@ def _format_of(directory: Path) -> int:
 
 def _unmarked(directory: Path, names: list[str]) -> JournalError:
     """The error for a directory with files but no mark."""
-    if any(FORMAT_1.match(n) for n in names):
+    journal = [n for n in names if FORMAT_1.match(n) and n != "LOCK"]
+    if "LOCK" in names and journal:  # format 1 had a LOCK file, and no mark
         return JournalError(
             f"{directory}: a kuota state of journal format 1 (written before kuota "
             f"marked its state directories); this kuota reads format {FORMAT} only: "
             "run the world again into a new directory (or read it with the kuota that wrote it)"
+        )
+    if journal or OWNER in names:
+        return JournalError(
+            f"{directory}: holds kuota's journal files but no {MARK} mark (removed?); "
+            "kuota reads or writes a directory as a state only with its mark"
         )
     shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
     return JournalError(
@@ -116,8 +122,6 @@ def claim(directory: Path) -> int:
     """Open ``directory`` for writing: made (and marked) if new or empty,
     checked if marked, refused otherwise; locked for this process's life.
     Returns the descriptor that holds the lock (closing it releases it)."""
-    if not str(directory):
-        raise JournalError("an empty state path: give a directory (or no --state for none)")
     if directory.exists() and not directory.is_dir():
         raise NotADirectoryError(
             errno.ENOTDIR, "not a directory (the state is a directory of journal files)"
