@@ -106,12 +106,14 @@ class Journal:
         self._segment = found.segment
         self._at = self._acked = found.at
         try:
+            # The segment first: a crash before the older files go must find
+            # the snapshot's segment (without either, the state reads as damaged).
+            self._open_segment(found.segment_end)
             for name in os.listdir(self.directory):
                 if TEMPORARY.match(name) and name.startswith("snapshot-"):
                     (self.directory / name).unlink()  # a snapshot never renamed into place
             for name in found.older:
                 (self.directory / name).unlink(missing_ok=True)
-            self._open_segment(found.segment_end)
         except OSError as err:
             raise self._failed(segment_name(self._segment), err) from None
         return state
