@@ -194,6 +194,9 @@ def test_a_live_runs_state_reads_and_refuses_writes_naming_the_owner(tmp_path: P
             assert f"the state {state} is in use" in out, (args, out)
             assert f"pid {run.pid}" in out and f"kill {run.pid}" in out, (args, out)
             assert "wait for it to finish" in out, (args, out)
+        (state / "OWNER").unlink()  # the lock is no file's presence
+        code, out = cli("node", "cordon", "n1", "--state", str(state))
+        assert code == 2 and "is in use: another kuota process holds it" in out, out
         assert run.poll() is None  # the run was not disturbed
     finally:
         run.send_signal(signal.SIGTERM)  # it saves the state and exits

@@ -124,7 +124,7 @@ def test_the_lock_holds_when_the_state_files_are_removed(tmp_path: Path) -> None
     writer.create(job("a"))
     for name in ("OWNER", "LOCK"):  # what a file-presence lock would rest on
         (state / name).unlink(missing_ok=True)
-    with pytest.raises(JournalLocked, match=r"in use: a kuota process"):
+    with pytest.raises(JournalLocked, match="in use: another kuota process holds it"):
         open_store(state, FakeClock())
     with pytest.raises(JournalLocked):
         open_store(state, FakeClock())  # the refused open left the lock in place

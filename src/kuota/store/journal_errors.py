@@ -57,15 +57,15 @@ def locked(state: Path, owner: str) -> JournalLocked:
     """The error for a state another process holds; ``owner`` is what its
     owner file says (pid, command), "" when unknown."""
     pid, _, command = owner.partition("\n")
-    pid = pid.strip()
-    who = f"pid {pid}" if pid.isdigit() else "another process"
-    if command.strip():
-        who += f", {command.strip()}"
-    stop = f"stop it (kill {pid}, or Ctrl-C where it runs: it saves the state and exits)"
-    if not pid.isdigit():
+    pid, command = pid.strip(), command.strip()
+    if pid.isdigit():
+        who = f"a kuota process (pid {pid}" + (f", {command})" if command else ")")
+        stop = f"stop it (kill {pid}, or Ctrl-C where it runs: it saves the state and exits)"
+    else:
+        who = "another kuota process"
         stop = "stop it (it saves the state and exits)"
     return JournalLocked(
-        f"the state {state} is in use: a kuota process ({who}) holds it for writing "
-        f"until it ends; wait for it to finish or {stop}, then retry "
+        f"the state {state} is in use: {who} holds it for writing until it ends; "
+        f"wait for it to finish or {stop}, then retry "
         "(kuota get and describe read it meanwhile)"
     )
