@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,11 @@ class Journal:
         self._buffer = bytearray()
         self._fd: int | None = None
         self._segment = 0
-        self._at = Position()  # the chain after the last buffered record
-        self._acked = Position()  # ... after the last durable one
+        # The chain after the last buffered record (two ints, not a Position:
+        # this is per write), and after the last durable one.
+        self._number = 0
+        self._crc = 0
+        self._acked = Position()
         self._acked_size = 0  # the segment's size then
         self._since_snapshot = 0  # records in the segments after the snapshot
         self._recovered = False
@@ -104,7 +108,8 @@ class Journal:
         state = found.state
         self._since_snapshot = state.records
         self._segment = found.segment
-        self._at = self._acked = found.at
+        self._number, self._crc = found.at.number, found.at.crc
+        self._acked = found.at
         try:
             # The segment first: a crash before the older files go must find
             # the snapshot's segment (without either, the state reads as damaged).
@@ -127,37 +132,42 @@ class Journal:
             os.ftruncate(self._fd, intact)  # a torn tail: never acknowledged
             os.fsync(self._fd)
         if intact == 0:
-            rec = Record("head", self._at.number, self._at.crc, seg=self._segment)
+            rec = Record("head", self._number, self._crc, seg=self._segment)
             line, crc = frame(ENCODER.encode(rec))
             _write_all(self._fd, line)
             _datasync(self._fd)
-            self._at = self._acked = Position(self._at.number, crc)
+            self._crc = crc
+            self._acked = Position(self._number, crc)
             intact = len(line)
         self._acked_size = intact
         fsync_dir(self.directory)
 
     # ------------------------------------------------------------ writing
     def put(self, rtype: ResourceType, rv: int, seq: int, obj: Any) -> None:
-        self._append(Record("put", 0, 0, rv, seq, rtype[0], obj.kind, o=encode_value(obj)))
+        n = self._number + 1
+        o = encode_value(obj)
+        self._append(n, Record("put", n, self._crc, rv, seq, rtype[0], obj.kind, o=o))
 
     def delete(
         self, rtype: ResourceType, kind: str, rv: int, seq: int, namespace: str, name: str
     ) -> None:
-        self._append(Record("delete", 0, 0, rv, seq, rtype[0], kind, namespace, name))
+        n = self._number + 1
+        self._append(n, Record("delete", n, self._crc, rv, seq, rtype[0], kind, namespace, name))
 
     def meta(self, key: str, value: Any, rv: int, seq: int) -> None:
         raw = NULL if value is None else encode_value(value)
-        self._append(Record("meta", 0, 0, rv, seq, key=key, o=raw))
+        n = self._number + 1
+        self._append(n, Record("meta", n, self._crc, rv, seq, key=key, o=raw))
 
-    def _append(self, rec: Record) -> None:
+    def _append(self, number: int, rec: Record) -> None:
+        """Buffer record ``number`` (it names the checksum before it: the chain)."""
         if self._fd is None:
             raise JournalError("the journal is closed (or recover() was not called)")
-        at = self._at
-        rec.i = at.number + 1
-        rec.p = at.crc
-        line, crc = frame(ENCODER.encode(rec))
-        self._buffer += line
-        self._at = Position(rec.i, crc)
+        payload = ENCODER.encode(rec)
+        crc = zlib.crc32(payload)
+        self._buffer += b"%08x %d %b\n" % (crc, len(payload), payload)
+        self._number = number
+        self._crc = crc
         self._since_snapshot += 1
 
     @property
@@ -178,15 +188,15 @@ class Journal:
             raise self._failed(segment_name(self._segment), err) from None
         self._acked_size += len(self._buffer)
         self._buffer.clear()
-        self._acked = self._at
+        self._acked = Position(self._number, self._crc)
 
     def _take_back(self) -> None:
         """Forget the records not acknowledged; cut what of them reached the
         file (best effort: if even that fails, they are a torn or an
         unacknowledged tail that recovery handles)."""
         self._buffer.clear()
-        self._since_snapshot -= self._at.number - self._acked.number
-        self._at = self._acked
+        self._since_snapshot -= self._number - self._acked.number
+        self._number, self._crc = self._acked.number, self._acked.crc
         if self._fd is not None:
             try:
                 os.ftruncate(self._fd, self._acked_size)
@@ -251,10 +261,8 @@ class Journal:
     ) -> None:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            at = self._at
-            line, prev = frame(
-                ENCODER.encode(Record("head", at.number, at.crc, rv, seq, seg=number))
-            )
+            head = Record("head", self._number, self._crc, rv, seq, seg=number)
+            line, prev = frame(ENCODER.encode(head))
             buf = bytearray(line)
             count = 0
             for rtype, obj in objects:

@@ -104,19 +104,15 @@ def lines(f: IO[bytes], limit: int) -> Iterator[bytes]:
     """The lines of the first ``limit`` bytes of ``f``: a writer may append
     while a reader reads, and what it appends after the reader looked is not
     the reader's (a line cut at the limit reads as torn)."""
-    left = limit
-    carry = b""
-    while left > 0:
-        chunk = f.read(min(left, 1 << 22))
-        if not chunk:
-            break
-        left -= len(chunk)
-        parts = (carry + chunk).split(b"\n")
-        carry = parts.pop()
-        for part in parts:
-            yield part + b"\n"
-    if carry:
-        yield carry
+    offset = 0
+    for line in f:
+        end = offset + len(line)
+        if end > limit:
+            if offset < limit:
+                yield line[: limit - offset]
+            return
+        offset = end
+        yield line
 
 
 def encode_value(value: Any) -> msgspec.Raw:

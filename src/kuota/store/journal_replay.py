@@ -73,18 +73,27 @@ class Replayed:
     older: list[str] = field(default_factory=list)  # files the latest snapshot covers
 
 
+# Where a line is: (file, record number or None, line number); made into
+# text only for an error (formatting it for every line costs replay time).
+Where = tuple[Path, int | None, int]
+
+
+def _text(where: Where) -> str:
+    return _where(*where)
+
+
 def _where(path: Path, number: int | None, lineno: int) -> str:
     if number is None:
         return f"{path}: line {lineno}"
     return f"{path}: record {number} (line {lineno})"
 
 
-def _decode(rec: Record, path: Path, where: str) -> tuple[ResourceType, Any]:
+def _decode(rec: Record, path: Path, where: Where) -> tuple[ResourceType, Any]:
     try:
         info = kind_named(rec.g, rec.k)
     except NotFound:
         raise JournalError(
-            f"{where} holds a {rec.k} of group {rec.g!r}, a kind this program does not "
+            f"{_text(where)} holds a {rec.k} of group {rec.g!r}, a kind this program does not "
             "register (register_kind before opening the store)"
         ) from None
     typ = info.type
@@ -94,17 +103,17 @@ def _decode(rec: Record, path: Path, where: str) -> tuple[ResourceType, Any]:
     try:
         return info.rtype, dec.decode(rec.o)
     except msgspec.ValidationError as err:
-        raise JournalCorrupt(f"{where}: {err}") from None
+        raise JournalCorrupt(f"{_text(where)}: {err}") from None
 
 
-def _record(payload: bytes, where: str) -> Record:
+def _record(payload: bytes, where: Where) -> Record:
     try:
         return RECORD.decode(payload)
     except msgspec.DecodeError as err:
-        raise JournalCorrupt(f"{where}: {err}") from None
+        raise JournalCorrupt(f"{_text(where)}: {err}") from None
 
 
-def _apply(rec: Record, state: Recovered, path: Path, where: str) -> None:
+def _apply(rec: Record, state: Recovered, path: Path, where: Where) -> None:
     if rec.op == "put":
         rtype, obj = _decode(rec, path, where)
         key = (obj.metadata.namespace, obj.metadata.name)
@@ -119,9 +128,9 @@ def _apply(rec: Record, state: Recovered, path: Path, where: str) -> None:
         else:
             state.meta[rec.key] = value
     else:
-        raise JournalCorrupt(f"{where}: unknown operation {rec.op!r}")
+        raise JournalCorrupt(f"{_text(where)}: unknown operation {rec.op!r}")
     if rec.rv < state.rv:
-        raise JournalCorrupt(f"{where}: resourceVersion {rec.rv} goes back")
+        raise JournalCorrupt(f"{_text(where)}: resourceVersion {rec.rv} goes back")
     state.rv, state.seq = rec.rv, rec.seq
 
 
@@ -133,14 +142,14 @@ def _read_snapshot(path: Path, number: int, state: Recovered) -> Position:
     with path.open("rb") as f:
         for lineno, line in enumerate(lines(f, os.fstat(f.fileno()).st_size), 1):
             kind, payload, crc = unframe(line)
-            where = _where(path, None, lineno)
+            where: Where = (path, None, lineno)
             if kind != INTACT:
                 # A snapshot is renamed into place only once complete and fsynced.
-                raise JournalCorrupt(f"{where}: damaged (checksum or length wrong)")
+                raise JournalCorrupt(f"{_text(where)}: damaged (checksum or length wrong)")
             rec = _record(payload, where)
             if lineno > 1 and rec.p != prev:
                 raise JournalCorrupt(
-                    f"{where}: does not follow line {lineno - 1} (the chain of checksums "
+                    f"{_text(where)}: does not follow line {lineno - 1} (the chain of checksums "
                     "breaks: a line was removed, repeated or replaced)"
                 )
             prev = crc
@@ -148,7 +157,7 @@ def _read_snapshot(path: Path, number: int, state: Recovered) -> Position:
                 head = rec
                 if rec.seg != number:
                     raise JournalCorrupt(
-                        f"{where}: the head names {snapshot_name(rec.seg)}, not this file "
+                        f"{_text(where)}: the head names {snapshot_name(rec.seg)}, not this file "
                         "(renamed or copied from elsewhere)"
                     )
             elif head is None:
@@ -156,7 +165,7 @@ def _read_snapshot(path: Path, number: int, state: Recovered) -> Position:
             elif rec.op == "end":
                 if rec.count != count:
                     raise JournalCorrupt(
-                        f"{where}: the snapshot ends with {rec.count} objects but holds {count}"
+                        f"{_text(where)}: the snapshot ends with {rec.count} objects but holds {count}"
                     )
                 state.rv, state.seq = head.rv, head.seq
                 return Position(head.i, head.p)
@@ -169,7 +178,7 @@ def _read_snapshot(path: Path, number: int, state: Recovered) -> Position:
             elif rec.op == "meta":
                 state.meta[rec.key] = msgspec.json.decode(rec.o)
             else:
-                raise JournalCorrupt(f"{where}: unexpected {rec.op!r} line in a snapshot")
+                raise JournalCorrupt(f"{_text(where)}: unexpected {rec.op!r} line in a snapshot")
     raise JournalCorrupt(f"{path}: the snapshot is incomplete (no head or no end)")
 
 
@@ -192,7 +201,7 @@ def _replay_segment(
         for lineno, line in enumerate(it, 1):
             kind, payload, crc = unframe(line)
             expected = at.number + 1 if lineno > 1 else None
-            where = _where(path, expected, lineno)
+            where: Where = (path, expected, lineno)
             if kind != INTACT:
                 if last and _tail_is_torn(it, line):
                     # Written but never fsynced, so never acknowledged.
@@ -201,15 +210,15 @@ def _replay_segment(
                 what = "damaged (checksum wrong)" if kind == DAMAGED else "damaged"
                 after = "later segments exist" if not last else "intact records follow it"
                 raise JournalCorrupt(
-                    f"{where}, byte {offset}: {what} and {after}; the journal is corrupt"
+                    f"{_text(where)}, byte {offset}: {what} and {after}; the journal is corrupt"
                 )
             rec = _record(payload, where)
             if lineno == 1:
                 if rec.op != "head":
-                    raise JournalCorrupt(f"{where}: the segment has no head")
+                    raise JournalCorrupt(f"{_text(where)}: the segment has no head")
                 if rec.seg != number:
                     raise JournalCorrupt(
-                        f"{where}: the head names {segment_name(rec.seg)}, not this file "
+                        f"{_text(where)}: the head names {segment_name(rec.seg)}, not this file "
                         "(renamed or copied from elsewhere)"
                     )
                 if (rec.i, rec.p) != (at.number, at.crc):
@@ -221,7 +230,7 @@ def _replay_segment(
                     raise JournalCorrupt(_out_of_order(line_at, rec.i, at.number))
                 if rec.p != at.crc:
                     raise JournalCorrupt(
-                        f"{where}: does not follow record {at.number} (the chain of "
+                        f"{_text(where)}: does not follow record {at.number} (the chain of "
                         "checksums breaks: a record was replaced or spliced in)"
                     )
                 _apply(rec, state, path, where)
