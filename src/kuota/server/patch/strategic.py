@@ -110,7 +110,8 @@ def _strategy(schema: Schema) -> tuple[bool, str | None]:
 
 def _merge_list(original: Any, patch: list[Any], schema: Schema) -> list[Any] | None:
     merge, key = _strategy(schema)
-    items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+    raw = schema.get("items")
+    items: Schema = raw if isinstance(raw, dict) else {}
     if not merge:
         # Replaced whole; a {"$patch": "replace"} marker in it means the same.
         return [_clean(x, items) for x in patch if not _is_directive(x, "replace")]
