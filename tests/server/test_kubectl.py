@@ -17,8 +17,8 @@ pytestmark = needs_kubectl
 
 WORLD = EXAMPLES / "quickstart" / "world.yaml"
 NODES = EXAMPLES / "quickstart" / "nodes.yaml"
-# Until the server publishes OpenAPI v3, kubectl cannot check fields itself.
-NO_CLIENT_VALIDATION = "--validate=false"
+# kubectl validates against the served OpenAPI v3 (server-side: fieldValidation=Strict).
+VALIDATE = "--validate=strict"
 
 JOB = """
 apiVersion: batch/v1
@@ -47,7 +47,7 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     (d / "home").mkdir()
     s = start_server(d / "state", home=d / "home")
     try:
-        out = s.ok("apply", NO_CLIENT_VALIDATION, "-f", str(WORLD), "-f", str(NODES))
+        out = s.ok("apply", VALIDATE, "-f", str(WORLD), "-f", str(NODES))
         assert "clusterqueue.kueue.x-k8s.io/team-vision created" in out
         yield s
     finally:
@@ -76,14 +76,17 @@ def _versions(srv: Served) -> dict[str, str]:
     ):
         for item in srv.json("get", kind, "-A")["items"]:
             m = item["metadata"]
-            out[f"{kind}/{m.get('namespace', '')}/{m['name']}"] = m["resourceVersion"]
+            # (Controllers write statuses meanwhile: compare what apply writes.)
+            out[f"{kind}/{m.get('namespace', '')}/{m['name']}"] = json.dumps(
+                [m.get("labels"), m.get("annotations"), item.get("spec")], sort_keys=True
+            )
     return out
 
 
 def test_apply_twice_is_a_no_op(srv: Served) -> None:
     before = _versions(srv)
-    out = srv.ok("apply", NO_CLIENT_VALIDATION, "-f", str(WORLD), "-f", str(NODES))
-    assert _versions(srv) == before  # nothing written
+    out = srv.ok("apply", VALIDATE, "-f", str(WORLD), "-f", str(NODES))
+    assert _versions(srv) == before  # nothing changed
     lines = [line for line in out.splitlines() if line.strip()]
     # team-nlp is v1beta1 with whenCanBorrow: Borrow, which Kueue's conversion
     # reads back as MayStopSearch: kubectl sends that field again (a patch
@@ -94,7 +97,7 @@ def test_apply_twice_is_a_no_op(srv: Served) -> None:
 
 
 def test_get_columns(srv: Served) -> None:
-    srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="cols", app="cols", n=1))
+    srv.ok("apply", VALIDATE, "-f", "-", input=JOB.format(name="cols", app="cols", n=1))
     cq = srv.ok("get", "clusterqueues", "-o", "wide").splitlines()
     assert cq[0].split() == [
         "NAME",
@@ -134,10 +137,8 @@ def test_get_columns(srv: Served) -> None:
 
 
 def test_selectors_json_and_describe(srv: Served) -> None:
-    srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="sel-a", app="red", n=1))
-    srv.ok(
-        "apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="sel-b", app="blue", n=1)
-    )
+    srv.ok("apply", VALIDATE, "-f", "-", input=JOB.format(name="sel-a", app="red", n=1))
+    srv.ok("apply", VALIDATE, "-f", "-", input=JOB.format(name="sel-b", app="blue", n=1))
     names = srv.ok("get", "jobs", "-n", "vision", "-l", "app=red", "-o", "name").split()
     assert names == ["job.batch/sel-a"]
     by_field = srv.json("get", "jobs", "-n", "vision", "--field-selector", "metadata.name=sel-b")
@@ -154,7 +155,7 @@ def test_selectors_json_and_describe(srv: Served) -> None:
 
 
 def test_wait_for_condition(srv: Served) -> None:
-    srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="waited", app="w", n=1))
+    srv.ok("apply", VALIDATE, "-f", "-", input=JOB.format(name="waited", app="w", n=1))
     wl = _wait(
         lambda: [
             i["metadata"]["name"]
@@ -185,9 +186,7 @@ def test_get_watch_sees_events(srv: Served) -> None:
     )
     try:
         time.sleep(1.5)
-        srv.ok(
-            "apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name="watched", app="x", n=1)
-        )
+        srv.ok("apply", VALIDATE, "-f", "-", input=JOB.format(name="watched", app="x", n=1))
         time.sleep(2.0)
     finally:
         w.terminate()
@@ -197,7 +196,7 @@ def test_get_watch_sees_events(srv: Served) -> None:
 
 def test_delete_cascade(srv: Served) -> None:
     for name in ("gone-bg", "gone-orphan"):
-        srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=JOB.format(name=name, app=name, n=1))
+        srv.ok("apply", VALIDATE, "-f", "-", input=JOB.format(name=name, app=name, n=1))
 
     def pods(job: str) -> list[str]:
         return srv.ok("get", "pods", "-n", "vision", "-l", f"job-name={job}", "-o", "name").split()
@@ -228,7 +227,7 @@ spec:
     metadata: {labels: {app: web}}
     spec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]}
 """
-    srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=deploy)
+    srv.ok("apply", VALIDATE, "-f", "-", input=deploy)
     out = srv.ok("scale", "deployment", "-n", "vision", "web", "--replicas=3")
     assert "scaled" in out
     assert srv.json("get", "deployment", "-n", "vision", "web")["spec"]["replicas"] == 3
@@ -245,7 +244,7 @@ def test_visibility_api(srv: Served) -> None:
         .replace("namespace: vision", "namespace: nlp")
         .replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "64"')
     )
-    srv.ok("apply", NO_CLIENT_VALIDATION, "-f", "-", input=job)
+    srv.ok("apply", VALIDATE, "-f", "-", input=job)
 
     def items() -> list[dict]:
         raw = srv.ok(
@@ -277,7 +276,7 @@ def test_invalid_object_refused_with_field_path(srv: Served, tmp_path: Path) -> 
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
         "metadata: {name: Bad_Name, namespace: vision}\nspec: {clusterQueue: team-vision}\n"
     )
-    r = srv.kubectl("apply", NO_CLIENT_VALIDATION, "-f", str(bad))
+    r = srv.kubectl("apply", VALIDATE, "-f", str(bad))
     assert r.returncode == 1
     assert 'The LocalQueue "Bad_Name" is invalid' in r.stderr and "metadata.name" in r.stderr
     assert srv.kubectl("get", "localqueue", "-n", "vision", "Bad_Name").returncode == 1
@@ -287,7 +286,7 @@ def test_invalid_object_refused_with_field_path(srv: Served, tmp_path: Path) -> 
         "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n"
         "    flavors: [{name: default, resources: [{name: cpu, nominalQuota: -1}]}]\n"
     )
-    r = srv.kubectl("apply", NO_CLIENT_VALIDATION, "-f", str(cq))
+    r = srv.kubectl("apply", VALIDATE, "-f", str(cq))
     assert r.returncode == 1
     assert "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota" in r.stderr, r.stderr
     assert srv.kubectl("get", "clusterqueue", "bad").returncode == 1
