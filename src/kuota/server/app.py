@@ -19,8 +19,11 @@ from kuota.server.auth import (
     Authorizer,
     Unauthorized,
     UserInfo,
+    forbidden_details,
     forbidden_message,
 )
+from kuota.server.auth import review as rv
+from kuota.server.auth.impersonate import ImpersonationDenied, ImpersonationInvalid, impersonate
 from kuota.server.crds import crd_objects
 from kuota.server.hub import Hub
 from kuota.server.rest import BUILTIN_GROUPS, Reply, Request, Resources, parse_bool
@@ -102,6 +105,7 @@ class ApiServer:
                 request["user"] = self.authn.authenticate(request.headers, peer)
             except Unauthorized:
                 return status_response(st.ApiError(401, "Unauthorized", "Unauthorized"))
+            request["user"] = self._impersonated(request)
             if not _is_resource(request.path):
                 self._authorize_path(request)
             return await handler(request)
@@ -118,6 +122,26 @@ class ApiServer:
         except StoreError as err:  # the store itself failed (a journal write)
             return status_response(st.ApiError(500, "InternalError", str(err)))
 
+    def _impersonated(self, request: web.Request) -> UserInfo:
+        h = request.headers
+        try:
+            return impersonate(
+                self.authz,
+                request["user"],
+                h.get("Impersonate-User", ""),
+                h.getall("Impersonate-Group", []),
+                h.get("Impersonate-Uid", ""),
+            )
+        except ImpersonationDenied as err:
+            raise st.ApiError(
+                403,
+                "Forbidden",
+                forbidden_message(err.attrs),
+                details=forbidden_details(err.attrs),
+            ) from None
+        except ImpersonationInvalid as err:
+            raise st.bad_request(str(err)) from None
+
     def _authorize_path(self, request: web.Request) -> None:
         user: UserInfo = request["user"]
         attrs = Attributes(user, request.method.lower(), False, path=request.path)
@@ -126,7 +150,20 @@ class ApiServer:
     def _check(self, attrs: Attributes) -> None:
         allowed, _ = self.authz.authorize(attrs)
         if not allowed:
-            raise st.ApiError(403, "Forbidden", forbidden_message(attrs))
+            raise st.ApiError(
+                403, "Forbidden", forbidden_message(attrs), details=forbidden_details(attrs)
+            )
+
+    async def _review(self, request: web.Request, resource: str) -> web.Response:
+        if request.method != "POST":
+            raise st.method_not_allowed()
+        try:
+            answer = rv.review(
+                self.authz, request["user"], resource, await request.read(), request.content_type
+            )
+        except rv.ReviewError as err:
+            raise st.bad_request(str(err)) from None
+        return json_response(answer, 201)
 
     # ---------------------------------------------------------------- non-resource
     async def _health(self, request: web.Request) -> web.Response:
@@ -253,6 +290,8 @@ class ApiServer:
                 name=name,
             )
         )
+        if group == rv.GROUP and resource in (rv.ACCESS, rv.RULES) and not name:
+            return await self._review(request, resource)
         if group == discovery.VISIBILITY_GROUP:
             return json_response(
                 pending_workloads(self.cp, version, resource, namespace, name, sub, query)

@@ -19,7 +19,8 @@ import structlog
 from aiohttp import web
 
 from kuota.server.app import ApiServer
-from kuota.server.auth import Authenticator, MastersAuthorizer, UserInfo
+from kuota.server.auth import Authenticator, UserInfo
+from kuota.server.auth.store import rbac_authorizer, reconcile_bootstrap
 from kuota.server.certs import ensure_pki, write_kubeconfig
 from kuota.server.hub import Hub
 
@@ -71,7 +72,8 @@ async def serve(
     # The world settles before the first request: a round over thousands of
     # objects would otherwise hold the loop while clients wait.
     cp.mgr.run_until_idle()
-    api = ApiServer(cp, hub, Authenticator(tokens), MastersAuthorizer(), f"{address}:{port}")
+    reconcile_bootstrap(cp.store)
+    api = ApiServer(cp, hub, Authenticator(tokens), rbac_authorizer(cp.store), f"{address}:{port}")
     runner = web.AppRunner(api.app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
     await runner.setup()
     kubeconfig = write_kubeconfig(state_dir, pki, url)

@@ -148,3 +148,11 @@ def forbidden_message(attrs: Attributes) -> str:
     why = f'User "{user}" cannot {attrs.verb} resource "{res}" in API group "{attrs.api_group}" {scope}'
     gr = attrs.resource + (f".{attrs.api_group}" if attrs.api_group else "")
     return f'{gr} "{attrs.name}" is forbidden: {why}' if attrs.name else f"{gr} is forbidden: {why}"
+
+
+def forbidden_details(attrs: Attributes) -> dict[str, str]:
+    """Status details of a Forbidden (apierrors.NewForbidden): empty fields left out."""
+    if not attrs.resource_request:
+        return {}
+    out = {"name": attrs.name, "group": attrs.api_group, "kind": attrs.resource}
+    return {k: v for k, v in out.items() if v}
