@@ -179,11 +179,9 @@ def decode_object(
     if isinstance(meta, dict):
         doc.name = meta.get("name") if isinstance(meta.get("name"), str) else ""
         doc.namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
-    if not isinstance(kind, str) or not kind:
-        doc.errors.append(e.required("kind", "every object must say its kind"))
-    if not isinstance(api_version, str) or not api_version:
-        doc.errors.append(e.required("apiVersion", "every object must say its apiVersion"))
+    doc.errors += _head_errors(api_version, kind)
     if doc.errors:
+        doc.kind = kind if isinstance(kind, str) else ""
         return doc
     doc.api_version, doc.kind = api_version, kind
     info = REGISTRY.get((api_version, kind))
@@ -205,6 +203,18 @@ def decode_object(
         )
         return doc
     return _decode_known(raw, info, doc, _gates(gates))
+
+
+def _head_errors(api_version: Any, kind: Any) -> list[FieldError]:
+    """``apiVersion`` and ``kind`` as the API server's decoder reads them: both
+    required, both strings."""
+    errs: list[FieldError] = []
+    for name, value in (("kind", kind), ("apiVersion", api_version)):
+        if value is None or value == "":
+            errs.append(e.required(name, f"every object must say its {name}"))
+        elif not isinstance(value, str):
+            errs.append(e.invalid(name, value, "must be a string"))
+    return errs
 
 
 def _decode_known(

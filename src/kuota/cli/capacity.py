@@ -21,7 +21,8 @@ from kuota.cluster.kubescheduler.scoring import PROFILES, profile_named
 from kuota.quota.requests import resource_quantity
 from kuota.store.resources import NAMESPACE, NODE, POD
 
-EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
+# Invalid input is an input error like an unreadable file: exit 2, as every command.
+EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 2, 2
 
 
 def _pod_of(objects: list[Any]) -> tuple[Pod | None, str]:
@@ -187,8 +188,8 @@ def capacity(
 
     WORLD files give the Nodes, the Pods already there (bound where their
     spec.nodeName says; pending ones are placed first), Namespaces and
-    PriorityClasses; Jobs are not expanded into pods. Exit status: 0 done,
-    1 invalid input, 2 a file cannot be read.
+    PriorityClasses; Jobs are not expanded into pods. Exit status: 0 done, 2 invalid
+    input or a file that cannot be read.
     """
     if not paths and not state:
         raise click.UsageError("give WORLD files or --state DIR")

@@ -90,8 +90,11 @@ def _load_file(world: World, path: Path) -> None:
         where = f"{path} (document {i + 1})"
         if raw is None:
             continue
-        api_version = raw.get("apiVersion", "") if isinstance(raw, dict) else ""
-        kind = raw.get("kind", "") if isinstance(raw, dict) else ""
+        # Only string heads are dispatched on; any other is decode_document's error.
+        api_version = raw.get("apiVersion") if isinstance(raw, dict) else ""
+        kind = raw.get("kind") if isinstance(raw, dict) else ""
+        if not isinstance(api_version, str):
+            api_version = ""
         if api_version.startswith(CONFIG_GROUP + "/"):
             _set_config(world, where, *load_config(raw), openshift=False)
             continue
