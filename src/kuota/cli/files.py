@@ -15,6 +15,7 @@ from kuota.api.decode import (
     load_yaml_documents,
 )
 from kuota.api.kueue.config import load_config
+from kuota.cli.run_annotations import run_annotation_errors
 from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_timeline
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -95,7 +96,10 @@ def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult
             doc.obj, doc.errors = load_config(raw)
             result.documents.append(doc)
             continue
-        result.documents += decode_document(raw, source=source, index=i, gates=gates)
+        for doc in decode_document(raw, source=source, index=i, gates=gates):
+            if doc.ok:  # what run refuses, validate refuses
+                doc.errors += run_annotation_errors(doc.obj)
+            result.documents.append(doc)
     return result
 
 
