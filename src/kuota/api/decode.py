@@ -12,6 +12,7 @@ convert to the internal model and run Kueue's webhook rules.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -266,6 +267,24 @@ def _validate_decoded(
 class _Loader(yaml.CSafeLoader):
     """libyaml's loader with YAML 1.1 timestamps left as strings, as Kubernetes
     reads them (the typed fields parse RFC 3339 themselves)."""
+
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        # The API server's strict decoding refuses a key set twice in one map
+        # (sigs.k8s.io/yaml: 'key "x" already set in map'); libyaml keeps the last.
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                k = self.construct_object(key_node)
+                if k in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"key {json.dumps(str(k))} already set in map (duplicate key)",
+                        key_node.start_mark,
+                    )
+                seen.add(k)
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.yaml_implicit_resolvers = {

@@ -15,6 +15,7 @@ from kuota.api.k8s import Job, Pod
 from kuota.api.openshift.scheduler_config import profile_of
 from kuota.cli.files import CannotRead
 from kuota.cli.world import load_world
+from kuota.cluster.apiserver.limitrange import PodResourceAdmission
 from kuota.cluster.apiserver.pod_admission import PRIORITY_CLASS, PodAdmission
 from kuota.cluster.kubescheduler.cluster_capacity import DEFAULT_LIMIT, CapacityReport, estimate
 from kuota.cluster.kubescheduler.scoring import PROFILES, profile_named
@@ -48,7 +49,10 @@ def _admit(pods: Iterable[Pod], classes: list[Any]) -> list[Pod]:
     would have made of the pods."""
     by_name = {c.metadata.name: c for c in classes}
     hook = PodAdmission(lambda rt, ns, name: by_name.get(name), lambda: classes)
-    return [hook("CREATE", p, None) for p in pods]
+    # The API server's defaulting first (requests default to limits), as the
+    # embedded control plane's pod admission does.
+    defaults = PodResourceAdmission(lambda ns: ())
+    return [hook("CREATE", defaults("CREATE", p, None), None) for p in pods]
 
 
 def _quantities(requests: dict[str, int]) -> str:

@@ -31,9 +31,13 @@ def expand(paths: list[str]) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            out += sorted(
-                x for x in path.rglob("*") if x.suffix in (".yaml", ".yml") and x.is_file()
-            )
+            for x in sorted(path.rglob("*")):
+                if x.suffix not in (".yaml", ".yml"):
+                    continue
+                if x.is_symlink() and not x.exists():  # dangling, or a loop
+                    raise CannotRead(f"{x}: a broken symbolic link (dangling or a loop)")
+                if x.is_file():
+                    out.append(x)
         elif path.exists():
             out.append(path)
         else:

@@ -14,12 +14,12 @@ from kuota.api import errors as e
 from kuota.api.base import Quantity
 from kuota.api.errors import FieldError, child, index, key
 from kuota.api.k8s.corev1 import ResourceList, ResourceRequirements, Taint, Toleration
-from kuota.api.k8s.validation.resource_requirements import range_errors
 from kuota.api.k8s.validation import (
     validate_annotations,
     validate_label_selector,
     validate_labels,
 )
+from kuota.api.k8s.validation.resource_requirements import range_errors
 from kuota.api.kueue import types as t
 from kuota.api.kueue import workload_types
 from kuota.api.names import is_label_value, is_qualified_name
@@ -36,7 +36,7 @@ MAX_GATE_NAME = 63
 
 def _non_negative(q: Quantity, path: str, name: str = "") -> list[FieldError]:
     errs = range_errors(name, q, path)
-    return errs + [e.invalid(path, str(q), IS_NEGATIVE)] if q.sign() < 0 else errs
+    return [*errs, e.invalid(path, str(q), IS_NEGATIVE)] if q.sign() < 0 else errs
 
 
 def _label_name(name: str, path: str) -> list[FieldError]:
