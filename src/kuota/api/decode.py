@@ -268,7 +268,6 @@ class _Loader(yaml.CSafeLoader):
     """libyaml's loader with YAML 1.1 timestamps left as strings, as Kubernetes
     reads them (the typed fields parse RFC 3339 themselves)."""
 
-
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         # The API server's strict decoding refuses a key set twice in one map
         # (sigs.k8s.io/yaml: 'key "x" already set in map'); libyaml keeps the last.
