@@ -176,3 +176,42 @@ def test_a_job_created_at_the_end_of_time_does_not_crash_the_run(tmp_path: Path)
     code, out = cli("run", world, nodes, f, "--no-live")
     assert code == 0, out
     assert "reconcile error" not in out and "Overflow" not in out
+
+
+def bench_config(cohort: str = "cohort", runtime: str = "200", request: str = "1") -> str:
+    return f"""\
+cohorts:
+  - className: {cohort}
+    count: 1
+    queuesSets:
+      - className: cq
+        count: 1
+        nominalQuota: 20
+        workloadsSets:
+          - count: 2
+            creationIntervalMs: 100
+            workloads:
+              - {{className: small, runtimeMs: {runtime}, priority: 50, request: {request}}}
+"""
+
+
+WORKLOAD = "cohorts[0].queuesSets[0].workloadsSets[0].workloads[0]"
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (bench_config(request="1e400"), f"{WORKLOAD}.request: Invalid value"),
+        (bench_config(runtime="1e20"), f"{WORKLOAD}.runtimeMs: Expected `int`"),
+        (bench_config(runtime="100000000000000000000"), f"{WORKLOAD}.runtimeMs: Invalid value"),
+        (bench_config(cohort="Bad_Name"), "cohorts[0].className: Invalid value: 'Bad_Name'"),
+        (bench_config() + "cohorts: []\n", 'key "cohorts" already set in map'),
+    ],
+)
+def test_bench_config_errors_name_file_and_field(
+    tmp_path: Path, config: str, expected: str
+) -> None:
+    f = write(tmp_path, "b.yaml", config)
+    code, out = cli("bench", f)
+    assert code == 2, out
+    assert f"error: {f}: " in out and expected in out, out
