@@ -215,3 +215,17 @@ def test_bench_config_errors_name_file_and_field(
     code, out = cli("bench", f)
     assert code == 2, out
     assert f"error: {f}: " in out and expected in out, out
+
+
+def test_validate_checks_the_shipped_examples_mapping_files_included() -> None:
+    code, out = cli("validate", "-q", str(EXAMPLES.parent))
+    assert code == 0, out
+    assert ", 0 invalid" in out
+
+
+def test_validate_checks_a_mapping_file_as_simulate_reads_it(tmp_path: Path) -> None:
+    f = write(tmp_path, "m.yaml", "requests: [gpus]\nfractionalGpus: sideways\n")
+    code, out = cli("validate", f)
+    assert code == 1, out
+    assert "Mapping/m.yaml" in out
+    assert 'fractionalGpus: Invalid value: "sideways" is not one of' in out and "line 2" in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +71,9 @@ def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult
     except YamlError as err:
         raise CannotRead(f"{path}: {err}") from None
     result = FileResult(source)
+    if len(raws) == 1 and _is_mapping_file(raws[0]):
+        result.documents.append(_mapping_document(path))
+        return result
     for i, raw in enumerate(raws):
         if is_scenario(raw):
             head = Document(source=source, index=i, kind="Scenario", name=str(raw.get("name", "")))
@@ -113,3 +117,36 @@ def _is_configuration(raw: object) -> bool:
         and str(raw.get("apiVersion", "")).startswith("config.kueue.x-k8s.io/")
         and raw.get("kind") == "Configuration"
     )
+
+
+def _is_mapping_file(raw: object) -> bool:
+    """A ``kuota simulate --mapping`` file: no apiVersion or kind, only its keys."""
+    from kuota.sim.mapping import MAPPING_KEYS
+
+    return (
+        isinstance(raw, dict)
+        and bool(raw)
+        and "apiVersion" not in raw
+        and "kind" not in raw
+        and all(k in MAPPING_KEYS for k in raw)
+    )
+
+
+def _mapping_document(path: Path) -> Document:
+    """The mapping file checked as ``kuota simulate --mapping`` reads it."""
+    from kuota.api import errors as e
+    from kuota.sim.mapping import load_mapping
+    from kuota.sim.trace import InputError
+
+    doc = Document(source=str(path), index=0, kind="Mapping", name=path.name)
+    try:
+        doc.obj = load_mapping(path)
+    except InputError as err:
+        # The mapping's reasons start with the field ("teams.x: ..."): keep it as the path.
+        head, sep, rest = err.reason.partition(": ")
+        field = head if sep and re.match(r"[A-Za-z]+", head) else ""
+        detail = rest if field else err.reason
+        doc.errors.append(
+            e.FieldError(field, e.INVALID, f"{detail} (line {err.line}, column {err.col})")
+        )
+    return doc
