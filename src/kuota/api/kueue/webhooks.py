@@ -19,7 +19,6 @@ from kuota.api.k8s.validation import (
     validate_label_selector,
     validate_labels,
 )
-from kuota.api.k8s.validation.resource_requirements import range_errors
 from kuota.api.kueue import types as t
 from kuota.api.kueue import workload_types
 from kuota.api.names import is_label_value, is_qualified_name
@@ -34,9 +33,8 @@ PRIORITY_BOOST = "kueue.x-k8s.io/priority-boost"
 MAX_GATE_NAME = 63
 
 
-def _non_negative(q: Quantity, path: str, name: str = "") -> list[FieldError]:
-    errs = range_errors(name, q, path)
-    return [*errs, e.invalid(path, str(q), IS_NEGATIVE)] if q.sign() < 0 else errs
+def _non_negative(q: Quantity, path: str) -> list[FieldError]:
+    return [e.invalid(path, str(q), IS_NEGATIVE)] if q.sign() < 0 else []
 
 
 def _label_name(name: str, path: str) -> list[FieldError]:
@@ -88,15 +86,15 @@ def validate_resource_groups(
                             child(qp, "name"), rq.name, "must match the name in coveredResources"
                         )
                     )
-                errs += _non_negative(rq.nominal_quota, child(qp, "nominalQuota"), rq.name)
+                errs += _non_negative(rq.nominal_quota, child(qp, "nominalQuota"))
                 if rq.borrowing_limit is not None:
                     bp = child(qp, "borrowingLimit")
                     if not has_parent:
                         errs.append(e.invalid(bp, str(rq.borrowing_limit), limit_msg))
-                    errs += _non_negative(rq.borrowing_limit, bp, rq.name)
+                    errs += _non_negative(rq.borrowing_limit, bp)
                 if rq.lending_limit is not None:
                     lp = child(qp, "lendingLimit")
-                    errs += _non_negative(rq.lending_limit, lp, rq.name)
+                    errs += _non_negative(rq.lending_limit, lp)
                     if not has_parent:
                         errs.append(e.invalid(lp, str(rq.lending_limit), limit_msg))
                     if lending_at_most_nominal and rq.lending_limit > rq.nominal_quota:
@@ -319,7 +317,7 @@ def _resource_list(res: ResourceList | None, path: str, gates: Gates) -> list[Fi
         if name == "pods":
             errs.append(e.invalid(kp, "pods", "the key is reserved for internal kueue use"))
         if gates.get("WorkloadValidateResourcesAreNonNegative", True):
-            errs += _non_negative(q, kp, name)
+            errs += _non_negative(q, kp)
     return errs
 
 
