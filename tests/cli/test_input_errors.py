@@ -229,3 +229,20 @@ def test_validate_checks_a_mapping_file_as_simulate_reads_it(tmp_path: Path) -> 
     assert code == 1, out
     assert "Mapping/m.yaml" in out
     assert 'fractionalGpus: Invalid value: "sideways" is not one of' in out and "line 2" in out
+
+
+def test_validate_checks_bench_configs_as_kuota_bench_does(tmp_path: Path) -> None:
+    baseline = Path(__file__).resolve().parents[2] / "bench/worlds/kueue-baseline.yaml"
+    r = CliRunner().invoke(main, ["validate", str(baseline)])
+    assert r.exit_code == 0 and "BenchConfig/kueue-baseline.yaml" in r.output, r.output
+    bad = tmp_path / "b.yaml"
+    bad.write_text(baseline.read_text().replace("className: cq", "className: Bad_Q", 1))
+    r = CliRunner().invoke(main, ["validate", str(bad)])
+    assert r.exit_code == 1, r.output
+    assert "cohorts[0].queuesSets[0].className: Invalid value: 'Bad_Q'" in r.output
+
+
+def test_validate_of_a_directory_with_nothing_to_read_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not yaml")
+    r = CliRunner().invoke(main, ["validate", str(tmp_path)])
+    assert r.exit_code == 2 and "no *.yaml or *.yml file" in r.output, r.output

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kuota.api.decode import (
     Document,
@@ -32,6 +33,7 @@ def expand(paths: list[str]) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
+            before = len(out)
             for x in sorted(path.rglob("*")):
                 if x.suffix not in (".yaml", ".yml"):
                     continue
@@ -39,6 +41,8 @@ def expand(paths: list[str]) -> list[Path]:
                     raise CannotRead(f"{x}: a broken symbolic link (dangling or a loop)")
                 if x.is_file():
                     out.append(x)
+            if len(out) == before:  # nothing to read is a mistake to say, not a pass
+                raise CannotRead(f"{p}: no *.yaml or *.yml file in this directory")
         elif path.exists():
             out.append(path)
         else:
@@ -73,6 +77,9 @@ def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult
     result = FileResult(source)
     if len(raws) == 1 and _is_mapping_file(raws[0]):
         result.documents.append(_mapping_document(path))
+        return result
+    if len(raws) == 1 and _is_bench_config(raws[0]):
+        result.documents.append(_bench_document(path, raws[0]))
         return result
     for i, raw in enumerate(raws):
         if is_scenario(raw):
@@ -130,6 +137,31 @@ def _is_mapping_file(raw: object) -> bool:
         and "kind" not in raw
         and all(k in MAPPING_KEYS for k in raw)
     )
+
+
+def _is_bench_config(raw: object) -> bool:
+    """A ``kuota bench`` generator config (Kueue's performance worlds)."""
+    return (
+        isinstance(raw, dict) and "cohorts" in raw and "apiVersion" not in raw and "kind" not in raw
+    )
+
+
+def _bench_document(path: Path, raw: Any) -> Document:
+    """The generator config checked as ``kuota bench`` reads it."""
+    from kuota.api import errors as e
+    from kuota.sim.benchgen import BenchConfigError, parse
+
+    doc = Document(source=str(path), index=0, kind="BenchConfig", name=path.name)
+    try:
+        doc.obj = parse(raw, str(path))
+    except BenchConfigError as err:
+        # "FILE: field.path: reason" (the field path is absent for a whole-file reason).
+        detail = str(err).removeprefix(f"{path}: ")
+        head, sep, rest = detail.partition(": ")
+        field = head if sep and re.fullmatch(r"[A-Za-z][\w.\[\]]*", head) else ""
+        reason = (rest if field else detail).removeprefix("Invalid value: ")
+        doc.errors.append(e.FieldError(field, e.INVALID, reason))
+    return doc
 
 
 def _mapping_document(path: Path) -> Document:
