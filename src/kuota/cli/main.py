@@ -14,6 +14,7 @@ from kuota.cli.bench_command import bench as bench_command
 from kuota.cli.capacity import capacity as capacity_command
 from kuota.cli.files import CannotRead, expand, read_file
 from kuota.cli.node import node_group
+from kuota.cli.serve_command import serve as serve_command
 from kuota.cli.simulate_command import simulate as simulate_command
 from kuota.runtime import gcpolicy
 
@@ -393,6 +394,7 @@ main.add_command(simulate_command)
 main.add_command(node_group)
 main.add_command(capacity_command)
 main.add_command(bench_command)
+main.add_command(serve_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -158,7 +158,11 @@ class ControlPlane:
     def submit(self, objs: Iterable[Any]) -> None:
         """Create objects when the clock reaches their creationTimestamp: a
         world's stream of Jobs arrives over (virtual) time. Objects stamped in
-        the past or not at all are created at once."""
+        the past or not at all are created at once. The manager watches
+        before the first is created, so its controllers see the objects in
+        the order they were created (kube-scheduler queues pods in the order
+        they arrive), not in a listing's name order."""
+        self.mgr.start()
         now = self.clock.now()
         objs = list(objs)
         due: list[Any] = self._implied_namespaces(objs)
