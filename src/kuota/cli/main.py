@@ -260,9 +260,12 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     from kuota.api.kueue.config import parse_duration
 
     try:
-        return parse_duration(value)
+        d = parse_duration(value)
     except ValueError as err:
         raise click.BadParameter(str(err)) from None
+    if d.total_seconds() < 0:
+        raise click.BadParameter(f"{value}: must not be negative")
+    return d
 
 
 STATE_HELP = "State directory (the durable journal); default: $KUOTA_STATE."

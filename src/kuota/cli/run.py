@@ -67,7 +67,10 @@ def run_world(
         for p in world.problems:
             console.print(p, markup=False)
         console.print(f"{len(world.problems)} problem(s); nothing was run.", markup=False)
-        return 1
+        return 2
+    if not world.objects:
+        console.print(f"error: {' '.join(paths)}: no objects to run (an empty world)", markup=False)
+        return 2
     assert world.config is not None
     start = _start_of(world)
     clock = RealClock(start, speed) if real_time else VirtualClock(start)
