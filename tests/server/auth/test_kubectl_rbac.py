@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from tests.server.conftest import Served, needs_kubectl, start_server
 
 pytestmark = needs_kubectl
@@ -99,8 +98,9 @@ def test_forbidden_create_has_the_api_servers_words(srv: Served) -> None:
     assert "job.batch/j1 created" in out
     r = srv.kubectl("delete", "clusterqueue", "x", "--token", "alice-token")
     assert r.returncode == 1
-    assert 'clusterqueues.kueue.x-k8s.io "x" is forbidden: User "alice" cannot delete resource ' in (
-        r.stderr
+    assert (
+        'clusterqueues.kueue.x-k8s.io "x" is forbidden: User "alice" cannot delete resource '
+        in (r.stderr)
     )
 
 
