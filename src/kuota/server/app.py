@@ -23,6 +23,7 @@ from kuota.server.auth import (
     forbidden_message,
 )
 from kuota.server.auth import review as rv
+from kuota.server.auth.aggregate import Aggregator
 from kuota.server.auth.impersonate import ImpersonationDenied, ImpersonationInvalid, impersonate
 from kuota.server.crds import crd_objects
 from kuota.server.hub import Hub
@@ -72,9 +73,14 @@ class ApiServer:
         self.authn = authn
         self.authz = authz
         self.address = address
+        self.aggregate = Aggregator(cp.store)
         self.res = Resources(
-            cp.store, cp.config.feature_gates, cp.clock.now, hub.written, hub.begin_write
+            cp.store, cp.config.feature_gates, cp.clock.now, self._written, hub.begin_write
         )
+
+    def _written(self) -> None:
+        self.aggregate()  # in the client's commit, as the controller's write would follow it
+        self.hub.written()
 
     # ---------------------------------------------------------------- app
     def app(self) -> web.Application:

@@ -75,6 +75,7 @@ async def serve(
     reconcile_bootstrap(cp.store)
     api = ApiServer(cp, hub, Authenticator(tokens), rbac_authorizer(cp.store), f"{address}:{port}")
     runner = web.AppRunner(api.app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
+    api.aggregate()
     await runner.setup()
     kubeconfig = write_kubeconfig(state_dir, pki, url)
     site = web.SockSite(runner, sock, ssl_context=_tls(pki))

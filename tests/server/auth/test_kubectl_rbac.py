@@ -127,5 +127,10 @@ rules:
 """,
     )
     assert _can(srv, "delete", "workloads", "-n", "team-b", *tok) == "yes"
+    # As the aggregation controller keeps it: the rule is in edit's (and admin's) rules.
+    new_rule = {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["delete"]}
+    assert new_rule in srv.json("get", "clusterrole", "edit")["rules"]
+    assert new_rule in srv.json("get", "clusterrole", "admin")["rules"]  # edit aggregates to admin
+    assert new_rule not in srv.json("get", "clusterrole", "view")["rules"]
     # The new role reaches edit only, not another namespace.
     assert _can(srv, "delete", "workloads", "-n", "team-a", *tok) == "no"
