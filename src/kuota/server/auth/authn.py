@@ -7,7 +7,7 @@ a bearer token from the static token file (``--token-auth-file``:
 ``token,user,uid,"group1,group2"``). ``authorize`` decides on the request's
 attributes; the one built in lets ``system:masters`` do everything and
 everyone authenticated read discovery and health, as the default
-``system:discovery`` binding does. RBAC goes behind the same seam.
+``system:discovery`` binding does (the RBAC one is in ``rbac``).
 """
 
 from __future__ import annotations
