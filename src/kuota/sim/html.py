@@ -619,6 +619,10 @@ def _compare_section(results: Sequence[DesignResult]) -> str:
         rows.append(row(_others(rest), [t.team for t in rest]))
     body = _table(head, [*rows, row("overall"), *tail], "compare")
     if rest:
+        body = (
+            f"<p>The {len(shown)} teams with the most GPU-hours in {escape(r0.name)}, as the "
+            f"plots show them, and the {len(rest)} others together:</p>" + body
+        )
         every = [row(name) for name in r0.teams]
         body += _details(f"all {len(every)} teams", _table(head, every, "compare"))
     return "<section><h2>Designs side by side</h2>" + body + "</section>"
