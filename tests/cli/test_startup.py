@@ -30,7 +30,12 @@ ENTRY = "import sys; sys.argv[0] = 'kuota'; from kuota.cli.main import main; mai
 # libraries only some commands need.
 CONTROL_PLANE = ("kuota.embedded.controlplane", "kuota.controllers.kueue")
 CORE = ("kuota.scheduler", "kuota.queueing")
-CLUSTER = ("kuota.cluster.kubescheduler", "kuota.cluster.controllers")
+CLUSTER = (
+    "kuota.cluster.kubescheduler",
+    "kuota.cluster.controllers.kubelet",
+    "kuota.cluster.controllers.job_controller",
+    "kuota.cluster.wiring",
+)
 SIMULATOR = ("kuota.sim.simulate", "kuota.sim.bench", "kuota.sim.report", "kuota.sim.trace")
 LIBRARIES = ("structlog", "aiohttp", "lightkube", "cryptography", "prometheus_client")
 
@@ -95,7 +100,7 @@ def test_validate_imports_the_api_only() -> None:
             modules,
             *CONTROL_PLANE,
             *CORE,
-            "kuota.cluster",
+            *CLUSTER,
             "kuota.controllers",
             "kuota.store",
             *SIMULATOR,

@@ -175,7 +175,7 @@ def test_bad_configs_name_the_field(mutate: object, expected: str, tmp_path: Pat
     path = tmp_path / "bad.yaml"
     path.write_text(json.dumps(cfg))
     r = CliRunner().invoke(main, ["bench", str(path)])
-    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert r.exit_code == 2 and "Traceback" not in r.output
 
 
 def test_real_time_mode_runs_the_workloads_for_their_runtime_and_ends() -> None:

@@ -170,7 +170,7 @@ def test_until_stops_early_and_counts_what_ran(tmp_path: Path) -> None:
 
 def fail(*args: str) -> str:
     r = CliRunner().invoke(main, ["simulate", *args])
-    assert r.exit_code == 1, r.output
+    assert r.exit_code == 2, r.output  # every input error exits 2
     assert "Traceback" not in r.output
     lines = [x for x in r.stderr.splitlines() if x]
     assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr

@@ -130,7 +130,7 @@ def bench(configs: tuple[str, ...], real_time: bool, json_path: str | None) -> N
             gens.append(load(path))
         except BenchConfigError as err:
             click.echo(f"error: {err}", err=True)
-            raise SystemExit(1) from None
+            raise SystemExit(2) from None  # input errors exit 2, as every command
     for path, gen in zip(configs, gens, strict=True):
         name = Path(path).stem
         with Progress(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kuota.api.decode import (
     Document,
@@ -15,6 +17,7 @@ from kuota.api.decode import (
     load_yaml_documents,
 )
 from kuota.api.kueue.config import load_config
+from kuota.cli.run_annotations import run_annotation_errors
 from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_timeline
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -30,9 +33,16 @@ def expand(paths: list[str]) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            out += sorted(
-                x for x in path.rglob("*") if x.suffix in (".yaml", ".yml") and x.is_file()
-            )
+            before = len(out)
+            for x in sorted(path.rglob("*")):
+                if x.suffix not in (".yaml", ".yml"):
+                    continue
+                if x.is_symlink() and not x.exists():  # dangling, or a loop
+                    raise CannotRead(f"{x}: a broken symbolic link (dangling or a loop)")
+                if x.is_file():
+                    out.append(x)
+            if len(out) == before:  # nothing to read is a mistake to say, not a pass
+                raise CannotRead(f"{p}: no *.yaml or *.yml file in this directory")
         elif path.exists():
             out.append(path)
         else:
@@ -65,6 +75,12 @@ def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult
     except YamlError as err:
         raise CannotRead(f"{path}: {err}") from None
     result = FileResult(source)
+    if len(raws) == 1 and _is_mapping_file(raws[0]):
+        result.documents.append(_mapping_document(path))
+        return result
+    if len(raws) == 1 and _is_bench_config(raws[0]):
+        result.documents.append(_bench_document(path, raws[0]))
+        return result
     for i, raw in enumerate(raws):
         if is_scenario(raw):
             head = Document(source=source, index=i, kind="Scenario", name=str(raw.get("name", "")))
@@ -95,7 +111,10 @@ def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult
             doc.obj, doc.errors = load_config(raw)
             result.documents.append(doc)
             continue
-        result.documents += decode_document(raw, source=source, index=i, gates=gates)
+        for doc in decode_document(raw, source=source, index=i, gates=gates):
+            if doc.ok:  # what run refuses, validate refuses
+                doc.errors += run_annotation_errors(doc.obj)
+            result.documents.append(doc)
     return result
 
 
@@ -105,3 +124,61 @@ def _is_configuration(raw: object) -> bool:
         and str(raw.get("apiVersion", "")).startswith("config.kueue.x-k8s.io/")
         and raw.get("kind") == "Configuration"
     )
+
+
+def _is_mapping_file(raw: object) -> bool:
+    """A ``kuota simulate --mapping`` file: no apiVersion or kind, only its keys."""
+    from kuota.sim.mapping import MAPPING_KEYS
+
+    return (
+        isinstance(raw, dict)
+        and bool(raw)
+        and "apiVersion" not in raw
+        and "kind" not in raw
+        and all(k in MAPPING_KEYS for k in raw)
+    )
+
+
+def _is_bench_config(raw: object) -> bool:
+    """A ``kuota bench`` generator config (Kueue's performance worlds)."""
+    return (
+        isinstance(raw, dict) and "cohorts" in raw and "apiVersion" not in raw and "kind" not in raw
+    )
+
+
+def _bench_document(path: Path, raw: Any) -> Document:
+    """The generator config checked as ``kuota bench`` reads it."""
+    from kuota.api import errors as e
+    from kuota.sim.benchgen import BenchConfigError, parse
+
+    doc = Document(source=str(path), index=0, kind="BenchConfig", name=path.name)
+    try:
+        doc.obj = parse(raw, str(path))
+    except BenchConfigError as err:
+        # "FILE: field.path: reason" (the field path is absent for a whole-file reason).
+        detail = str(err).removeprefix(f"{path}: ")
+        head, sep, rest = detail.partition(": ")
+        field = head if sep and re.fullmatch(r"[A-Za-z][\w.\[\]]*", head) else ""
+        reason = (rest if field else detail).removeprefix("Invalid value: ")
+        doc.errors.append(e.FieldError(field, e.INVALID, reason))
+    return doc
+
+
+def _mapping_document(path: Path) -> Document:
+    """The mapping file checked as ``kuota simulate --mapping`` reads it."""
+    from kuota.api import errors as e
+    from kuota.sim.mapping import load_mapping
+    from kuota.sim.trace import InputError
+
+    doc = Document(source=str(path), index=0, kind="Mapping", name=path.name)
+    try:
+        doc.obj = load_mapping(path)
+    except InputError as err:
+        # The mapping's reasons start with the field ("teams.x: ..."): keep it as the path.
+        head, sep, rest = err.reason.partition(": ")
+        field = head if sep and re.match(r"[A-Za-z]+", head) else ""
+        detail = rest if field else err.reason
+        doc.errors.append(
+            e.FieldError(field, e.INVALID, f"{detail} (line {err.line}, column {err.col})")
+        )
+    return doc

@@ -34,6 +34,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "kuota.cli.node:node_group",
         "oc adm's node operations on a kept state: cordon, uncordon, drain, taint, label.",
     ),
+    "serve": (
+        "kuota.cli.serve_command:serve",
+        "Serve the Kubernetes API over the embedded control plane (WORLD files' objects"
+        " created at start); writes STATE/kubeconfig for kubectl.",
+    ),
     "simulate": (
         "kuota.cli.simulate_command:simulate",
         "Replay a job trace against quota designs, in virtual time.",
@@ -286,9 +291,12 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     from kuota.api.kueue.config import parse_duration
 
     try:
-        return parse_duration(value)
+        d = parse_duration(value)
     except ValueError as err:
         raise click.BadParameter(str(err)) from None
+    if d.total_seconds() < 0:
+        raise click.BadParameter(f"{value}: must not be negative")
+    return d
 
 
 STATE_HELP = "State directory (the durable journal); default: $KUOTA_STATE."
@@ -320,7 +328,7 @@ def run(
     sys.exit(
         run_world(
             list(paths),
-            state=state,
+            state=state or None,  # an empty --state (or KUOTA_STATE) is none
             until=until,
             real_time=real_time,
             speed=speed,

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-EXIT_ERROR = 1
+EXIT_ERROR = 2  # input and usage errors, as every command
 
 
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> timedelta | None:
@@ -118,7 +118,7 @@ def simulate(
     submit time and running for its duration; the design's ClusterQueues,
     cohorts and nodes decide when it starts. With --compare, every design
     runs on the same trace and the report puts them side by side. Exit
-    status: 0 done, 1 bad input (the message names file, line and column).
+    status: 0 done, 2 bad input (the message names file, line and column).
     """
     from rich.console import Console
 

@@ -157,7 +157,11 @@ class ControlPlane:
     def submit(self, objs: Iterable[Any]) -> None:
         """Create objects when the clock reaches their creationTimestamp: a
         world's stream of Jobs arrives over (virtual) time. Objects stamped in
-        the past or not at all are created at once."""
+        the past or not at all are created at once. The manager watches
+        before the first is created, so its controllers see the objects in
+        the order they were created (kube-scheduler queues pods in the order
+        they arrive), not in a listing's name order."""
+        self.mgr.start()
         now = self.clock.now()
         objs = list(objs)
         due: list[Any] = self._implied_namespaces(objs)
@@ -244,8 +248,10 @@ class ControlPlane:
             self.store.set_meta(CLOCK_META, now)
 
     def close(self) -> None:
-        self.save_clock()
-        self.store.close()
+        try:
+            self.save_clock()
+        finally:  # (a store stopped by a failed write still releases its state)
+            self.store.close()
 
     # ------------------------------------------------------------ the scenario runner's Core
     @property

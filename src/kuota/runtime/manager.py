@@ -127,7 +127,13 @@ class Manager:
         self._timer_at.pop((controller, key), None)  # its heap entry is skipped
 
     def enqueue_after(self, controller: str, key: str, delay: timedelta) -> None:
-        self.enqueue_at(controller, key, self.clock.now() + delay)
+        try:
+            at = self.clock.now() + delay
+        except OverflowError:
+            # Past year 9999, where the clock can never go: the timer never fires
+            # (an object may be stamped at the end of time; that is no crash).
+            return
+        self.enqueue_at(controller, key, at)
 
     def stop(self) -> None:
         """Graceful shutdown: the current reconcile finishes, then run() returns."""
