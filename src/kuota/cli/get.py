@@ -18,8 +18,7 @@ from kuota.api.conditions import status_condition
 from kuota.api.decode import to_wire
 from kuota.api.kueue import types as kt
 from kuota.cli.files import CannotRead
-from kuota.embedded.controlplane import CLOCK_META, CONFIG_META
-from kuota.scheduler.admission.admission_core import AdmissionCore
+from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.store import ReadOnlyStore, StoreError, clone, open_readonly
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import (
@@ -669,6 +668,7 @@ def pending_reasons(store: ReadOnlyStore, now: datetime) -> Callable[[Any], str]
     one that holds quota or finished); the core is rebuilt from the stored
     objects once, at the first workload that waits."""
     from kuota.controllers.kueue import WATCHED
+    from kuota.scheduler.admission.admission_core import AdmissionCore
 
     core: list[AdmissionCore] = []
 

@@ -5,23 +5,52 @@ from __future__ import annotations
 import json
 import sys
 from datetime import timedelta
+from functools import cache
 from pathlib import Path
 
 import click
 
 from kuota import __version__
-from kuota.cli.bench_command import bench as bench_command
-from kuota.cli.capacity import capacity as capacity_command
-from kuota.cli.files import CannotRead, expand, read_file
-from kuota.cli.node import node_group
-from kuota.cli.serve_command import serve as serve_command
-from kuota.cli.simulate_command import simulate as simulate_command
+from kuota.cli.lazy_choice import LazyChoice
+from kuota.cli.lazy_group import LazyGroup
 from kuota.runtime import gcpolicy
 
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
 
+# The commands that live in their own modules, one line each: name ->
+# ("module:command", its one-line help for `kuota --help`). Imported only when
+# run, so that no command pays for another's imports.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "bench": (
+        "kuota.cli.bench_command:bench",
+        "Run Kueue scheduler-performance worlds (generator configs) and report.",
+    ),
+    "capacity": (
+        "kuota.cli.capacity:capacity",
+        "How many more copies of a pod fit on a world's nodes, and what stops the next one"
+        " on each node (OpenShift's cluster-capacity).",
+    ),
+    "node": (
+        "kuota.cli.node:node_group",
+        "oc adm's node operations on a kept state: cordon, uncordon, drain, taint, label.",
+    ),
+    "serve": (
+        "kuota.cli.serve_command:serve",
+        "Serve the Kubernetes API over the embedded control plane (WORLD files' objects"
+        " created at start); writes STATE/kubeconfig for kubectl.",
+    ),
+    "simulate": (
+        "kuota.cli.simulate_command:simulate",
+        "Replay a job trace against quota designs, in virtual time.",
+    ),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(
+    cls=LazyGroup,
+    lazy_subcommands=LAZY_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="kuota")
 def main() -> None:
     """kuota decides whether a workload may start now, where, and who yields.
@@ -32,6 +61,8 @@ def main() -> None:
 
 
 def _validate(paths: list[str], as_json: bool, quiet: bool) -> int:
+    from kuota.cli.files import CannotRead, expand, read_file
+
     try:
         files = expand(paths)
     except CannotRead as err:
@@ -324,6 +355,7 @@ def get(
     from rich.console import Console
 
     from kuota.cli import get as getmod
+    from kuota.cli.files import CannotRead
 
     console = Console(highlight=False, width=200)
     try:
@@ -333,6 +365,7 @@ def get(
         sys.exit(EXIT_UNREADABLE)
 
 
+@cache
 def _describe_kinds() -> dict[str, str]:
     """describe's kinds by every name `oc describe` takes for them (singular,
     plural, short names: the api registry's): workloads, pods and jobs, and
@@ -359,11 +392,10 @@ _BASE_DESCRIBED = (
     ("pod", "", "pods"),
     ("job", "batch", "jobs"),
 )
-DESCRIBE_KINDS = _describe_kinds()
 
 
 @main.command()
-@click.argument("kind", type=click.Choice(list(DESCRIBE_KINDS)))
+@click.argument("kind", type=LazyChoice(_describe_kinds))
 @click.argument("name")
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 @click.option("-n", "--namespace", default=None)
@@ -376,11 +408,12 @@ def describe(kind: str, name: str, state: str | None, namespace: str | None) -> 
     from rich.console import Console
 
     from kuota.cli.appsview import describe_set
+    from kuota.cli.files import CannotRead
     from kuota.cli.get import describe_job, describe_workload
     from kuota.cli.podview import describe_pod
 
     shows = {"workload": describe_workload, "pod": describe_pod, "job": describe_job}
-    what = DESCRIBE_KINDS[kind]
+    what = _describe_kinds()[kind]
     show = shows.get(what) or partial(describe_set, what)
     try:
         sys.exit(show(name, state, namespace, Console(highlight=False, width=200)))
@@ -388,13 +421,6 @@ def describe(kind: str, name: str, state: str | None, namespace: str | None) -> 
         click.echo(f"error: {err}", err=True)
         sys.exit(EXIT_UNREADABLE)
 
-
-main.add_command(simulate_command)
-
-main.add_command(node_group)
-main.add_command(capacity_command)
-main.add_command(bench_command)
-main.add_command(serve_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -29,7 +29,7 @@ class _Unreadable(Exception):
 @contextmanager
 def _state(state: str | None) -> Iterator[tuple[Any, datetime]]:
     """The kept store, its clock at the state's virtual time."""
-    from kuota.embedded.controlplane import CLOCK_META
+    from kuota.embedded.state_meta import CLOCK_META
     from kuota.store import StoreError, open_store
 
     if not state:

@@ -8,7 +8,7 @@ from typing import Any
 
 from kuota.api import errors as e
 from kuota.api.kueue.config import parse_duration
-from kuota.cluster.controllers.kubelet import DURATION_ANNOTATION, FAIL_ANNOTATION
+from kuota.cluster.controllers.run_keys import DURATION_ANNOTATION, FAIL_ANNOTATION
 
 # Where a kind carries the pod template whose annotations tell the simulated
 # kubelet how a pod runs.

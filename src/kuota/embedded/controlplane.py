@@ -30,6 +30,7 @@ from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
+from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
 from kuota.scheduler.views import (
@@ -48,8 +49,6 @@ from kuota.store.resources import NAMESPACE, WORKLOAD
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAME_LABEL = "kubernetes.io/metadata.name"
 _CONFIG_V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
-CLOCK_META = "clock"  # the run's time (virtual or real), persisted so a restart resumes it
-CONFIG_META = "config"  # the Kueue Configuration the run used, for get/describe
 
 
 # Kueue's framework names of the job integrations the embedded control plane

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final, Literal, Protocol
 
-import structlog
-
 from kuota.runtime.clock import Clock
 from kuota.runtime.informer import Informer
 from kuota.runtime.recorder import EventRecorder
@@ -26,7 +24,13 @@ from kuota.store.protocol import Gone, ObjectStore, ResourceType, Watch
 heappop: Final = heapq.heappop
 heappush: Final = heapq.heappush
 
-log = structlog.get_logger("kuota.runtime")
+
+def _warn(event: str, **fields: str) -> None:
+    # structlog is imported at the first warning only: importing it costs
+    # about 0.1 s, which every command that reads the controllers would pay
+    import structlog
+
+    structlog.get_logger("kuota.runtime").warning(event, **fields)
 
 
 class Controller(Protocol):
@@ -240,7 +244,7 @@ class Manager:
             self.stats.errors.append(
                 ReconcileError(name, key, f"{type(err).__name__}: {err}", self.clock.now())
             )
-            log.warning("reconcile failed", controller=name, key=key, error=str(err))
+            _warn("reconcile failed", controller=name, key=key, error=str(err))
             q.done(key)
             self.enqueue_after(name, key, delay)
             return

@@ -378,6 +378,7 @@ class DesignResult:
     pending_series: list[tuple[float, int]]
     team_pending_series: dict[str, list[tuple[float, int]]]
     team_gpu_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    submit_s: list[float] = field(default_factory=list)  # sorted: each job's creation
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -459,6 +460,7 @@ def build_result(
         pending_series=rec.pending_series,
         team_pending_series=rec.team_pending_series,
         team_gpu_series=rec.team_gpu_series,
+        submit_s=sorted((c - rec.t0).total_seconds() for c in rec.job_created.values()),
         warnings=warnings,
         errors=errors,
     )
@@ -617,20 +619,25 @@ def summary_table(r: DesignResult, limit: int = 15) -> Table:
     for x in shown:
         row(x, x.team, x.queue)
     if rest:
-        agg = TeamResult(f"({len(rest)} more teams)", "", "", 0.0, 0)
-        waits: list[float] = []
-        for x in rest:
-            agg.jobs += x.jobs
-            agg.finished += x.finished
-            agg.gpu_hours += x.gpu_hours
-            agg.borrowed_gpu_hours += x.borrowed_gpu_hours
-            agg.preemptions += x.preemptions
-            agg.nominal_gpus += x.nominal_gpus
-            waits += x.waits
-        agg.waits = sorted(waits)
-        row(agg, agg.team, "")
+        row(combined(f"({len(rest)} more teams)", rest), f"({len(rest)} more teams)", "")
     row(r.overall, "overall", "")
     return t
+
+
+def combined(name: str, teams: list[TeamResult]) -> TeamResult:
+    """Several teams as one row: their jobs, GPU-hours, quota and waits together."""
+    agg = TeamResult(name, "", "", 0.0, 0)
+    waits: list[float] = []
+    for x in teams:
+        agg.jobs += x.jobs
+        agg.finished += x.finished
+        agg.gpu_hours += x.gpu_hours
+        agg.borrowed_gpu_hours += x.borrowed_gpu_hours
+        agg.preemptions += x.preemptions
+        agg.nominal_gpus += x.nominal_gpus
+        waits += x.waits
+    agg.waits = sorted(waits)
+    return agg
 
 
 def compare_table(results: list[DesignResult], limit: int = 12) -> Table:

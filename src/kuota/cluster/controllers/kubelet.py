@@ -51,8 +51,7 @@ __all__ = [
     "annotation_run",
 ]
 
-DURATION_ANNOTATION = "kuota.dev/duration"
-FAIL_ANNOTATION = "kuota.dev/fail"
+from kuota.cluster.controllers.run_keys import DURATION_ANNOTATION, FAIL_ANNOTATION
 
 # Pod status reasons and messages, as the kubelet and the node lifecycle
 # controller write them.
