@@ -74,31 +74,41 @@ class RepetitionDetector:
         self._pods.on_change(self._on_pod)
         self._seen: dict[str, Cycler] = {}
         self._owner: dict[str, str] = {}  # owner (job) uid -> workload key
-        self._progress: tuple[frozenset[str], frozenset[str], frozenset[str]] | None = None
         self._since: datetime | None = None  # when the progress last changed
         self._evicted_once: set[str] = set()
 
     # ------------------------------------------------------------ watching
     def _on_workload(self, etype: str, wl: Any, old: Any | None) -> None:
         key = key_of(wl)
+        now = self.mgr.clock.now()
+        if etype == "DELETED" or old is None:
+            self._since = now  # a Workload more or less: progress
+            if etype == "DELETED":
+                return
         for ref in wl.metadata.owner_references or ():
             self._owner[ref.uid] = key
-        if etype == "DELETED":
-            return
-        ev = find_condition(wl.status.conditions if wl.status else None, "Evicted")
+        conds = wl.status.conditions if wl.status else None
+        before = old.status.conditions if old is not None and old.status else None
+        if _became_true(conds, before, "Finished"):
+            self._since = now
+        if key not in self._evicted_once and _became_true(conds, before, "Admitted"):
+            self._since = now  # admitted, never evicted before
+        ev = find_condition(conds, "Evicted")
         if ev is None or ev.status != "True":
             return
-        before = find_condition(old.status.conditions if old and old.status else None, "Evicted")
+        was = find_condition(before, "Evicted")
         if (
-            before is not None
-            and before.status == "True"
-            and before.last_transition_time == ev.last_transition_time
+            was is not None
+            and was.status == "True"
+            and was.last_transition_time == ev.last_transition_time
         ):
             return  # the same eviction, seen again
+        if key not in self._evicted_once:
+            self._evicted_once.add(key)
+            self._since = now  # an admitted one is no longer progress
         c = self._seen.setdefault(key, Cycler(key))
-        c.evictions.append(self.mgr.clock.now())
+        c.evictions.append(now)
         c.reason, c.message = ev.reason or "", ev.message or ""
-        self._evicted_once.add(key)
 
     def _on_pod(self, etype: str, pod: Any, old: Any | None) -> None:
         if etype == "DELETED":
@@ -115,19 +125,6 @@ class RepetitionDetector:
                 c.unplaced[why] = pod.metadata.name
 
     # ------------------------------------------------------------ deciding
-    def _current(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-        exist, finished, admitted = set(), set(), set()
-        for key, wl in self._wls.objects.items():
-            exist.add(key)
-            conds = wl.status.conditions if wl.status else None
-            fin = find_condition(conds, "Finished")
-            if fin is not None and fin.status == "True":
-                finished.add(key)
-            adm = find_condition(conds, "Admitted")
-            if adm is not None and adm.status == "True" and key not in self._evicted_once:
-                admitted.add(key)
-        return frozenset(exist), frozenset(finished), frozenset(admitted)
-
     def cycling(self) -> list[Cycler]:
         """The workloads evicted at least twice within the horizon."""
         since = self.mgr.clock.now() - self.horizon
@@ -141,12 +138,10 @@ class RepetitionDetector:
     def repeating(self) -> bool:
         """Called when an instant has settled: True once the run only repeats itself."""
         now = self.mgr.clock.now()
-        progress = self._current()
-        if progress != self._progress or self._since is None:
-            self._progress, self._since = progress, now
-            return False
+        if self._since is None:
+            self._since = now
         if now - self._since < self.horizon or self._arrivals_pending():
-            return False
+            return False  # (the cheap test at every instant; the rest rarely)
         cyclers = self.cycling()
         if not cyclers:
             return False
@@ -178,6 +173,14 @@ class RepetitionDetector:
             if not c.unplaced:
                 lines.append("    (no pod of it was reported unschedulable)")
         return lines
+
+
+def _became_true(conds: Any, before: Any, ctype: str) -> bool:
+    now = find_condition(conds, ctype)
+    if now is None or now.status != "True":
+        return False
+    was = find_condition(before, ctype)
+    return was is None or was.status != "True"
 
 
 def _fmt(d: timedelta) -> str:
