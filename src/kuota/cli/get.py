@@ -401,8 +401,10 @@ def open_state(state: str | None) -> tuple[ReadOnlyStore, datetime]:
         raise CannotRead(f"{state}: no such state directory")
     try:
         store = open_readonly(state)  # reads only: never the journal's format
-    except (StoreError, OSError) as err:
-        raise CannotRead(f"{state}: {err}") from None
+    except StoreError as err:  # (it names the state or its file)
+        raise CannotRead(str(err)) from None
+    except OSError as err:
+        raise CannotRead(f"{state}: {err.strerror or err}") from None
     saved = store.get_meta(CLOCK_META)
     now = datetime.fromisoformat(saved) if saved else datetime.now(UTC)
     return store, now

@@ -297,7 +297,7 @@ def run(
     sys.exit(
         run_world(
             list(paths),
-            state=state,
+            state=state or None,  # an empty --state (or KUOTA_STATE) is none
             until=until,
             real_time=real_time,
             speed=speed,

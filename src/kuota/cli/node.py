@@ -39,8 +39,10 @@ def _state(state: str | None) -> Iterator[tuple[Any, datetime]]:
     now = [datetime.now(UTC)]
     try:
         store = open_store(state, lambda: now[0])
-    except (StoreError, OSError) as err:
-        raise _Unreadable(f"{state}: {err}") from None
+    except StoreError as err:  # (it names the state: in use, damaged, not kuota's)
+        raise _Unreadable(str(err)) from None
+    except OSError as err:
+        raise _Unreadable(f"{state}: {err.strerror or err}") from None
     try:
         saved = store.get_meta(CLOCK_META)
         if saved:

@@ -3,6 +3,7 @@ a summary; ``kuota get`` / ``kuota describe`` read a kept state afterwards."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from datetime import UTC, datetime, timedelta
@@ -79,8 +80,8 @@ def run_world(
             openshift=world.openshift,
             scheduler=world.scheduler,
         )
-    except StoreError as err:
-        console.print(f"error: {state}: {err}", markup=False)
+    except StoreError as err:  # (it names the state: in use, damaged, not kuota's)
+        console.print(f"error: {err}", markup=False, soft_wrap=True)
         return 2
     except OSError as err:
         console.print(f"error: --state {state}: {err.strerror or err}", markup=False)
@@ -93,19 +94,27 @@ def run_world(
             markup=False,
         )
     try:
-        return _run(cp, world, until, live, console)
-    finally:
+        code = _run(cp, world, until, live, console)
+    except StoreError as err:  # the state cannot be written: the run stops there
+        console.print(f"error: {err}", markup=False, soft_wrap=True)
+        with contextlib.suppress(StoreError):
+            cp.close()  # (releases the state; a stopped store writes nothing more)
+        return 1
+    except BaseException:
         cp.close()
+        raise
+    try:
+        cp.close()
+    except StoreError as err:
+        console.print(f"error: {err}", markup=False, soft_wrap=True)
+        return 1
+    return code
 
 
 def _run(
     cp: ControlPlane, world: World, until: timedelta | None, live: bool, console: Console
 ) -> int:
-    try:
-        cp.submit(world.objects)
-    except StoreError as err:
-        console.print(f"error: {err}", markup=False)
-        return 1
+    cp.submit(world.objects)  # (a StoreError here is the state failing: run_world says it)
     assert cp.kueue.core is not None
     rec = Recorder(cp.mgr, cp.kueue.core)
     stop_at = cp.clock.now() + until if until is not None else None

@@ -275,8 +275,10 @@ class ControlPlane:
             self.store.set_meta(CLOCK_META, now)
 
     def close(self) -> None:
-        self.save_clock()
-        self.store.close()
+        try:
+            self.save_clock()
+        finally:  # (a store stopped by a failed write still releases its state)
+            self.store.close()
 
     # ------------------------------------------------------------ the scenario runner's Core
     @property
