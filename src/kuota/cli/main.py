@@ -320,7 +320,11 @@ def run(
     no_live: bool,
 ) -> None:
     """Run a world (Kueue objects, Namespaces, Nodes, Jobs, ...) in the embedded
-    control plane until nothing more can happen."""
+    control plane until nothing more can happen.
+
+    Exit status: 0 done, 1 objects of the world refused or invalid, 2 a file
+    or the state cannot be read, 3 stopped because the run only repeats
+    itself (workloads evicted and re-admitted for ever; it says which and why)."""
     from rich.console import Console
 
     from kuota.cli.run import run_world

@@ -162,7 +162,27 @@ def _run(
         console.print(f"reconcile error: {e.controller} {e.key}: {e.error}", markup=False)
     for line in _refusals(cp, world):
         console.print(line, markup=False)
+    if reason == "repeating":
+        console.print(_repeating(cp), markup=False, soft_wrap=True)
+        return EXIT_REPEATING
     return 1 if cp.refused else 0
+
+
+# Not an input error (2) nor a refused object (1): a valid world whose run
+# cannot end, stopped so that it does not run for ever.
+EXIT_REPEATING = 3
+
+
+def _repeating(cp: ControlPlane) -> str:
+    assert cp.repetition is not None
+    return "\n".join(
+        [
+            f"stopped: the run only repeats itself (nothing new for "
+            f"{cp.repetition.horizon.total_seconds() / 3600:.0f}h of virtual time but "
+            "the same evictions and re-admissions); these workloads cycle:",
+            *cp.repeating,
+        ]
+    )
 
 
 def _refusals(cp: ControlPlane, world: World) -> list[str]:

@@ -118,7 +118,9 @@ def simulate(
     submit time and running for its duration; the design's ClusterQueues,
     cohorts and nodes decide when it starts. With --compare, every design
     runs on the same trace and the report puts them side by side. Exit
-    status: 0 done, 2 bad input (the message names file, line and column).
+    status: 0 done, 2 bad input (the message names file, line and column),
+    3 a replay stopped because it only repeated itself (workloads evicted and
+    re-admitted for ever: the report says which and why).
     """
     from rich.console import Console
 
@@ -219,7 +221,7 @@ def run_simulate(
             click.echo(f"warning: {w}", err=True)
         console.print(summary_table(r))
         for e in r.errors:
-            console.print(e, markup=False)
+            console.print(e, markup=False, soft_wrap=True)
     if compare:
         console.print(compare_table(results))
     if json_path is not None:
@@ -240,7 +242,8 @@ def run_simulate(
         except OSError as err:
             return error(f"{html_path}: {err.strerror or err}")
         console.print(f"wrote {html_path}", markup=False)
-    return 0
+    # 3: a replay stopped because it only repeated itself (kuota run's code).
+    return 3 if any(r.stopped == "repeating" for r in results) else 0
 
 
 def _run(

@@ -31,6 +31,7 @@ from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
 from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
+from kuota.embedded.repetition import RepetitionDetector, horizon_of
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
 from kuota.scheduler.views import (
@@ -131,6 +132,7 @@ class ControlPlane:
         for r in self.integrations.reconcilers():
             self.mgr.add(r)
         self.refused: list[Refusal] = []
+        self.repetition: RepetitionDetector | None = None
         self.arrivals = Arrivals(self)
         self.mgr.add(self.arrivals)
         if cluster:
@@ -138,6 +140,10 @@ class ControlPlane:
             from kuota.cluster.kubescheduler import KubeScheduler
 
             install_cluster(self.mgr, KubeScheduler(profile_of(scheduler)))
+            self.repetition = RepetitionDetector(
+                self.mgr, horizon_of(config), lambda: bool(self.arrivals.waiting), self._pod_end
+            )
+        self.repeating: list[str] = []  # why the run stopped repeating itself (run())
 
     def _lookup(self, rtype: ResourceType, namespace: str, name: str) -> Any | None:
         try:
@@ -234,11 +240,35 @@ class ControlPlane:
         # A journaled run keeps its virtual time before anything is written at
         # a new instant, so a restart after a crash resumes at the instant the
         # last acknowledged write was made.
-        reason = self.mgr.run(
-            until, on_round=on_round, on_tick=self.save_clock, max_steps=max_steps
+        detector = self.repetition
+
+        def round_done() -> None:
+            if on_round is not None:
+                on_round()
+            if detector is not None and detector.repeating():
+                # Nothing new for a long horizon but the same evictions: stop.
+                self.repeating = detector.explain()
+                self.mgr.stop()
+
+        reason: StopReason = self.mgr.run(
+            until, on_round=round_done, on_tick=self.save_clock, max_steps=max_steps
         )
+        if self.repeating:
+            reason = "repeating"
         self.save_clock()
         return reason
+
+    def _pod_end(self, pod: Any) -> datetime | None:
+        """When a running pod's run ends, as the kubelet runs it (None: never)."""
+        kubelet = self.mgr.controllers.get("kubelet")
+        started = pod.status.start_time if pod.status is not None else None
+        if kubelet is None or started is None:
+            return None
+        try:
+            duration = kubelet.runs(pod).duration  # type: ignore[attr-defined]
+        except ValueError:
+            return None
+        return started + duration if duration is not None else None
 
     def save_clock(self) -> None:
         """Keep the time of the run (virtual or real) with its state: a

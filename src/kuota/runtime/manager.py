@@ -47,7 +47,9 @@ class Controller(Protocol):
 
 
 IdleHook = Callable[[], bool]  # runs when no work is left; True if it did some
-StopReason = Literal["idle", "until", "stopped", "max-steps"]
+# "repeating": the control plane stopped a run that only repeats itself
+# (kuota.embedded.repetition); the manager itself never returns it.
+StopReason = Literal["idle", "until", "stopped", "max-steps", "repeating"]
 
 
 @dataclass
@@ -144,6 +146,7 @@ class Manager:
         if self._started:
             return
         self._started = True
+        self.recorder.resume()
         self._resync()
 
     def _resync(self) -> None:
@@ -285,9 +288,20 @@ class Manager:
         when an instant has settled, ``on_tick`` when the clock has moved and
         before anything happens at the new instant."""
         self.start()
+        ticked = False
         while True:
-            if not self.run_until_idle(max_steps):
-                return "max-steps"
+            # An instant is one group commit, from the tick on: what on_tick
+            # writes (the clock) is durable with the instant's writes or not
+            # at all, so a run killed before the instant's commit resumes at
+            # the previous, settled instant and comes to this one as this
+            # run did, by its timers, instead of rebuilding in the middle of it.
+            with self._batch():
+                if ticked:
+                    if on_tick is not None:
+                        on_tick()
+                    self.fire_due()
+                if not self.run_until_idle(max_steps):
+                    return "max-steps"
             if on_round is not None:
                 on_round()
             if self._stop:
@@ -299,11 +313,10 @@ class Manager:
                 self.clock.wait_until(until)
                 if self.clock.now() >= until:
                     return "until"
+                ticked = False
                 continue
             self.clock.wait_until(at)
-            if on_tick is not None:
-                on_tick()
-            self.fire_due()
+            ticked = True
 
     def timers(self) -> Iterator[tuple[datetime, str, str]]:
         for (ctrl, key), at in sorted(self._timer_at.items(), key=lambda kv: kv[1]):

@@ -522,6 +522,14 @@ def run_plan(
         errors = [
             f"reconcile error: {e.controller} {e.key}: {e.error}" for e in cp.mgr.stats.errors[:10]
         ]
+        if reason == "repeating":  # a replay that would never end (embedded.repetition)
+            assert cp.repetition is not None
+            errors[:0] = [
+                f"{design.name}: stopped: the replay only repeats itself (nothing new for "
+                f"{cp.repetition.horizon.total_seconds() / 3600:.0f}h of virtual time but the "
+                "same evictions and re-admissions); these workloads cycle:",
+                *cp.repeating,
+            ]
         return build_result(
             plan,
             rec,
