@@ -95,6 +95,12 @@ class Trace:
     def name(self) -> str:
         return Path(self.path).stem
 
+    @property
+    def horizon_s(self) -> float:
+        """From the first submission to the last end if no job waited."""
+        start = self.rows[0].submit_s
+        return float(max(r.submit_s + r.duration_s for r in self.rows) - start)
+
 
 @dataclass(frozen=True, slots=True)
 class NodeRow:
