@@ -231,10 +231,10 @@ def run_simulate(
     if html_path is not None:
         from kuota.sim.html import render_html
 
-        span = float(trace.rows[-1].submit_s - trace.rows[0].submit_s)
+        span = float(trace.last_submit_s - trace.first_submit_s)
         try:
             Path(html_path).write_text(
-                render_html(results, len(trace.rows), span), encoding="utf-8"
+                render_html(results, trace.count, span), encoding="utf-8"
             )
         except OSError as err:
             return error(f"{html_path}: {err.strerror or err}")

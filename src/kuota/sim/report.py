@@ -233,7 +233,8 @@ class SimRecorder(Recorder):
                 self._dirty_use.add(team)
             if team is not None and job not in self._started:
                 self._started.add(job)  # type: ignore[arg-type]
-                created = self.job_created.get(job)  # type: ignore[arg-type]
+                # (popped: a long trace's creation times are kept only until used)
+                created = self.job_created.pop(job, None)  # type: ignore[arg-type]
                 if created is not None:
                     waits = self.start_waits.setdefault(team, [])
                     waits.append((now - created).total_seconds())

@@ -23,7 +23,7 @@ import contextlib
 import multiprocessing
 import queue as queue_mod
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -92,16 +92,42 @@ class Plan:
     design: Design
     trace: Trace
     mapping: Mapping
-    objects: list[Any]  # the design's objects, nodes if generated, and one Job per row
-    job_team: dict[str, str]  # "namespace/job" -> team
+    objects: list[Any]  # the design's objects and nodes if generated
+    selectors: dict[str, dict[str, str] | None]  # GPU model -> nodeSelector
     teams: dict[str, TeamPlan]
     nodes_from: str
     nominal_gpus: float
     warnings: list[str] = field(default_factory=list)
+    # Filled as the trace's Jobs are made (job_groups), not before: a long
+    # trace's Jobs are never all in memory at once.
+    job_team: dict[str, str] = field(default_factory=dict)  # "namespace/job" -> team
+    job_created: dict[str, datetime] = field(default_factory=dict)  # until its first pod runs
 
     @property
     def total_jobs(self) -> int:
-        return len(self.trace.rows)
+        return self.trace.count
+
+    def job_groups(self) -> Iterator[tuple[datetime, list[Any]]]:
+        """The trace's Jobs, one instant at a time, made when asked for."""
+        origin = self.trace.first_submit_s  # the run starts at the first submission
+        used: set[str] = set()
+        at: Decimal | None = None
+        group: list[Any] = []
+        for row in self.trace:
+            if row.submit_s != at:
+                if group:
+                    yield group[0].metadata.creation_timestamp, group
+                at, group = row.submit_s, []
+            tp = self.teams[row.team]
+            name = _job_name(row, tp.target.namespace, used)
+            sel = self.selectors.get(row.gpu_model) if row.gpus > 0 else None
+            job = _job(row, name, tp.target, self.mapping, sel, origin)
+            key = f"{tp.target.namespace}/{name}"
+            self.job_team[key] = row.team
+            self.job_created[key] = job.metadata.creation_timestamp
+            group.append(job)
+        if group:
+            yield group[0].metadata.creation_timestamp, group
 
 
 # ---------------------------------------------------------------------- the design
@@ -145,8 +171,10 @@ def _check_teams(plan_teams: dict[str, TeamPlan], trace: Trace, design: Design, 
     classes = set(_by_kind(design.objects, "WorkloadPriorityClass"))
     first: dict[str, TraceRow] = {}
     needs: dict[tuple[str, str], TraceRow] = {}  # (team, column) -> first row asking
-    for r in trace.rows:
+    jobs: dict[str, int] = {}
+    for r in trace:
         first.setdefault(r.team, r)
+        jobs[r.team] = jobs.get(r.team, 0) + 1
         if r.gpus > 0 and "gpus" in m.requests:
             needs.setdefault((r.team, "gpus"), r)
         if r.cpus > 0 and "cpus" in m.requests:
@@ -209,7 +237,7 @@ def _check_teams(plan_teams: dict[str, TeamPlan], trace: Trace, design: Design, 
                     f"{cq_name} (design {design.name}) does not cover{hint}",
                 )
         per_cq[cq_name] = per_cq.get(cq_name, 0) + 1
-        plan_teams[team] = TeamPlan(team, target, cq_name, 0.0)
+        plan_teams[team] = TeamPlan(team, target, cq_name, 0.0, jobs[team])
     for tp in plan_teams.values():
         nominal = sum(_nominal(cqs[tp.cluster_queue], m.gpu_resource).values())
         tp.nominal_gpus = nominal / m.gpu_scale / per_cq[tp.cluster_queue]
@@ -224,7 +252,7 @@ def _model_selectors(
     cqs = _by_kind(design.objects, "ClusterQueue")
     out: dict[str, dict[str, str] | None] = {}
     checked: set[tuple[str, str]] = set()
-    for r in trace.rows:
+    for r in trace:
         model = r.gpu_model
         if r.gpus <= 0:
             continue
@@ -392,6 +420,10 @@ def _job(
                 "annotations": {TRACE_JOB: row.job_id},
             },
             "spec": {
+                # Deleted once finished (the TTL-after-finished controller), its
+                # pods and Workload with it: what the report needs is recorded
+                # by then, and a long trace's memory stays that of the jobs alive.
+                "ttlSecondsAfterFinished": 1,
                 "parallelism": row.pods,
                 "completions": row.pods,
                 "template": {
@@ -406,18 +438,13 @@ def _job(
     return job
 
 
-def _job_names(trace: Trace, teams: dict[str, TeamPlan]) -> list[str]:
-    used: set[str] = set()
-    out = []
-    for r in trace.rows:
-        base = k8s_name(r.job_id)[:50].strip("-") or "job"
-        name = base
-        ns = teams[r.team].target.namespace
-        if f"{ns}/{name}" in used:
-            name = f"{base[:40]}-l{r.line}"
-        used.add(f"{ns}/{name}")
-        out.append(name)
-    return out
+def _job_name(row: TraceRow, namespace: str, used: set[str]) -> str:
+    base = k8s_name(row.job_id)[:50].strip("-") or "job"
+    name = base
+    if f"{namespace}/{name}" in used:
+        name = f"{base[:40]}-l{row.line}"
+    used.add(f"{namespace}/{name}")
+    return name
 
 
 # ---------------------------------------------------------------------- prepare / run
@@ -460,14 +487,6 @@ def prepare(
             f"design {design.name} has {other_jobs} Jobs/Pods of its own: they run beside the "
             "trace and are not counted in the report"
         )
-    job_team: dict[str, str] = {}
-    origin = trace.rows[0].submit_s  # the run starts at the first submission
-    for row, name in zip(trace.rows, _job_names(trace, teams), strict=True):
-        tp = teams[row.team]
-        tp.jobs += 1
-        sel = selectors.get(row.gpu_model) if row.gpus > 0 else None
-        objects.append(_job(row, name, tp.target, mapping, sel, origin))
-        job_team[f"{tp.target.namespace}/{name}"] = row.team
     cqs = _by_kind(design.objects, "ClusterQueue")
     nominal = sum(sum(_nominal(cq, mapping.gpu_resource).values()) for cq in cqs.values())
     return Plan(
@@ -475,7 +494,7 @@ def prepare(
         trace,
         mapping,
         objects,
-        job_team,
+        selectors,
         teams,
         nodes_from,
         nominal / mapping.gpu_scale,
@@ -492,15 +511,16 @@ def run_plan(
     # they were a tenth of its cost. Their uids never shift the objects' own.
     cp.mgr.recorder.enabled = False
     try:
-        cp.submit(plan.objects)
+        # The first submission's Jobs are created with the design; the others
+        # are made one instant ahead of their creation (a long trace's Jobs are
+        # never all in memory), in the same order and at the same instants.
+        groups = plan.job_groups()
+        _, first = next(groups)
+        cp.submit([*plan.objects, *first])
+        cp.arrivals.add_stream(groups)
         assert cp.kueue.core is not None
-        created = {
-            f"{o.metadata.namespace}/{o.metadata.name}": o.metadata.creation_timestamp
-            for o in plan.objects
-            if o.kind == "Job"
-        }
         rec = SimRecorder(
-            cp.mgr, cp.kueue.core, plan.job_team, plan.mapping.milli_resource, created
+            cp.mgr, cp.kueue.core, plan.job_team, plan.mapping.milli_resource, plan.job_created
         )
         total = plan.total_jobs
         last = [0.0]
