@@ -82,7 +82,15 @@ def run(jobs: int, profile: str | None) -> None:
         write_world(world, jobs)
         kuota = [sys.executable, "-m", "kuota.cli.main"]
         if profile:
-            kuota = [sys.executable, "-m", "cProfile", "-o", f"{profile}.{jobs}", "-m", "kuota.cli.main"]
+            kuota = [
+                sys.executable,
+                "-m",
+                "cProfile",
+                "-o",
+                f"{profile}.{jobs}",
+                "-m",
+                "kuota.cli.main",
+            ]
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t0 = time.perf_counter()
         r = subprocess.run(
@@ -95,10 +103,8 @@ def run(jobs: int, profile: str | None) -> None:
         peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         if r.returncode != 0:
             sys.exit(f"kuota run failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
-        if peak_kib <= before:  # ru_maxrss is the largest child so far
-            note = " (peak not above an earlier, larger run's)"
-        else:
-            note = ""
+        # ru_maxrss is the largest child's so far: smallest runs go first
+        note = " (not above an earlier run's peak)" if peak_kib <= before else ""
         print(
             f"tiny jobs: {jobs} Jobs in {wall:.1f} s, {jobs / wall:.0f} Jobs/s, "
             f"peak RSS {peak_kib / 1024:.0f} MiB, {peak_kib / jobs:.1f} KiB per Job{note}"

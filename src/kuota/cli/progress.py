@@ -79,9 +79,7 @@ class Progress:
             self._show()
         if self._bar is not None:
             for x in self.tasks:
-                self._bar.update(
-                    x.rich_id, completed=x.completed, total=x.total, detail=x.detail
-                )
+                self._bar.update(x.rich_id, completed=x.completed, total=x.total, detail=x.detail)
         else:
             self._line(t)
 

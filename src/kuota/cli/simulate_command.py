@@ -159,6 +159,7 @@ def run_simulate(
     console: Any,
 ) -> int:
     from kuota.cli.files import CannotRead
+    from kuota.cli.progress import Progress
     from kuota.cli.world import load_world
     from kuota.sim.mapping import Mapping, load_mapping
     from kuota.sim.report import compare_table, report_json, summary_table
@@ -175,7 +176,11 @@ def run_simulate(
             "other designs after --compare"
         )
     try:
-        trace = read_trace(trace_path)
+        with Progress(enabled=progress) as bar:
+            task = bar.add("read trace")
+            trace = read_trace(
+                trace_path, lambda done, size: bar.update(task, done, size, detail="checked")
+            )
         node_rows = read_nodes(nodes_path) if nodes_path else None
         mapping = load_mapping(mapping_path) if mapping_path else Mapping()
     except InputError as err:
@@ -233,9 +238,7 @@ def run_simulate(
 
         span = float(trace.last_submit_s - trace.first_submit_s)
         try:
-            Path(html_path).write_text(
-                render_html(results, trace.count, span), encoding="utf-8"
-            )
+            Path(html_path).write_text(render_html(results, trace.count, span), encoding="utf-8")
         except OSError as err:
             return error(f"{html_path}: {err.strerror or err}")
         console.print(f"wrote {html_path}", markup=False)

@@ -346,15 +346,13 @@ def _trace_row(path: str, n: int, text: str, cols: dict[str, int], width: int) -
     )
 
 
-def read_trace(
-    path: str | Path, progress: Callable[[int, int], None] | None = None
-) -> Trace:
+def read_trace(path: str | Path, progress: Callable[[int, int], None] | None = None) -> Trace:
     """Check every row of a trace file, one at a time, and remember only
     their order (``progress(bytes read, file size)`` now and then)."""
     path = str(path)
     lines = _scan(path)
     first = next(lines, None)
-    cols, header_line, width = _header(path, first and first[::2], _JOB_REQUIRED, "trace")
+    cols, _, width = _header(path, (first[0], first[2]) if first else None, _JOB_REQUIRED, "trace")
     size = max(Path(path).stat().st_size, 1)
     count = 0
     in_order = True
