@@ -265,7 +265,11 @@ def _run(
     if until is not None:
         horizon = min(horizon, until.total_seconds())
     with Progress(enabled=show) as bar:
+        checks = {d.name: bar.add(f"check {d.name}", trace.last_line) for d in designs}
         tasks = {d.name: bar.add(f"simulate {d.name}", horizon) for d in designs}
+
+        def checking(design: str, line: int) -> None:
+            bar.update(checks[design], line, detail="trace rows read against the design")
 
         def update(design: str, done: int, total: int, virtual_s: float) -> None:
             bar.update(
@@ -283,4 +287,5 @@ def _run(
             until=until,
             jobs=jobs,
             progress=update if show else None,
+            checking=checking if show else None,
         )

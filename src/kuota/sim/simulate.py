@@ -163,18 +163,32 @@ def _where_team(trace: Trace, row: TraceRow, target: TeamTarget) -> tuple[str, i
     return target.where or (trace.path, row.line, trace.col(row, "team"))
 
 
-def _check_teams(plan_teams: dict[str, TeamPlan], trace: Trace, design: Design, m: Mapping) -> None:
+def _check_teams(
+    plan_teams: dict[str, TeamPlan],
+    trace: Trace,
+    design: Design,
+    m: Mapping,
+    checking: Callable[[int], None] | None = None,
+) -> dict[tuple[str, str], TraceRow]:
     """Every team's queue exists, its ClusterQueue covers what the team asks for,
-    its priority class exists."""
+    its priority class exists. Returns the first row of each team and GPU
+    model asking for GPUs (for _model_selectors: one read of the trace)."""
     lqs = _by_kind(design.objects, "LocalQueue")
     cqs = _by_kind(design.objects, "ClusterQueue")
     classes = set(_by_kind(design.objects, "WorkloadPriorityClass"))
     first: dict[str, TraceRow] = {}
     needs: dict[tuple[str, str], TraceRow] = {}  # (team, column) -> first row asking
     jobs: dict[str, int] = {}
+    pairs: dict[tuple[str, str], TraceRow] = {}
     for r in trace:
         first.setdefault(r.team, r)
         jobs[r.team] = jobs.get(r.team, 0) + 1
+        if r.gpus > 0:
+            pairs.setdefault((r.team, r.gpu_model), r)
+        if checking is not None and r.line % 4096 == 0:
+            checking(r.line)
+    if checking is not None:
+        checking(trace.last_line)
         if r.gpus > 0 and "gpus" in m.requests:
             needs.setdefault((r.team, "gpus"), r)
         if r.cpus > 0 and "cpus" in m.requests:
@@ -241,21 +255,27 @@ def _check_teams(plan_teams: dict[str, TeamPlan], trace: Trace, design: Design, 
     for tp in plan_teams.values():
         nominal = sum(_nominal(cqs[tp.cluster_queue], m.gpu_resource).values())
         tp.nominal_gpus = nominal / m.gpu_scale / per_cq[tp.cluster_queue]
+    return pairs
 
 
 def _model_selectors(
-    trace: Trace, design: Design, m: Mapping, teams: dict[str, TeamPlan], warnings: list[str]
+    trace: Trace,
+    pairs: dict[tuple[str, str], TraceRow],
+    design: Design,
+    m: Mapping,
+    teams: dict[str, TeamPlan],
+    warnings: list[str],
 ) -> dict[str, dict[str, str] | None]:
     """GPU model -> the nodeSelector pinning its jobs to the model's flavor
-    (None: any flavor)."""
+    (None: any flavor). ``pairs``: the first row of each (team, GPU model)
+    asking for GPUs, in file order, so the first problem found is the
+    first in the trace."""
     flavors = _by_kind(design.objects, "ResourceFlavor")
     cqs = _by_kind(design.objects, "ClusterQueue")
     out: dict[str, dict[str, str] | None] = {}
     checked: set[tuple[str, str]] = set()
-    for r in trace:
+    for r in pairs.values():
         model = r.gpu_model
-        if r.gpus <= 0:
-            continue
         if model not in out:
             name, where = m.flavor(model)
             if name is None:
@@ -449,13 +469,19 @@ def _job_name(row: TraceRow, namespace: str, used: set[str]) -> str:
 
 # ---------------------------------------------------------------------- prepare / run
 def prepare(
-    trace: Trace, design: Design, mapping: Mapping, node_rows: list[NodeRow] | None = None
+    trace: Trace,
+    design: Design,
+    mapping: Mapping,
+    node_rows: list[NodeRow] | None = None,
+    checking: Callable[[int], None] | None = None,
 ) -> Plan:
-    """Check the trace against the design and build everything the run creates."""
+    """Check the trace against the design and build everything the run
+    creates but the Jobs (Plan.job_groups makes them as the run goes).
+    ``checking(line)`` now and then as the trace is read."""
     teams: dict[str, TeamPlan] = {}
     warnings: list[str] = []
-    _check_teams(teams, trace, design, mapping)
-    selectors = _model_selectors(trace, design, mapping, teams, warnings)
+    pairs = _check_teams(teams, trace, design, mapping, checking)
+    selectors = _model_selectors(trace, pairs, design, mapping, teams, warnings)
     objects = list(design.objects)
     seen: set[tuple[str, str, str]] = set()
     for o in objects:
@@ -591,10 +617,21 @@ def simulate(
     jobs: int = 1,
     progress: Progress | None = None,
     on_plans: Callable[[list[Plan]], None] | None = None,
+    checking: Callable[[str, int], None] | None = None,
 ) -> list[DesignResult]:
     """Every design on the same trace; results in the designs' order. All designs
-    are checked first: an :class:`InputError` comes before anything runs."""
-    plans = [prepare(trace, d, mapping, node_rows) for d in designs]
+    are checked first: an :class:`InputError` comes before anything runs.
+    ``checking(design, line)`` now and then as the trace is checked."""
+    plans = [
+        prepare(
+            trace,
+            d,
+            mapping,
+            node_rows,
+            (lambda line, name=d.name: checking(name, line)) if checking is not None else None,
+        )
+        for d in designs
+    ]
     if on_plans is not None:
         on_plans(plans)
     if jobs <= 1 or len(designs) <= 1:

@@ -95,6 +95,7 @@ class Trace:
     first_submit_s: Decimal
     last_submit_s: Decimal
     horizon_s: float  # from the first submission to the last end if no job waited
+    last_line: int  # the file's last row's line
     order: tuple[tuple[int, int], ...] | None = None
 
     def __iter__(self) -> Iterator[TraceRow]:
@@ -356,6 +357,7 @@ def read_trace(path: str | Path, progress: Callable[[int, int], None] | None = N
     size = max(Path(path).stat().st_size, 1)
     count = 0
     in_order = True
+    last_line = 0
     first_s = last_s = prev = Decimal(0)
     end = Decimal(0)
     for n, offset, text in lines:
@@ -369,8 +371,11 @@ def read_trace(path: str | Path, progress: Callable[[int, int], None] | None = N
         prev = submit
         end = max(end, submit + row.duration_s)
         count += 1
+        last_line = n
         if progress is not None and count % 4096 == 0:
             progress(offset, size)
+    if progress is not None:
+        progress(size, size)
     if count == 0:
         assert first is not None
         raise InputError(path, first[0] + 1, 1, "no jobs: the file has only its header")
@@ -380,7 +385,7 @@ def read_trace(path: str | Path, progress: Callable[[int, int], None] | None = N
         order = _sorted_order(path, cols, width)
     header = tuple(sorted(cols, key=lambda k: cols[k]))
     horizon = float(end - first_s)
-    return Trace(path, header, width, count, first_s, last_s, horizon, order)
+    return Trace(path, header, width, count, first_s, last_s, horizon, last_line, order)
 
 
 def _sorted_order(path: str, cols: dict[str, int], width: int) -> tuple[tuple[int, int], ...]:
