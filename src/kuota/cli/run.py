@@ -125,7 +125,7 @@ def _run(
     # once the run takes more than a second: by virtual time up to --until,
     # else by workloads finished.
     quiet = StderrProgress(enabled=not (live and console.is_terminal))
-    line = quiet.add("run")
+    run_task = quiet.add("run")
     start = cp.clock.now()
 
     def on_round() -> None:
@@ -139,13 +139,13 @@ def _run(
             now = cp.clock.now()
             if until is not None:
                 quiet.update(
-                    line,
+                    run_task,
                     (now - start) / until,
                     detail=f"{_fmt_seconds((now - start).total_seconds())} of "
                     f"{_fmt_seconds(until.total_seconds())}, {done}/{total} workloads finished",
                 )
             else:
-                quiet.update(line, done, total, detail=f"{done}/{total} workloads finished")
+                quiet.update(run_task, done, total, detail=f"{done}/{total} workloads finished")
             return
         progress.update(task, completed=done, total=total)
         live_view.update(Group(_queue_table(cp), progress))

@@ -20,6 +20,7 @@ Designs run one after another, or in parallel processes (``jobs``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import queue as queue_mod
 import time
@@ -628,7 +629,7 @@ def simulate(
             d,
             mapping,
             node_rows,
-            (lambda line, name=d.name: checking(name, line)) if checking is not None else None,
+            functools.partial(checking, d.name) if checking is not None else None,
         )
         for d in designs
     ]
