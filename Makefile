@@ -65,6 +65,7 @@ bench: $(COMPILED)/.stamp
 	$(BIN)/kuota bench --real-time bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml --json bench/results-real-time.json
 	$(BIN)/python bench/placement.py
 	$(BIN)/python bench/serve_api.py --json bench/results-serve.json
+	$(BIN)/python bench/tiny_jobs.py --jobs 10000 100000
 
 # Re-pin dependencies (needs network); commit the result.
 lock: $(STAMP)

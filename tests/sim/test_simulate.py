@@ -5,6 +5,9 @@ input as one clear line (file:line:col) with exit status 1, never a traceback.""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -397,3 +400,44 @@ def test_a_fifo_pool_on_a_real_slice_matches_an_independent_replay(tmp_path: Pat
         assert got["wait_s"]["mean"] == pytest.approx(sum(ws) / len(ws), abs=1e-3), team
         assert got["wait_s"]["max"] == ws[-1], team
         assert got["wait_s"]["p95"] == ws[max(1, -(-95 * len(ws) // 100)) - 1], team
+
+
+def peak_rss_kib(*args: str) -> int:
+    """``kuota ARGS`` in a process of its own; its peak memory (RSS, KiB)."""
+    code = (
+        "import resource, sys\n"
+        "from kuota.cli.main import main\n"
+        "try:\n    main(sys.argv[1:])\n"
+        "except SystemExit:\n    pass\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KUOTA_PROGRESS_AFTER": "3600"},
+    )
+    return int(r.stderr.strip().splitlines()[-1])
+
+
+def test_a_long_trace_is_streamed_not_held(tmp_path: Path) -> None:
+    """Issue 24.9: a 1M-row trace reached 2 GB before it ran, every row read
+    and made a Job up front. Rows are now checked as they are read and Jobs
+    made as they arrive: 16 times the rows (run for their first minute) cost
+    no more memory."""
+
+    def trace(rows: int) -> str:
+        p = tmp_path / f"t{rows}.csv"
+        lines = ["job_id,submit_s,duration_s,team,gpus,cpus,memory_mib"]
+        lines += [f"j{i},{i},60,team-{'ab'[i % 2]},1,2,4096" for i in range(rows)]
+        p.write_text("\n".join(lines) + "\n")
+        return str(p)
+
+    def peak(rows: int) -> int:
+        return peak_rss_kib(
+            "simulate", "--trace", trace(rows), "--world", POOL, "--until", "60s", "--no-progress"
+        )
+
+    base, more = peak(1_000), peak(16_000)
+    # Jobs made up front cost about 3 KiB each: 15,000 more were 46 MiB on main.
+    assert more - base < 12 * 1024, (base, more)

@@ -300,6 +300,11 @@ def load_yaml_documents(data: bytes | str) -> list[Any]:
     return list(_iter_yaml_documents(data))
 
 
+def iter_yaml_documents(data: bytes | str) -> Iterator[Any]:
+    """The stream's documents one at a time (``kuota validate`` of a large file)."""
+    return _iter_yaml_documents(data)
+
+
 def _iter_yaml_documents(data: bytes | str) -> Iterator[Any]:
     """The stream's non-empty documents, loaded one at a time (so a caller that
     decodes each in turn never holds every raw document). Raises ``YamlError``."""

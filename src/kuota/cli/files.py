@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from kuota.api.decode import (
     check_update,
     decode_document,
     decode_object,
-    load_yaml_documents,
+    iter_yaml_documents,
 )
 from kuota.api.kueue.config import load_config
 from kuota.cli.run_annotations import run_annotation_errors
@@ -68,54 +68,73 @@ def read_bytes(path: Path) -> bytes:
 
 def read_file(path: Path, gates: Mapping[str, bool] | None = None) -> FileResult:
     """Every object in a YAML/JSON file, including those inside scenario files."""
+    return FileResult(str(path), list(iter_documents(path, gates)))
+
+
+def iter_documents(
+    path: Path,
+    gates: Mapping[str, bool] | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> Iterator[Document]:
+    """The file's objects one at a time (a file of a million documents is
+    never held decoded at once); ``progress(fraction)`` of its documents read.
+    A file that is not YAML raises CannotRead when the bad document is reached."""
     data = read_bytes(path)
     source = str(path)
+    # For progress only: documents are separated by "---" lines.
+    expected = data.count(b"\n---") + 1
     try:
-        raws = load_yaml_documents(data)
+        raws = iter_yaml_documents(data)
+        for i, raw in enumerate(raws):
+            yield from _documents(raw, i, source, gates)
+            if progress is not None:
+                progress(min(1.0, (i + 1) / expected))
     except YamlError as err:
         raise CannotRead(f"{path}: {err}") from None
-    result = FileResult(source)
-    if len(raws) == 1 and _is_mapping_file(raws[0]):
-        result.documents.append(_mapping_document(path))
-        return result
-    if len(raws) == 1 and _is_bench_config(raws[0]):
-        result.documents.append(_bench_document(path, raws[0]))
-        return result
-    for i, raw in enumerate(raws):
-        if is_scenario(raw):
-            head = Document(source=source, index=i, kind="Scenario", name=str(raw.get("name", "")))
-            head.errors, head.warnings = scenario_errors(raw)
-            result.documents.append(head)
-            # The scenario's world is read under its own Configuration's gates
-            # (a mutating webhook and validation depend on them), as kuota check reads it.
-            from kuota.sim.scenario import scenario_config
 
-            cfg = scenario_config(raw, head)
-            world_gates = cfg.feature_gates if cfg is not None else gates
-            live: dict[str, Document] = {}  # ref -> the newest write of it
-            for prefix, obj, deleted in scenario_timeline(raw):
-                if deleted:
-                    live.pop(deleted, None)
-                    continue
-                doc = decode_object(obj, source=source, index=i, prefix=prefix, gates=world_gates)
-                if doc.ref in live:  # an update: what may not change, may not
-                    check_update(doc, live[doc.ref], world_gates)
-                live[doc.ref] = doc
-                result.documents.append(doc)
-            continue
-        if _is_configuration(raw):
-            # Kueue's Configuration in a world file (kuota run reads it as the
-            # world's): checked as Kueue checks it at start-up.
-            doc = Document(source=source, index=i, api_version=raw["apiVersion"])
-            doc.kind, doc.name = "Configuration", str((raw.get("metadata") or {}).get("name", ""))
-            doc.obj, doc.errors = load_config(raw)
-            result.documents.append(doc)
-            continue
-        for doc in decode_document(raw, source=source, index=i, gates=gates):
-            if doc.ok:  # what run refuses, validate refuses
-                doc.errors += run_annotation_errors(doc.obj)
-            result.documents.append(doc)
-    return result
+
+def _documents(
+    raw: Any, i: int, source: str, gates: Mapping[str, bool] | None
+) -> Iterator[Document]:
+    if i == 0 and _is_mapping_file(raw):
+        yield _mapping_document(Path(source))
+        return
+    if i == 0 and _is_bench_config(raw):
+        yield _bench_document(Path(source), raw)
+        return
+    if is_scenario(raw):
+        head = Document(source=source, index=i, kind="Scenario", name=str(raw.get("name", "")))
+        head.errors, head.warnings = scenario_errors(raw)
+        yield head
+        # The scenario's world is read under its own Configuration's gates
+        # (a mutating webhook and validation depend on them), as kuota check reads it.
+        from kuota.sim.scenario import scenario_config
+
+        cfg = scenario_config(raw, head)
+        world_gates = cfg.feature_gates if cfg is not None else gates
+        live: dict[str, Document] = {}  # ref -> the newest write of it
+        for prefix, obj, deleted in scenario_timeline(raw):
+            if deleted:
+                live.pop(deleted, None)
+                continue
+            doc = decode_object(obj, source=source, index=i, prefix=prefix, gates=world_gates)
+            if doc.ref in live:  # an update: what may not change, may not
+                check_update(doc, live[doc.ref], world_gates)
+            live[doc.ref] = doc
+            yield doc
+        return
+    if _is_configuration(raw):
+        # Kueue's Configuration in a world file (kuota run reads it as the
+        # world's): checked as Kueue checks it at start-up.
+        doc = Document(source=source, index=i, api_version=raw["apiVersion"])
+        doc.kind, doc.name = "Configuration", str((raw.get("metadata") or {}).get("name", ""))
+        doc.obj, doc.errors = load_config(raw)
+        yield doc
+        return
+    for doc in decode_document(raw, source=source, index=i, gates=gates):
+        if doc.ok:  # what run refuses, validate refuses
+            doc.errors += run_annotation_errors(doc.obj)
+        yield doc
 
 
 def _is_configuration(raw: object) -> bool:

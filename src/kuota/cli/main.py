@@ -61,71 +61,18 @@ def main() -> None:
 
 
 def _validate(paths: list[str], as_json: bool, quiet: bool) -> int:
-    from kuota.cli.files import CannotRead, expand, read_file
+    from kuota.cli.files import CannotRead, expand
+    from kuota.cli.validate_output import validate_files
 
     try:
         files = expand(paths)
     except CannotRead as err:
         click.echo(f"error: {err}", err=True)
         return EXIT_UNREADABLE
-    unreadable = 0
-    results = []
-    for f in files:
-        try:
-            results.append(read_file(f))
-        except CannotRead as err:
-            unreadable += 1
-            click.echo(f"error: cannot read {err}", err=True)
-    docs = [d for r in results for d in r.documents]
-    invalid = [d for d in docs if not d.ok]
-    if as_json:
-        out = {
-            "files": len(files),
-            "objects": len(docs),
-            "valid": len(docs) - len(invalid),
-            "invalid": len(invalid),
-            "unreadable": unreadable,
-            "documents": [
-                {
-                    "file": d.source,
-                    "document": d.index + 1,
-                    "at": d.prefix,
-                    "object": d.ref,
-                    "apiVersion": d.api_version,
-                    "valid": d.ok,
-                    "errors": [
-                        {"path": d.full_path(err), "type": err.type, "message": str(err)}
-                        for err in d.errors
-                    ],
-                    "warnings": d.warnings,
-                }
-                for d in docs
-            ],
-        }
-        click.echo(json.dumps(out, indent=2))
-    else:
-        for d in docs:
-            if d.ok and not d.warnings:
-                if not quiet:
-                    click.echo(f"{click.style('ok', fg='green')}    {d.where}: {d.ref}")
-                continue
-            mark = (
-                click.style("error", fg="red", bold=True)
-                if not d.ok
-                else click.style("warn", fg="yellow")
-            )
-            click.echo(f"{mark} {d.where}: {d.ref}")
-            for err in d.errors:
-                click.echo(f"      {d.shown(err)}")
-            for w in d.warnings:
-                click.echo(f"      warning: {w}")
-        summary = f"{len(docs)} objects in {len(files)} files: {len(docs) - len(invalid)} valid, {len(invalid)} invalid"
-        if unreadable:
-            summary += f", {unreadable} files unreadable"
-        click.echo(summary)
-    if unreadable:
+    counts = validate_files(files, as_json, quiet)
+    if counts.unreadable:
         return EXIT_UNREADABLE
-    return EXIT_INVALID if invalid else EXIT_OK
+    return EXIT_INVALID if counts.invalid else EXIT_OK
 
 
 @main.command()

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from kuota.api.kueue import types as kt
 from kuota.cli.files import CannotRead
+from kuota.cli.progress import Progress as StderrProgress
 from kuota.cli.world import World, load_world
 from kuota.embedded.controlplane import JOB_INTEGRATIONS, ControlPlane
 from kuota.embedded.run_report import Recorder
@@ -122,24 +123,45 @@ def _run(
     rec = Recorder(cp.mgr, cp.kueue.core)
     stop_at = cp.clock.now() + until if until is not None else None
     jobs_total = sum(1 for o in world.objects if o.kind == "Job")
+    # The store holds its own copies (and the arrivals those still to come):
+    # the decoded world is not kept for the whole run, a tenth of its memory
+    # for a world of many Jobs. Refused objects keep their own for the report.
+    world.objects = []
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}")
     )
-    task = progress.add_task("jobs finished", total=max(jobs_total, 1))
+    task = progress.add_task("workloads finished", total=max(jobs_total, 1))
     last_draw = [0.0]
+    live_view: Live | None = None
+    # Without the live table (piped, or --no-live), progress goes to stderr
+    # once the run takes more than a second: by virtual time up to --until,
+    # else by workloads finished.
+    quiet = StderrProgress(enabled=not (live and console.is_terminal))
+    run_task = quiet.add("run")
+    start = cp.clock.now()
 
     def on_round() -> None:
         rec.sample()
-        if live_view is None:
-            return
         t = time.monotonic()
         if t - last_draw[0] < 0.1:
             return
         last_draw[0] = t
-        progress.update(task, completed=_finished_jobs(cp))
+        done, total = _workloads_finished(rec, jobs_total)
+        if live_view is None:
+            now = cp.clock.now()
+            if until is not None:
+                quiet.update(
+                    run_task,
+                    (now - start) / until,
+                    detail=f"{_fmt_seconds((now - start).total_seconds())} of "
+                    f"{_fmt_seconds(until.total_seconds())}, {done}/{total} workloads finished",
+                )
+            else:
+                quiet.update(run_task, done, total, detail=f"{done}/{total} workloads finished")
+            return
+        progress.update(task, completed=done, total=total)
         live_view.update(Group(_queue_table(cp), progress))
 
-    live_view: Live | None = None
     # Ctrl-C and SIGTERM stop gracefully: the current reconcile finishes, the
     # journal is closed with a snapshot and the clock, and a later run resumes.
     old = {sig: signal.signal(sig, lambda *_: cp.mgr.stop()) for sig in STOP_SIGNALS}
@@ -148,7 +170,8 @@ def _run(
             with Live(console=console, refresh_per_second=8, transient=True) as live_view:
                 reason = cp.run(stop_at, on_round=on_round)
         else:
-            reason = cp.run(stop_at, on_round=on_round)
+            with quiet:
+                reason = cp.run(stop_at, on_round=on_round)
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
@@ -233,14 +256,12 @@ def _notes(cp: ControlPlane, limit: int = 10) -> list[str]:
     return out
 
 
-def _finished_jobs(cp: ControlPlane) -> int:
-    n = 0
-    for job in cp.mgr.informer(JOB).objects.values():
-        for c in (job.status.conditions if job.status else None) or ():
-            if c.type in ("Complete", "Failed") and c.status == "True":
-                n += 1
-                break
-    return n
+def _workloads_finished(rec: Recorder, jobs: int) -> tuple[int, int]:
+    """Finished workloads and all seen so far (at least the world's Jobs),
+    from the recorder's counts: no scan of the objects at every redraw."""
+    done = sum(t.finished for t in rec.teams.values())
+    seen = sum(t.workloads for t in rec.teams.values())
+    return done, max(seen, jobs, 1)
 
 
 def _queue_table(cp: ControlPlane) -> Table:

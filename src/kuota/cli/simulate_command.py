@@ -161,6 +161,7 @@ def run_simulate(
     console: Any,
 ) -> int:
     from kuota.cli.files import CannotRead
+    from kuota.cli.progress import Progress
     from kuota.cli.world import load_world
     from kuota.sim.mapping import Mapping, load_mapping
     from kuota.sim.report import compare_table, report_json, summary_table
@@ -177,7 +178,11 @@ def run_simulate(
             "other designs after --compare"
         )
     try:
-        trace = read_trace(trace_path)
+        with Progress(enabled=progress) as bar:
+            task = bar.add("read trace")
+            trace = read_trace(
+                trace_path, lambda done, size: bar.update(task, done, size, detail="checked")
+            )
         node_rows = read_nodes(nodes_path) if nodes_path else None
         mapping = load_mapping(mapping_path) if mapping_path else Mapping()
     except InputError as err:
@@ -209,9 +214,8 @@ def run_simulate(
     for path in (json_path, html_path):
         if path is not None and Path(path).is_dir():
             return error(f"{path}: is a directory")
-    live = progress and console.is_terminal
     try:
-        results = _run(trace, designs, mapping, node_rows, until, jobs, live, console)
+        results = _run(trace, designs, mapping, node_rows, until, jobs, progress)
     except InputError as err:
         return error(str(err))
     except KeyboardInterrupt:
@@ -234,11 +238,9 @@ def run_simulate(
     if html_path is not None:
         from kuota.sim.html import render_html
 
-        span = float(trace.rows[-1].submit_s - trace.rows[0].submit_s)
+        span = float(trace.last_submit_s - trace.first_submit_s)
         try:
-            Path(html_path).write_text(
-                render_html(results, len(trace.rows), span), encoding="utf-8"
-            )
+            Path(html_path).write_text(render_html(results, trace.count, span), encoding="utf-8")
         except OSError as err:
             return error(f"{html_path}: {err.strerror or err}")
         console.print(f"wrote {html_path}", markup=False)
@@ -253,51 +255,40 @@ def _run(
     node_rows: Any,
     until: timedelta | None,
     jobs: int,
-    live: bool,
-    console: Any,
+    show: bool,
 ) -> list[Any]:
+    from kuota.cli.progress import Progress
     from kuota.sim.report import fmt_seconds
     from kuota.sim.simulate import simulate
-
-    if not live:
-        return simulate(trace, designs, mapping, node_rows, until=until, jobs=jobs)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     # The bar follows virtual time up to the trace's end without waits (the
     # last submission plus run time; jobs that wait end later): long-lived
     # jobs make the count of finished jobs a poor measure of progress.
-    start = trace.rows[0].submit_s
-    horizon = float(max(r.submit_s + r.duration_s for r in trace.rows) - start) or 1.0
+    horizon = trace.horizon_s or 1.0
     if until is not None:
         horizon = min(horizon, until.total_seconds())
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.fields[virtual]} of ~{task.fields[horizon]} simulated,"),
-        TextColumn("{task.fields[done]}/{task.fields[jobs]} jobs finished"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-    tasks = {
-        d.name: bar.add_task(
-            d.name,
-            total=horizon,
-            virtual="0s",
-            horizon=fmt_seconds(horizon),
-            done=0,
-            jobs=len(trace.rows),
-        )
-        for d in designs
-    }
+    with Progress(enabled=show) as bar:
+        checks = {d.name: bar.add(f"check {d.name}", trace.last_line) for d in designs}
+        tasks = {d.name: bar.add(f"simulate {d.name}", horizon) for d in designs}
 
-    def update(design: str, done: int, total: int, virtual_s: float) -> None:
-        bar.update(
-            tasks[design],
-            completed=min(virtual_s, horizon),
-            virtual=fmt_seconds(virtual_s),
-            done=done,
-        )
+        def checking(design: str, line: int) -> None:
+            bar.update(checks[design], line, detail="trace rows read against the design")
 
-    with bar:
-        return simulate(trace, designs, mapping, node_rows, until=until, jobs=jobs, progress=update)
+        def update(design: str, done: int, total: int, virtual_s: float) -> None:
+            bar.update(
+                tasks[design],
+                min(virtual_s, horizon),
+                detail=f"{fmt_seconds(virtual_s)} of ~{fmt_seconds(horizon)} simulated, "
+                f"{done}/{total} jobs finished",
+            )
+
+        return simulate(
+            trace,
+            designs,
+            mapping,
+            node_rows,
+            until=until,
+            jobs=jobs,
+            progress=update if show else None,
+            checking=checking if show else None,
+        )

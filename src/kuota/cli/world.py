@@ -4,12 +4,13 @@ OpenShift ``Kueue`` resource, from YAML files and directories."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kuota.api import errors as e
-from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, load_yaml_documents
+from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, iter_yaml_documents
 from kuota.api.kueue.config import KueueConfig, load_config
 from kuota.cli.files import CannotRead, expand, read_bytes
 from kuota.cli.run_annotations import run_annotation_errors
@@ -83,9 +84,14 @@ def load_world(paths: list[str]) -> World:
 def _load_file(world: World, path: Path) -> None:
     data = read_bytes(path)
     try:
-        raws = load_yaml_documents(data)
-    except YamlError as err:
+        _load_documents(world, path, iter_yaml_documents(data))
+    except YamlError as err:  # (the whole world is refused: nothing runs)
         raise CannotRead(f"{path}: {err}") from None
+
+
+def _load_documents(world: World, path: Path, raws: Iterator[Any]) -> None:
+    """Each raw document decoded as it is read: a world of 100,000 Jobs
+    never holds them all as raw YAML beside their decoded objects."""
     for i, raw in enumerate(raws):
         where = f"{path} (document {i + 1})"
         if raw is None:

@@ -10,7 +10,7 @@ through the same controllers (the ``Core`` protocol of ``kuota.sim.scenario``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -30,8 +30,8 @@ from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
-from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.embedded.repetition import RepetitionDetector, horizon_of
+from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
 from kuota.scheduler.views import (
@@ -417,6 +417,8 @@ class Arrivals:
     def __init__(self, cp: ControlPlane) -> None:
         self.cp = cp
         self.waiting: dict[str, list[Any]] = {}
+        self._stream: Iterator[tuple[datetime, list[Any]]] | None = None
+        self._streamed: dict[str, list[Any]] = {}
 
     def setup(self, mgr: Manager) -> None:
         self.mgr = mgr
@@ -426,10 +428,32 @@ class Arrivals:
         self.waiting.setdefault(key, []).extend(objs)
         self.mgr.enqueue_at(self.name, key, at)
 
+    def add_stream(self, groups: Iterator[tuple[datetime, list[Any]]]) -> None:
+        """Objects made only one instant ahead of their creation (a long
+        trace's Jobs are never all in memory): ``groups`` yields (instant,
+        objects) in increasing time, after now."""
+        self._stream = groups
+        self._arm_next()
+
+    def _arm_next(self) -> None:
+        if self._stream is None:
+            return
+        for at, objs in self._stream:
+            key = at.isoformat()
+            self._streamed[key] = objs
+            self.mgr.enqueue_at(self.name, key, at)
+            return
+        self._stream = None
+
     def reconcile(self, key: str) -> None:
+        streamed = self._streamed.pop(key, None)
         with self.cp.store.batch():
             for obj in self.waiting.pop(key, []):
                 self.cp._create_missing(obj)
+            for obj in streamed or ():
+                self.cp._create_missing(obj)
+        if streamed is not None:
+            self._arm_next()
         return None
 
 

@@ -88,6 +88,11 @@ class Recorder:
         if key not in self._finished and true_since(wl, "Finished") is not None:
             self._finished.add(key)
             t.finished += 1
+        if etype == "DELETED" and key in self._finished:
+            # A finished workload deleted never comes back (its job is done):
+            # forget its key, so a long run's bookkeeping follows the live ones.
+            self._admitted.discard(key)
+            self._finished.discard(key)
         for c in (wl.status.conditions if wl.status else None) or ():
             if c.type == "Preempted" and c.status == "True":
                 prev = [

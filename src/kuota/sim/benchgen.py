@@ -27,6 +27,12 @@ from kuota.api.quantity import Quantity, QuantityError
 RUNNING_LABEL = "kueue.x-k8s.io/performance-scheduler-running-ms"
 CLASS_LABEL = "kueue.x-k8s.io/performance-scheduler-class"
 FLAVOR = "rf"  # Kueue's generator's default ResourceFlavor name
+# The largest world kuota bench builds: counts multiply (cohorts x queues x
+# rounds x templates), and each workload is held in memory for the run, so a
+# config is refused up front rather than left to grow without bound. 20 times
+# Kueue's large-scale world (50,000 workloads, 1,000 ClusterQueues).
+MAX_WORKLOADS = 1_000_000
+MAX_CLUSTER_QUEUES = 20_000
 
 
 class BenchConfigError(Exception):
@@ -215,11 +221,19 @@ def parse(raw: Any, source: str = "<config>") -> GeneratorConfig:
         raise BenchConfigError(
             f"{source}: topology: topology-aware scheduling worlds are not supported"
         )
+    queues = workloads = 0
     for i, c in enumerate(cfg.cohorts):
         _positive(source, f"cohorts[{i}].count", c.count)
         for j, q in enumerate(c.queues_sets):
             at = f"cohorts[{i}].queuesSets[{j}]"
             _positive(source, f"{at}.count", q.count)
+            queues += c.count * q.count
+            if queues > MAX_CLUSTER_QUEUES:
+                raise BenchConfigError(
+                    f"{source}: {at}.count: the config makes {queues:,} ClusterQueues "
+                    f"(cohorts[{i}].count {c.count:,} x {q.count:,} here, with those before); "
+                    f"kuota bench builds at most {MAX_CLUSTER_QUEUES:,}"
+                )
             _milli(source, f"{at}.nominalQuota", q.nominal_quota)
             if q.borrowing_limit is not None:
                 _milli(source, f"{at}.borrowingLimit", q.borrowing_limit)
@@ -239,6 +253,14 @@ def parse(raw: Any, source: str = "<config>") -> GeneratorConfig:
                 wat = f"{at}.workloadsSets[{k}]"
                 if ws.count < 0 or ws.creation_interval_ms < 0:
                     raise BenchConfigError(f"{source}: {wat}: count and interval must be ≥ 0")
+                workloads += c.count * q.count * ws.count * len(ws.workloads)
+                if workloads > MAX_WORKLOADS:
+                    raise BenchConfigError(
+                        f"{source}: {wat}.count: the config makes {workloads:,} workloads "
+                        f"({c.count:,} cohorts x {q.count:,} queues x {ws.count:,} rounds x "
+                        f"{len(ws.workloads)} templates here, with those before); "
+                        f"kuota bench runs at most {MAX_WORKLOADS:,}"
+                    )
                 for m, w in enumerate(ws.workloads):
                     if w.runtime_ms < 0:
                         raise BenchConfigError(

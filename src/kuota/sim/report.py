@@ -132,7 +132,6 @@ class SimRecorder(Recorder):
         self.job_team = job_team
         self.job_created = job_created or {}
         self.start_waits: dict[str, list[float]] = {}  # team -> creation to first pod running
-        self._started: set[str] = set()
         self.weights = {GPU: 1000, milli_resource: 1}  # milli-GPUs per unit
         self.t0 = mgr.clock.now()
         self.finished_jobs = 0
@@ -217,6 +216,12 @@ class SimRecorder(Recorder):
                 per[team] = per.get(team, 0) + held[2]
                 self._dirty_cqs.add(held[0])
                 self._held[key] = held
+        if not alive and true_since(wl, "Finished") is not None:
+            # A finished job deleted (its time to live after finishing) is
+            # never seen again: forget its team, as a long trace's go by.
+            job = _owner_job(wl)
+            if job is not None:
+                self.job_team.pop(job, None)
 
     def _pod(self, etype: str, pod: Any, old: Any | None) -> None:
         key = key_of(pod)
@@ -231,9 +236,10 @@ class SimRecorder(Recorder):
             if team is not None and milli:
                 self._team_running[team] = self._team_running.get(team, 0) + milli
                 self._dirty_use.add(team)
-            if team is not None and job not in self._started:
-                self._started.add(job)  # type: ignore[arg-type]
-                created = self.job_created.get(job)  # type: ignore[arg-type]
+            if team is not None:
+                # The job's first pod to run: its creation time is taken (a
+                # long trace's are kept only until used), so later pods skip.
+                created = self.job_created.pop(job, None)  # type: ignore[arg-type]
                 if created is not None:
                     waits = self.start_waits.setdefault(team, [])
                     waits.append((now - created).total_seconds())
