@@ -147,15 +147,11 @@ def _is_configuration(raw: object) -> bool:
 
 def _is_mapping_file(raw: object) -> bool:
     """A ``kuota simulate --mapping`` file: no apiVersion or kind, only its keys."""
+    if not isinstance(raw, dict) or not raw or "apiVersion" in raw or "kind" in raw:
+        return False  # a Kubernetes object: the simulator is not imported for it
     from kuota.sim.mapping import MAPPING_KEYS
 
-    return (
-        isinstance(raw, dict)
-        and bool(raw)
-        and "apiVersion" not in raw
-        and "kind" not in raw
-        and all(k in MAPPING_KEYS for k in raw)
-    )
+    return all(k in MAPPING_KEYS for k in raw)
 
 
 def _is_bench_config(raw: object) -> bool:

@@ -466,7 +466,7 @@ def build_result(
         pending_series=rec.pending_series,
         team_pending_series=rec.team_pending_series,
         team_gpu_series=rec.team_gpu_series,
-        submit_s=sorted((c - rec.t0).total_seconds() for c in rec.job_created.values()),
+        submit_s=sorted(plan.submit_s),
         warnings=warnings,
         errors=errors,
     )

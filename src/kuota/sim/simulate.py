@@ -103,6 +103,8 @@ class Plan:
     # trace's Jobs are never all in memory at once.
     job_team: dict[str, str] = field(default_factory=dict)  # "namespace/job" -> team
     job_created: dict[str, datetime] = field(default_factory=dict)  # until its first pod runs
+    # Every job's submission, seconds from the first (the report's time axis).
+    submit_s: list[float] = field(default_factory=list)
 
     @property
     def total_jobs(self) -> int:
@@ -126,6 +128,7 @@ class Plan:
             key = f"{tp.target.namespace}/{name}"
             self.job_team[key] = row.team
             self.job_created[key] = job.metadata.creation_timestamp
+            self.submit_s.append(float(row.submit_s - origin))
             group.append(job)
         if group:
             yield group[0].metadata.creation_timestamp, group
@@ -186,16 +189,16 @@ def _check_teams(
         jobs[r.team] = jobs.get(r.team, 0) + 1
         if r.gpus > 0:
             pairs.setdefault((r.team, r.gpu_model), r)
-        if checking is not None and r.line % 4096 == 0:
-            checking(r.line)
-    if checking is not None:
-        checking(trace.last_line)
         if r.gpus > 0 and "gpus" in m.requests:
             needs.setdefault((r.team, "gpus"), r)
         if r.cpus > 0 and "cpus" in m.requests:
             needs.setdefault((r.team, "cpus"), r)
         if r.memory_mib > 0 and "memory" in m.requests:
             needs.setdefault((r.team, "memory_mib"), r)
+        if checking is not None and r.line % 4096 == 0:
+            checking(r.line)
+    if checking is not None:
+        checking(trace.last_line)
     per_cq: dict[str, int] = {}
     for team, row in first.items():
         target = m.team(team)
