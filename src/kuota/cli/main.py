@@ -291,18 +291,21 @@ def run(
 
 @main.command()
 @click.argument("resource")
+@click.argument("names", nargs=-1)
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 @click.option("-n", "--namespace", default=None)
 @click.option("-A", "--all-namespaces", is_flag=True)
 @click.option("-o", "--output", type=click.Choice(["wide", "yaml", "json"]), default=None)
 def get(
     resource: str,
+    names: tuple[str, ...],
     state: str | None,
     namespace: str | None,
     all_namespaces: bool,
     output: str | None,
 ) -> None:
-    """List workloads, localqueues, clusterqueues, nodes, jobs or pods of a run."""
+    """List a kept run's objects of any kind (workloads, clusterqueues,
+    resourceflavors, cohorts, nodes, pods, events, ...), or those NAMES."""
     from rich.console import Console
 
     from kuota.cli import get as getmod
@@ -310,7 +313,7 @@ def get(
 
     console = Console(highlight=False, width=200)
     try:
-        sys.exit(getmod.get(resource, state, namespace, all_namespaces, output, console))
+        sys.exit(getmod.get(resource, state, namespace, all_namespaces, output, console, names))
     except CannotRead as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(EXIT_UNREADABLE)
