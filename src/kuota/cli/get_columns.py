@@ -538,9 +538,12 @@ def _aliases() -> dict[str, str]:
     for plural, view in VIEWS.items():
         spec = registry.by_group_resource(view.rtype[0], plural)
         if spec is not None:
-            qualified = f"{plural}.{spec.group}" if spec.group else plural
-            for alias in (spec.singular, *spec.short_names, qualified):
+            names = (plural, spec.singular, *spec.short_names)
+            for alias in names[1:]:
                 aliases.setdefault(alias, plural)
+            if spec.group:  # as kubectl takes them: resource.group (jobs.batch)
+                for alias in names:
+                    aliases.setdefault(f"{alias}.{spec.group}", plural)
     return aliases
 
 
