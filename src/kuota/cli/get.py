@@ -4,10 +4,11 @@ columns users know from ``oc get``."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import click
 import yaml
@@ -167,11 +168,12 @@ def describe_workload(name: str, state: str | None, namespace: str | None, conso
             wl = store.get(WORKLOAD, ns, name)
         except StoreError:
             console.print(
-                f'Error from server (NotFound): workloads "{name}" not found', markup=False
+                f'Error from server (NotFound): workloads.kueue.x-k8s.io "{name}" not found', markup=False
             )
             return 1
         reason = _pending_reason(store, wl, now)
         events = events_for(store, wl)
+        preemptor = _preemptor(store, wl)
     finally:
         store.close()
     adm = wl.status.admission if wl.status else None
@@ -191,6 +193,8 @@ def describe_workload(name: str, state: str | None, namespace: str | None, conso
         lines.append(f"Assigned {psa.name}: {psa.count} pods in {flv}")
     if reason:
         lines.append(f"Pending:       {reason}")
+    if preemptor:
+        lines.append(f"Preempted by:  {preemptor}")
     console.print("\n".join(lines), markup=False)
     t = Table(title="Conditions", title_justify="left", box=None, header_style="")
     for col in ("TYPE", "STATUS", "REASON", "LAST TRANSITION", "MESSAGE"):
@@ -204,6 +208,23 @@ def describe_workload(name: str, state: str | None, namespace: str | None, conso
     console.print(t)
     print_events(events, now, console)
     return 0
+
+
+_PREEMPTOR_UID: Final = re.compile(r"Preempted to accommodate a workload \(UID: ([^,)]+)")
+
+
+def _preemptor(store: ReadOnlyStore, wl: Any) -> str:
+    """The workload that last preempted ``wl``, by namespace/name: Kueue's
+    message names it by UID and its ClusterQueue's path only."""
+    conds = (wl.status.conditions if wl.status else None) or ()
+    found = [m for c in conds if (m := _PREEMPTOR_UID.match(c.message or "")) is not None]
+    if not found:
+        return ""
+    m = found[0]
+    for other in store.list(WORKLOAD).items:
+        if other.metadata.uid == m[1]:
+            return f"{other.metadata.namespace}/{other.metadata.name} (UID: {m[1]})"
+    return f"a workload no longer there (UID: {m[1]})"
 
 
 def _when(ts: datetime | None) -> str:

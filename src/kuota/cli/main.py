@@ -345,6 +345,10 @@ _BASE_DESCRIBED = (
     ("workload", "kueue.x-k8s.io", "workloads"),
     ("pod", "", "pods"),
     ("job", "batch", "jobs"),
+    ("clusterqueue", "kueue.x-k8s.io", "clusterqueues"),
+    ("localqueue", "kueue.x-k8s.io", "localqueues"),
+    ("cohort", "kueue.x-k8s.io", "cohorts"),
+    ("node", "", "nodes"),
 )
 
 
@@ -356,17 +360,26 @@ _BASE_DESCRIBED = (
 def describe(kind: str, name: str, state: str | None, namespace: str | None) -> None:
     """Show a workload's, a pod's, a job's or a serving set's (deployment,
     statefulset, leaderworkerset) conditions, their history, the Kueue
-    Workloads that hold them and why they wait."""
+    Workloads that hold them and why they wait; a clusterqueue's, localqueue's
+    or cohort's quota and usage per flavor; a node's GPUs and their pods."""
     from functools import partial
 
     from rich.console import Console
 
     from kuota.cli.appsview import describe_set
     from kuota.cli.files import CannotRead
+    from kuota.cli.describe_node import describe_node
+    from kuota.cli.describe_queues import (
+        describe_clusterqueue,
+        describe_cohort,
+        describe_localqueue,
+    )
     from kuota.cli.get import describe_job, describe_workload
     from kuota.cli.podview import describe_pod
 
     shows = {"workload": describe_workload, "pod": describe_pod, "job": describe_job}
+    shows |= {"clusterqueue": describe_clusterqueue, "localqueue": describe_localqueue}
+    shows |= {"cohort": describe_cohort, "node": describe_node}
     what = _describe_kinds()[kind]
     show = shows.get(what) or partial(describe_set, what)
     try:
