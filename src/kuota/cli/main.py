@@ -358,7 +358,9 @@ _BASE_DESCRIBED = (
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 @click.option("-n", "--namespace", default=None)
 def describe(kind: str, name: str, state: str | None, namespace: str | None) -> None:
-    """Show a workload's, a pod's, a job's or a serving set's (deployment,
+    """Show one object in detail: why it waits, its quota, its GPUs.
+
+    A workload's, a pod's, a job's or a serving set's (deployment,
     statefulset, leaderworkerset) conditions, their history, the Kueue
     Workloads that hold them and why they wait; a clusterqueue's, localqueue's
     or cohort's quota and usage per flavor; a node's GPUs and their pods."""
