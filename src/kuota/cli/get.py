@@ -168,7 +168,8 @@ def describe_workload(name: str, state: str | None, namespace: str | None, conso
             wl = store.get(WORKLOAD, ns, name)
         except StoreError:
             console.print(
-                f'Error from server (NotFound): workloads.kueue.x-k8s.io "{name}" not found', markup=False
+                f'Error from server (NotFound): workloads.kueue.x-k8s.io "{name}" not found',
+                markup=False,
             )
             return 1
         reason = _pending_reason(store, wl, now)

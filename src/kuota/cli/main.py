@@ -369,13 +369,13 @@ def describe(kind: str, name: str, state: str | None, namespace: str | None) -> 
     from rich.console import Console
 
     from kuota.cli.appsview import describe_set
-    from kuota.cli.files import CannotRead
     from kuota.cli.describe_node import describe_node
     from kuota.cli.describe_queues import (
         describe_clusterqueue,
         describe_cohort,
         describe_localqueue,
     )
+    from kuota.cli.files import CannotRead
     from kuota.cli.get import describe_job, describe_workload
     from kuota.cli.podview import describe_pod
 
