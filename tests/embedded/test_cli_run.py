@@ -92,7 +92,7 @@ def test_describe_shows_conditions_and_the_pending_reason(state: str) -> None:
     assert r.exit_code == 0, r.output
     assert "Pending:       LocalQueue default/nope does not exist" in r.output
     r = CliRunner().invoke(main, ["describe", "workload", "nope", "--state", state])
-    assert r.exit_code == 1 and 'workloads "nope" not found' in r.output
+    assert r.exit_code == 1 and 'workloads.kueue.x-k8s.io "nope" not found' in r.output
 
 
 def test_broken_world_names_file_and_field_and_runs_nothing(tmp_path: Path) -> None:
