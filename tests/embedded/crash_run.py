@@ -1,7 +1,8 @@
 """``kuota run`` that kills itself with SIGKILL at its Nth clock tick, for the
-crash test: the clock has just been saved at a new instant and nothing of that
+crash test: the clock has just moved to a new instant and nothing of that
 instant has happened yet (timers due, arrivals, cycles), the point where a
-resumed run is most likely to take another turn.
+resumed run is most likely to take another turn. (The clock's record is part
+of the instant's group commit: the resumed run starts at the instant before.)
 
     python crash_run.py WORLD STATE N
 """

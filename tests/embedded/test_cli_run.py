@@ -99,7 +99,7 @@ def test_broken_world_names_file_and_field_and_runs_nothing(tmp_path: Path) -> N
     r = CliRunner().invoke(
         main, ["run", str(WORLDS / "broken.yaml"), "--state", str(tmp_path / "s")]
     )
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert "broken.yaml (document 1): ClusterQueue/cq" in r.output
     assert "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota" in r.output
     assert "broken.yaml (document 2): Node/n1" in r.output
@@ -234,7 +234,7 @@ def test_a_duplicate_object_is_a_problem_not_a_silent_loss(tmp_path: Path) -> No
     world = _world(tmp_path, _job("a"), _job("a"))
     r = CliRunner().invoke(main, ["run", world, "--no-live"])
     out = " ".join(r.output.split())
-    assert r.exit_code == 1, r.output
+    assert r.exit_code == 2, r.output
     assert 'jobs.yaml (document 2): Job/team/a: metadata.name: Duplicate value: "a"' in out
     assert "also defined at" in out and "jobs.yaml (document 1)" in out
     assert "nothing was run" in out
@@ -245,7 +245,7 @@ def test_a_bad_run_annotation_names_the_field_before_anything_runs(tmp_path: Pat
     (tmp_path / "jobs.yaml").write_text(_job("bd").replace("duration: 1m", "duration: forever"))
     r = CliRunner().invoke(main, ["run", str(tmp_path), "--no-live"])
     out = " ".join(r.output.split())
-    assert r.exit_code == 1, r.output
+    assert r.exit_code == 2, r.output
     assert (
         "Job/team/bd: spec.template.metadata.annotations[kuota.dev/duration]: "
         'Invalid value: "forever": time: invalid duration "forever"' in out

@@ -54,5 +54,5 @@ def test_bench_and_simulate_run_at_the_replay_pace(command: str) -> None:
     # A missing input: the command sets its pace, then reports the error.
     args = ["missing.yaml"] if command == "bench" else ["--trace", "t.csv", "--world", "w.yaml"]
     result = CliRunner().invoke(main, [command, *args])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     assert gc.get_threshold()[0] == gcpolicy.REPLAY_YOUNG

@@ -164,6 +164,18 @@ def test_cli_prints_the_table_and_writes_every_json_key(tmp_path: Path) -> None:
         ),
         (lambda c: c["cohorts"][0].update(colour="red"), "cohorts[0]"),
         (lambda c: c.update(cohorts=[]), "at least one cohort"),
+        # Counts that multiply beyond what a run can hold are refused up front,
+        # with the count that crossed the limit and the limit (issue 24.9).
+        (
+            lambda c: c["cohorts"][0]["queuesSets"][0]["workloadsSets"][0].update(count=10**12),
+            "cohorts[0].queuesSets[0].workloadsSets[0].count: the config makes "
+            "2,000,000,000,000 workloads (1 cohorts x 2 queues x 1,000,000,000,000 rounds x "
+            "1 templates here, with those before); kuota bench runs at most 1,000,000",
+        ),
+        (
+            lambda c: c["cohorts"][0].update(count=10**6),
+            "cohorts[0].queuesSets[0].count: the config makes 2,000,000 ClusterQueues",
+        ),
     ],
 )
 def test_bad_configs_name_the_field(mutate: object, expected: str, tmp_path: Path) -> None:
@@ -175,7 +187,7 @@ def test_bad_configs_name_the_field(mutate: object, expected: str, tmp_path: Pat
     path = tmp_path / "bad.yaml"
     path.write_text(json.dumps(cfg))
     r = CliRunner().invoke(main, ["bench", str(path)])
-    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert r.exit_code == 2 and "Traceback" not in r.output
 
 
 def test_real_time_mode_runs_the_workloads_for_their_runtime_and_ends() -> None:

@@ -75,9 +75,11 @@ def test_dlrm_designs_on_a_slice(tmp_path: Path) -> None:
         str(tmp_path / "r.html"),
     )
     assert list(doc) == ["shared-fleet", "per-app-quota"]
-    # 31 teams: the side-by-side table shows the largest, the rest are folded
+    # 31 teams: the side-by-side table shows the ones the plots show, the rest
+    # together and folded
     html = (tmp_path / "r.html").read_text()
-    assert "The 12 teams with the most GPU-hours" in html
+    assert "The 7 teams with the most GPU-hours in shared-fleet, as the plots show" in html
+    assert "<tr><td>24 other teams</td>" in html
     assert "<details><summary>all 31 teams (click to show)</summary>" in html
     for d in doc.values():
         assert d["jobs"] == 200 and d["nominal_gpus"] == 3300

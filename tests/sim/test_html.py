@@ -5,6 +5,8 @@ headless screenshot that is the right size and not blank."""
 
 from __future__ import annotations
 
+import html as html_module
+import json
 import os
 import re
 import shutil
@@ -189,6 +191,52 @@ CHROMIUM = shutil.which("chromium") or (
 )
 
 
+def _chromium(tmp_path: Path, *args: str) -> str:
+    """Run headless chromium at 1280 px wide (a laptop's browser); its output."""
+    cmd = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1280,2000",
+        *args,
+    ]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False).stdout
+
+
+# Appended to a copy of a report: every text of every plot shown, measured as
+# the browser lays it out, that does not lie wholly inside its plot's box.
+_MEASURE = """<script>
+const cut = [];
+document.querySelectorAll("svg.chart").forEach((svg) => {
+  const box = svg.getBoundingClientRect();
+  if (!box.width) return;  // folded away
+  svg.querySelectorAll("text").forEach((t) => {
+    const b = t.getBoundingClientRect();
+    if (b.left < box.left - 0.5 || b.right > box.right + 0.5 ||
+        b.top < box.top - 0.5 || b.bottom > box.bottom + 0.5)
+      cut.push(svg.querySelector("title").textContent + ": " + t.textContent);
+  });
+});
+document.body.setAttribute("data-cut", JSON.stringify(cut));
+</script>"""
+
+
+def _cut_texts(tmp_path: Path, report_html: str) -> list[str]:
+    page = tmp_path / "measure.html"
+    page.write_text(report_html.replace("</body>", _MEASURE + "</body>"))
+    dom = _chromium(tmp_path, "--dump-dom", f"file://{page}")
+    found = re.search(r'data-cut="([^"]*)"', dom)
+    assert found, "chromium did not run the measurement"
+    return list(json.loads(html_module.unescape(found.group(1))))
+
+
 @pytest.mark.skipif(
     CHROMIUM is None,
     reason="Debian's chromium is not installed (apt-get install chromium): no screenshot test",
@@ -205,25 +253,10 @@ def test_headless_chromium_renders_the_plots(tmp_path: Path) -> None:
     )
     assert html
     png = tmp_path / "shot.png"
-    cmd = [
-        str(CHROMIUM),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        f"--screenshot={png}",
-        "--window-size=1400,2000",
-        f"file://{tmp_path / 'r.html'}",
-    ]
-    subprocess.run(cmd, capture_output=True, timeout=120, check=False)
+    _chromium(tmp_path, f"--screenshot={png}", f"file://{tmp_path / 'r.html'}")
     assert png.exists(), "chromium wrote no screenshot"
     width, height, rows = _png(png, max_rows=1100)  # the plots are in the top 1100 rows
-    assert (width, height) == (1400, 2000)
+    assert (width, height) == (1280, 2000)
     bpp = len(rows[0]) // width
     pixels = [r[i : i + 3] for r in rows[::4] for i in range(0, len(r), bpp * 2)]
     grey = [sum(p) / 3 for p in pixels]
@@ -248,6 +281,27 @@ def test_headless_chromium_renders_the_plots(tmp_path: Path) -> None:
 
     for color in ("#4e79a7", "#f28e2b", "#e15759"):
         assert near(color) > 50, f"no line or bar drawn in {color}"
+    # no title, tick, axis label or legend runs out of its plot, as laid out
+    assert _cut_texts(tmp_path, html) == []
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed: no layout test")
+def test_long_team_names_fit_their_plots_as_chromium_lays_them_out(tmp_path: Path) -> None:
+    from .test_report_reading import LONG, bunched_trace
+
+    (tmp_path / "trace.csv").write_text(bunched_trace())
+    (tmp_path / "m.yaml").write_text('teams: {"*": team-a/team-a}\n')
+    html = report(
+        tmp_path,
+        "--trace",
+        str(tmp_path / "trace.csv"),
+        "--world",
+        str(DATA / "tiny-pool.yaml"),
+        "--mapping",
+        str(tmp_path / "m.yaml"),
+    )
+    assert LONG in html
+    assert _cut_texts(tmp_path, html) == []
 
 
 def _mapping(tmp_path: Path) -> Path:

@@ -15,7 +15,7 @@ SCENARIOS = Path(__file__).parent.parent / "scenarios"
 def test_every_scenario_valid() -> None:
     result = CliRunner().invoke(main, ["validate", "--json", str(SCENARIOS)])
     assert result.exit_code == 0, result.output[-3000:]
-    out = json.loads(result.output)
+    out = json.loads(result.stdout)  # progress goes to stderr
     assert out["files"] == len(list(SCENARIOS.rglob("*.yaml")))
     scenarios = [d for d in out["documents"] if d["object"].startswith("Scenario/")]
     assert len(scenarios) == out["files"]

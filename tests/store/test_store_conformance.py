@@ -34,7 +34,6 @@ from kuota.store import (
     Gone,
     Invalid,
     JournalError,
-    JournalLocked,
     MemoryStore,
     MethodNotAllowed,
     NotFound,
@@ -854,10 +853,15 @@ def test_read_only_open_refuses_every_write(tmp_path: Path) -> None:
         assert to_wire(store.get(JOB, "team-a", "a")) == to_wire(created)
 
 
-def test_read_only_open_waits_for_no_writer_and_needs_a_state(tmp_path: Path) -> None:
+def test_read_only_open_reads_a_state_a_writer_holds_and_needs_a_state(tmp_path: Path) -> None:
     state = tmp_path / "state"
-    with open_store(state, FakeClock()), pytest.raises(JournalLocked):
-        open_readonly(state)
+    with open_store(state, FakeClock()) as writer:
+        writer.create(job("a"))
+        with open_readonly(state) as ro:  # no lock: what is acknowledged so far
+            assert [o.metadata.name for o in ro.list(JOB).items] == ["a"]
+        writer.create(job("b"))
+        with open_readonly(state) as ro:
+            assert [o.metadata.name for o in ro.list(JOB).items] == ["a", "b"]
     open_readonly(state).close()
     with pytest.raises(JournalError, match="no such state directory"):
         open_readonly(tmp_path / "nowhere")

@@ -86,7 +86,7 @@ def test_reopen_without_close_replays_segments(tmp_path: Path) -> None:
     crashed = tmp_path / "crashed"
     shutil.copytree(state, crashed)  # what the disk holds if the process died now
     store.close()
-    assert files(crashed) == ["LOCK", "segment-000000000000"]
+    assert files(crashed) == ["KUOTA-STATE", "OWNER", "segment-000000000000"]
     with open_store(crashed, FakeClock()) as again:
         assert state_of(again) == before
 
@@ -98,7 +98,7 @@ def test_snapshots_and_segments(tmp_path: Path) -> None:
     plain = MemoryStore(plain_clock)
     for s in (store, plain):
         exercise(s, 20)
-    assert files(state)[0] == "LOCK"
+    assert files(state)[:2] == ["KUOTA-STATE", "OWNER"]
     snaps = [f for f in files(state) if f.startswith("snapshot-")]
     segs = [f for f in files(state) if f.startswith("segment-")]
     assert len(snaps) == 1 and len(segs) == 1  # older files are gone
@@ -142,7 +142,7 @@ def test_torn_last_record_is_ignored(tmp_path: Path) -> None:
     os.truncate(segment, size - len(lines[-1]) // 2)  # the second record, cut in half
     with open_store(crashed, FakeClock()) as again:
         assert state_of(again) == before
-        assert segment.stat().st_size == len(lines[0])  # the torn bytes are gone
+        assert segment.stat().st_size == len(lines[0]) + len(lines[1])  # (head, first record)
         again.create(job("c"))
         after = state_of(again)
     with open_store(crashed, FakeClock()) as again:
@@ -185,7 +185,7 @@ def test_damage_before_valid_records_is_corruption(tmp_path: Path) -> None:
 def test_lock_file(tmp_path: Path) -> None:
     state = tmp_path / "state"
     store = open_store(state, FakeClock())
-    with pytest.raises(JournalLocked, match=f"locked by pid {os.getpid()}"):
+    with pytest.raises(JournalLocked, match=f"in use: a kuota process \\(pid {os.getpid()}"):
         open_store(state, FakeClock())
     store.close()
     open_store(state, FakeClock()).close()

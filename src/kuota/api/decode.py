@@ -12,6 +12,7 @@ convert to the internal model and run Kueue's webhook rules.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -179,11 +180,9 @@ def decode_object(
     if isinstance(meta, dict):
         doc.name = meta.get("name") if isinstance(meta.get("name"), str) else ""
         doc.namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
-    if not isinstance(kind, str) or not kind:
-        doc.errors.append(e.required("kind", "every object must say its kind"))
-    if not isinstance(api_version, str) or not api_version:
-        doc.errors.append(e.required("apiVersion", "every object must say its apiVersion"))
+    doc.errors += _head_errors(api_version, kind)
     if doc.errors:
+        doc.kind = kind if isinstance(kind, str) else ""
         return doc
     doc.api_version, doc.kind = api_version, kind
     info = REGISTRY.get((api_version, kind))
@@ -205,6 +204,18 @@ def decode_object(
         )
         return doc
     return _decode_known(raw, info, doc, _gates(gates))
+
+
+def _head_errors(api_version: Any, kind: Any) -> list[FieldError]:
+    """``apiVersion`` and ``kind`` as the API server's decoder reads them: both
+    required, both strings."""
+    errs: list[FieldError] = []
+    for name, value in (("kind", kind), ("apiVersion", api_version)):
+        if value is None or value == "":
+            errs.append(e.required(name, f"every object must say its {name}"))
+        elif not isinstance(value, str):
+            errs.append(e.invalid(name, value, "must be a string"))
+    return errs
 
 
 def _decode_known(
@@ -257,6 +268,23 @@ class _Loader(yaml.CSafeLoader):
     """libyaml's loader with YAML 1.1 timestamps left as strings, as Kubernetes
     reads them (the typed fields parse RFC 3339 themselves)."""
 
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        # The API server's strict decoding refuses a key set twice in one map
+        # (sigs.k8s.io/yaml: 'key "x" already set in map'); libyaml keeps the last.
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                k = self.construct_object(key_node)
+                if k in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"key {json.dumps(str(k))} already set in map (duplicate key)",
+                        key_node.start_mark,
+                    )
+                seen.add(k)
+        return super().construct_mapping(node, deep=deep)
+
 
 _Loader.yaml_implicit_resolvers = {
     k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
@@ -270,6 +298,11 @@ class YamlError(Exception):
 
 def load_yaml_documents(data: bytes | str) -> list[Any]:
     return list(_iter_yaml_documents(data))
+
+
+def iter_yaml_documents(data: bytes | str) -> Iterator[Any]:
+    """The stream's documents one at a time (``kuota validate`` of a large file)."""
+    return _iter_yaml_documents(data)
 
 
 def _iter_yaml_documents(data: bytes | str) -> Iterator[Any]:

@@ -13,10 +13,10 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import kuota
+from kuota.cli.progress import Progress
 from kuota.runtime import gcpolicy
 from kuota.sim.bench import BenchResult, run_bench
 from kuota.sim.benchgen import BenchConfigError, GeneratorConfig, load
@@ -130,22 +130,14 @@ def bench(configs: tuple[str, ...], real_time: bool, json_path: str | None) -> N
             gens.append(load(path))
         except BenchConfigError as err:
             click.echo(f"error: {err}", err=True)
-            raise SystemExit(1) from None
-    for path, gen in zip(configs, gens, strict=True):
-        name = Path(path).stem
-        with Progress(
-            TextColumn(f"{name}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-            disable=not console.is_terminal,
-        ) as bar:
-            task = bar.add_task(name, total=None)
+            raise SystemExit(2) from None  # input errors exit 2, as every command
+    with Progress() as bar:  # on stderr: the table and --json are the output
+        for path, gen in zip(configs, gens, strict=True):
+            name = Path(path).stem
+            task = bar.add(f"bench {name}")
 
-            def progress(done: int, total: int, task: Any = task) -> None:
-                bar.update(task, completed=done, total=total)
+            def progress(done: int, total: int, task: int = task) -> None:
+                bar.update(task, done, total, detail=f"{done}/{total} workloads finished")
 
             if len(configs) == 1:
                 results.append(run_bench(gen, name=name, real_time=real_time, on_progress=progress))

@@ -15,13 +15,15 @@ from kuota.api.k8s import Job, Pod
 from kuota.api.openshift.scheduler_config import profile_of
 from kuota.cli.files import CannotRead
 from kuota.cli.world import load_world
+from kuota.cluster.apiserver.limitrange import PodResourceAdmission
 from kuota.cluster.apiserver.pod_admission import PRIORITY_CLASS, PodAdmission
 from kuota.cluster.kubescheduler.cluster_capacity import DEFAULT_LIMIT, CapacityReport, estimate
 from kuota.cluster.kubescheduler.scoring import PROFILES, profile_named
 from kuota.quota.requests import resource_quantity
 from kuota.store.resources import NAMESPACE, NODE, POD
 
-EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
+# Invalid input is an input error like an unreadable file: exit 2, as every command.
+EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 2, 2
 
 
 def _pod_of(objects: list[Any]) -> tuple[Pod | None, str]:
@@ -47,7 +49,10 @@ def _admit(pods: Iterable[Pod], classes: list[Any]) -> list[Pod]:
     would have made of the pods."""
     by_name = {c.metadata.name: c for c in classes}
     hook = PodAdmission(lambda rt, ns, name: by_name.get(name), lambda: classes)
-    return [hook("CREATE", p, None) for p in pods]
+    # The API server's defaulting first (requests default to limits), as the
+    # embedded control plane's pod admission does.
+    defaults = PodResourceAdmission(lambda ns: ())
+    return [hook("CREATE", defaults("CREATE", p, None), None) for p in pods]
 
 
 def _quantities(requests: dict[str, int]) -> str:
@@ -187,8 +192,8 @@ def capacity(
 
     WORLD files give the Nodes, the Pods already there (bound where their
     spec.nodeName says; pending ones are placed first), Namespaces and
-    PriorityClasses; Jobs are not expanded into pods. Exit status: 0 done,
-    1 invalid input, 2 a file cannot be read.
+    PriorityClasses; Jobs are not expanded into pods. Exit status: 0 done, 2 invalid
+    input or a file that cannot be read.
     """
     if not paths and not state:
         raise click.UsageError("give WORLD files or --state DIR")

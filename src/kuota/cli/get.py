@@ -25,8 +25,7 @@ from kuota.cli.get_columns import (
     resource_name,
 )
 from kuota.cli.table_text import output_width, render
-from kuota.embedded.controlplane import CLOCK_META, CONFIG_META
-from kuota.scheduler.admission.admission_core import AdmissionCore
+from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.store import ReadOnlyStore, StoreError, clone, open_readonly
 from kuota.store.resources import EVENT, JOB, WORKLOAD
 
@@ -38,8 +37,10 @@ def open_state(state: str | None) -> tuple[ReadOnlyStore, datetime]:
         raise CannotRead(f"{state}: no such state directory")
     try:
         store = open_readonly(state)  # reads only: never the journal's format
-    except (StoreError, OSError) as err:
-        raise CannotRead(f"{state}: {err}") from None
+    except StoreError as err:  # (it names the state or its file)
+        raise CannotRead(str(err)) from None
+    except OSError as err:
+        raise CannotRead(f"{state}: {err.strerror or err}") from None
     saved = store.get_meta(CLOCK_META)
     now = datetime.fromisoformat(saved) if saved else datetime.now(UTC)
     return store, now
@@ -341,6 +342,7 @@ def pending_reasons(store: ReadOnlyStore, now: datetime) -> Callable[[Any], str]
     one that holds quota or finished); the core is rebuilt from the stored
     objects once, at the first workload that waits."""
     from kuota.controllers.kueue import WATCHED
+    from kuota.scheduler.admission.admission_core import AdmissionCore
 
     core: list[AdmissionCore] = []
 

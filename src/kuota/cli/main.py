@@ -5,22 +5,52 @@ from __future__ import annotations
 import json
 import sys
 from datetime import timedelta
+from functools import cache
 from pathlib import Path
 
 import click
 
 from kuota import __version__
-from kuota.cli.bench_command import bench as bench_command
-from kuota.cli.capacity import capacity as capacity_command
-from kuota.cli.files import CannotRead, expand, read_file
-from kuota.cli.node import node_group
-from kuota.cli.simulate_command import simulate as simulate_command
+from kuota.cli.lazy_choice import LazyChoice
+from kuota.cli.lazy_group import LazyGroup
 from kuota.runtime import gcpolicy
 
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
 
+# The commands that live in their own modules, one line each: name ->
+# ("module:command", its one-line help for `kuota --help`). Imported only when
+# run, so that no command pays for another's imports.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "bench": (
+        "kuota.cli.bench_command:bench",
+        "Run Kueue scheduler-performance worlds (generator configs) and report.",
+    ),
+    "capacity": (
+        "kuota.cli.capacity:capacity",
+        "How many more copies of a pod fit on a world's nodes, and what stops the next one"
+        " on each node (OpenShift's cluster-capacity).",
+    ),
+    "node": (
+        "kuota.cli.node:node_group",
+        "oc adm's node operations on a kept state: cordon, uncordon, drain, taint, label.",
+    ),
+    "serve": (
+        "kuota.cli.serve_command:serve",
+        "Serve the Kubernetes API over the embedded control plane (WORLD files' objects"
+        " created at start); writes STATE/kubeconfig for kubectl.",
+    ),
+    "simulate": (
+        "kuota.cli.simulate_command:simulate",
+        "Replay a job trace against quota designs, in virtual time.",
+    ),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(
+    cls=LazyGroup,
+    lazy_subcommands=LAZY_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="kuota")
 def main() -> None:
     """kuota decides whether a workload may start now, where, and who yields.
@@ -31,69 +61,18 @@ def main() -> None:
 
 
 def _validate(paths: list[str], as_json: bool, quiet: bool) -> int:
+    from kuota.cli.files import CannotRead, expand
+    from kuota.cli.validate_output import validate_files
+
     try:
         files = expand(paths)
     except CannotRead as err:
         click.echo(f"error: {err}", err=True)
         return EXIT_UNREADABLE
-    unreadable = 0
-    results = []
-    for f in files:
-        try:
-            results.append(read_file(f))
-        except CannotRead as err:
-            unreadable += 1
-            click.echo(f"error: cannot read {err}", err=True)
-    docs = [d for r in results for d in r.documents]
-    invalid = [d for d in docs if not d.ok]
-    if as_json:
-        out = {
-            "files": len(files),
-            "objects": len(docs),
-            "valid": len(docs) - len(invalid),
-            "invalid": len(invalid),
-            "unreadable": unreadable,
-            "documents": [
-                {
-                    "file": d.source,
-                    "document": d.index + 1,
-                    "at": d.prefix,
-                    "object": d.ref,
-                    "apiVersion": d.api_version,
-                    "valid": d.ok,
-                    "errors": [
-                        {"path": d.full_path(err), "type": err.type, "message": str(err)}
-                        for err in d.errors
-                    ],
-                    "warnings": d.warnings,
-                }
-                for d in docs
-            ],
-        }
-        click.echo(json.dumps(out, indent=2))
-    else:
-        for d in docs:
-            if d.ok and not d.warnings:
-                if not quiet:
-                    click.echo(f"{click.style('ok', fg='green')}    {d.where}: {d.ref}")
-                continue
-            mark = (
-                click.style("error", fg="red", bold=True)
-                if not d.ok
-                else click.style("warn", fg="yellow")
-            )
-            click.echo(f"{mark} {d.where}: {d.ref}")
-            for err in d.errors:
-                click.echo(f"      {d.shown(err)}")
-            for w in d.warnings:
-                click.echo(f"      warning: {w}")
-        summary = f"{len(docs)} objects in {len(files)} files: {len(docs) - len(invalid)} valid, {len(invalid)} invalid"
-        if unreadable:
-            summary += f", {unreadable} files unreadable"
-        click.echo(summary)
-    if unreadable:
+    counts = validate_files(files, as_json, quiet)
+    if counts.unreadable:
         return EXIT_UNREADABLE
-    return EXIT_INVALID if invalid else EXIT_OK
+    return EXIT_INVALID if counts.invalid else EXIT_OK
 
 
 @main.command()
@@ -259,9 +238,12 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     from kuota.api.kueue.config import parse_duration
 
     try:
-        return parse_duration(value)
+        d = parse_duration(value)
     except ValueError as err:
         raise click.BadParameter(str(err)) from None
+    if d.total_seconds() < 0:
+        raise click.BadParameter(f"{value}: must not be negative")
+    return d
 
 
 STATE_HELP = "State directory (the durable journal); default: $KUOTA_STATE."
@@ -291,7 +273,10 @@ def run(
     """Run a world (Kueue objects, Namespaces, Nodes, Jobs, ...) in the embedded
     control plane until nothing more can happen.
 
-    With --state DIR of a kept run and no PATHS, resume that run's world."""
+    With --state DIR of a kept run and no PATHS, resume that run's world.
+    Exit status: 0 done, 1 objects of the world refused or invalid, 2 a file
+    or the state cannot be read, 3 stopped because the run only repeats
+    itself (workloads evicted and re-admitted for ever; it says which and why)."""
     from rich.console import Console
 
     from kuota.cli.run import run_world
@@ -299,7 +284,7 @@ def run(
     sys.exit(
         run_world(
             list(paths),
-            state=state,
+            state=state or None,  # an empty --state (or KUOTA_STATE) is none
             until=until,
             real_time=real_time,
             speed=speed,
@@ -329,6 +314,7 @@ def get(
     from rich.console import Console
 
     from kuota.cli import get as getmod
+    from kuota.cli.files import CannotRead
 
     console = Console(highlight=False, width=200)
     try:
@@ -338,6 +324,7 @@ def get(
         sys.exit(EXIT_UNREADABLE)
 
 
+@cache
 def _describe_kinds() -> dict[str, str]:
     """describe's kinds by every name `oc describe` takes for them (singular,
     plural, short names: the api registry's): workloads, pods and jobs, and
@@ -368,16 +355,17 @@ _BASE_DESCRIBED = (
     ("cohort", "kueue.x-k8s.io", "cohorts"),
     ("node", "", "nodes"),
 )
-DESCRIBE_KINDS = _describe_kinds()
 
 
 @main.command()
-@click.argument("kind", type=click.Choice(list(DESCRIBE_KINDS)))
+@click.argument("kind", type=LazyChoice(_describe_kinds))
 @click.argument("name")
 @click.option("--state", envvar="KUOTA_STATE", default=None, help=STATE_HELP)
 @click.option("-n", "--namespace", default=None)
 def describe(kind: str, name: str, state: str | None, namespace: str | None) -> None:
-    """Show a workload's, a pod's, a job's or a serving set's (deployment,
+    """Show one object in detail: why it waits, its quota, its GPUs.
+
+    A workload's, a pod's, a job's or a serving set's (deployment,
     statefulset, leaderworkerset) conditions, their history, the Kueue
     Workloads that hold them and why they wait; a clusterqueue's, localqueue's
     or cohort's quota and usage per flavor; a node's GPUs and their pods."""
@@ -392,13 +380,14 @@ def describe(kind: str, name: str, state: str | None, namespace: str | None) -> 
         describe_cohort,
         describe_localqueue,
     )
+    from kuota.cli.files import CannotRead
     from kuota.cli.get import describe_job, describe_workload
     from kuota.cli.podview import describe_pod
 
     shows = {"workload": describe_workload, "pod": describe_pod, "job": describe_job}
     shows |= {"clusterqueue": describe_clusterqueue, "localqueue": describe_localqueue}
     shows |= {"cohort": describe_cohort, "node": describe_node}
-    what = DESCRIBE_KINDS[kind]
+    what = _describe_kinds()[kind]
     show = shows.get(what) or partial(describe_set, what)
     try:
         sys.exit(show(name, state, namespace, Console(highlight=False, width=200)))
@@ -406,12 +395,6 @@ def describe(kind: str, name: str, state: str | None, namespace: str | None) -> 
         click.echo(f"error: {err}", err=True)
         sys.exit(EXIT_UNREADABLE)
 
-
-main.add_command(simulate_command)
-
-main.add_command(node_group)
-main.add_command(capacity_command)
-main.add_command(bench_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

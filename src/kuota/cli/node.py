@@ -30,7 +30,7 @@ class _Unreadable(Exception):
 @contextmanager
 def _state(state: str | None) -> Iterator[tuple[Any, datetime]]:
     """The kept store, its clock at the state's virtual time."""
-    from kuota.embedded.controlplane import CLOCK_META
+    from kuota.embedded.state_meta import CLOCK_META
     from kuota.store import StoreError, open_store
 
     if not state:
@@ -40,8 +40,10 @@ def _state(state: str | None) -> Iterator[tuple[Any, datetime]]:
     now = [datetime.now(UTC)]
     try:
         store = open_store(state, lambda: now[0])
-    except (StoreError, OSError) as err:
-        raise _Unreadable(f"{state}: {err}") from None
+    except StoreError as err:  # (it names the state: in use, damaged, not kuota's)
+        raise _Unreadable(str(err)) from None
+    except OSError as err:
+        raise _Unreadable(f"{state}: {err.strerror or err}") from None
     try:
         saved = store.get_meta(CLOCK_META)
         if saved:

@@ -3,6 +3,7 @@ a summary; ``kuota get`` / ``kuota describe`` read a kept state afterwards."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from datetime import UTC, datetime, timedelta
@@ -17,6 +18,7 @@ from rich.text import Text
 
 from kuota.api.kueue import types as kt
 from kuota.cli.files import CannotRead
+from kuota.cli.progress import Progress as StderrProgress
 from kuota.cli.world import World, load_world
 from kuota.embedded.controlplane import JOB_INTEGRATIONS, ControlPlane
 from kuota.embedded.run_report import Recorder
@@ -98,7 +100,10 @@ def run_world(
         for p in world.problems:
             console.print(p, markup=False)
         console.print(f"{plural(len(world.problems), 'problem')}; nothing was run.", markup=False)
-        return 1
+        return 2
+    if not world.objects:
+        console.print(f"error: {' '.join(paths)}: no objects to run (an empty world)", markup=False)
+        return 2
     assert world.config is not None
     start = _start_of(world)
     clock = RealClock(start, speed) if real_time else VirtualClock(start)
@@ -111,8 +116,8 @@ def run_world(
             openshift=world.openshift,
             scheduler=world.scheduler,
         )
-    except StoreError as err:
-        console.print(f"error: {state}: {err}", markup=False)
+    except StoreError as err:  # (it names the state: in use, damaged, not kuota's)
+        console.print(f"error: {err}", markup=False, soft_wrap=True)
         return 2
     except OSError as err:
         console.print(f"error: --state {state}: {err.strerror or err}", markup=False)
@@ -128,9 +133,21 @@ def run_world(
             markup=False,
         )
     try:
-        return _run(cp, world, until, live, console, kept=state is not None)
-    finally:
+        code = _run(cp, world, until, live, console, kept=state is not None)
+    except StoreError as err:  # the state cannot be written: the run stops there
+        console.print(f"error: {err}", markup=False, soft_wrap=True)
+        with contextlib.suppress(StoreError):
+            cp.close()  # (releases the state; a stopped store writes nothing more)
+        return 1
+    except BaseException:
         cp.close()
+        raise
+    try:
+        cp.close()
+    except StoreError as err:
+        console.print(f"error: {err}", markup=False, soft_wrap=True)
+        return 1
+    return code
 
 
 def _run(
@@ -141,33 +158,51 @@ def _run(
     console: Console,
     kept: bool = False,
 ) -> int:
-    try:
-        cp.submit(world.objects)
-    except StoreError as err:
-        console.print(f"error: {err}", markup=False)
-        return 1
+    cp.submit(world.objects)  # (a StoreError here is the state failing: run_world says it)
     assert cp.kueue.core is not None
     rec = Recorder(cp.mgr, cp.kueue.core, keep=cp.store if kept else None)
+    rec.seed()
     stop_at = cp.clock.now() + until if until is not None else None
     jobs_total = sum(1 for o in world.objects if o.kind == "Job")
+    # The store holds its own copies (and the arrivals those still to come):
+    # the decoded world is not kept for the whole run, a tenth of its memory
+    # for a world of many Jobs. Refused objects keep their own for the report.
+    world.objects = []
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}")
     )
-    task = progress.add_task("jobs finished", total=max(jobs_total, 1))
+    task = progress.add_task("workloads finished", total=max(jobs_total, 1))
     last_draw = [0.0]
+    live_view: Live | None = None
+    # Without the live table (piped, or --no-live), progress goes to stderr
+    # once the run takes more than a second: by virtual time up to --until,
+    # else by workloads finished.
+    quiet = StderrProgress(enabled=not (live and console.is_terminal))
+    run_task = quiet.add("run")
+    start = cp.clock.now()
 
     def on_round() -> None:
         rec.sample()
-        if live_view is None:
-            return
         t = time.monotonic()
         if t - last_draw[0] < 0.1:
             return
         last_draw[0] = t
-        progress.update(task, completed=_finished_jobs(cp))
+        done, total = _workloads_finished(rec, jobs_total)
+        if live_view is None:
+            now = cp.clock.now()
+            if until is not None:
+                quiet.update(
+                    run_task,
+                    (now - start) / until,
+                    detail=f"{_fmt_seconds((now - start).total_seconds())} of "
+                    f"{_fmt_seconds(until.total_seconds())}, {done}/{total} workloads finished",
+                )
+            else:
+                quiet.update(run_task, done, total, detail=f"{done}/{total} workloads finished")
+            return
+        progress.update(task, completed=done, total=total)
         live_view.update(Group(_queue_table(cp), progress))
 
-    live_view: Live | None = None
     # Ctrl-C and SIGTERM stop gracefully: the current reconcile finishes, the
     # journal is closed with a snapshot and the clock, and a later run resumes.
     old = {sig: signal.signal(sig, lambda *_: cp.mgr.stop()) for sig in STOP_SIGNALS}
@@ -176,7 +211,8 @@ def _run(
             with Live(console=console, refresh_per_second=8, transient=True) as live_view:
                 reason = cp.run(stop_at, on_round=on_round)
         else:
-            reason = cp.run(stop_at, on_round=on_round)
+            with quiet:
+                reason = cp.run(stop_at, on_round=on_round)
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
@@ -191,7 +227,27 @@ def _run(
         console.print(f"reconcile error: {e.controller} {e.key}: {e.error}", markup=False)
     for line in _refusals(cp, world):
         console.print(line, markup=False)
+    if reason == "repeating":
+        console.print(_repeating(cp), markup=False, soft_wrap=True)
+        return EXIT_REPEATING
     return 1 if cp.refused else 0
+
+
+# Not an input error (2) nor a refused object (1): a valid world whose run
+# cannot end, stopped so that it does not run for ever.
+EXIT_REPEATING = 3
+
+
+def _repeating(cp: ControlPlane) -> str:
+    assert cp.repetition is not None
+    return "\n".join(
+        [
+            f"stopped: the run only repeats itself (nothing new for "
+            f"{cp.repetition.horizon.total_seconds() / 3600:.0f}h of virtual time but "
+            "the same evictions and re-admissions); these workloads cycle:",
+            *cp.repeating,
+        ]
+    )
 
 
 def _refusals(cp: ControlPlane, world: World) -> list[str]:
@@ -269,14 +325,12 @@ def _last_warnings(cp: ControlPlane) -> dict[str, str]:
     return {uid: text for uid, (_, text) in latest.items()}
 
 
-def _finished_jobs(cp: ControlPlane) -> int:
-    n = 0
-    for job in cp.mgr.informer(JOB).objects.values():
-        for c in (job.status.conditions if job.status else None) or ():
-            if c.type in ("Complete", "Failed") and c.status == "True":
-                n += 1
-                break
-    return n
+def _workloads_finished(rec: Recorder, jobs: int) -> tuple[int, int]:
+    """Finished workloads and all seen so far (at least the world's Jobs),
+    from the recorder's counts: no scan of the objects at every redraw."""
+    done = sum(t.finished for t in rec.teams.values())
+    seen = sum(t.workloads for t in rec.teams.values())
+    return done, max(seen, jobs, 1)
 
 
 def _queue_table(cp: ControlPlane) -> Table:

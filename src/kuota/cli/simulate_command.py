@@ -12,8 +12,7 @@ from typing import Any
 
 import click
 
-EXIT_ERROR = 1
-EXIT_USAGE = 2  # bad input found before anything runs
+EXIT_ERROR = 2  # input and usage errors, as every command
 
 
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> timedelta | None:
@@ -119,7 +118,9 @@ def simulate(
     submit time and running for its duration; the design's ClusterQueues,
     cohorts and nodes decide when it starts. With --compare, every design
     runs on the same trace and the report puts them side by side. Exit
-    status: 0 done, 1 bad input (the message names file, line and column).
+    status: 0 done, 2 bad input (the message names file, line and column),
+    3 a replay stopped because it only repeated itself (workloads evicted and
+    re-admitted for ever: the report says which and why).
     """
     from rich.console import Console
 
@@ -160,6 +161,7 @@ def run_simulate(
     console: Any,
 ) -> int:
     from kuota.cli.files import CannotRead
+    from kuota.cli.progress import Progress
     from kuota.cli.world import load_world
     from kuota.sim.mapping import Mapping, load_mapping
     from kuota.sim.report import compare_table, report_json, summary_table
@@ -176,7 +178,11 @@ def run_simulate(
             "other designs after --compare"
         )
     try:
-        trace = read_trace(trace_path)
+        with Progress(enabled=progress) as bar:
+            task = bar.add("read trace")
+            trace = read_trace(
+                trace_path, lambda done, size: bar.update(task, done, size, detail="checked")
+            )
         node_rows = read_nodes(nodes_path) if nodes_path else None
         mapping = load_mapping(mapping_path) if mapping_path else Mapping()
     except InputError as err:
@@ -212,14 +218,8 @@ def run_simulate(
     for path in (json_path, html_path):
         if path is not None and Path(path).is_dir():
             return error(f"{path}: is a directory")
-    live = progress and console.is_terminal
-    from kuota.sim.simulate import DesignError
-
     try:
-        results = _run(trace, designs, mapping, node_rows, until, jobs, live, console)
-    except DesignError as err:  # a design that can admit nothing: nothing was run
-        click.echo(f"error: {err}", err=True)
-        return EXIT_USAGE
+        results = _run(trace, designs, mapping, node_rows, until, jobs, progress)
     except InputError as err:
         return error(str(err))
     except KeyboardInterrupt:
@@ -229,7 +229,7 @@ def run_simulate(
             click.echo(f"warning: {w}", err=True)
         console.print(summary_table(r))
         for e in r.errors:
-            console.print(e, markup=False)
+            console.print(e, markup=False, soft_wrap=True)
     if compare:
         console.print(compare_table(results))
     if json_path is not None:
@@ -242,15 +242,14 @@ def run_simulate(
     if html_path is not None:
         from kuota.sim.html import render_html
 
-        span = float(trace.rows[-1].submit_s - trace.rows[0].submit_s)
+        span = float(trace.last_submit_s - trace.first_submit_s)
         try:
-            Path(html_path).write_text(
-                render_html(results, len(trace.rows), span), encoding="utf-8"
-            )
+            Path(html_path).write_text(render_html(results, trace.count, span), encoding="utf-8")
         except OSError as err:
             return error(f"{html_path}: {err.strerror or err}")
         console.print(f"wrote {html_path}", markup=False)
-    return 0
+    # 3: a replay stopped because it only repeated itself (kuota run's code).
+    return 3 if any(r.stopped == "repeating" for r in results) else 0
 
 
 def _run(
@@ -260,51 +259,40 @@ def _run(
     node_rows: Any,
     until: timedelta | None,
     jobs: int,
-    live: bool,
-    console: Any,
+    show: bool,
 ) -> list[Any]:
+    from kuota.cli.progress import Progress
     from kuota.sim.report import fmt_seconds
     from kuota.sim.simulate import simulate
-
-    if not live:
-        return simulate(trace, designs, mapping, node_rows, until=until, jobs=jobs)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     # The bar follows virtual time up to the trace's end without waits (the
     # last submission plus run time; jobs that wait end later): long-lived
     # jobs make the count of finished jobs a poor measure of progress.
-    start = trace.rows[0].submit_s
-    horizon = float(max(r.submit_s + r.duration_s for r in trace.rows) - start) or 1.0
+    horizon = trace.horizon_s or 1.0
     if until is not None:
         horizon = min(horizon, until.total_seconds())
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.fields[virtual]} of ~{task.fields[horizon]} simulated,"),
-        TextColumn("{task.fields[done]}/{task.fields[jobs]} jobs finished"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-    tasks = {
-        d.name: bar.add_task(
-            d.name,
-            total=horizon,
-            virtual="0s",
-            horizon=fmt_seconds(horizon),
-            done=0,
-            jobs=len(trace.rows),
-        )
-        for d in designs
-    }
+    with Progress(enabled=show) as bar:
+        checks = {d.name: bar.add(f"check {d.name}", trace.last_line) for d in designs}
+        tasks = {d.name: bar.add(f"simulate {d.name}", horizon) for d in designs}
 
-    def update(design: str, done: int, total: int, virtual_s: float) -> None:
-        bar.update(
-            tasks[design],
-            completed=min(virtual_s, horizon),
-            virtual=fmt_seconds(virtual_s),
-            done=done,
-        )
+        def checking(design: str, line: int) -> None:
+            bar.update(checks[design], line, detail="trace rows read against the design")
 
-    with bar:
-        return simulate(trace, designs, mapping, node_rows, until=until, jobs=jobs, progress=update)
+        def update(design: str, done: int, total: int, virtual_s: float) -> None:
+            bar.update(
+                tasks[design],
+                min(virtual_s, horizon),
+                detail=f"{fmt_seconds(virtual_s)} of ~{fmt_seconds(horizon)} simulated, "
+                f"{done}/{total} jobs finished",
+            )
+
+        return simulate(
+            trace,
+            designs,
+            mapping,
+            node_rows,
+            until=until,
+            jobs=jobs,
+            progress=update if show else None,
+            checking=checking if show else None,
+        )

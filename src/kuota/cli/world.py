@@ -4,15 +4,16 @@ OpenShift ``Kueue`` resource, from YAML files and directories."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kuota.api import errors as e
-from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, load_yaml_documents
-from kuota.api.kueue.config import KueueConfig, load_config, parse_duration
+from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, iter_yaml_documents
+from kuota.api.kueue.config import KueueConfig, load_config
 from kuota.cli.files import CannotRead, expand, read_bytes
-from kuota.cluster.controllers.kubelet import DURATION_ANNOTATION, FAIL_ANNOTATION
+from kuota.cli.run_annotations import run_annotation_errors
 
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 OPENSHIFT_API = "kueue.openshift.io/v1"
@@ -46,7 +47,7 @@ class World:
         if info is not None and info.namespaced and not m.namespace:
             m.namespace = "default"  # as kubectl applies it: the default namespace
         where = f"{doc.where}: {doc.ref}"
-        errs = _run_annotation_errors(obj)
+        errs = run_annotation_errors(obj)
         if m.name:
             key = (obj.api_version.rpartition("/")[0], obj.kind, m.namespace or "", m.name)
             first = self._keys.get(key)
@@ -83,15 +84,23 @@ def load_world(paths: list[str]) -> World:
 def _load_file(world: World, path: Path) -> None:
     data = read_bytes(path)
     try:
-        raws = load_yaml_documents(data)
-    except YamlError as err:
+        _load_documents(world, path, iter_yaml_documents(data))
+    except YamlError as err:  # (the whole world is refused: nothing runs)
         raise CannotRead(f"{path}: {err}") from None
+
+
+def _load_documents(world: World, path: Path, raws: Iterator[Any]) -> None:
+    """Each raw document decoded as it is read: a world of 100,000 Jobs
+    never holds them all as raw YAML beside their decoded objects."""
     for i, raw in enumerate(raws):
         where = f"{path} (document {i + 1})"
         if raw is None:
             continue
-        api_version = raw.get("apiVersion", "") if isinstance(raw, dict) else ""
-        kind = raw.get("kind", "") if isinstance(raw, dict) else ""
+        # Only string heads are dispatched on; any other is decode_document's error.
+        api_version = raw.get("apiVersion") if isinstance(raw, dict) else ""
+        kind = raw.get("kind") if isinstance(raw, dict) else ""
+        if not isinstance(api_version, str):
+            api_version = ""
         if api_version.startswith(CONFIG_GROUP + "/"):
             _set_config(world, where, *load_config(raw), openshift=False)
             continue
@@ -154,53 +163,3 @@ def _load_openshift(world: World, where: str, raw: Any) -> None:
         return
     cfg, errs = to_kueue_config(doc.obj)
     _set_config(world, where, cfg, errs, openshift=True)
-
-
-# Where a kind carries the pod template whose annotations tell the simulated
-# kubelet how a pod runs.
-_POD_ANNOTATIONS = {
-    "Pod": ("metadata.annotations", ()),
-    "Job": ("spec.template.metadata.annotations", ("spec", "template")),
-    "DaemonSet": ("spec.template.metadata.annotations", ("spec", "template")),
-    "Deployment": ("spec.template.metadata.annotations", ("spec", "template")),
-    "ReplicaSet": ("spec.template.metadata.annotations", ("spec", "template")),
-    "StatefulSet": ("spec.template.metadata.annotations", ("spec", "template")),
-    "LeaderWorkerSet": (
-        "spec.leaderWorkerTemplate.workerTemplate.metadata.annotations",
-        ("spec", "leader_worker_template", "worker_template"),
-    ),
-    "CronJob": (
-        "spec.jobTemplate.spec.template.metadata.annotations",
-        ("spec", "job_template", "spec", "template"),
-    ),
-}
-
-
-def _run_annotation_errors(obj: Any) -> list[e.FieldError]:
-    """kuota's own annotations (``kuota.dev/duration``, ``kuota.dev/fail``) as
-    the kubelet simulation reads them: refused when the world is read, not
-    discovered as failed pods at the end of a run."""
-    where = _POD_ANNOTATIONS.get(obj.kind)
-    if where is None:
-        return []
-    path, attrs = where
-    holder: Any = obj
-    for a in attrs:
-        holder = getattr(holder, a, None)
-        if holder is None:
-            return []
-    ann = getattr(holder.metadata, "annotations", None) or {}
-    errs: list[e.FieldError] = []
-    raw = ann.get(DURATION_ANNOTATION)
-    if raw is not None:
-        try:
-            if parse_duration(raw).total_seconds() < 0:
-                errs.append(
-                    e.invalid(e.key(path, DURATION_ANNOTATION), raw, "must not be negative")
-                )
-        except ValueError as err:
-            errs.append(e.invalid(e.key(path, DURATION_ANNOTATION), raw, str(err)))
-    fail = ann.get(FAIL_ANNOTATION)
-    if fail is not None and fail not in ("true", "false"):
-        errs.append(e.not_supported(e.key(path, FAIL_ANNOTATION), fail, ["true", "false"]))
-    return errs

@@ -10,7 +10,7 @@ through the same controllers (the ``Core`` protocol of ``kuota.sim.scenario``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +30,8 @@ from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
+from kuota.embedded.repetition import RepetitionDetector, horizon_of
+from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
 from kuota.scheduler.views import (
@@ -48,8 +50,6 @@ from kuota.store.resources import NAMESPACE, WORKLOAD
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAME_LABEL = "kubernetes.io/metadata.name"
 _CONFIG_V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
-CLOCK_META = "clock"  # the run's time (virtual or real), persisted so a restart resumes it
-CONFIG_META = "config"  # the Kueue Configuration the run used, for get/describe
 
 
 # Kueue's framework names of the job integrations the embedded control plane
@@ -132,6 +132,7 @@ class ControlPlane:
         for r in self.integrations.reconcilers():
             self.mgr.add(r)
         self.refused: list[Refusal] = []
+        self.repetition: RepetitionDetector | None = None
         self.arrivals = Arrivals(self)
         self.mgr.add(self.arrivals)
         if cluster:
@@ -139,6 +140,10 @@ class ControlPlane:
             from kuota.cluster.kubescheduler import KubeScheduler
 
             install_cluster(self.mgr, KubeScheduler(profile_of(scheduler)))
+            self.repetition = RepetitionDetector(
+                self.mgr, horizon_of(config), lambda: bool(self.arrivals.waiting), self._pod_end
+            )
+        self.repeating: list[str] = []  # why the run stopped repeating itself (run())
 
     def _lookup(self, rtype: ResourceType, namespace: str, name: str) -> Any | None:
         try:
@@ -158,7 +163,11 @@ class ControlPlane:
     def submit(self, objs: Iterable[Any]) -> None:
         """Create objects when the clock reaches their creationTimestamp: a
         world's stream of Jobs arrives over (virtual) time. Objects stamped in
-        the past or not at all are created at once."""
+        the past or not at all are created at once. The manager watches
+        before the first is created, so its controllers see the objects in
+        the order they were created (kube-scheduler queues pods in the order
+        they arrive), not in a listing's name order."""
+        self.mgr.start()
         now = self.clock.now()
         objs = list(objs)
         due: list[Any] = self._implied_namespaces(objs)
@@ -231,11 +240,35 @@ class ControlPlane:
         # A journaled run keeps its virtual time before anything is written at
         # a new instant, so a restart after a crash resumes at the instant the
         # last acknowledged write was made.
-        reason = self.mgr.run(
-            until, on_round=on_round, on_tick=self.save_clock, max_steps=max_steps
+        detector = self.repetition
+
+        def round_done() -> None:
+            if on_round is not None:
+                on_round()
+            if detector is not None and detector.repeating():
+                # Nothing new for a long horizon but the same evictions: stop.
+                self.repeating = detector.explain()
+                self.mgr.stop()
+
+        reason: StopReason = self.mgr.run(
+            until, on_round=round_done, on_tick=self.save_clock, max_steps=max_steps
         )
+        if self.repeating:
+            reason = "repeating"
         self.save_clock()
         return reason
+
+    def _pod_end(self, pod: Any) -> datetime | None:
+        """When a running pod's run ends, as the kubelet runs it (None: never)."""
+        kubelet = self.mgr.controllers.get("kubelet")
+        started = pod.status.start_time if pod.status is not None else None
+        if kubelet is None or started is None:
+            return None
+        try:
+            duration = kubelet.runs(pod).duration  # type: ignore[attr-defined]
+        except ValueError:
+            return None
+        return started + duration if duration is not None else None
 
     def save_clock(self) -> None:
         """Keep the time of the run (virtual or real) with its state: a
@@ -245,8 +278,10 @@ class ControlPlane:
             self.store.set_meta(CLOCK_META, now)
 
     def close(self) -> None:
-        self.save_clock()
-        self.store.close()
+        try:
+            self.save_clock()
+        finally:  # (a store stopped by a failed write still releases its state)
+            self.store.close()
 
     # ------------------------------------------------------------ the scenario runner's Core
     @property
@@ -382,6 +417,8 @@ class Arrivals:
     def __init__(self, cp: ControlPlane) -> None:
         self.cp = cp
         self.waiting: dict[str, list[Any]] = {}
+        self._stream: Iterator[tuple[datetime, list[Any]]] | None = None
+        self._streamed: dict[str, list[Any]] = {}
 
     def setup(self, mgr: Manager) -> None:
         self.mgr = mgr
@@ -391,10 +428,32 @@ class Arrivals:
         self.waiting.setdefault(key, []).extend(objs)
         self.mgr.enqueue_at(self.name, key, at)
 
+    def add_stream(self, groups: Iterator[tuple[datetime, list[Any]]]) -> None:
+        """Objects made only one instant ahead of their creation (a long
+        trace's Jobs are never all in memory): ``groups`` yields (instant,
+        objects) in increasing time, after now."""
+        self._stream = groups
+        self._arm_next()
+
+    def _arm_next(self) -> None:
+        if self._stream is None:
+            return
+        for at, objs in self._stream:
+            key = at.isoformat()
+            self._streamed[key] = objs
+            self.mgr.enqueue_at(self.name, key, at)
+            return
+        self._stream = None
+
     def reconcile(self, key: str) -> None:
+        streamed = self._streamed.pop(key, None)
         with self.cp.store.batch():
             for obj in self.waiting.pop(key, []):
                 self.cp._create_missing(obj)
+            for obj in streamed or ():
+                self.cp._create_missing(obj)
+        if streamed is not None:
+            self._arm_next()
         return None
 
 

@@ -102,6 +102,13 @@ class Recorder:
         mgr.informer(POD).on_change(self._pod)
         mgr.informer(NODE).on_change(self._node)
 
+    def seed(self) -> None:
+        """Count what the informers already hold: a started manager has listed
+        a resumed run's kept objects before this recorder was made."""
+        for rtype, handler in ((WORKLOAD, self._workload), (POD, self._pod), (NODE, self._node)):
+            for obj in list(self.mgr.informer(rtype).objects.values()):
+                handler("ADDED", obj, None)
+
     def team(self, wl: Any) -> str:
         return f"{wl.metadata.namespace}/{wl.spec.queue_name or '-'}"
 
@@ -146,6 +153,10 @@ class Recorder:
         if preempted is not None:
             seen.preempted_at = preempted[0]
             t.preempted += 1
+        if etype == "DELETED" and seen.finished:
+            # A finished workload deleted never comes back (its job is done):
+            # forget it, so a long run's bookkeeping follows the live ones.
+            del self._seen[key]
 
     # ------------------------------------------------------------ keeping
     def save(self) -> None:

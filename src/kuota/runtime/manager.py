@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final, Literal, Protocol
 
-import structlog
-
 from kuota.runtime.clock import Clock
 from kuota.runtime.informer import Informer
 from kuota.runtime.recorder import EventRecorder
@@ -26,7 +24,13 @@ from kuota.store.protocol import Gone, ObjectStore, ResourceType, Watch
 heappop: Final = heapq.heappop
 heappush: Final = heapq.heappush
 
-log = structlog.get_logger("kuota.runtime")
+
+def _warn(event: str, **fields: str) -> None:
+    # structlog is imported at the first warning only: importing it costs
+    # about 0.1 s, which every command that reads the controllers would pay
+    import structlog
+
+    structlog.get_logger("kuota.runtime").warning(event, **fields)
 
 
 class Controller(Protocol):
@@ -43,7 +47,9 @@ class Controller(Protocol):
 
 
 IdleHook = Callable[[], bool]  # runs when no work is left; True if it did some
-StopReason = Literal["idle", "until", "stopped", "max-steps"]
+# "repeating": the control plane stopped a run that only repeats itself
+# (kuota.embedded.repetition); the manager itself never returns it.
+StopReason = Literal["idle", "until", "stopped", "max-steps", "repeating"]
 
 
 @dataclass
@@ -123,7 +129,13 @@ class Manager:
         self._timer_at.pop((controller, key), None)  # its heap entry is skipped
 
     def enqueue_after(self, controller: str, key: str, delay: timedelta) -> None:
-        self.enqueue_at(controller, key, self.clock.now() + delay)
+        try:
+            at = self.clock.now() + delay
+        except OverflowError:
+            # Past year 9999, where the clock can never go: the timer never fires
+            # (an object may be stamped at the end of time; that is no crash).
+            return
+        self.enqueue_at(controller, key, at)
 
     def stop(self) -> None:
         """Graceful shutdown: the current reconcile finishes, then run() returns."""
@@ -134,6 +146,7 @@ class Manager:
         if self._started:
             return
         self._started = True
+        self.recorder.resume()
         self._resync()
 
     def _resync(self) -> None:
@@ -234,7 +247,7 @@ class Manager:
             self.stats.errors.append(
                 ReconcileError(name, key, f"{type(err).__name__}: {err}", self.clock.now())
             )
-            log.warning("reconcile failed", controller=name, key=key, error=str(err))
+            _warn("reconcile failed", controller=name, key=key, error=str(err))
             q.done(key)
             self.enqueue_after(name, key, delay)
             return
@@ -275,9 +288,20 @@ class Manager:
         when an instant has settled, ``on_tick`` when the clock has moved and
         before anything happens at the new instant."""
         self.start()
+        ticked = False
         while True:
-            if not self.run_until_idle(max_steps):
-                return "max-steps"
+            # An instant is one group commit, from the tick on: what on_tick
+            # writes (the clock) is durable with the instant's writes or not
+            # at all, so a run killed before the instant's commit resumes at
+            # the previous, settled instant and comes to this one as this
+            # run did, by its timers, instead of rebuilding in the middle of it.
+            with self._batch():
+                if ticked:
+                    if on_tick is not None:
+                        on_tick()
+                    self.fire_due()
+                if not self.run_until_idle(max_steps):
+                    return "max-steps"
             if on_round is not None:
                 on_round()
             if self._stop:
@@ -289,11 +313,10 @@ class Manager:
                 self.clock.wait_until(until)
                 if self.clock.now() >= until:
                     return "until"
+                ticked = False
                 continue
             self.clock.wait_until(at)
-            if on_tick is not None:
-                on_tick()
-            self.fire_due()
+            ticked = True
 
     def timers(self) -> Iterator[tuple[datetime, str, str]]:
         for (ctrl, key), at in sorted(self._timer_at.items(), key=lambda kv: kv[1]):

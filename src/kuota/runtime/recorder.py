@@ -6,10 +6,9 @@ default) deleted, so a long simulation keeps a bounded number of them."""
 from __future__ import annotations
 
 import contextlib
-import itertools
 import uuid
 from collections import OrderedDict
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
 
 import msgspec
@@ -26,6 +25,7 @@ MAX_MESSAGE: Final = 1024  # Kueue truncates event messages to this many charact
 
 # (namespace, involved uid or kind/name, type, reason, message)
 _Key = tuple[str, str, str, str, str]
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class EventRecorder:
@@ -44,32 +44,39 @@ class EventRecorder:
         self.recorded = 0
         # Live events, oldest lastTimestamp first: key -> stored Event.
         self._live: OrderedDict[_Key, Event] = OrderedDict()
-        self._seq = itertools.count()
         # The names this recorder created at the current instant: a second
         # event of one object at one instant (QuotaReserved and Admitted)
         # takes the suffixed name at once instead of after a refused create.
+        # The suffixes count from 0 at each instant, so that a resumed run
+        # names its events as the run it continues did.
         self._taken: tuple[Any, set[tuple[str, str]]] = (None, set())
-        self._adopted = False
+        self._seq = 0
 
-    def _adopt(self) -> None:
-        """The events a kept state already holds (a resumed run): they repeat
-        and expire as if this recorder had written them."""
-        self._adopted = True
-        kept = [ev for ev in self.store.list(EVENT).items if ev.last_timestamp is not None]
-        kept.sort(key=lambda ev: ev.last_timestamp)
-        for ev in kept:
-            io = ev.involved_object
-            m = ev.metadata
-            who = (io.uid or f"{io.kind}/{io.name}") if io is not None else ""
-            key: _Key = (m.namespace or "default", who, ev.type, ev.reason or "", ev.message or "")
+    def resume(self) -> None:
+        """Take over the events a previous run of the same state left: their
+        repeats bump them and they expire in time, as if this process had
+        recorded them (the recorder's memory is not kept with the state)."""
+        if not self.enabled:
+            return
+        events: list[Event] = list(self.store.list(EVENT).items)
+        # Oldest lastTimestamp first, as they were kept (expiry reads the front).
+        events.sort(key=lambda e: (e.last_timestamp or _EPOCH, e.metadata.name))
+        for ev in events:
+            ref = ev.involved_object
+            key: _Key = (
+                ev.metadata.namespace,
+                ref.uid or f"{ref.kind}/{ref.name}",
+                ev.type or "",
+                ev.reason or "",
+                ev.message or "",
+            )
+            self._live.pop(key, None)
             self._live[key] = ev
 
     def event(self, obj: Any, type_: EventType, reason: str, message: str, component: str) -> None:
         """Record that ``reason`` happened to ``obj`` (any API object)."""
         if not self.enabled:
             return
-        if not self._adopted:
-            self._adopt()
         now = self.clock.now()
         self._expire(now)
         m = obj.metadata
@@ -114,14 +121,12 @@ class EventRecorder:
             reporting_component=component,
         )
         if self._taken[0] != now:
-            # Suffixes count within an instant: names then do not depend on
-            # what this process recorded before (a resumed run names alike).
             self._taken = (now, set())
-            self._seq = itertools.count()
+            self._seq = 0
         taken = self._taken[1]
         if (ns, ev.metadata.name) in taken:
-            ev.metadata.name = f"{m.name[:230]}.{nanos:x}{next(self._seq):x}"
-        for _ in range(8):
+            ev.metadata.name = self._next_name(m.name, nanos)
+        for _ in range(1024):  # (the names a resumed instant already took)
             # A uid of its own, so that events (which a resumed run records
             # afresh) never shift the store's sequence of generated uids.
             ev.metadata.uid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"event:{ns}/{ev.metadata.name}"))
@@ -130,7 +135,13 @@ class EventRecorder:
                 taken.add((ns, ev.metadata.name))
                 return
             except AlreadyExists:
-                ev.metadata.name = f"{m.name[:230]}.{nanos:x}{next(self._seq):x}"
+                ev.metadata.name = self._next_name(m.name, nanos)
+
+    def _next_name(self, name: str, nanos: int) -> str:
+        """client-go's name with the instant's next sequence number."""
+        seq = self._seq
+        self._seq = seq + 1
+        return f"{name[:230]}.{nanos:x}{seq:x}"
 
     def _expire(self, now: Any) -> None:
         cutoff = now - self.ttl

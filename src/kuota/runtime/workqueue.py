@@ -11,6 +11,8 @@ from typing import Final
 # client-go's default per-item backoff: 5 ms doubling up to 1000 s.
 BASE_DELAY: Final = timedelta(milliseconds=5)
 MAX_DELAY: Final = timedelta(seconds=1000)
+# The first failure count whose delay reaches the maximum (18: 5 ms * 2**18 > 1000 s).
+_CAPPED_FROM: Final = next(n for n in range(64) if BASE_DELAY * 2**n >= MAX_DELAY)
 
 
 class WorkQueue:
@@ -45,9 +47,14 @@ class WorkQueue:
             self._queue.append(key)
 
     def backoff(self, key: str) -> timedelta:
-        """The delay before retrying a failed key; grows with its failures."""
+        """The delay before retrying a failed key: client-go's
+        ItemExponentialFailureRateLimiter, base * 2**failures, at most the
+        maximum. Past the maximum the delay is the maximum without computing
+        the power (which would overflow a timedelta after some 50 failures)."""
         n = self._failures.get(key, 0)
         self._failures[key] = n + 1
+        if n >= _CAPPED_FROM:
+            return MAX_DELAY
         return min(BASE_DELAY * (2**n), MAX_DELAY)
 
     def forget(self, key: str) -> None:

@@ -16,15 +16,23 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import yaml
 
+from kuota.api.decode import YamlError, load_yaml_documents
+from kuota.api.k8s.validation.resource_requirements import range_errors
 from kuota.api.kueue import types as kt
 from kuota.api.meta import ObjectMeta
+from kuota.api.names import is_dns1123_label
 from kuota.api.quantity import Quantity, QuantityError
 
 RUNNING_LABEL = "kueue.x-k8s.io/performance-scheduler-running-ms"
 CLASS_LABEL = "kueue.x-k8s.io/performance-scheduler-class"
 FLAVOR = "rf"  # Kueue's generator's default ResourceFlavor name
+# The largest world kuota bench builds: counts multiply (cohorts x queues x
+# rounds x templates), and each workload is held in memory for the run, so a
+# config is refused up front rather than left to grow without bound. 20 times
+# Kueue's large-scale world (50,000 workloads, 1,000 ClusterQueues).
+MAX_WORKLOADS = 1_000_000
+MAX_CLUSTER_QUEUES = 20_000
 
 
 class BenchConfigError(Exception):
@@ -185,12 +193,15 @@ def _done_by(items: list[tuple[float, float, int]], times: list[float]) -> list[
 def load(path: str | Path) -> GeneratorConfig:
     p = Path(path)
     try:
-        raw = yaml.load(p.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        # The one YAML loader of every file kuota reads (duplicate keys refused).
+        docs = load_yaml_documents(p.read_bytes())
     except OSError as err:
         raise BenchConfigError(f"{p}: {err.strerror or err}") from None
-    except yaml.YAMLError as err:
-        raise BenchConfigError(f"{p}: not YAML: {err}") from None
-    return parse(raw, str(p))
+    except YamlError as err:
+        raise BenchConfigError(f"{p}: {err}") from None
+    if len(docs) > 1:
+        raise BenchConfigError(f"{p}: a generator config is one YAML document, found {len(docs)}")
+    return parse(docs[0] if docs else None, str(p))
 
 
 def parse(raw: Any, source: str = "<config>") -> GeneratorConfig:
@@ -210,11 +221,19 @@ def parse(raw: Any, source: str = "<config>") -> GeneratorConfig:
         raise BenchConfigError(
             f"{source}: topology: topology-aware scheduling worlds are not supported"
         )
+    queues = workloads = 0
     for i, c in enumerate(cfg.cohorts):
         _positive(source, f"cohorts[{i}].count", c.count)
         for j, q in enumerate(c.queues_sets):
             at = f"cohorts[{i}].queuesSets[{j}]"
             _positive(source, f"{at}.count", q.count)
+            queues += c.count * q.count
+            if queues > MAX_CLUSTER_QUEUES:
+                raise BenchConfigError(
+                    f"{source}: {at}.count: the config makes {queues:,} ClusterQueues "
+                    f"(cohorts[{i}].count {c.count:,} x {q.count:,} here, with those before); "
+                    f"kuota bench builds at most {MAX_CLUSTER_QUEUES:,}"
+                )
             _milli(source, f"{at}.nominalQuota", q.nominal_quota)
             if q.borrowing_limit is not None:
                 _milli(source, f"{at}.borrowingLimit", q.borrowing_limit)
@@ -234,13 +253,55 @@ def parse(raw: Any, source: str = "<config>") -> GeneratorConfig:
                 wat = f"{at}.workloadsSets[{k}]"
                 if ws.count < 0 or ws.creation_interval_ms < 0:
                     raise BenchConfigError(f"{source}: {wat}: count and interval must be ≥ 0")
+                workloads += c.count * q.count * ws.count * len(ws.workloads)
+                if workloads > MAX_WORKLOADS:
+                    raise BenchConfigError(
+                        f"{source}: {wat}.count: the config makes {workloads:,} workloads "
+                        f"({c.count:,} cohorts x {q.count:,} queues x {ws.count:,} rounds x "
+                        f"{len(ws.workloads)} templates here, with those before); "
+                        f"kuota bench runs at most {MAX_WORKLOADS:,}"
+                    )
                 for m, w in enumerate(ws.workloads):
                     if w.runtime_ms < 0:
                         raise BenchConfigError(
                             f"{source}: {wat}.workloads[{m}].runtimeMs: must be ≥ 0"
                         )
                     _milli(source, f"{wat}.workloads[{m}].request", w.request)
+    _check_names_and_ranges(cfg, source)
     return cfg
+
+
+# A Go time.Duration (int64 nanoseconds) holds at most ~292 years.
+_MAX_RUNTIME_MS = (2**63 - 1) // 1_000_000
+
+
+def _check_names_and_ranges(cfg: GeneratorConfig, source: str) -> None:
+    """What the generated objects' validation would refuse, said of the config
+    field that causes it: class names start object names (DNS-1123 labels),
+    requests are counted in int64 milli-units, runtimes are Go durations."""
+    for i, c in enumerate(cfg.cohorts):
+        _class_name(source, f"cohorts[{i}].className", c.class_name)
+        for j, q in enumerate(c.queues_sets):
+            at = f"cohorts[{i}].queuesSets[{j}]"
+            _class_name(source, f"{at}.className", q.class_name)
+            for k, ws in enumerate(q.workloads_sets):
+                for m, w in enumerate(ws.workloads):
+                    wat = f"{at}.workloadsSets[{k}].workloads[{m}]"
+                    _class_name(source, f"{wat}.className", w.class_name)
+                    if w.runtime_ms > _MAX_RUNTIME_MS:
+                        raise BenchConfigError(
+                            f"{source}: {wat}.runtimeMs: Invalid value: {w.runtime_ms}: "
+                            f"must be at most {_MAX_RUNTIME_MS} (a Go time.Duration)"
+                        )
+
+
+def _class_name(source: str, path: str, name: str) -> None:
+    problems = is_dns1123_label(name)
+    if problems:
+        raise BenchConfigError(
+            f"{source}: {path}: Invalid value: {name!r}: it starts object names: "
+            + "; ".join(problems)
+        )
 
 
 def _positive(source: str, path: str, v: int) -> None:
@@ -255,6 +316,8 @@ def _milli(source: str, path: str, v: Any) -> int:
         raise BenchConfigError(f"{source}: {path}: {err}") from None
     if q.nanos < 0:
         raise BenchConfigError(f"{source}: {path}: must not be negative")
+    for err in range_errors("cpu", q, ""):  # requests are cpu, counted in milli-units
+        raise BenchConfigError(f"{source}: {path}: Invalid value: {v!r}: {err.detail}")
     return -(-q.nanos // 1_000_000)
 
 

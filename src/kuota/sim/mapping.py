@@ -52,6 +52,9 @@ GPU = "nvidia.com/gpu"
 DEFAULT_MILLI_RESOURCE = "kuota.dev/gpu-milli"
 POLICIES = ("round-up", "milli")
 REQUESTS = ("gpus", "cpus", "memory")
+# The top-level keys of a mapping file (kuota simulate --mapping), which has
+# no apiVersion or kind: `kuota validate` tells it from a manifest by these.
+MAPPING_KEYS = frozenset({"fractionalGpus", "milliResource", "requests", "teams", "gpuModels"})
 ANY_TEAM = "*"
 _NOT_NAME = re.compile(r"[^a-z0-9-]+")
 _RESOURCE_NAME = re.compile(

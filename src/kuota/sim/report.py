@@ -132,7 +132,6 @@ class SimRecorder(Recorder):
         self.job_team = job_team
         self.job_created = job_created or {}
         self.start_waits: dict[str, list[float]] = {}  # team -> creation to first pod running
-        self._started: set[str] = set()
         self.weights = {GPU: 1000, milli_resource: 1}  # milli-GPUs per unit
         self.t0 = mgr.clock.now()
         self.finished_jobs = 0
@@ -217,6 +216,12 @@ class SimRecorder(Recorder):
                 per[team] = per.get(team, 0) + held[2]
                 self._dirty_cqs.add(held[0])
                 self._held[key] = held
+        if not alive and true_since(wl, "Finished") is not None:
+            # A finished job deleted (its time to live after finishing) is
+            # never seen again: forget its team, as a long trace's go by.
+            job = _owner_job(wl)
+            if job is not None:
+                self.job_team.pop(job, None)
 
     def _pod(self, etype: str, pod: Any, old: Any | None) -> None:
         key = key_of(pod)
@@ -231,9 +236,10 @@ class SimRecorder(Recorder):
             if team is not None and milli:
                 self._team_running[team] = self._team_running.get(team, 0) + milli
                 self._dirty_use.add(team)
-            if team is not None and job not in self._started:
-                self._started.add(job)  # type: ignore[arg-type]
-                created = self.job_created.get(job)  # type: ignore[arg-type]
+            if team is not None:
+                # The job's first pod to run: its creation time is taken (a
+                # long trace's are kept only until used), so later pods skip.
+                created = self.job_created.pop(job, None)  # type: ignore[arg-type]
                 if created is not None:
                     waits = self.start_waits.setdefault(team, [])
                     waits.append((now - created).total_seconds())
@@ -378,6 +384,7 @@ class DesignResult:
     pending_series: list[tuple[float, int]]
     team_pending_series: dict[str, list[tuple[float, int]]]
     team_gpu_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    submit_s: list[float] = field(default_factory=list)  # sorted: each job's creation
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -459,6 +466,7 @@ def build_result(
         pending_series=rec.pending_series,
         team_pending_series=rec.team_pending_series,
         team_gpu_series=rec.team_gpu_series,
+        submit_s=sorted(plan.submit_s),
         warnings=warnings,
         errors=errors,
     )
@@ -617,20 +625,25 @@ def summary_table(r: DesignResult, limit: int = 15) -> Table:
     for x in shown:
         row(x, x.team, x.queue)
     if rest:
-        agg = TeamResult(f"({len(rest)} more teams)", "", "", 0.0, 0)
-        waits: list[float] = []
-        for x in rest:
-            agg.jobs += x.jobs
-            agg.finished += x.finished
-            agg.gpu_hours += x.gpu_hours
-            agg.borrowed_gpu_hours += x.borrowed_gpu_hours
-            agg.preemptions += x.preemptions
-            agg.nominal_gpus += x.nominal_gpus
-            waits += x.waits
-        agg.waits = sorted(waits)
-        row(agg, agg.team, "")
+        row(combined(f"({len(rest)} more teams)", rest), f"({len(rest)} more teams)", "")
     row(r.overall, "overall", "")
     return t
+
+
+def combined(name: str, teams: list[TeamResult]) -> TeamResult:
+    """Several teams as one row: their jobs, GPU-hours, quota and waits together."""
+    agg = TeamResult(name, "", "", 0.0, 0)
+    waits: list[float] = []
+    for x in teams:
+        agg.jobs += x.jobs
+        agg.finished += x.finished
+        agg.gpu_hours += x.gpu_hours
+        agg.borrowed_gpu_hours += x.borrowed_gpu_hours
+        agg.preemptions += x.preemptions
+        agg.nominal_gpus += x.nominal_gpus
+        waits += x.waits
+    agg.waits = sorted(waits)
+    return agg
 
 
 def compare_table(results: list[DesignResult], limit: int = 12) -> Table:

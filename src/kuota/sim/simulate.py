@@ -20,10 +20,11 @@ Designs run one after another, or in parallel processes (``jobs``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import queue as queue_mod
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -98,16 +99,45 @@ class Plan:
     design: Design
     trace: Trace
     mapping: Mapping
-    objects: list[Any]  # the design's objects, nodes if generated, and one Job per row
-    job_team: dict[str, str]  # "namespace/job" -> team
+    objects: list[Any]  # the design's objects and nodes if generated
+    selectors: dict[str, dict[str, str] | None]  # GPU model -> nodeSelector
     teams: dict[str, TeamPlan]
     nodes_from: str
     nominal_gpus: float
     warnings: list[str] = field(default_factory=list)
+    # Filled as the trace's Jobs are made (job_groups), not before: a long
+    # trace's Jobs are never all in memory at once.
+    job_team: dict[str, str] = field(default_factory=dict)  # "namespace/job" -> team
+    job_created: dict[str, datetime] = field(default_factory=dict)  # until its first pod runs
+    # Every job's submission, seconds from the first (the report's time axis).
+    submit_s: list[float] = field(default_factory=list)
 
     @property
     def total_jobs(self) -> int:
-        return len(self.trace.rows)
+        return self.trace.count
+
+    def job_groups(self) -> Iterator[tuple[datetime, list[Any]]]:
+        """The trace's Jobs, one instant at a time, made when asked for."""
+        origin = self.trace.first_submit_s  # the run starts at the first submission
+        used: set[str] = set()
+        at: Decimal | None = None
+        group: list[Any] = []
+        for row in self.trace:
+            if row.submit_s != at:
+                if group:
+                    yield group[0].metadata.creation_timestamp, group
+                at, group = row.submit_s, []
+            tp = self.teams[row.team]
+            name = _job_name(row, tp.target.namespace, used)
+            sel = self.selectors.get(row.gpu_model) if row.gpus > 0 else None
+            job = _job(row, name, tp.target, self.mapping, sel, origin)
+            key = f"{tp.target.namespace}/{name}"
+            self.job_team[key] = row.team
+            self.job_created[key] = job.metadata.creation_timestamp
+            self.submit_s.append(float(row.submit_s - origin))
+            group.append(job)
+        if group:
+            yield group[0].metadata.creation_timestamp, group
 
 
 # ---------------------------------------------------------------------- the design
@@ -143,22 +173,38 @@ def _where_team(trace: Trace, row: TraceRow, target: TeamTarget) -> tuple[str, i
     return target.where or (trace.path, row.line, trace.col(row, "team"))
 
 
-def _check_teams(plan_teams: dict[str, TeamPlan], trace: Trace, design: Design, m: Mapping) -> None:
+def _check_teams(
+    plan_teams: dict[str, TeamPlan],
+    trace: Trace,
+    design: Design,
+    m: Mapping,
+    checking: Callable[[int], None] | None = None,
+) -> dict[tuple[str, str], TraceRow]:
     """Every team's queue exists, its ClusterQueue covers what the team asks for,
-    its priority class exists."""
+    its priority class exists. Returns the first row of each team and GPU
+    model asking for GPUs (for _model_selectors: one read of the trace)."""
     lqs = _by_kind(design.objects, "LocalQueue")
     cqs = _by_kind(design.objects, "ClusterQueue")
     classes = set(_by_kind(design.objects, "WorkloadPriorityClass"))
     first: dict[str, TraceRow] = {}
     needs: dict[tuple[str, str], TraceRow] = {}  # (team, column) -> first row asking
-    for r in trace.rows:
+    jobs: dict[str, int] = {}
+    pairs: dict[tuple[str, str], TraceRow] = {}
+    for r in trace:
         first.setdefault(r.team, r)
+        jobs[r.team] = jobs.get(r.team, 0) + 1
+        if r.gpus > 0:
+            pairs.setdefault((r.team, r.gpu_model), r)
         if r.gpus > 0 and "gpus" in m.requests:
             needs.setdefault((r.team, "gpus"), r)
         if r.cpus > 0 and "cpus" in m.requests:
             needs.setdefault((r.team, "cpus"), r)
         if r.memory_mib > 0 and "memory" in m.requests:
             needs.setdefault((r.team, "memory_mib"), r)
+        if checking is not None and r.line % 4096 == 0:
+            checking(r.line)
+    if checking is not None:
+        checking(trace.last_line)
     per_cq: dict[str, int] = {}
     for team, row in first.items():
         target = m.team(team)
@@ -215,11 +261,12 @@ def _check_teams(plan_teams: dict[str, TeamPlan], trace: Trace, design: Design, 
                     f"{cq_name} (design {design.name}) does not cover{hint}",
                 )
         per_cq[cq_name] = per_cq.get(cq_name, 0) + 1
-        plan_teams[team] = TeamPlan(team, target, cq_name, 0.0)
+        plan_teams[team] = TeamPlan(team, target, cq_name, 0.0, jobs[team])
     _check_admissible(design, plan_teams, needs, m)
     for tp in plan_teams.values():
         nominal = sum(_nominal(cqs[tp.cluster_queue], m.gpu_resource).values())
         tp.nominal_gpus = nominal / m.gpu_scale / per_cq[tp.cluster_queue]
+    return pairs
 
 
 class DesignError(InputError):
@@ -303,18 +350,23 @@ def _check_admissible(
 
 
 def _model_selectors(
-    trace: Trace, design: Design, m: Mapping, teams: dict[str, TeamPlan], warnings: list[str]
+    trace: Trace,
+    pairs: dict[tuple[str, str], TraceRow],
+    design: Design,
+    m: Mapping,
+    teams: dict[str, TeamPlan],
+    warnings: list[str],
 ) -> dict[str, dict[str, str] | None]:
     """GPU model -> the nodeSelector pinning its jobs to the model's flavor
-    (None: any flavor)."""
+    (None: any flavor). ``pairs``: the first row of each (team, GPU model)
+    asking for GPUs, in file order, so the first problem found is the
+    first in the trace."""
     flavors = _by_kind(design.objects, "ResourceFlavor")
     cqs = _by_kind(design.objects, "ClusterQueue")
     out: dict[str, dict[str, str] | None] = {}
     checked: set[tuple[str, str]] = set()
-    for r in trace.rows:
+    for r in pairs.values():
         model = r.gpu_model
-        if r.gpus <= 0:
-            continue
         if model not in out:
             name, where = m.flavor(model)
             if name is None:
@@ -479,6 +531,10 @@ def _job(
                 "annotations": {TRACE_JOB: row.job_id},
             },
             "spec": {
+                # Deleted once finished (the TTL-after-finished controller), its
+                # pods and Workload with it: what the report needs is recorded
+                # by then, and a long trace's memory stays that of the jobs alive.
+                "ttlSecondsAfterFinished": 1,
                 "parallelism": row.pods,
                 "completions": row.pods,
                 "template": {
@@ -493,29 +549,30 @@ def _job(
     return job
 
 
-def _job_names(trace: Trace, teams: dict[str, TeamPlan]) -> list[str]:
-    used: set[str] = set()
-    out = []
-    for r in trace.rows:
-        base = k8s_name(r.job_id)[:50].strip("-") or "job"
-        name = base
-        ns = teams[r.team].target.namespace
-        if f"{ns}/{name}" in used:
-            name = f"{base[:40]}-l{r.line}"
-        used.add(f"{ns}/{name}")
-        out.append(name)
-    return out
+def _job_name(row: TraceRow, namespace: str, used: set[str]) -> str:
+    base = k8s_name(row.job_id)[:50].strip("-") or "job"
+    name = base
+    if f"{namespace}/{name}" in used:
+        name = f"{base[:40]}-l{row.line}"
+    used.add(f"{namespace}/{name}")
+    return name
 
 
 # ---------------------------------------------------------------------- prepare / run
 def prepare(
-    trace: Trace, design: Design, mapping: Mapping, node_rows: list[NodeRow] | None = None
+    trace: Trace,
+    design: Design,
+    mapping: Mapping,
+    node_rows: list[NodeRow] | None = None,
+    checking: Callable[[int], None] | None = None,
 ) -> Plan:
-    """Check the trace against the design and build everything the run creates."""
+    """Check the trace against the design and build everything the run
+    creates but the Jobs (Plan.job_groups makes them as the run goes).
+    ``checking(line)`` now and then as the trace is read."""
     teams: dict[str, TeamPlan] = {}
     warnings: list[str] = []
-    _check_teams(teams, trace, design, mapping)
-    selectors = _model_selectors(trace, design, mapping, teams, warnings)
+    pairs = _check_teams(teams, trace, design, mapping, checking)
+    selectors = _model_selectors(trace, pairs, design, mapping, teams, warnings)
     objects = list(design.objects)
     seen: set[tuple[str, str, str]] = set()
     for o in objects:
@@ -547,14 +604,6 @@ def prepare(
             f"design {design.name} has {other_jobs} Jobs/Pods of its own: they run beside the "
             "trace and are not counted in the report"
         )
-    job_team: dict[str, str] = {}
-    origin = trace.rows[0].submit_s  # the run starts at the first submission
-    for row, name in zip(trace.rows, _job_names(trace, teams), strict=True):
-        tp = teams[row.team]
-        tp.jobs += 1
-        sel = selectors.get(row.gpu_model) if row.gpus > 0 else None
-        objects.append(_job(row, name, tp.target, mapping, sel, origin))
-        job_team[f"{tp.target.namespace}/{name}"] = row.team
     cqs = _by_kind(design.objects, "ClusterQueue")
     nominal = sum(sum(_nominal(cq, mapping.gpu_resource).values()) for cq in cqs.values())
     return Plan(
@@ -562,7 +611,7 @@ def prepare(
         trace,
         mapping,
         objects,
-        job_team,
+        selectors,
         teams,
         nodes_from,
         nominal / mapping.gpu_scale,
@@ -579,15 +628,16 @@ def run_plan(
     # they were a tenth of its cost. Their uids never shift the objects' own.
     cp.mgr.recorder.enabled = False
     try:
-        cp.submit(plan.objects)
+        # The first submission's Jobs are created with the design; the others
+        # are made one instant ahead of their creation (a long trace's Jobs are
+        # never all in memory), in the same order and at the same instants.
+        groups = plan.job_groups()
+        _, first = next(groups)
+        cp.submit([*plan.objects, *first])
+        cp.arrivals.add_stream(groups)
         assert cp.kueue.core is not None
-        created = {
-            f"{o.metadata.namespace}/{o.metadata.name}": o.metadata.creation_timestamp
-            for o in plan.objects
-            if o.kind == "Job"
-        }
         rec = SimRecorder(
-            cp.mgr, cp.kueue.core, plan.job_team, plan.mapping.milli_resource, created
+            cp.mgr, cp.kueue.core, plan.job_team, plan.mapping.milli_resource, plan.job_created
         )
         total = plan.total_jobs
         last = [0.0]
@@ -609,6 +659,14 @@ def run_plan(
         errors = [
             f"reconcile error: {e.controller} {e.key}: {e.error}" for e in cp.mgr.stats.errors[:10]
         ]
+        if reason == "repeating":  # a replay that would never end (embedded.repetition)
+            assert cp.repetition is not None
+            errors[:0] = [
+                f"{design.name}: stopped: the replay only repeats itself (nothing new for "
+                f"{cp.repetition.horizon.total_seconds() / 3600:.0f}h of virtual time but the "
+                "same evictions and re-admissions); these workloads cycle:",
+                *cp.repeating,
+            ]
         return build_result(
             plan,
             rec,
@@ -658,10 +716,21 @@ def simulate(
     jobs: int = 1,
     progress: Progress | None = None,
     on_plans: Callable[[list[Plan]], None] | None = None,
+    checking: Callable[[str, int], None] | None = None,
 ) -> list[DesignResult]:
     """Every design on the same trace; results in the designs' order. All designs
-    are checked first: an :class:`InputError` comes before anything runs."""
-    plans = [prepare(trace, d, mapping, node_rows) for d in designs]
+    are checked first: an :class:`InputError` comes before anything runs.
+    ``checking(design, line)`` now and then as the trace is checked."""
+    plans = [
+        prepare(
+            trace,
+            d,
+            mapping,
+            node_rows,
+            functools.partial(checking, d.name) if checking is not None else None,
+        )
+        for d in designs
+    ]
     if on_plans is not None:
         on_plans(plans)
     if jobs <= 1 or len(designs) <= 1:

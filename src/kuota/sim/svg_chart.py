@@ -1,6 +1,10 @@
 """Inline SVG charts for the HTML report of ``kuota simulate``: a line chart
 and a grouped bar chart, each with title, labelled axes, grid and legend,
 drawn as text so the report needs no script or network.
+
+Legends and labels are never cut: the chart is made as wide (and as tall) as
+its longest legend entry and label need, measured with Helvetica's widths
+and some room for a wider sans-serif a browser may use instead.
 """
 
 from __future__ import annotations
@@ -11,7 +15,44 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-__all__ = ["Series", "bar_chart", "line_chart"]
+__all__ = ["Series", "bar_chart", "line_chart", "nice_step", "text_width"]
+
+FONT = "Helvetica, Arial, 'Liberation Sans', sans-serif"
+
+# Helvetica's advance widths (thousandths of an em, from its AFM metrics) of
+# the printable ASCII characters, space to tilde; anything else counts 1 em.
+_WIDTHS = (
+    "278 278 355 556 556 889 667 191 333 333 389 584 278 333 278 278 "  # space to /
+    "556 556 556 556 556 556 556 556 556 556 278 278 584 584 584 556 "  # 0 to ?
+    "1015 667 667 722 722 667 611 778 722 278 500 667 556 833 722 778 "  # @ to O
+    "667 778 722 667 611 722 667 944 667 667 611 278 278 278 469 556 "  # P to _
+    "333 556 556 500 556 556 278 556 556 222 222 500 222 833 556 556 "  # ` to o
+    "556 556 333 500 278 556 500 722 500 500 500 334 260 334 584"  # p to ~
+)
+_ADVANCE = {chr(32 + i): int(w) / 1000 for i, w in enumerate(_WIDTHS.split())}
+SLACK = 1.15  # DejaVu Sans, a common fallback, runs about a tenth wider
+
+
+def text_width(text: str, size: float) -> float:
+    """The width in px that ``text`` at ``size`` px takes, at most (see SLACK)."""
+    return sum(_ADVANCE.get(c, 1.0) for c in text) * size * SLACK
+
+
+LEGEND_SIZE = 11
+LEGEND_ROW = 17  # px between legend entries
+_KEY = 28  # the legend's line or swatch, and the gap before its text
+
+
+def _legend_width(names: Sequence[str]) -> float:
+    """The room right of the plot for a legend of ``names``: the gap to the
+    plot, the key, the longest name and a margin."""
+    widest = max((text_width(n, LEGEND_SIZE) for n in names), default=0.0)
+    return 14 + _KEY + widest + 8
+
+
+def _legend_height(top: float, n: int) -> float:
+    """Where the lowest legend entry ends."""
+    return top + 8 + (n - 1) * LEGEND_ROW + 6 if n else top
 
 
 @dataclass
@@ -25,7 +66,7 @@ class Series:
 
 
 # ---------------------------------------------------------------------- axes
-def _nice_step(span: float, target: int) -> float:
+def nice_step(span: float, target: int) -> float:
     raw = span / max(target, 1)
     if raw <= 0:
         return 1.0
@@ -37,7 +78,7 @@ def _nice_step(span: float, target: int) -> float:
 
 
 def _linear_ticks(lo: float, hi: float, target: int = 6) -> list[float]:
-    step = _nice_step(hi - lo, target)
+    step = nice_step(hi - lo, target)
     first = math.ceil(lo / step) * step
     out = []
     v = first
@@ -64,13 +105,24 @@ def line_chart(
     y_range: tuple[float, float] | None = None,
     x_log: bool = False,
     x_ticks: list[tuple[float, str]] | None = None,
+    y_log: bool = False,
+    y_ticks: list[tuple[float, str]] | None = None,
     width: int = 620,
     height: int = 380,
     legend: bool = True,
 ) -> str:
-    """An SVG line chart with title, labelled axes, grid and legend."""
-    left, right, top, bottom = 72, (170 if legend else 20), 34, 52
-    pw, ph = width - left - right, height - top - bottom
+    """An SVG line chart with title, labelled axes, grid and legend. On a log
+    axis the range is in the data's units (both ends above 0), values below
+    its low end are drawn at it, and the ticks are best given."""
+    left, top, bottom = 72, 34, 52
+    right = 170.0 if legend else 20.0
+    pw, ph = width - left - right, height - top - bottom  # the plot keeps its size
+    if legend:
+        right = max(right, _legend_width([s.name for s in series]))
+    width = round(left + pw + right)
+    if legend:  # a long legend makes the chart taller, never runs off it
+        height = max(height, math.ceil(_legend_height(top, len(series)) + bottom))
+        ph = height - top - bottom
     x0, x1 = x_range
     if x_log:
         x0, x1 = math.log10(x0), math.log10(x1)
@@ -80,6 +132,8 @@ def line_chart(
         ymax = max((y for s in series for _, y in s.points), default=1.0)
         y_range = (0.0, ymax * 1.05 if ymax > 0 else 1.0)
     y0, y1 = y_range
+    if y_log:
+        y0, y1 = math.log10(y0), math.log10(y1)
     if y1 <= y0:
         y1 = y0 + 1
 
@@ -88,27 +142,31 @@ def line_chart(
         return left + (v - x0) / (x1 - x0) * pw
 
     def sy(y: float) -> float:
-        return top + ph - (y - y0) / (y1 - y0) * ph
+        v = math.log10(max(y, 10**y0)) if y_log else y
+        return top + ph - (v - y0) / (y1 - y0) * ph
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
-        'font-family="Helvetica, Arial, sans-serif">',
+        f'font-family="{FONT}">',
         f"<title>{escape(title)}</title>",
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
         f'<text class="title" x="{left}" y="20" font-size="14" font-weight="bold">'
         f"{escape(title)}</text>",
     ]
     # grid and ticks
-    yt = _linear_ticks(y0, y1)
-    for v in yt:
+    if y_ticks is None:
+        y_ticks = [(v, _num(v)) for v in _linear_ticks(y0, y1)]
+    for v, label in y_ticks:
         y = sy(v)
+        if y < top - 0.5 or y > top + ph + 0.5:
+            continue
         out.append(
             f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e3e3e3"/>'
         )
         out.append(
             f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11">'
-            f"{escape(_num(v))}</text>"
+            f"{escape(label)}</text>"
         )
     if x_ticks is None:
         x_ticks = [(v, _num(v)) for v in _linear_ticks(x0, x1, 8)]
@@ -164,23 +222,18 @@ def line_chart(
     if legend:
         lx = left + pw + 14
         for i, s in enumerate(series):
-            y = top + 8 + i * 17
+            y = top + 8 + i * LEGEND_ROW
             dash = f' stroke-dasharray="{s.dash}"' if s.dash else ""
             out.append(
                 f'<line x1="{lx}" y1="{y}" x2="{lx + 22}" y2="{y}" stroke="{s.color}" '
                 f'stroke-width="2.5"{dash}/>'
             )
-            name = _short(s.name)
             out.append(
-                f'<text class="legend" x="{lx + 28}" y="{y + 4}" font-size="11">'
-                f"{escape(name)}</text>"
+                f'<text class="legend" x="{lx + _KEY}" y="{y + 4}" font-size="{LEGEND_SIZE}">'
+                f"{escape(s.name)}</text>"
             )
     out.append("</svg>")
     return "\n".join(out)
-
-
-def _short(name: str, limit: int = 22) -> str:
-    return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
 def _fill(color: str) -> str:
@@ -199,12 +252,16 @@ def bar_chart(
     width: int = 620,
 ) -> str:
     """Horizontal grouped bars: one group per label, one bar per name."""
-    left, right, top, bottom = 130, 170, 34, 46
+    top, bottom = 34, 46
+    # the group labels left of the plot, the legend right of it: as wide as they need
+    left = max(130, math.ceil(max((text_width(g, 11) for g, _ in groups), default=0) + 12))
+    pw = width - 130 - 170
+    right = max(170.0, _legend_width(names))
+    width = round(left + pw + right)
     bar, gap = 11, 9
     n = len(names)
-    ph = len(groups) * (n * bar + gap) + gap
+    ph = max(len(groups) * (n * bar + gap) + gap, math.ceil(_legend_height(top, n) - top))
     height = top + ph + bottom
-    pw = width - left - right
     vmax = max((v for _, vs in groups for v in vs), default=1.0) or 1.0
     ticks = _linear_ticks(0, vmax * 1.05)
     step = ticks[1] - ticks[0] if len(ticks) > 1 else vmax
@@ -218,7 +275,7 @@ def bar_chart(
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
-        'font-family="Helvetica, Arial, sans-serif">',
+        f'font-family="{FONT}">',
         f"<title>{escape(title)}</title>",
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
         f'<text class="title" x="{left}" y="20" font-size="14" font-weight="bold">'
@@ -253,11 +310,11 @@ def bar_chart(
     )
     lx = left + pw + 14
     for i, name in enumerate(names):
-        ly = top + 8 + i * 17
+        ly = top + 8 + i * LEGEND_ROW
         out.append(
             f'<rect x="{lx}" y="{ly - 6}" width="22" height="10" {_fill(colors[i])}/>'
-            f'<text class="legend" x="{lx + 28}" y="{ly + 4}" font-size="11">'
-            f"{escape(_short(name))}</text>"
+            f'<text class="legend" x="{lx + _KEY}" y="{ly + 4}" font-size="{LEGEND_SIZE}">'
+            f"{escape(name)}</text>"
         )
     out.append("</svg>")
     return "\n".join(out)

@@ -12,9 +12,13 @@ columns are ignored. Required: ``job_id``, ``submit_s``, ``duration_s``,
 
 from __future__ import annotations
 
+import codecs
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "JOB_COLUMNS",
@@ -79,9 +83,40 @@ class TraceRow:
 
 @dataclass(frozen=True, slots=True)
 class Trace:
+    """A checked trace file. Its rows are not held: iterating the trace reads
+    them again, in submission order (a million rows stay on disk, not in
+    memory). ``order`` is None when the file is already in submission order,
+    else the (byte offset, line) of each row in that order."""
+
     path: str
-    rows: tuple[TraceRow, ...]  # in submission order (ties keep file order)
-    header: tuple[str, ...] = JOB_COLUMNS
+    header: tuple[str, ...]
+    width: int
+    count: int
+    first_submit_s: Decimal
+    last_submit_s: Decimal
+    horizon_s: float  # from the first submission to the last end if no job waited
+    last_line: int  # the file's last row's line
+    order: tuple[tuple[int, int], ...] | None = None
+
+    def __iter__(self) -> Iterator[TraceRow]:
+        cols = {name: i for i, name in enumerate(self.header)}
+        if self.order is None:
+            for n, _, text in _scan(self.path, skip_header=True):
+                yield _trace_row(self.path, n, text, cols, self.width)
+            return
+        with _open(self.path) as f:
+            for offset, n in self.order:
+                f.seek(offset)
+                text = _decode_line(self.path, n, f.readline())
+                yield _trace_row(self.path, n, text, cols, self.width)
+
+    def __len__(self) -> int:
+        return self.count
+
+    @property
+    def rows(self) -> tuple[TraceRow, ...]:
+        """Every row, in submission order (ties keep file order): for small traces."""
+        return tuple(self)
 
     def col(self, row: TraceRow, column: str) -> int:
         """The column (1-based, in characters) of ``row``'s field ``column``;
@@ -145,8 +180,8 @@ def _fields(text: str, file: str, line: int) -> list[tuple[str, int]]:
             return out
 
 
-def _lines(path: str) -> list[tuple[int, str]]:
-    """The file's non-blank lines as (line number, text); ``#`` lines are comments."""
+@contextmanager
+def _open(path: str) -> Iterator[BinaryIO]:
     p = Path(path)
     try:
         if p.is_dir():
@@ -154,30 +189,52 @@ def _lines(path: str) -> list[tuple[int, str]]:
         size = p.stat().st_size
         if size > MAX_BYTES:
             raise InputError(path, 1, 1, f"{size} bytes is more than kuota reads ({MAX_BYTES})")
-        data = p.read_bytes()
+        f = p.open("rb")
     except OSError as err:
         raise InputError(path, 1, 1, f"cannot read: {err.strerror or err}") from None
+    with f:
+        yield f
+
+
+def _decode_line(path: str, n: int, raw: bytes) -> str:
     try:
-        text = data.decode("utf-8-sig")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
-        raise InputError(path, line, col, "not UTF-8 text") from None
-    out = []
-    for n, raw in enumerate(text.split("\n"), 1):
-        s = raw.rstrip("\r")
-        if s.strip() and not s.lstrip().startswith("#"):
-            out.append((n, s))
-    return out
+        raise InputError(path, n, err.start + 1, "not UTF-8 text") from None
+    return text.rstrip("\n").rstrip("\r")
+
+
+def _scan(path: str, *, skip_header: bool = False) -> Iterator[tuple[int, int, str]]:
+    """The file's non-blank lines, one at a time, as (line number, byte
+    offset, text); ``#`` lines are comments. With ``skip_header``, from the
+    line after the first."""
+    with _open(path) as f:
+        offset = 0
+        header = skip_header
+        for n, raw in enumerate(f, 1):
+            start = offset
+            offset += len(raw)
+            if n == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw, start = raw[3:], start + 3
+            s = _decode_line(path, n, raw)
+            if s.strip() and not s.lstrip().startswith("#"):
+                if header:
+                    header = False
+                    continue
+                yield n, start, s
+
+
+def _lines(path: str) -> list[tuple[int, str]]:
+    return [(n, s) for n, _, s in _scan(path)]
 
 
 def _header(
-    path: str, lines: list[tuple[int, str]], required: tuple[str, ...], what: str
+    path: str, first: tuple[int, str] | None, required: tuple[str, ...], what: str
 ) -> tuple[dict[str, int], int, int]:
     """Column name -> index, the header's line, and its width."""
-    if not lines:
+    if first is None:
         raise InputError(path, 1, 1, f"empty file: expected a header line ({','.join(required)})")
-    n, text = lines[0]
+    n, text = first
     cols: dict[str, int] = {}
     for idx, (name, col) in enumerate(_fields(text, path, n)):
         name = name.strip()
@@ -268,46 +325,82 @@ class _Row:
         return int(v)
 
 
-def read_trace(path: str | Path) -> Trace:
-    """The jobs of a trace file, sorted by submission time (stable)."""
+def _trace_row(path: str, n: int, text: str, cols: dict[str, int], width: int) -> TraceRow:
+    r = _Row(path, n, text, cols, width)
+    pods = r.integer("pods", 1)
+    if pods < 1:
+        raise InputError(path, n, r.col("pods"), "pods: must be at least 1")
+    return TraceRow(
+        line=n,
+        job_id=r.nonempty("job_id"),
+        submit_s=r.seconds("submit_s"),
+        duration_s=r.seconds("duration_s"),
+        team=r.nonempty("team"),
+        user=r.text("user"),
+        gpus=r.number("gpus"),
+        gpu_model=r.text("gpu_model"),
+        cpus=r.number("cpus", Decimal(0)),
+        memory_mib=r.number("memory_mib", Decimal(0)),
+        pods=pods,
+        status=r.text("status"),
+        cols=tuple(c for _, c in r.cells),
+    )
+
+
+def read_trace(path: str | Path, progress: Callable[[int, int], None] | None = None) -> Trace:
+    """Check every row of a trace file, one at a time, and remember only
+    their order (``progress(bytes read, file size)`` now and then)."""
     path = str(path)
-    lines = _lines(path)
-    cols, _, width = _header(path, lines, _JOB_REQUIRED, "trace")
-    if len(lines) < 2:
-        raise InputError(path, lines[0][0] + 1, 1, "no jobs: the file has only its header")
-    rows: list[TraceRow] = []
-    for n, text in lines[1:]:
-        r = _Row(path, n, text, cols, width)
-        pods = r.integer("pods", 1)
-        if pods < 1:
-            raise InputError(path, n, r.col("pods"), "pods: must be at least 1")
-        rows.append(
-            TraceRow(
-                line=n,
-                job_id=r.nonempty("job_id"),
-                submit_s=r.seconds("submit_s"),
-                duration_s=r.seconds("duration_s"),
-                team=r.nonempty("team"),
-                user=r.text("user"),
-                gpus=r.number("gpus"),
-                gpu_model=r.text("gpu_model"),
-                cpus=r.number("cpus", Decimal(0)),
-                memory_mib=r.number("memory_mib", Decimal(0)),
-                pods=pods,
-                status=r.text("status"),
-                cols=tuple(c for _, c in r.cells),
-            )
-        )
-    rows.sort(key=lambda x: x.submit_s)
+    lines = _scan(path)
+    first = next(lines, None)
+    cols, _, width = _header(path, (first[0], first[2]) if first else None, _JOB_REQUIRED, "trace")
+    size = max(Path(path).stat().st_size, 1)
+    count = 0
+    in_order = True
+    last_line = 0
+    first_s = last_s = prev = Decimal(0)
+    end = Decimal(0)
+    for n, offset, text in lines:
+        row = _trace_row(path, n, text, cols, width)
+        submit = row.submit_s
+        if count == 0:
+            first_s = last_s = prev = submit
+        elif submit < prev:
+            in_order = False
+        first_s, last_s = min(first_s, submit), max(last_s, submit)
+        prev = submit
+        end = max(end, submit + row.duration_s)
+        count += 1
+        last_line = n
+        if progress is not None and count % 4096 == 0:
+            progress(offset, size)
+    if progress is not None:
+        progress(size, size)
+    if count == 0:
+        assert first is not None
+        raise InputError(path, first[0] + 1, 1, "no jobs: the file has only its header")
+    order = None
+    if not in_order:
+        # Only then is anything kept per row: each one's submission and place.
+        order = _sorted_order(path, cols, width)
     header = tuple(sorted(cols, key=lambda k: cols[k]))
-    return Trace(path, tuple(rows), header)
+    horizon = float(end - first_s)
+    return Trace(path, header, width, count, first_s, last_s, horizon, last_line, order)
+
+
+def _sorted_order(path: str, cols: dict[str, int], width: int) -> tuple[tuple[int, int], ...]:
+    keys: list[tuple[Decimal, int, int]] = []
+    for n, offset, text in _scan(path, skip_header=True):
+        keys.append((_trace_row(path, n, text, cols, width).submit_s, offset, n))
+    keys.sort(key=lambda k: k[0])  # stable: ties keep file order
+    return tuple((offset, n) for _, offset, n in keys)
 
 
 def read_nodes(path: str | Path) -> list[NodeRow]:
     """The nodes of a node list (``node_id,gpu_model,gpus,cpus,memory_mib``)."""
     path = str(path)
     lines = _lines(path)
-    cols, _, width = _header(path, lines, _NODE_REQUIRED, "node list")
+    cols, _, width = _header(path, lines[0] if lines else None, _NODE_REQUIRED, "node list")
     if len(lines) < 2:
         raise InputError(path, lines[0][0] + 1, 1, "no nodes: the file has only its header")
     out: list[NodeRow] = []

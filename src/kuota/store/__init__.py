@@ -8,7 +8,13 @@ from pathlib import Path
 
 from kuota.store.codec import clone
 from kuota.store.events import MemoryWatch
-from kuota.store.journal import Journal, JournalCorrupt, JournalError, JournalLocked
+from kuota.store.journal import (
+    Journal,
+    JournalCorrupt,
+    JournalError,
+    JournalLocked,
+    JournalWriteError,
+)
 from kuota.store.kinds import KindInfo, kind_info, register_kind, resource_of, rtype_of
 from kuota.store.memory import MemoryStore
 from kuota.store.merge import merge_patch
@@ -49,6 +55,7 @@ __all__ = [
     "JournalCorrupt",
     "JournalError",
     "JournalLocked",
+    "JournalWriteError",
     "KindInfo",
     "ListResult",
     "MemoryStore",
@@ -84,7 +91,8 @@ def open_store(
     snapshot_every: int = 50_000,
 ) -> MemoryStore:
     """An in-memory store; journaled to ``state_dir`` (and recovered from it)
-    when one is given. Raises JournalLocked if another process has it open."""
+    when one is given. Raises JournalLocked if another process has it open,
+    JournalError if the directory is not a kuota state (nor new, nor empty)."""
     journal = Journal(state_dir, snapshot_every) if state_dir is not None else None
     try:
         return MemoryStore(clock, admission, history=history, journal=journal)

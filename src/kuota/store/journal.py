@@ -1,350 +1,173 @@
 """The durable journal behind the memory store: a write-ahead log plus snapshots.
 
-Layout of the directory::
+Layout of a state directory (docs/state.md)::
 
-    LOCK                   flock'ed while a process has the journal open
+    KUOTA-STATE            the mark: a kuota state, journal format 2
+    OWNER                  pid and command of the writer (the lock is a flock on the directory)
     snapshot-000000000007  every object, rv, uid counter and meta before segment 7
     segment-000000000007   records written since that snapshot
 
-A record is one line, ``<crc32 of payload, 8 hex> <payload length> <payload>\\n``,
-the payload a JSON object: ``{"op": "put"|"delete"|"meta", "rv", "seq", ...}``
-(``seq`` is the store's uid counter). JSON never contains a raw newline, so a
-record is a line, and the length and checksum catch a record cut short by a
-crash. Nothing is acknowledged before it is fsynced, so a damaged tail of the
-last segment holds only unacknowledged writes: replay stops there and truncates
-it. Damage anywhere else is corruption and stops the open with an error.
+The records and their chain are ``journal_format.py``'s, reading them back
+``journal_replay.py``'s, the mark and the lock ``state_dir.py``'s. Nothing is
+acknowledged before it is fsynced, so a torn tail of the last segment holds
+only unacknowledged writes: the writer cuts it on recovery. A write that fails
+(disk full, file too large) is taken back to the last acknowledged record
+before the error is raised, so the state on disk stays what was acknowledged.
 
-A snapshot is written to a temporary file, fsynced, renamed into place and the
-directory fsynced; only then does the next segment start and the older files
-go. A crash at any point leaves either the old snapshot with its segments or
-the new one.
+A snapshot is written to a temporary file, fsynced, renamed into place (never
+over a newer one) and the directory fsynced; only then does the next segment
+start and the older files go. A crash at any point leaves either the old
+snapshot with its segments or the new one.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import os
-import re
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
+from kuota.store.journal_errors import (
+    JournalCorrupt,
+    JournalError,
+    JournalLocked,
+    JournalWriteError,
+    write_failed,
+)
+from kuota.store.journal_format import (
+    ENCODER,
+    NULL,
+    SNAPSHOT,
+    TEMPORARY,
+    Record,
+    encode_value,
+    frame,
+    segment_name,
+    snapshot_name,
+)
+from kuota.store.journal_replay import Position, Recovered, replay
+from kuota.store.protocol import ResourceType
+from kuota.store.state_dir import claim, fsync_dir
 
-from kuota.api.base import dec_hook, enc_hook
-from kuota.store.kinds import kind_named
-from kuota.store.protocol import NotFound, ResourceType, StoreError
-
-ObjectKey = tuple[str, str]  # (namespace, name)
-
-
-class JournalError(StoreError):
-    """The journal directory cannot be used."""
-
-
-class JournalLocked(JournalError):
-    pass
-
-
-class JournalCorrupt(JournalError):
-    pass
-
-
-_NULL = msgspec.Raw(b"null")
-
-
-class _Record(msgspec.Struct, omit_defaults=True):
-    op: str  # put | delete | meta (segments); head | end (snapshots)
-    rv: int = 0
-    seq: int = 0
-    g: str = ""  # group
-    k: str = ""  # kind
-    ns: str = ""
-    n: str = ""  # name (delete)
-    key: str = ""  # meta key
-    seg: int = 0  # head: the first segment after this snapshot
-    count: int = 0  # end: objects in the snapshot
-    o: msgspec.Raw = _NULL  # the object (put) or the value (meta; null removes the key)
-
-
-@dataclass(slots=True)
-class Recovered:
-    """The state found on disk."""
-
-    objects: dict[ResourceType, dict[ObjectKey, Any]] = field(default_factory=dict)
-    rv: int = 0
-    seq: int = 0
-    meta: dict[str, Any] = field(default_factory=dict)
-    records: int = 0  # replayed from segments (not from the snapshot)
-    truncated_bytes: int = 0  # a torn tail cut from the last segment
-
-
-_SNAPSHOT = re.compile(r"^snapshot-(\d{12})$")
-_SEGMENT = re.compile(r"^segment-(\d{12})$")
-_ENCODER = msgspec.json.Encoder(enc_hook=enc_hook)
-_RECORD = msgspec.json.Decoder(_Record)
-_DECODERS: dict[type, msgspec.json.Decoder[Any]] = {}
-
-
-def _frame(payload: bytes) -> bytes:
-    return b"%08x %d " % (zlib.crc32(payload), len(payload)) + payload + b"\n"
-
-
-def _unframe(line: bytes) -> bytes | None:
-    """The payload of one complete, intact record line, else None."""
-    if not line.endswith(b"\n"):
-        return None
-    head, _, rest = line.partition(b" ")
-    size, _, rest = rest.partition(b" ")
-    payload = rest[:-1]
-    try:
-        if int(size) != len(payload) or int(head, 16) != zlib.crc32(payload):
-            return None
-    except ValueError:
-        return None
-    return payload
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
+__all__ = [
+    "Journal",
+    "JournalCorrupt",
+    "JournalError",
+    "JournalLocked",
+    "JournalWriteError",
+    "Recovered",
+]
 
 # fdatasync is enough for appends (the size change is synced); macOS has only fsync.
 _datasync = getattr(os, "fdatasync", os.fsync)
 
 
 def _write_all(fd: int, data: bytes | bytearray) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    # No memoryview: one kept alive by a failed write's traceback would pin
+    # the buffer (a bytearray with an export cannot be cleared).
+    done = os.write(fd, data)
+    while done < len(data):
+        done += os.write(fd, data[done:])
 
 
 class Journal:
-    def __init__(
-        self, directory: str | Path, snapshot_every: int = 50_000, *, readonly: bool = False
-    ) -> None:
-        """``readonly``: only ``recover`` (the state as it is, on a shared
-        lock, writing nothing: no torn tail cut, no old file removed); the
-        directory must exist."""
+    def __init__(self, directory: str | Path, snapshot_every: int = 50_000) -> None:
+        """Open ``directory`` for writing (made and marked if new or empty),
+        holding it against every other writer until ``close``."""
+        if not str(directory):  # (Path("") would be the working directory)
+            raise JournalError("an empty state path: give a directory (or no --state for none)")
         self.directory = Path(directory)
         self.snapshot_every = snapshot_every
-        self.readonly = readonly
-        if self.directory.exists() and not self.directory.is_dir():
-            raise NotADirectoryError(
-                errno.ENOTDIR, "not a directory (the state is a directory of journal files)"
-            )
-        if readonly and not self.directory.is_dir():
-            raise JournalError(f"{self.directory}: no such state directory")
-        if not readonly:
-            self.directory.mkdir(parents=True, exist_ok=True)
-        self._lock_fd: int | None = self._lock()
+        self._lock_fd: int | None = claim(self.directory)
         self._buffer = bytearray()
         self._fd: int | None = None
         self._segment = 0
+        # The chain after the last buffered record (two ints, not a Position:
+        # this is per write), and after the last durable one.
+        self._number = 0
+        self._crc = 0
+        self._acked = Position()
+        self._acked_size = 0  # the segment's size then
         self._since_snapshot = 0  # records in the segments after the snapshot
         self._recovered = False
 
-    # ------------------------------------------------------------ opening
-    def _lock(self) -> int | None:
-        path = self.directory / "LOCK"
-        if self.readonly and not path.exists():
-            return None  # never opened for writing: nobody to wait for
-        fd = os.open(path, os.O_RDONLY if self.readonly else os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_SH if self.readonly else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
-            raise JournalLocked(
-                f"the state directory {self.directory} is already open (locked by pid "
-                f"{holder}: {path}); stop that process or use another directory"
-            ) from None
-        if self.readonly:
-            return fd
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        return fd
+    def _failed(self, what: str, err: OSError) -> JournalWriteError:
+        return write_failed(self.directory, what, err)
 
+    # ------------------------------------------------------------ opening
     def recover(self) -> Recovered:
-        """Read the latest snapshot and the segments after it; open the last
-        segment for appending. Call once, before any write."""
+        """Read the latest snapshot and the segments after it; cut a torn
+        tail, remove what the snapshot covers, open the last segment for
+        appending. Call once, before any write."""
         if self._recovered:
             raise JournalError("recover() was already called")
         self._recovered = True
-        snapshots, segments = self._scan()
-        state = Recovered()
-        first = 0
-        if snapshots:
-            first = snapshots[-1]
-            self._read_snapshot(self._path("snapshot", first), state, first)
-        live = [s for s in segments if s >= first]
-        for i, seg in enumerate(live):
-            self._replay_segment(self._path("segment", seg), state, last=i == len(live) - 1)
+        found = replay(self.directory)
+        state = found.state
         self._since_snapshot = state.records
-        if self.readonly:
-            return state
-        self._remove_older_than(first, snapshots, segments)
-        self._segment = live[-1] if live else first
-        self._open_segment()
+        self._segment = found.segment
+        self._number, self._crc = found.at.number, found.at.crc
+        self._acked = found.at
+        try:
+            # The segment first: a crash before the older files go must find
+            # the snapshot's segment (without either, the state reads as damaged).
+            self._open_segment(found.segment_end)
+            for name in os.listdir(self.directory):
+                if TEMPORARY.match(name) and name.startswith("snapshot-"):
+                    (self.directory / name).unlink()  # a snapshot never renamed into place
+            for name in found.older:
+                (self.directory / name).unlink(missing_ok=True)
+        except OSError as err:
+            raise self._failed(segment_name(self._segment), err) from None
         return state
 
-    def _scan(self) -> tuple[list[int], list[int]]:
-        snapshots, segments = [], []
-        for p in self.directory.iterdir():
-            if p.name.endswith(".tmp"):
-                if not self.readonly:
-                    p.unlink()  # a snapshot that never got renamed into place
-            elif m := _SNAPSHOT.match(p.name):
-                snapshots.append(int(m.group(1)))
-            elif m := _SEGMENT.match(p.name):
-                segments.append(int(m.group(1)))
-        return sorted(snapshots), sorted(segments)
-
-    def _path(self, what: str, number: int) -> Path:
-        return self.directory / f"{what}-{number:012d}"
-
-    def _remove_older_than(self, first: int, snapshots: list[int], segments: list[int]) -> None:
-        for n in snapshots:
-            if n < first:
-                self._path("snapshot", n).unlink(missing_ok=True)
-        for n in segments:
-            if n < first:
-                self._path("segment", n).unlink(missing_ok=True)
-
-    def _open_segment(self) -> None:
-        path = self._path("segment", self._segment)
+    def _open_segment(self, intact: int) -> None:
+        """Append to the current segment after its ``intact`` bytes; a segment
+        without them (new, or its head torn) gets its head first."""
+        path = self.directory / segment_name(self._segment)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        _fsync_dir(self.directory)
-
-    # ------------------------------------------------------------ replay
-    def _decode_object(self, rec: _Record, path: Path, lineno: int) -> tuple[ResourceType, Any]:
-        try:
-            info = kind_named(rec.g, rec.k)
-        except NotFound:
-            raise JournalError(
-                f"{path}: record {lineno} holds a {rec.k} of group {rec.g!r}, a kind this "
-                "program does not register (register_kind before opening the store)"
-            ) from None
-        typ = info.type
-        dec = _DECODERS.get(typ)
-        if dec is None:
-            dec = _DECODERS[typ] = msgspec.json.Decoder(typ, dec_hook=dec_hook)
-        try:
-            return info.rtype, dec.decode(rec.o)
-        except msgspec.ValidationError as err:
-            raise JournalCorrupt(f"{path}: record {lineno}: {err}") from None
-
-    def _apply(self, rec: _Record, state: Recovered, path: Path, lineno: int) -> None:
-        if rec.op == "put":
-            rtype, obj = self._decode_object(rec, path, lineno)
-            key = (obj.metadata.namespace, obj.metadata.name)
-            state.objects.setdefault(rtype, {})[key] = obj
-        elif rec.op == "delete":
-            with contextlib.suppress(NotFound):  # (a kind never put has nothing to delete)
-                state.objects.get(kind_named(rec.g, rec.k).rtype, {}).pop((rec.ns, rec.n), None)
-        elif rec.op == "meta":
-            value = msgspec.json.decode(rec.o)
-            if value is None:
-                state.meta.pop(rec.key, None)
-            else:
-                state.meta[rec.key] = value
-        else:
-            raise JournalCorrupt(f"{path}: record {lineno}: unknown operation {rec.op!r}")
-        if rec.rv < state.rv:
-            raise JournalCorrupt(f"{path}: record {lineno}: resourceVersion {rec.rv} goes back")
-        state.rv, state.seq = rec.rv, rec.seq
-
-    def _replay_segment(self, path: Path, state: Recovered, last: bool) -> None:
-        offset = 0
-        with path.open("rb") as f:
-            for lineno, line in enumerate(f, 1):
-                payload = _unframe(line)
-                if payload is None:
-                    size = path.stat().st_size
-                    if not last:
-                        raise JournalCorrupt(
-                            f"{path}: record {lineno} (byte {offset}) is damaged and later "
-                            "segments exist; the journal is corrupt"
-                        )
-                    # A torn tail: written but never fsynced, so never acknowledged.
-                    # Intact records after the damage would mean it is not a tail.
-                    if any(_unframe(rest) is not None for rest in f):
-                        raise JournalCorrupt(
-                            f"{path}: record {lineno} (byte {offset}) is damaged but intact "
-                            "records follow it; the journal is corrupt"
-                        )
-                    state.truncated_bytes = size - offset
-                    break
-                try:
-                    rec = _RECORD.decode(payload)
-                except msgspec.DecodeError as err:
-                    raise JournalCorrupt(f"{path}: record {lineno}: {err}") from None
-                self._apply(rec, state, path, lineno)
-                state.records += 1
-                offset += len(line)
-        if state.truncated_bytes and not self.readonly:
-            os.truncate(path, offset)
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-
-    def _read_snapshot(self, path: Path, state: Recovered, number: int) -> None:
-        count = 0
-        head: _Record | None = None
-        with path.open("rb") as f:
-            for lineno, line in enumerate(f, 1):
-                payload = _unframe(line)
-                if payload is None:
-                    raise JournalCorrupt(f"{path}: record {lineno} is damaged")
-                try:
-                    rec = _RECORD.decode(payload)
-                except msgspec.DecodeError as err:
-                    raise JournalCorrupt(f"{path}: record {lineno}: {err}") from None
-                if rec.op == "head":
-                    head = rec
-                elif rec.op == "end":
-                    if head is None or rec.count != count or head.seg != number:
-                        break
-                    state.rv, state.seq = head.rv, head.seq
-                    return
-                elif rec.op == "put":
-                    rtype, obj = self._decode_object(rec, path, lineno)
-                    state.objects.setdefault(rtype, {})[
-                        (obj.metadata.namespace, obj.metadata.name)
-                    ] = obj
-                    count += 1
-                elif rec.op == "meta":
-                    state.meta[rec.key] = msgspec.json.decode(rec.o)
-        raise JournalCorrupt(f"{path}: the snapshot is incomplete")
+        if os.fstat(self._fd).st_size > intact:
+            os.ftruncate(self._fd, intact)  # a torn tail: never acknowledged
+            os.fsync(self._fd)
+        if intact == 0:
+            rec = Record("head", self._number, self._crc, seg=self._segment)
+            line, crc = frame(ENCODER.encode(rec))
+            _write_all(self._fd, line)
+            _datasync(self._fd)
+            self._crc = crc
+            self._acked = Position(self._number, crc)
+            intact = len(line)
+        self._acked_size = intact
+        fsync_dir(self.directory)
 
     # ------------------------------------------------------------ writing
     def put(self, rtype: ResourceType, rv: int, seq: int, obj: Any) -> None:
-        rec = _Record("put", rv, seq, rtype[0], obj.kind, o=msgspec.Raw(_ENCODER.encode(obj)))
-        self._append(_ENCODER.encode(rec))
+        n = self._number + 1
+        o = encode_value(obj)
+        self._append(n, Record("put", n, self._crc, rv, seq, rtype[0], obj.kind, o=o))
 
     def delete(
         self, rtype: ResourceType, kind: str, rv: int, seq: int, namespace: str, name: str
     ) -> None:
-        self._append(_ENCODER.encode(_Record("delete", rv, seq, rtype[0], kind, namespace, name)))
+        n = self._number + 1
+        self._append(n, Record("delete", n, self._crc, rv, seq, rtype[0], kind, namespace, name))
 
     def meta(self, key: str, value: Any, rv: int, seq: int) -> None:
-        raw = _NULL if value is None else msgspec.Raw(_ENCODER.encode(value))
-        self._append(_ENCODER.encode(_Record("meta", rv, seq, key=key, o=raw)))
+        raw = NULL if value is None else encode_value(value)
+        n = self._number + 1
+        self._append(n, Record("meta", n, self._crc, rv, seq, key=key, o=raw))
 
-    def _append(self, payload: bytes) -> None:
+    def _append(self, number: int, rec: Record) -> None:
+        """Buffer record ``number`` (it names the checksum before it: the chain)."""
         if self._fd is None:
             raise JournalError("the journal is closed (or recover() was not called)")
-        self._buffer += _frame(payload)
+        payload = ENCODER.encode(rec)
+        crc = zlib.crc32(payload)
+        self._buffer += b"%08x %d %b\n" % (crc, len(payload), payload)
+        self._number = number
+        self._crc = crc
         self._since_snapshot += 1
 
     @property
@@ -352,12 +175,34 @@ class Journal:
         return bool(self._buffer)
 
     def flush(self) -> None:
-        """Write the buffered records and fsync: they are durable on return."""
+        """Write the buffered records and fsync: they are durable on return.
+        On failure they are taken back (the segment cut to what was durable)
+        and a JournalWriteError names the state and the cause."""
         if not self._buffer or self._fd is None:
             return
-        _write_all(self._fd, self._buffer)
-        _datasync(self._fd)
+        try:
+            _write_all(self._fd, self._buffer)
+            _datasync(self._fd)
+        except OSError as err:
+            self._take_back()
+            raise self._failed(segment_name(self._segment), err) from None
+        self._acked_size += len(self._buffer)
         self._buffer.clear()
+        self._acked = Position(self._number, self._crc)
+
+    def _take_back(self) -> None:
+        """Forget the records not acknowledged; cut what of them reached the
+        file (best effort: if even that fails, they are a torn or an
+        unacknowledged tail that recovery handles)."""
+        self._buffer.clear()
+        self._since_snapshot -= self._number - self._acked.number
+        self._number, self._crc = self._acked.number, self._acked.crc
+        if self._fd is not None:
+            try:
+                os.ftruncate(self._fd, self._acked_size)
+                os.fsync(self._fd)
+            except OSError:
+                pass
 
     @property
     def snapshot_due(self) -> bool:
@@ -377,47 +222,90 @@ class Journal:
         """Write every object; then start the next segment and drop the older files."""
         self.flush()
         number = self._segment + 1
-        path = self._path("snapshot", number)
+        path = self.directory / snapshot_name(number)
         tmp = path.with_name(path.name + ".tmp")
+        try:
+            try:
+                self._write_snapshot(tmp, number, rv, seq, meta, objects)
+                self._refuse_newer(number)
+                os.rename(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
+                raise
+            fsync_dir(self.directory)
+        except OSError as err:
+            raise self._failed(path.name, err) from None
+        old = self._segment
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        self._segment = number
+        try:
+            self._open_segment(0)
+            for n in range(old, number):
+                (self.directory / segment_name(n)).unlink(missing_ok=True)
+                (self.directory / snapshot_name(n)).unlink(missing_ok=True)
+        except OSError as err:
+            raise self._failed(segment_name(number), err) from None
+        self._since_snapshot = 0
+
+    def _write_snapshot(
+        self,
+        tmp: Path,
+        number: int,
+        rv: int,
+        seq: int,
+        meta: dict[str, Any],
+        objects: Iterable[tuple[ResourceType, Any]],
+    ) -> None:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            buf = bytearray(_frame(_ENCODER.encode(_Record("head", rv, seq, seg=number))))
+            head = Record("head", self._number, self._crc, rv, seq, seg=number)
+            line, prev = frame(ENCODER.encode(head))
+            buf = bytearray(line)
             count = 0
             for rtype, obj in objects:
-                o = msgspec.Raw(_ENCODER.encode(obj))
-                buf += _frame(_ENCODER.encode(_Record("put", g=rtype[0], k=obj.kind, o=o)))
+                rec = Record("put", 0, prev, g=rtype[0], k=obj.kind, o=encode_value(obj))
+                line, prev = frame(ENCODER.encode(rec))
+                buf += line
                 count += 1
                 if len(buf) > 1 << 20:
                     _write_all(fd, buf)
                     buf.clear()
             for key, value in meta.items():
-                o = msgspec.Raw(_ENCODER.encode(value))
-                buf += _frame(_ENCODER.encode(_Record("meta", key=key, o=o)))
-            buf += _frame(_ENCODER.encode(_Record("end", count=count)))
+                line, prev = frame(
+                    ENCODER.encode(Record("meta", 0, prev, key=key, o=encode_value(value)))
+                )
+                buf += line
+            buf += frame(ENCODER.encode(Record("end", 0, prev, count=count)))[0]
             _write_all(fd, buf)
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.rename(tmp, path)
-        _fsync_dir(self.directory)
-        old = self._segment
-        if self._fd is not None:
-            os.close(self._fd)
-        self._segment = number
-        self._open_segment()
-        self._since_snapshot = 0
-        for n in range(old, number):
-            self._path("segment", n).unlink(missing_ok=True)
-            self._path("snapshot", n).unlink(missing_ok=True)
+
+    def _refuse_newer(self, number: int) -> None:
+        """A snapshot never replaces a newer one: only a second writer could
+        have made one (the lock keeps it out; this holds if it is bypassed)."""
+        for name in os.listdir(self.directory):
+            m = SNAPSHOT.match(name)
+            if m and int(m.group(1)) >= number:
+                raise JournalError(
+                    f"{self.directory / name}: a snapshot as new as or newer than the one this "
+                    f"process would write ({snapshot_name(number)}): another process wrote "
+                    "this state; refusing to replace it"
+                )
 
     def close(self) -> None:
         """Flush and release the directory (the store snapshots first)."""
-        if self._fd is not None:
-            try:
-                self.flush()
-            finally:
-                os.close(self._fd)
-                self._fd = None
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)  # releases the flock
-            self._lock_fd = None
+        try:
+            if self._fd is not None:
+                try:
+                    self.flush()
+                finally:
+                    os.close(self._fd)
+                    self._fd = None
+        finally:
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)  # releases the flock
+                self._lock_fd = None

@@ -258,10 +258,10 @@ class MemoryStore:
             j.flush()
             if j.snapshot_due:
                 j.snapshot(self._rv, self._seq, self._meta, self.objects())
-        except OSError as err:
+        except StoreError as err:  # (the journal's: it names the state and the cause)
             # Memory is ahead of the disk now; refuse further writes, as etcd does.
             self._failed = err
-            raise StoreError(f"journal write failed: {err}") from err
+            raise
 
     def close(self) -> None:
         """Snapshot (when the journal has records since the last one) and release

@@ -8,15 +8,18 @@ The journal's format stays the store's business: readers see objects only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
 from kuota.api.meta import LabelSelector
-from kuota.store.journal import Journal
+from kuota.store.journal_errors import JournalCorrupt, JournalError
+from kuota.store.journal_replay import Recovered, replay
 from kuota.store.memory import MemoryStore
 from kuota.store.protocol import ListResult, MethodNotAllowed, ResourceType, Watch
+from kuota.store.state_dir import check_format
 
 
 class ReadOnlyStore:
@@ -98,14 +101,35 @@ class ReadOnlyStore:
 
 
 def open_readonly(state_dir: str | Path) -> ReadOnlyStore:
-    """The state kept in ``state_dir``, read as it is, for reading only.
-    Raises JournalError (JournalLocked while a run has it open for writing,
-    JournalCorrupt), as opening it for writing would."""
-    journal = Journal(state_dir, readonly=True)
-    try:
-        state = journal.recover()
-    finally:
-        journal.close()
+    """The state kept in ``state_dir``, read as it is, for reading only: no
+    lock taken, nothing written. A state a live run writes reads as what it
+    has written so far (its writes are appended after what was read).
+    Raises JournalError (JournalCorrupt) for a directory that is no kuota
+    state or a damaged one."""
+    if not str(state_dir):  # (Path("") would be the working directory)
+        raise JournalError("an empty state path: give a state directory")
+    state = _read(Path(state_dir))
     store = MemoryStore(lambda: datetime.now(UTC))
     store.adopt(state)
     return ReadOnlyStore(store, f"the state {state_dir}")
+
+
+# A live writer may snapshot while we read: files we listed go, and a listing
+# taken during a rename may miss one. Each retry starts over from what the
+# directory holds then; a writer snapshots at most once per snapshot_every
+# records, so a few tries find a quiet moment.
+_TRIES = 20
+
+
+def _read(directory: Path) -> Recovered:
+    if not directory.is_dir():
+        raise JournalError(f"{directory}: no such state directory")
+    for attempt in range(_TRIES):
+        names = sorted(os.listdir(directory))
+        check_format(directory, names)
+        try:
+            return replay(directory, names).state
+        except (FileNotFoundError, JournalCorrupt):
+            if attempt == _TRIES - 1 or sorted(os.listdir(directory)) == names:
+                raise  # the same files as we read: not a race, the state is so
+    raise AssertionError("unreachable")

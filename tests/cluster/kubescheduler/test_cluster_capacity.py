@@ -142,7 +142,7 @@ def test_bad_input_names_the_field(tmp_path: Path, bad: str, field: str, message
     world = write(tmp_path / "world.yaml", *objs)
     pod_file = write(tmp_path / "pod.yaml", pod)
     r = CliRunner().invoke(main, ["capacity", "--pod", pod_file, world])
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert field in r.output and message in r.output
     assert "Traceback" not in r.output
     # kuota validate and kuota run refuse it the same way.
@@ -150,7 +150,7 @@ def test_bad_input_names_the_field(tmp_path: Path, bad: str, field: str, message
     assert r.exit_code == 1 and field in r.output and message in r.output
     r = CliRunner().invoke(main, ["run", pod_file, world, "--no-live"])
     flat = " ".join(r.output.split())  # the console wraps long lines
-    assert r.exit_code == 1 and "nothing was run" in flat
+    assert r.exit_code == 2 and "nothing was run" in flat
     assert field.replace(" ", "") in flat.replace(" ", "") and "Traceback" not in flat
 
 

@@ -25,25 +25,30 @@ __all__ = [
 ]
 
 
+# Go's int32 fields: the API server refuses a number beyond the type's range
+# when it decodes the object (a Workload's podSet count is an int32 too).
+Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+
+
 # ---------------------------------------------------------------------------- Job
 class JobSpec(Object):
     template: PodTemplateSpec
     # API defaults (batch/v1 SetDefaults_Job). When neither parallelism nor
     # completions is given Kubernetes also sets completions=1; None here means
     # "not given", which counts the same for a Job with parallelism 1.
-    parallelism: int = 1
-    completions: int | None = None
+    parallelism: Int32 = 1
+    completions: Int32 | None = None
     active_deadline_seconds: int | None = None
     pod_failure_policy: AnyObject | None = None
     success_policy: AnyObject | None = None
     # API default 6; Kubernetes defaults it to MaxInt32 instead when
     # backoffLimitPerIndex is set (the per-index limit then governs).
-    backoff_limit: int = 6
-    backoff_limit_per_index: int | None = None
-    max_failed_indexes: int | None = None
+    backoff_limit: Int32 = 6
+    backoff_limit_per_index: Int32 | None = None
+    max_failed_indexes: Int32 | None = None
     selector: LabelSelector | None = None
     manual_selector: bool | None = None
-    ttl_seconds_after_finished: int | None = None
+    ttl_seconds_after_finished: Int32 | None = None
     completion_mode: Literal["NonIndexed", "Indexed"] = "NonIndexed"  # API default
     suspend: bool | None = None
     pod_replacement_policy: Literal["TerminatingOrFailed", "Failed"] | None = None

@@ -5,7 +5,7 @@ path; ``priority`` 1 is ``-o wide``), subresources, structs and create rules."""
 
 from __future__ import annotations
 
-from kuota.api.k8s import apps, batch, corev1, service
+from kuota.api.k8s import apps, batch, corev1, rbac, service
 from kuota.api.k8s import validation as cv
 from kuota.api.k8s.event import Event
 from kuota.api.kindspec import KindSpec, PrinterColumn, VersionSpec, gateless
@@ -25,6 +25,13 @@ def _cols(*names: str, wide: tuple[str, ...] = ()) -> tuple[PrinterColumn, ...]:
 
 def _v1(wire: type, columns: tuple[PrinterColumn, ...], decoded: bool = True) -> tuple[VersionSpec]:
     return (VersionSpec("v1", wire, storage=True, columns=columns, decoded=decoded),)
+
+
+def _path_segment(name: str) -> list[str]:
+    """apimachinery's ValidatePathSegmentName (RBAC's name rule)."""
+    if name in (".", ".."):
+        return [f'may not be "{name}"']
+    return [f"may not contain '{c}'" for c in "/%" if c in name]
 
 
 K8S_KINDS: tuple[KindSpec, ...] = (
@@ -242,5 +249,22 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         internal=Event,
         versions=_v1(Event, _cols("Last Seen", "Type", "Reason", "Object", "Message"), False),
         short_names=("ev",),
+    ),
+    *(
+        KindSpec(
+            group=rbac.GROUP,
+            kind=typ.__name__,
+            plural=plural,
+            namespaced=namespaced,
+            internal=typ,
+            versions=_v1(typ, ()),
+            name_fn=_path_segment,  # "system:basic-user": RBAC names are path segments
+        )
+        for typ, plural, namespaced in (
+            (rbac.Role, "roles", True),
+            (rbac.ClusterRole, "clusterroles", False),
+            (rbac.RoleBinding, "rolebindings", True),
+            (rbac.ClusterRoleBinding, "clusterrolebindings", False),
+        )
     ),
 )

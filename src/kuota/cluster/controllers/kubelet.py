@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -50,8 +51,7 @@ __all__ = [
     "annotation_run",
 ]
 
-DURATION_ANNOTATION = "kuota.dev/duration"
-FAIL_ANNOTATION = "kuota.dev/fail"
+from kuota.cluster.controllers.run_keys import DURATION_ANNOTATION, FAIL_ANNOTATION
 
 # Pod status reasons and messages, as the kubelet and the node lifecycle
 # controller write them.
@@ -206,14 +206,19 @@ class Kubelet(ClusterController):
         mgr = self.mgr
         now = mgr.clock.now()
         ends: list[tuple[datetime, str, str | None, str | None]] = []
-        if run.duration is not None:
-            if run.fail:
-                ends.append((started + run.duration, "Failed", REASON_ERROR, None))
-            else:
-                ends.append((started + run.duration, "Succeeded", None, None))
+        # An end past year 9999 (a pod started near the end of time) never comes.
+        with suppress(OverflowError):
+            if run.duration is not None:
+                if run.fail:
+                    ends.append((started + run.duration, "Failed", REASON_ERROR, None))
+                else:
+                    ends.append((started + run.duration, "Succeeded", None, None))
         ads = pod.spec.active_deadline_seconds if pod.spec is not None else None
         if ads is not None:
-            ends.append((started + timedelta(seconds=ads), "Failed", REASON_DEADLINE, MSG_DEADLINE))
+            with suppress(OverflowError):
+                ends.append(
+                    (started + timedelta(seconds=ads), "Failed", REASON_DEADLINE, MSG_DEADLINE)
+                )
         if not ends:
             return
         # The earliest end wins; on a tie the run's own end beats the deadline.

@@ -4,13 +4,20 @@ by default :class:`KubeScheduler` (``kube_scheduler``): its filters
 (``filters``, ``spread``, ``interpod``), scores (``scoring``) and
 DefaultPreemption (``default_preemption``) over the scheduler's cache
 (``node_table``, ``cluster_snapshot``, ``podinfo``); ``cluster_capacity``
-asks it how many more copies of a pod fit."""
+asks it how many more copies of a pod fit. The names below are imported
+from their modules on first use."""
 
-from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot
-from kuota.cluster.kubescheduler.kube_scheduler import KubeScheduler
-from kuota.cluster.kubescheduler.node_table import NodeState, NodeTable
-from kuota.cluster.kubescheduler.placement import FirstFit, Placement, PlacementResult
-from kuota.cluster.kubescheduler.pod_scheduler import PodScheduler
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot
+    from kuota.cluster.kubescheduler.kube_scheduler import KubeScheduler
+    from kuota.cluster.kubescheduler.node_table import NodeState, NodeTable
+    from kuota.cluster.kubescheduler.placement import FirstFit, Placement, PlacementResult
+    from kuota.cluster.kubescheduler.pod_scheduler import PodScheduler
 
 __all__ = [
     "ClusterSnapshot",
@@ -22,3 +29,24 @@ __all__ = [
     "PlacementResult",
     "PodScheduler",
 ]
+
+# Each export's module, imported on first use (see kuota.cluster).
+_EXPORTS: Final[dict[str, str]] = {
+    "ClusterSnapshot": "kuota.cluster.kubescheduler.cluster_snapshot",
+    "KubeScheduler": "kuota.cluster.kubescheduler.kube_scheduler",
+    "NodeState": "kuota.cluster.kubescheduler.node_table",
+    "NodeTable": "kuota.cluster.kubescheduler.node_table",
+    "FirstFit": "kuota.cluster.kubescheduler.placement",
+    "Placement": "kuota.cluster.kubescheduler.placement",
+    "PlacementResult": "kuota.cluster.kubescheduler.placement",
+    "PodScheduler": "kuota.cluster.kubescheduler.pod_scheduler",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -127,8 +127,21 @@ def to_decimal(q: Quantity) -> Decimal:
     return Decimal(q.nanos).scaleb(-9)
 
 
+_INT64_MAX = 2**63 - 1
+OUT_OF_RANGE = "must be less than 2^63-1: Kueue and the scheduler count resources in int64 (cpu in milli-units)"
+
+
+def range_errors(name: str, q: Quantity, path: str) -> Errors:
+    """A quantity beyond what int64 counts (cpu in milli-units, every other
+    resource in units) is refused here rather than saturated silently later.
+    The parser caps binary-suffixed input (``9Ei``) at 2^63-1, so that value
+    itself counts as out of range."""
+    amount = q.milli_value() if name.rpartition(".")[2] == "cpu" else q.value()
+    return [invalid(path, str(q), OUT_OF_RANGE)] if abs(amount) >= _INT64_MAX else []
+
+
 def validate_resource_quantity_value(name: str, q: Quantity, path: str) -> Errors:
-    errs: Errors = []
+    errs: Errors = range_errors(name, q, path)
     if q.sign() < 0:
         errs.append(invalid(path, str(q), IS_NEGATIVE))
     # Kubernetes checks MilliValue() % 1000: the value rounded up to milli

@@ -1,0 +1,3 @@
+from kuota.cli.main import main
+
+main(prog_name="kuota")

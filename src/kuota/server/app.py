@@ -1,0 +1,513 @@
+"""The aiohttp application: routes, authentication and authorization, content
+negotiation (JSON, YAML in, Tables out) and errors as Status objects."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+import yaml
+from aiohttp import web
+
+from kuota import __version__
+from kuota.server import discovery, patching
+from kuota.server import status as st
+from kuota.server.auth import (
+    Attributes,
+    Authenticator,
+    Authorizer,
+    Unauthorized,
+    UserInfo,
+    forbidden_details,
+    forbidden_message,
+)
+from kuota.server.auth import review as rv
+from kuota.server.auth.aggregate import Aggregator
+from kuota.server.auth.impersonate import ImpersonationDenied, ImpersonationInvalid, impersonate
+from kuota.server.crds import crd_objects
+from kuota.server.hub import Hub
+from kuota.server.rest import BUILTIN_GROUPS, Reply, Request, Resources, parse_bool
+from kuota.server.served import Served, encode, lookup
+from kuota.server.tables import TABLE_TYPE, table
+from kuota.server.visibility import pending_workloads
+from kuota.server.watching import watch
+from kuota.store import StoreError
+
+_JSON = msgspec.json.Encoder()
+_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def json_response(
+    body: Any, code: int = 200, content_type: str = "application/json"
+) -> web.Response:
+    return web.Response(
+        body=_JSON.encode(body),
+        status=code,
+        content_type=None,
+        headers={"Content-Type": content_type},
+    )
+
+
+def status_response(err: st.ApiError) -> web.Response:
+    return json_response(err.status(), err.code)
+
+
+def _wants_table(request: web.Request) -> bool:
+    accept = request.headers.get("Accept", "")
+    return "as=Table" in accept
+
+
+class ApiServer:
+    def __init__(
+        self,
+        cp: Any,
+        hub: Hub,
+        authn: Authenticator,
+        authz: Authorizer,
+        address: str,
+    ) -> None:
+        self.cp = cp
+        self.hub = hub
+        self.authn = authn
+        self.authz = authz
+        self.address = address
+        self.aggregate = Aggregator(cp.store)
+        self.res = Resources(
+            cp.store, cp.config.feature_gates, cp.clock.now, self._written, hub.begin_write
+        )
+
+    def _written(self) -> None:
+        self.aggregate()  # in the client's commit, as the controller's write would follow it
+        self.hub.written()
+
+    # ---------------------------------------------------------------- app
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._middleware], client_max_size=16 * 1024 * 1024)
+        r = app.router
+        for path in ("/healthz", "/livez", "/readyz"):
+            r.add_get(path, self._health)
+        r.add_get("/version", self._version)
+        r.add_get("/api", self._api)
+        r.add_get("/api/", self._api)
+        r.add_get("/api/v1", self._api_v1)
+        r.add_get("/apis", self._apis)
+        r.add_get("/apis/", self._apis)
+        r.add_get("/apis/{group}", self._group)
+        r.add_get("/apis/{group}/{version}", self._group_version)
+        r.add_route("*", "/api/v1/{rest:.+}", self._core)
+        r.add_route("*", "/apis/{group}/{version}/{rest:.+}", self._grouped)
+        r.add_get("/openapi/v2", self._openapi_v2)
+        r.add_get("/openapi/v3", self._openapi_v3)
+        r.add_get("/openapi/v3/{path:.+}", self._openapi_v3_doc)
+        return app
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            peer = request.transport.get_extra_info("peercert") if request.transport else None
+            try:
+                request["user"] = self.authn.authenticate(request.headers, peer)
+            except Unauthorized:
+                return status_response(st.ApiError(401, "Unauthorized", "Unauthorized"))
+            request["user"] = self._impersonated(request)
+            if not _is_resource(request.path):
+                self._authorize_path(request)
+            return await handler(request)
+        except st.ApiError as err:
+            return status_response(err)
+        except web.HTTPException as exc:
+            if exc.status == 404:
+                return status_response(
+                    st.ApiError(404, "NotFound", "the server could not find the requested resource")
+                )
+            if exc.status == 405:
+                return status_response(st.method_not_allowed())
+            raise
+        except StoreError as err:  # the store itself failed (a journal write)
+            return status_response(st.ApiError(500, "InternalError", str(err)))
+
+    def _impersonated(self, request: web.Request) -> UserInfo:
+        h = request.headers
+        try:
+            return impersonate(
+                self.authz,
+                request["user"],
+                h.get("Impersonate-User", ""),
+                h.getall("Impersonate-Group", []),
+                h.get("Impersonate-Uid", ""),
+            )
+        except ImpersonationDenied as err:
+            raise st.ApiError(
+                403,
+                "Forbidden",
+                forbidden_message(err.attrs),
+                details=forbidden_details(err.attrs),
+            ) from None
+        except ImpersonationInvalid as err:
+            raise st.bad_request(str(err)) from None
+
+    def _authorize_path(self, request: web.Request) -> None:
+        user: UserInfo = request["user"]
+        attrs = Attributes(user, request.method.lower(), False, path=request.path)
+        self._check(attrs)
+
+    def _check(self, attrs: Attributes) -> None:
+        allowed, _ = self.authz.authorize(attrs)
+        if not allowed:
+            raise st.ApiError(
+                403, "Forbidden", forbidden_message(attrs), details=forbidden_details(attrs)
+            )
+
+    async def _review(self, request: web.Request, resource: str) -> web.Response:
+        if request.method != "POST":
+            raise st.method_not_allowed()
+        try:
+            answer = rv.review(
+                self.authz, request["user"], resource, await request.read(), request.content_type
+            )
+        except rv.ReviewError as err:
+            raise st.bad_request(str(err)) from None
+        return json_response(answer, 201)
+
+    # ---------------------------------------------------------------- non-resource
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _version(self, request: web.Request) -> web.Response:
+        return json_response(
+            {
+                "major": "1",
+                "minor": "32",
+                "gitVersion": f"v1.32.0-kuota.{__version__}",
+                "gitCommit": "kuota",
+                "gitTreeState": "clean",
+                "buildDate": "2026-01-01T00:00:00Z",
+                "goVersion": "go1.23",
+                "compiler": "gc",
+                "platform": "linux/amd64",
+            }
+        )
+
+    def _aggregated(self, request: web.Request) -> bool:
+        return "as=APIGroupDiscoveryList" in request.headers.get("Accept", "")
+
+    async def _api(self, request: web.Request) -> web.Response:
+        if self._aggregated(request):
+            return json_response(
+                discovery.aggregated(core=True), content_type=discovery.AGGREGATED_TYPE
+            )
+        return json_response(discovery.api_versions(self.address))
+
+    async def _apis(self, request: web.Request) -> web.Response:
+        if self._aggregated(request):
+            return json_response(
+                discovery.aggregated(core=False), content_type=discovery.AGGREGATED_TYPE
+            )
+        return json_response(discovery.api_group_list())
+
+    async def _api_v1(self, request: web.Request) -> web.Response:
+        body = discovery.resource_list("", "v1")
+        assert body is not None
+        return json_response(body)
+
+    async def _group(self, request: web.Request) -> web.Response:
+        body = discovery.api_group(request.match_info["group"])
+        if body is None:
+            raise web.HTTPNotFound()
+        return json_response(body)
+
+    async def _group_version(self, request: web.Request) -> web.Response:
+        body = discovery.resource_list(request.match_info["group"], request.match_info["version"])
+        if body is None:
+            raise web.HTTPNotFound()
+        return json_response(body)
+
+    async def _openapi_v2(self, request: web.Request) -> web.Response:
+        try:
+            from kuota.server import openapi
+        except ImportError:
+            raise web.HTTPNotFound() from None
+        return web.Response(body=openapi.v2_document(), content_type="application/json")
+
+    async def _openapi_v3(self, request: web.Request) -> web.Response:
+        try:
+            from kuota.server import openapi
+        except ImportError:
+            raise web.HTTPNotFound() from None
+        return json_response(openapi.v3_index())
+
+    async def _openapi_v3_doc(self, request: web.Request) -> web.Response:
+        try:
+            from kuota.server import openapi
+        except ImportError:
+            raise web.HTTPNotFound() from None
+        doc = openapi.v3_document(request.match_info["path"])
+        if doc is None:
+            raise web.HTTPNotFound()
+        return web.Response(
+            body=doc,
+            headers={"Content-Type": "application/json", "Cache-Control": "public, immutable"},
+        )
+
+    # ---------------------------------------------------------------- resources
+    async def _core(self, request: web.Request) -> web.StreamResponse:
+        return await self._resource(request, "", "v1", request.match_info["rest"])
+
+    async def _grouped(self, request: web.Request) -> web.StreamResponse:
+        m = request.match_info
+        return await self._resource(request, m["group"], m["version"], m["rest"])
+
+    async def _resource(
+        self, request: web.Request, group: str, version: str, rest: str
+    ) -> web.StreamResponse:
+        parts = [p for p in rest.split("/") if p]
+        namespace = ""
+        if (
+            len(parts) >= 3
+            and parts[0] == "namespaces"
+            and not (len(parts) == 3 and group == "" and parts[2] in ("status", "finalize"))
+        ):
+            namespace, parts = parts[1], parts[2:]
+        if not parts or len(parts) > 3:
+            raise web.HTTPNotFound()
+        resource = parts[0]
+        name = parts[1] if len(parts) > 1 else ""
+        sub = parts[2] if len(parts) > 2 else ""
+        query = dict(request.query)
+        method = request.method
+        verb = _VERBS.get(method, method.lower())
+        if method == "GET" and not name:
+            verb = "watch" if parse_bool(query.get("watch")) else "list"
+        elif method == "DELETE" and not name:
+            verb = "deletecollection"
+        self._check(
+            Attributes(
+                request["user"],
+                verb,
+                True,
+                path=request.path,
+                api_group=group,
+                api_version=version,
+                resource=resource,
+                subresource=sub,
+                namespace=namespace,
+                name=name,
+            )
+        )
+        if group == rv.GROUP and resource in (rv.ACCESS, rv.RULES) and not name:
+            return await self._review(request, resource)
+        if group == discovery.VISIBILITY_GROUP:
+            return json_response(
+                pending_workloads(self.cp, version, resource, namespace, name, sub, query)
+            )
+        if (
+            group == discovery.CRD_GROUP
+            and version == "v1"
+            and resource == "customresourcedefinitions"
+        ):
+            return self._crds(method, name)
+        served = lookup(group, version, resource)
+        if served is None:
+            raise web.HTTPNotFound()
+        if served.namespaced and namespace == "" and name:
+            raise web.HTTPNotFound()
+        if not served.namespaced and namespace:
+            raise web.HTTPNotFound()
+        if sub and not (
+            (sub == "status" and served.spec.status_subresource)
+            or (sub == "scale" and served.spec.scale_subresource)
+        ):
+            raise web.HTTPNotFound()
+        req = Request(served, namespace, name, sub, query)
+        warnings = _deprecation(served)
+        reply: Reply | None = None
+        if method == "GET":
+            if name:
+                reply = Reply(self.res.get(req))
+            elif verb == "watch":
+                return await watch(request, req, self.res, self.hub, _wants_table(request))
+            else:
+                return self._list(request, req, warnings)
+        elif method == "POST" and not name:
+            reply = self.res.create(req, await _body(request))
+        elif method == "PUT" and name:
+            reply = self.res.update(req, await _body(request))
+        elif method == "PATCH" and name:
+            reply = self._patch(req, request.content_type, await request.read())
+        elif method == "DELETE":
+            raw = await request.read()
+            options = _decode(raw, request.content_type) if raw.strip() else {}
+            if not isinstance(options, dict):
+                raise st.bad_request("DeleteOptions must be an object")
+            reply = (
+                self.res.delete(req, options) if name else self.res.delete_collection(req, options)
+            )
+        else:
+            raise st.method_not_allowed()
+        if reply.durable is not None:
+            try:
+                await reply.durable
+            except Exception as err:  # the journal failed: the write is not kept
+                raise st.ApiError(
+                    500, "InternalError", f"the write was not stored: {err}"
+                ) from None
+        return self._reply(request, served, reply, warnings)
+
+    def _reply(
+        self, request: web.Request, served: Served, reply: Reply, warnings: list[str]
+    ) -> web.Response:
+        body = reply.body
+        if _wants_table(request) and not isinstance(body, dict):
+            out = json_response(
+                table(
+                    served,
+                    [body],
+                    self.cp.clock.now(),
+                    include=request.query.get("includeObject", "Metadata"),
+                ),
+                reply.code,
+                TABLE_TYPE,
+            )
+        else:
+            if not isinstance(body, dict):
+                body = encode(body, served)
+            out = json_response(body, reply.code)
+        for w in [*warnings, *reply.warnings]:
+            out.headers.add("Warning", f'299 - "{w}"')
+        return out
+
+    def _list(self, request: web.Request, req: Request, warnings: list[str]) -> web.Response:
+        s = req.served
+        items, rv, cont, remaining = self.res.list_items(req)
+        if _wants_table(request):
+            body = table(
+                s,
+                items,
+                self.cp.clock.now(),
+                resource_version=rv,
+                cont=cont,
+                include=req.query.get("includeObject", "Metadata"),
+            )
+            out = json_response(body, content_type=TABLE_TYPE)
+        else:
+            meta: dict[str, Any] = {"resourceVersion": rv}
+            if cont:
+                meta["continue"] = cont
+            if remaining is not None:
+                meta["remainingItemCount"] = remaining
+            out = json_response(
+                {
+                    "kind": f"{s.kind}List",
+                    "apiVersion": s.api_version,
+                    "metadata": meta,
+                    "items": [encode(o, s) for o in items],
+                }
+            )
+        for w in warnings:
+            out.headers.add("Warning", f'299 - "{w}"')
+        return out
+
+    def _patch(self, req: Request, content_type: str, raw: bytes) -> Reply:
+        s = req.served
+        if content_type not in patching.PATCH_TYPES:
+            raise st.ApiError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {', '.join(patching.PATCH_TYPES)}",
+            )
+        patch = patching.parse_patch(content_type, raw)
+        try:
+            live_obj = self.res.get(Request(s, req.namespace, req.name, "", req.query))
+        except st.ApiError as err:
+            if err.code != 404 or content_type != patching.APPLY:
+                raise
+            live_obj = None
+        live = encode(live_obj, s) if live_obj is not None else None
+        if req.subresource == "scale" and live is not None:
+            scale = self.res.get(req)
+            patched = patching.apply(
+                content_type,
+                scale,
+                patch,
+                gvk=("autoscaling", "v1", "Scale"),
+                builtin=True,
+                manager=req.query.get("fieldManager", ""),
+                force=False,
+                now=self._now(),
+            )
+            return self.res.update(req, patched)
+        patched = patching.apply(
+            content_type,
+            live,
+            patch,
+            gvk=(s.group, s.version.name, s.kind),
+            builtin=s.group in BUILTIN_GROUPS,
+            manager=req.query.get("fieldManager", ""),
+            force=parse_bool(req.query.get("force")),
+            now=self._now(),
+        )
+        if live is None:
+            return self.res.create(Request(s, req.namespace, "", "", req.query), patched)
+        meta = patched.setdefault("metadata", {})
+        meta.setdefault("resourceVersion", live["metadata"].get("resourceVersion"))
+        if req.subresource != "status":
+            patched.pop("status", None)
+        return self.res.update(req, patched)
+
+    def _now(self) -> str:
+        return self.cp.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def _crds(self, method: str, name: str) -> web.Response:
+        if method != "GET":
+            raise st.method_not_allowed()
+        crds = crd_objects()
+        if name:
+            for c in crds:
+                if c["metadata"]["name"] == name:
+                    return json_response(c)
+            raise st.not_found(discovery.CRD_GROUP, "customresourcedefinitions", name)
+        return json_response(
+            {
+                "kind": "CustomResourceDefinitionList",
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "metadata": {"resourceVersion": "1"},
+                "items": crds,
+            }
+        )
+
+
+def _is_resource(path: str) -> bool:
+    """A resource request (authorized by its attributes), not a discovery or
+    other non-resource path."""
+    parts = path.strip("/").split("/")
+    return (parts[0] == "api" and len(parts) >= 3) or (parts[0] == "apis" and len(parts) >= 4)
+
+
+def _deprecation(served: Served) -> list[str]:
+    if served.version.deprecated:
+        storage = served.spec.api_version(served.spec.storage_version)
+        return [f"{served.api_version} {served.kind} is deprecated; use {storage}"]
+    return []
+
+
+def _decode(raw: bytes, content_type: str) -> Any:
+    try:
+        if "yaml" in content_type:
+            return yaml.safe_load(raw)
+        return msgspec.json.decode(raw)
+    except (msgspec.DecodeError, yaml.YAMLError) as err:
+        raise st.bad_request(f"the body of the request could not be decoded: {err}") from None
+
+
+async def _body(request: web.Request) -> Any:
+    ct = request.content_type
+    if ct == "application/vnd.kubernetes.protobuf":
+        raise st.ApiError(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+        )
+    return _decode(await request.read(), ct)

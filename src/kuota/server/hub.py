@@ -1,0 +1,140 @@
+"""The loop's heartbeat: the control plane's manager is pumped on the server's
+asyncio loop (never from another thread), after writes and when its timers
+come due, and every watch is woken when the store moves.
+
+A write schedules one settle (``run_until_idle``) on the loop rather than
+running it inline, so a burst of concurrent writes is answered first and
+reconciled together; watches are woken after the write and after the
+settle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("kuota.server")
+
+_MAX_SLEEP = 0.25  # the longest the timer task sleeps (a stop is noticed this fast)
+_SAVE_CLOCK_EVERY = 1.0  # seconds between journaled clock readings
+
+
+class Hub:
+    def __init__(self, cp: Any) -> None:
+        self.cp = cp
+        self.loop = asyncio.get_running_loop()
+        self._changed: asyncio.Future[None] = self.loop.create_future()
+        self._settle_scheduled = False
+        self._kick: asyncio.Future[None] = self.loop.create_future()
+        self._last_rv = -1
+        self._stopping = False
+        self._clock_saved = 0.0
+        # Group commit: the writes of one loop iteration share one journal
+        # flush (one fsync); each is answered once it is durable.
+        self._batch: Any = None
+        self._durable: asyncio.Future[None] = self.loop.create_future()
+
+    # ---------------------------------------------------------------- watches
+    def notify(self) -> None:
+        """Wake every watch waiting for a change."""
+        rv = self.cp.store.resource_version
+        if rv == self._last_rv:
+            return
+        self._last_rv = rv
+        fut, self._changed = self._changed, self.loop.create_future()
+        fut.set_result(None)
+
+    async def wait(self, timeout: float) -> None:
+        """Until the store moves (or ``timeout`` seconds pass)."""
+        fut = self._changed
+        if timeout <= 0:
+            return
+        await asyncio.wait([fut], timeout=timeout)
+
+    # ---------------------------------------------------------------- durability
+    def begin_write(self) -> asyncio.Future[None]:
+        """Before a client's write: join the open group commit (opening one
+        if none is); the future resolves when the write is on disk."""
+        if self._batch is None:
+            self._batch = self.cp.store.batch()
+            self._batch.__enter__()
+            self.loop.call_soon(self._commit)
+        return self._durable
+
+    def _commit(self) -> None:
+        # The controllers' reactions to these writes join the same commit:
+        # one fsync for the clients' writes and what they caused.
+        if self._settle_scheduled:
+            self._settle()
+        batch, self._batch = self._batch, None
+        fut, self._durable = self._durable, self.loop.create_future()
+        try:
+            batch.__exit__(None, None, None)  # the flush and its fsync
+        except Exception as err:
+            fut.set_exception(err)
+            fut.exception()  # (retrieved: a write nobody awaits logs nothing)
+            return
+        fut.set_result(None)
+
+    # ---------------------------------------------------------------- manager
+    def written(self) -> None:
+        """A client wrote: wake watches now, reconcile soon."""
+        self.notify()
+        if not self._settle_scheduled:
+            self._settle_scheduled = True
+            self.loop.call_soon(self._settle_if_due)
+
+    def _settle_if_due(self) -> None:
+        if self._settle_scheduled:  # (not yet run by a commit)
+            self._settle()
+
+    def _settle(self) -> None:
+        self._settle_scheduled = False
+        if self._stopping:
+            return
+        try:
+            self.cp.mgr.run_until_idle()
+        except Exception:  # a controller bug must not stop the API server
+            log.exception("reconcile round failed")
+        self.notify()
+        if not self._kick.done():
+            self._kick.set_result(None)  # new timers may be sooner
+
+    async def run_timers(self) -> None:
+        """Fire the manager's timers as the (real, maybe sped-up) clock reaches them."""
+        cp = self.cp
+        clock = cp.clock
+        speed = getattr(clock, "speed", 1.0) or 1.0
+        self._settle()
+        while not self._stopping:
+            at = cp.mgr.next_timer()
+            delay = _MAX_SLEEP
+            if at is not None:
+                delay = min(_MAX_SLEEP, max(0.0, (at - clock.now()).total_seconds() / speed))
+            if self._kick.done():
+                self._kick = self.loop.create_future()
+            if delay > 0:
+                await asyncio.wait([self._kick], timeout=delay)
+            if self._stopping:
+                break
+            if cp.mgr.fire_due():
+                self._settle()
+            t = time.monotonic()
+            if t - self._clock_saved >= _SAVE_CLOCK_EVERY:
+                self._clock_saved = t
+                cp.save_clock()
+
+    def stop(self) -> None:
+        self._stopping = True
+        if not self._kick.done():
+            self._kick.set_result(None)
+        fut, self._changed = self._changed, self.loop.create_future()
+        if not fut.done():
+            fut.set_result(None)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping

@@ -1,0 +1,112 @@
+"""Each served kind's schema, from kuota's own types (``kuota.api.schema.openapi``,
+the generator ``kuota crds`` uses) plus what the API server's documents add:
+the list and patch markers, the kind's group-version-kind and the types'
+docstrings as descriptions. Everything inlined: the patch functions walk it.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+from typing import Any
+
+import msgspec.inspect as mi
+
+from kuota.api import registry
+from kuota.api.kindspec import KindSpec, VersionSpec
+from kuota.api.schema import openapi
+from kuota.server.openapi.markers import MARKERS
+
+GVK = tuple[str, str, str]  # group, version, kind
+
+
+def served_versions() -> list[tuple[KindSpec, VersionSpec]]:
+    """Every kind the API serves, with each version it is served in."""
+    return [(s, v) for s in registry.KINDS for v in s.versions if v.served]
+
+
+def lookup(gvk: GVK) -> tuple[KindSpec, VersionSpec] | None:
+    group, version, kind = gvk
+    spec = registry.by_group_kind(group, kind)
+    if spec is None:
+        return None
+    v = next((v for v in spec.versions if v.name == version and v.served), None)
+    return None if v is None else (spec, v)
+
+
+def is_crd(spec: KindSpec) -> bool:
+    """Kinds served by CRDs: strategic merge does not apply to them."""
+    return "." in spec.group and not spec.group.endswith(".k8s.io")
+
+
+def _doc(cls: type) -> str:
+    doc = inspect.getdoc(cls) or ""
+    # msgspec.Struct's own docstring is inherited by undocumented structs.
+    return "" if doc.startswith(("A base class", "Base of every API struct")) else doc
+
+
+def _annotate(t: Any, s: dict[str, Any], open_: set[type]) -> None:
+    """Walk the type beside its schema; add markers and descriptions."""
+    if isinstance(t, mi.Metadata):
+        _annotate(t.type, s, open_)
+    elif isinstance(t, mi.UnionType):
+        for member in t.types:
+            if not isinstance(member, mi.NoneType):
+                _annotate(member, s, open_)
+    elif isinstance(t, mi.ListType | mi.SetType | mi.FrozenSetType):
+        if isinstance(s.get("items"), dict):
+            _annotate(t.item_type, s["items"], open_)
+    elif isinstance(t, mi.DictType):
+        if isinstance(s.get("additionalProperties"), dict):
+            _annotate(t.value_type, s["additionalProperties"], open_)
+    elif isinstance(t, mi.StructType) and t.cls not in open_:
+        open_.add(t.cls)
+        doc = _doc(t.cls)
+        if doc and "description" not in s:
+            s["description"] = doc
+        props = s.get("properties") or {}
+        for f in t.fields:
+            sub = props.get(f.encode_name)
+            if not isinstance(sub, dict):
+                continue
+            marks = MARKERS.get((t.cls.__name__, f.encode_name))
+            if marks and sub.get("type") == "array":
+                sub.update(copy.deepcopy(marks))
+            _annotate(f.type, sub, open_)
+        open_.discard(t.cls)
+
+
+@functools.cache
+def kind_schema(gvk: GVK) -> dict[str, Any] | None:
+    """The full (inlined) schema of a served kind, or None if not served."""
+    found = lookup(gvk)
+    if found is None:
+        return None
+    spec, version = found
+    s = copy.deepcopy(openapi(version.wire))
+    _annotate(mi.type_info(version.wire), s, set())
+    props = s.setdefault("properties", {})
+    props.setdefault("apiVersion", {"type": "string"})
+    props.setdefault("kind", {"type": "string"})
+    for name, text in (
+        ("apiVersion", "APIVersion defines the versioned schema of this representation."),
+        ("kind", "Kind is a string value representing the REST resource this object represents."),
+    ):
+        props[name].setdefault("description", text)
+    s["x-kubernetes-group-version-kind"] = [
+        {"group": spec.group, "version": version.name, "kind": spec.kind}
+    ]
+    return s
+
+
+def schema_name(spec: KindSpec, version: str, kind: str | None = None) -> str:
+    """The component name upstream gives a kind: io.k8s.api.batch.v1.Job for
+    built-ins, the reversed group for CRDs (io.x-k8s.kueue.v1beta2.ClusterQueue)."""
+    kind = kind or spec.kind
+    if is_crd(spec):
+        prefix = ".".join(reversed(spec.group.split(".")))
+    else:
+        short = spec.group.split(".", 1)[0] if spec.group else "core"
+        prefix = f"io.k8s.api.{short}"
+    return f"{prefix}.{version}.{kind}"

@@ -1,0 +1,153 @@
+"""Watches: a chunked stream of ``{"type", "object"}`` lines per request, from
+a resourceVersion (or from the current state as ADDED events), with the
+list's selectors, optional bookmarks, and the API server's 410 Expired
+ERROR event for a version older than the store's history."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from kuota.server import status as st
+from kuota.server.fieldselectors import parse_field_selector
+from kuota.server.hub import Hub
+from kuota.server.rest import Request, Resources, parse_bool
+from kuota.server.served import encode
+from kuota.server.tables import TABLE_TYPE, table
+from kuota.store import Gone, StoreError, selector_matcher
+
+_BOOKMARK_EVERY = 10.0  # seconds of quiet between bookmarks, when asked for
+_JSON = msgspec.json.Encoder()
+# One event's wire form, shared by every watch of its resource and version:
+# (id of the stored object, its resourceVersion, served version) -> (object, wire).
+_WIRES: dict[tuple[int, str, int], tuple[Any, dict[str, Any]]] = {}
+_WIRES_SIZE = 4096
+
+
+def _wire(obj: Any, served: Any) -> dict[str, Any]:
+    key = (id(obj), obj.metadata.resource_version, id(served))
+    hit = _WIRES.get(key)
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    wire = encode(obj, served)
+    if len(_WIRES) >= _WIRES_SIZE:
+        _WIRES.clear()
+    _WIRES[key] = (obj, wire)
+    return wire
+
+
+def _line(kind: str, obj: Any) -> bytes:
+    return _JSON.encode({"type": kind, "object": obj}) + b"\n"
+
+
+async def watch(
+    request: web.Request, req: Request, res: Resources, hub: Hub, as_table: bool
+) -> web.StreamResponse:
+    s, q = req.served, req.query
+    label = q.get("labelSelector", "")
+    fsel = parse_field_selector(q.get("fieldSelector", ""), s.group, s.kind)
+    try:
+        matcher = selector_matcher(label)
+    except ValueError as err:
+        raise st.bad_request(str(err)) from None
+    bookmarks = parse_bool(q.get("allowWatchBookmarks"))
+    initial = parse_bool(q.get("sendInitialEvents"))
+    try:
+        timeout = float(q.get("timeoutSeconds", "") or 1800)
+    except ValueError:
+        raise st.bad_request(f"invalid timeoutSeconds {q.get('timeoutSeconds')!r}") from None
+    rv = q.get("resourceVersion", "")
+    ns = req.namespace if s.namespaced and req.namespace else None
+    now = res.now
+
+    def render(kind: str, obj: Any) -> bytes | None:
+        wire = _wire(obj, s)
+        if label and not matcher(obj.metadata.labels):
+            return None
+        if fsel is not None and not fsel(wire):
+            return None
+        if as_table:
+            return _line(kind, table(s, [obj], now(), definitions=False))
+        return _line(kind, wire)
+
+    first: list[bytes] = []
+    store = res.store
+    try:
+        if rv in ("", "0") or initial:
+            listed = store.list(s.rtype, ns)
+            for obj in listed.items:
+                line = render("ADDED", obj)
+                if line is not None:
+                    first.append(line)
+            since = listed.resource_version
+            if initial and bookmarks:
+                first.append(
+                    _line(
+                        "BOOKMARK",
+                        {
+                            "kind": s.kind,
+                            "apiVersion": s.api_version,
+                            "metadata": {
+                                "resourceVersion": since,
+                                "annotations": {"k8s.io/initial-events-end": "true"},
+                            },
+                        },
+                    )
+                )
+        else:
+            since = rv
+        w = store.watch(s.rtype, since, namespace=ns)
+        expired: str | None = None
+    except Gone as err:
+        w, expired = None, str(err)
+    except StoreError as err:
+        raise st.bad_request(str(err)) from None
+    resp = web.StreamResponse(
+        headers={"Content-Type": TABLE_TYPE if as_table else "application/json"}
+    )
+    resp.enable_chunked_encoding()
+    await resp.prepare(request)
+    if w is None:
+        await resp.write(_line("ERROR", st.gone(expired or "too old resource version").status()))
+        return resp
+    deadline = time.monotonic() + timeout
+    last_sent = time.monotonic()
+    try:
+        if first:
+            await resp.write(b"".join(first))
+        while not hub.stopping:
+            try:
+                events = w.poll()
+            except Gone as err:
+                await resp.write(_line("ERROR", st.gone(str(err)).status()))
+                break
+            out = [
+                line
+                for ev in events
+                if ev.type != "BOOKMARK" and (line := render(ev.type, ev.object)) is not None
+            ]
+            t = time.monotonic()
+            if out:
+                await resp.write(b"".join(out))
+                last_sent = t
+            elif bookmarks and t - last_sent >= _BOOKMARK_EVERY:
+                await resp.write(_bookmark(s.kind, s.api_version, w.resource_version))
+                last_sent = t
+            left = deadline - t
+            if left <= 0:
+                break
+            await hub.wait(min(left, _BOOKMARK_EVERY if bookmarks else left))
+    except (ConnectionResetError, RuntimeError):
+        pass  # the client went away
+    finally:
+        w.close()
+    return resp
+
+
+def _bookmark(kind: str, api_version: str, rv: str) -> bytes:
+    return _line(
+        "BOOKMARK", {"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": rv}}
+    )
