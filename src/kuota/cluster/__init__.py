@@ -16,8 +16,9 @@ imported from their modules on first use."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
+
+from kuota.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from kuota.cluster.controllers.cronjob_controller import CronJobController
@@ -116,10 +117,4 @@ _EXPORTS: Final[dict[str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

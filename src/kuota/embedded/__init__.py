@@ -3,16 +3,10 @@ integrations and a simulated cluster, in one process."""
 
 from __future__ import annotations
 
-from typing import Any
+from kuota.lazy_exports import lazy_getattr
 
 __all__ = ["ControlPlane"]
 
-
-def __getattr__(name: str) -> Any:
-    # imported on first use: the package's light modules (state_meta) must not
-    # pull in the whole control plane
-    if name == "ControlPlane":
-        from kuota.embedded.controlplane import ControlPlane
-
-        return ControlPlane
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Imported on first use: the package's light modules (state_meta) must not
+# pull in the whole control plane.
+__getattr__ = lazy_getattr(__name__, {"ControlPlane": "kuota.embedded.controlplane"})

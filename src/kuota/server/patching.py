@@ -38,10 +38,8 @@ def apply(
 ) -> dict[str, Any]:
     """The patched object. Raises ApiError (400 bad patch, 409 apply conflict,
     415 strategic merge on a custom resource)."""
-    try:
-        from kuota.server import patch as p  # the patch algorithms (their own module)
-    except ImportError:  # not merged yet: merge patch only
-        return _merge_only(content_type, live, patch)
+    from kuota.server import patch as p  # the patch algorithms (their own package)
+
     try:
         if content_type == APPLY:
             if not manager:
@@ -83,14 +81,3 @@ def apply(
         ) from None
     except p.PatchError as err:
         raise st.ApiError(422, "Invalid", str(err)) from None
-
-
-def _merge_only(content_type: str, live: dict[str, Any] | None, patch: Any) -> dict[str, Any]:
-    from kuota.store import merge_patch
-
-    if content_type != MERGE or live is None or not isinstance(patch, dict):
-        raise st.ApiError(
-            415, "UnsupportedMediaType", f"patch type {content_type} is not supported"
-        )
-    out: dict[str, Any] = merge_patch(live, patch)
-    return out

@@ -133,11 +133,4 @@ class AdmissionChecks:
             ran = int((self.state.now - adm.last_transition_time).total_seconds())
             past = wl.status.accumulated_past_execution_time_seconds or 0
             wl.status.accumulated_past_execution_time_seconds = past + ran
-        self.state.cond(
-            wl,
-            "Admitted",
-            "False",
-            "NoReservation",
-            "The workload has no reservation",
-            self.state.now,
-        )
+        self.state.no_reservation(wl)

@@ -194,15 +194,7 @@ class DecisionApplier:
         if self.state.gate("UnadmittedWorkloadsObservability"):
             # UnsetQuotaReservationWithCondition's SyncAdmittedCondition: with
             # the gate, once QuotaReserved is there, Admitted says why not.
-            self.state.cond(
-                wl,
-                "Admitted",
-                "False",
-                "NoReservation",
-                "The workload has no reservation",
-                self.state.now,
-                if_changed=True,
-            )
+            self.state.no_reservation(wl, if_changed=True)
         if blocked_on_gates:
             self.state.cond(
                 wl,

@@ -106,3 +106,16 @@ class CoreState:
             self.touched.add(key)
             self.timer_dirty.add(key)
         return changed
+
+    def no_reservation(self, wl: kt.Workload, *, if_changed: bool = False) -> bool:
+        """``Admitted=False NoReservation``, as Kueue writes it for a workload
+        that holds no quota (SyncAdmittedCondition, UnsetQuotaReservationWithCondition)."""
+        return self.cond(
+            wl,
+            "Admitted",
+            "False",
+            "NoReservation",
+            "The workload has no reservation",
+            self.now,
+            if_changed=if_changed,
+        )

@@ -43,15 +43,7 @@ class UnreservedReasons:
             find_condition(wl, "QuotaReserved") is not None
             or find_condition(wl, "Admitted") is not None
         ):
-            self.state.cond(
-                wl,
-                "Admitted",
-                "False",
-                "NoReservation",
-                "The workload has no reservation",
-                self.state.now,
-                if_changed=True,
-            )
+            self.state.no_reservation(wl, if_changed=True)
 
     def stamp_reason(self, wl: kt.Workload, info: WorkloadInfo | None) -> None:
         blocker = self.queue_blocker(wl)

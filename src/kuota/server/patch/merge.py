@@ -1,29 +1,18 @@
 """JSON merge patch (RFC 7386): ``kubectl patch --type merge`` and every CRD's
-default patch type."""
+default patch type. The algorithm is the store's (``kuota.store.merge``); the
+API adds only that a merge patch is a JSON object."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from kuota.server.patch.errors import PatchError
+from kuota.store.merge import merge_patch as _rfc7386
 
 
 def merge_patch(obj: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     """``obj`` with ``patch`` merged in; neither argument is changed."""
-    out = _merge(obj, patch)
-    if not isinstance(out, dict):  # a non-object patch replaces the whole document
+    if not isinstance(patch, dict):  # a non-object patch would replace the whole document
         raise PatchError("a merge patch must be a JSON object")
-    return out
-
-
-def _merge(target: Any, patch: Any) -> Any:
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = _merge(out.get(k), v)
+    out: dict[str, Any] = _rfc7386(obj, patch)
     return out
