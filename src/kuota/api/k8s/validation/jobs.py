@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from kuota.api import names
 from kuota.api.errors import (
@@ -186,16 +187,31 @@ def validate_job(job: Job) -> Errors:
     errs += _validate_job_spec(spec, "spec")
     if spec.completion_mode == "Indexed" and spec.completions is not None and spec.completions > 0:
         # Indexed pods are named <job>-<index>, which must be a DNS label.
-        hostname = f"{job.metadata.name}-{spec.completions - 1}"
+        # The API server checks the name it generated from generateName:
+        # checked here with the longest such name (5 valid random characters
+        # after the base truncated as the store truncates it).
+        name = job.metadata.name or _generated_name_shape(job.metadata.generate_name)
+        hostname = f"{name}-{spec.completions - 1}"
         if names.is_dns1123_label(hostname):
             errs.append(
                 invalid(
-                    "metadata.name",
-                    job.metadata.name,
+                    "metadata.name" if job.metadata.name else "metadata.generateName",
+                    job.metadata.name or job.metadata.generate_name,
                     f"will not able to create pod with invalid DNS label: {hostname}",
                 )
             )
     return errs
+
+
+def _generated_name_shape(generate_name: str) -> str:
+    """The longest name the store generates from ``generate_name``
+    (kube-apiserver's ``names.SimpleNameGenerator``: base cut to 58, then 5
+    characters from an alphabet of valid DNS label characters)."""
+    return generate_name[:_MAX_GENERATED_BASE] + "x" * _GENERATED_SUFFIX
+
+
+_MAX_GENERATED_BASE: Final = 58
+_GENERATED_SUFFIX: Final = 5
 
 
 # ---------------------------------------------------------------------- CronJob
