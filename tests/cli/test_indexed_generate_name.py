@@ -6,8 +6,10 @@ generated name. kuota once checked the empty name and refused the Job with
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import yaml
 from click.testing import CliRunner
 
 from kuota.cli.main import main
@@ -89,3 +91,28 @@ def test_a_generated_name_too_long_for_the_last_pod_is_refused(tmp_path: Path) -
     assert r.exit_code == 1, r.output
     assert "metadata.generateName: Invalid value" in r.output
     assert "will not able to create pod with invalid DNS label" in r.output
+
+
+def test_get_o_yaml_shows_defaulted_fields_as_a_cluster_does(tmp_path: Path) -> None:
+    """``kubectl get workloads -o yaml`` on a cluster shows ``podSets[].name``
+    and ``count`` and ``podSetAssignments[].name`` (defaults the API server
+    stored); kuota's output once left out every field equal to its default."""
+    state = tmp_path / "state"
+    world = tmp_path / "one.yaml"  # count 1: the default, once left out
+    world.write_text(WORLD.replace("GENERATE", "one-").replace("parallelism: 3", "parallelism: 1"))
+    r = CliRunner().invoke(main, ["run", str(world), "--state", str(state), "--no-live"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["get", "workloads", "-A", "--state", str(state), "-o", "json"])
+    assert r.exit_code == 0, r.output
+    (wl,) = json.loads(r.output)["items"]
+    (ps,) = wl["spec"]["podSets"]
+    assert (ps["name"], ps["count"]) == ("main", 1)
+    (psa,) = wl["status"]["admission"]["podSetAssignments"]
+    assert psa["name"] == "main"
+    r = CliRunner().invoke(
+        main, ["get", "cq", "cluster-queue", "--state", str(state), "-o", "yaml"]
+    )
+    assert r.exit_code == 0, r.output
+    cq = yaml.safe_load(r.output)
+    assert cq["spec"]["queueingStrategy"] == "BestEffortFIFO"
+    assert cq["spec"]["preemption"]["withinClusterQueue"] == "Never"

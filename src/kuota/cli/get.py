@@ -15,7 +15,6 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from kuota.api.decode import to_wire
 from kuota.cli.files import CannotRead
 from kuota.cli.get_columns import (
     ALIASES,
@@ -24,6 +23,7 @@ from kuota.cli.get_columns import (
     _cond_status,
     resource_name,
 )
+from kuota.cli.served_form import served_form
 from kuota.cli.table_text import output_width, render
 from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.store import ReadOnlyStore, StoreError, clone, open_readonly
@@ -90,9 +90,9 @@ def get(
     if output in ("json", "yaml"):
         if items or not names:
             doc: dict[str, Any] = (
-                to_wire(items[0])
+                served_form(items[0])
                 if len(names) == 1
-                else {"apiVersion": "v1", "kind": "List", "items": [to_wire(o) for o in items]}
+                else {"apiVersion": "v1", "kind": "List", "items": [served_form(o) for o in items]}
             )
             text = (
                 json.dumps(doc, indent=4, default=str)

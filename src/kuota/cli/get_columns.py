@@ -13,9 +13,9 @@ from typing import Any, Final
 
 from kuota.api import registry
 from kuota.api.conditions import status_condition
-from kuota.api.decode import to_wire
 from kuota.api.kindspec import KindSpec, PrinterColumn
 from kuota.api.kueue import types as kt
+from kuota.cli.served_form import served_form
 from kuota.store.kinds import resource_for
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import (
@@ -494,7 +494,7 @@ def _registry_view(spec: KindSpec) -> View:
     wide = [c for c in cols if c.priority != 0]
 
     def cells(o: Any, now: datetime, with_wide: bool) -> Row:
-        doc = to_wire(o) if any(c.json_path for c in cols) else {}
+        doc = served_form(o) if any(c.json_path for c in cols) else {}
         out = []
         for c in (*shown, *wide) if with_wide else shown:
             if c.json_path:
