@@ -21,7 +21,7 @@ import msgspec
 from kuota.api import k8s as kc
 from kuota.api.base import enc_hook
 from kuota.api.conditions import with_condition
-from kuota.api.kueue.config import KueueConfig
+from kuota.api.kueue.config import KueueConfig, ObjectRetention
 from kuota.api.meta import ObjectMeta
 from kuota.api.openshift.scheduler_config import Scheduler, parse_node_selector, profile_of
 from kuota.controllers.integrationmanager import IntegrationManager
@@ -30,6 +30,7 @@ from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
+from kuota.controllers.workload_retention import WorkloadRetention
 from kuota.embedded.repetition import RepetitionDetector, horizon_of
 from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
@@ -129,6 +130,8 @@ class ControlPlane:
         self.kueue = KueueController(config)
         self.kueue.auto_schedule = auto_schedule
         self.mgr.add(self.kueue)
+        if config.object_retention != ObjectRetention():
+            self.mgr.add(WorkloadRetention(config.object_retention))
         for r in self.integrations.reconcilers():
             self.mgr.add(r)
         self.refused: list[Refusal] = []
