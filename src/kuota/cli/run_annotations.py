@@ -58,3 +58,19 @@ def run_annotation_errors(obj: Any) -> list[e.FieldError]:
     if fail is not None and fail not in ("true", "false"):
         errs.append(e.not_supported(e.key(path, FAIL_ANNOTATION), fail, ["true", "false"]))
     return errs
+
+
+def run_annotation_warnings(obj: Any) -> list[str]:
+    """kuota's run annotations on an owning object's own metadata, where the
+    simulated kubelet never reads them (its pods would run for ever): a
+    warning naming where they belong."""
+    where = _POD_ANNOTATIONS.get(obj.kind)
+    if where is None or not where[1]:
+        return []
+    own = getattr(obj.metadata, "annotations", None) or {}
+    return [
+        f"metadata.annotations[{key}]: not read on a {obj.kind}: the simulated "
+        f"kubelet reads it from {where[0]}"
+        for key in (DURATION_ANNOTATION, FAIL_ANNOTATION)
+        if key in own
+    ]

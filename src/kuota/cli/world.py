@@ -13,7 +13,7 @@ from kuota.api import errors as e
 from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, iter_yaml_documents
 from kuota.api.kueue.config import KueueConfig, load_config
 from kuota.cli.files import CannotRead, expand, read_bytes
-from kuota.cli.run_annotations import run_annotation_errors
+from kuota.cli.run_annotations import run_annotation_errors, run_annotation_warnings
 
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 OPENSHIFT_API = "kueue.openshift.io/v1"
@@ -111,6 +111,8 @@ def _load_documents(world: World, path: Path, raws: Iterator[Any]) -> None:
             _load_scheduler(world, where, raw, str(path), i)
             continue
         for doc in decode_document(raw, source=str(path), index=i):
+            if doc.ok:
+                doc.warnings += run_annotation_warnings(doc.obj)
             for w in doc.warnings:
                 world.warnings.append(f"{doc.where}: {doc.ref}: {w}")
             if doc.ok:
