@@ -7,6 +7,7 @@ Pure: no I/O. Lookups are plain dict reads of tables built at import.
 
 from __future__ import annotations
 
+from kuota.api.jobset.jobset_kinds import JOBSET_KINDS
 from kuota.api.k8s.k8s_kinds import K8S_KINDS
 from kuota.api.kindspec import KindSpec, VersionSpec
 from kuota.api.kueue.kueue_kinds import KUEUE_KINDS
@@ -30,6 +31,7 @@ KINDS: tuple[KindSpec, ...] = (
     *KUEUE_KINDS,
     *K8S_KINDS,
     *LWS_KINDS,
+    *JOBSET_KINDS,
     *OPENSHIFT_KINDS,
     *KUOTA_KINDS,
 )

@@ -43,4 +43,5 @@ RUNTIME_CLASS: Final[ResourceType] = resource_for("node.k8s.io/v1", "RuntimeClas
 LEADER_WORKER_SET: Final[ResourceType] = resource_for(
     "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"
 )
+JOB_SET: Final[ResourceType] = resource_for("jobset.x-k8s.io/v1alpha2", "JobSet")
 NODE_OPERATION: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeOperation")

@@ -17,6 +17,7 @@ _PACKAGES: Final = (
     "deployment",
     "statefulset",
     "leaderworkerset",
+    "jobset",
 )
 
 
