@@ -18,6 +18,11 @@ _PACKAGES: Final = (
     "statefulset",
     "leaderworkerset",
     "jobset",
+    "pytorchjob",
+    "tfjob",
+    "paddlejob",
+    "xgboostjob",
+    "jaxjob",
 )
 
 
