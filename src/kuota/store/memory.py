@@ -396,6 +396,8 @@ class MemoryStore:
                 raise Conflict(self._conflict(rtype, old))
             if old.metadata.deletion_timestamp is not None:
                 return old
+            for hook in self._delete_hooks(rtype):
+                hook("DELETE", old, old)
             if old.metadata.finalizers:
                 return self._mark_deleting(rtype, old)
             self._remove(rtype, old)
@@ -564,6 +566,16 @@ class MemoryStore:
                 and bool(getattr(h, "validating", False)) == validating
             )
         return hooks
+
+    def _delete_hooks(self, rtype: ResourceType) -> tuple[AdmissionHook, ...]:
+        """The validating hooks that name DELETE among their ``operations``
+        (a hook without them never sees a deletion: it was written for
+        writes)."""
+        return tuple(
+            h
+            for h in self._hooks(rtype, "DELETE", True)
+            if "DELETE" in getattr(h, "operations", ())
+        )
 
     def _validate(self, op: Operation, rtype: ResourceType, new: Any, old: Any | None) -> None:
         """Validating hooks see the final object after the mutating ones and

@@ -4,7 +4,7 @@ its module to this package and its ``KindSpec`` here."""
 from __future__ import annotations
 
 from kuota.api.kindspec import KindSpec, PrinterColumn, VersionSpec, gateless
-from kuota.api.kuotadev import nodeoperation
+from kuota.api.kuotadev import bizrq, nodeoperation
 
 __all__ = ["KUOTA_KINDS"]
 
@@ -31,5 +31,28 @@ KUOTA_KINDS: tuple[KindSpec, ...] = (
         ),
         status_subresource=True,
         validate=gateless(nodeoperation.validate_node_operation),
+    ),
+    KindSpec(
+        group=bizrq.GROUP,
+        kind=bizrq.KIND,
+        plural="bizgroupresourcequotas",
+        namespaced=False,
+        internal=bizrq.BizGroupResourceQuota,
+        versions=(
+            VersionSpec(
+                "v1alpha1",
+                bizrq.BizGroupResourceQuota,
+                storage=True,
+                columns=(
+                    PrinterColumn("Parent", "string", ".spec.parentBizGroup"),
+                    PrinterColumn("Enforcement", "string", ".spec.enforcement"),
+                    PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+                ),
+            ),
+        ),
+        short_names=("bizrq",),
+        status_subresource=True,
+        validate=gateless(bizrq.validate_bizrq),
+        default=bizrq.default_bizrq,
     ),
 )

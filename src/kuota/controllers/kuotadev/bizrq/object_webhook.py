@@ -1,0 +1,121 @@
+"""Reject enforcement: the validating webhook on owning objects (Deployment,
+StatefulSet, Job, LeaderWorkerSet, bare Pods, registered kinds). An object
+labelled ``biz.group.resource.quota`` is charged whole (replicas x template);
+an update by its delta; the group's status is written first with
+compare-and-set, and only then is the request allowed: all or nothing, never
+overspent. Lowering use (a finished Job, a scale-down) is never refused."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from kuota.api.errors import FieldError, invalid, key
+from kuota.api.kuotadev.bizrq import GROUP_LABEL, BizGroupResourceQuota
+from kuota.controllers.kuotadev.bizrq.accounts import charged_status, spent_budgets, used_of
+from kuota.controllers.kuotadev.bizrq.status_cas import update_status_cas
+from kuota.quota.bizgroups.owners import Parts, charge, charged_kinds
+from kuota.quota.bizgroups.tree import shown
+from kuota.quota.bizgroups.usage import Usage, exceeded, subtract
+from kuota.store import Invalid, NotFound
+from kuota.store.kinds import resource_for, resource_type
+from kuota.store.protocol import ObjectStore, ResourceType
+
+__all__ = ["ObjectQuotaWebhook", "group_of", "refusal_text"]
+
+_LABEL_PATH: Final = key("metadata.labels", GROUP_LABEL)
+
+
+def group_of(obj: Any | None) -> str:
+    if obj is None:
+        return ""
+    labels = obj.metadata.labels
+    return labels.get(GROUP_LABEL, "") if labels else ""
+
+
+def refusal_text(group: str, k: str, need: int, left: int, hard: int) -> str:
+    """``bizrq ml-research: limits.nvidia.com/gpu.A100 needs 8, 3 of 16 left``"""
+    return f"bizrq {group}: {k} needs {shown(need)}, {shown(max(left, 0))} of {shown(hard)} left"
+
+
+def _stored_kinds(kinds: dict[tuple[str, str], Parts]) -> dict[ResourceType, Parts]:
+    out: dict[ResourceType, Parts] = {}
+    for (api_version, kind), parts in kinds.items():
+        try:
+            out[resource_for(api_version, kind)] = parts
+        except (KeyError, ValueError, NotFound):
+            continue  # a registered kind this store does not serve (Argo Rollout)
+    return out
+
+
+class ObjectQuotaWebhook:
+    validating: Final = True
+    operations: Final = frozenset(("CREATE", "UPDATE"))
+
+    def __init__(self, store: Callable[[], ObjectStore]) -> None:
+        self._store = store
+        self._parts = _stored_kinds(charged_kinds())
+        self.kinds = frozenset(self._parts)
+
+    def usage(self, obj: Any) -> Usage:
+        return charge(obj, self._parts[resource_type(obj)])
+
+    def __call__(self, op: str, new: Any, old: Any | None) -> Any:
+        g_new, g_old = group_of(new), group_of(old)
+        if not g_new and not g_old:
+            return new
+        new_use = self.usage(new) if g_new else {}
+        old_use = self.usage(old) if g_old and old is not None else {}
+        if g_new == g_old:
+            if new_use != old_use:
+                self._charge(new, g_new, subtract(new_use, old_use), op == "CREATE")
+            return new
+        if g_new:
+            self._charge(new, g_new, new_use, True)
+        if g_old and old_use:
+            self._charge(new, g_old, {k: -v for k, v in old_use.items()}, False)
+        return new
+
+    def _charge(self, obj: Any, group: str, delta: Usage, new_request: bool) -> None:
+        grows = any(v > 0 for v in delta.values())
+
+        def change(bizrq: BizGroupResourceQuota) -> Any:
+            if bizrq.spec.enforcement == "Queue":
+                return None  # held at admission instead (the Workload's check)
+            if grows or new_request:
+                errs = self._errors(bizrq, delta, new_request)
+                if errs:
+                    raise Invalid(_ref(obj), errs)
+            return charged_status(bizrq, delta, own=True)
+
+        try:
+            update_status_cas(self._store(), group, change)
+        except NotFound:
+            if grows or new_request:
+                err = invalid(_LABEL_PATH, group, f"BizGroupResourceQuota {group} does not exist")
+                raise Invalid(_ref(obj), [err]) from None
+
+    @staticmethod
+    def _errors(bizrq: BizGroupResourceQuota, delta: Usage, new_request: bool) -> list[FieldError]:
+        group = bizrq.metadata.name
+        used, _ = used_of(bizrq)
+        errs = [
+            invalid(_LABEL_PATH, group, refusal_text(group, k, need, left, hard))
+            for k, need, left, hard in exceeded(bizrq.spec.hard or {}, used, delta)
+        ]
+        for k, u, h in spent_budgets(bizrq):
+            errs.append(
+                invalid(
+                    _LABEL_PATH,
+                    group,
+                    f"bizrq {group}: budget {k} is spent ({shown(u)} of {shown(h)} used): "
+                    "no new requests until it is raised",
+                )
+            )
+        return errs
+
+
+def _ref(obj: Any) -> str:
+    m = obj.metadata
+    name = f"{m.namespace}/{m.name}" if m.namespace else m.name
+    return f'{obj.kind} "{name}"'

@@ -1,0 +1,159 @@
+"""The bizrq controller: refreshes a group's status when the group or one of
+its objects changes (an object deleted or relabelled gives its use back), and
+resyncs every group periodically (``spec.resyncPeriod``, ResourceQuota's 5
+minutes by default): ``selfUsed`` recomputed from the objects themselves,
+``used`` = selfUsed + the children's grants, drift repaired and logged with
+the numbers before and after (a webhook-approved object whose creation then
+failed, a write lost). Budgets (``cash/`` keys) accrue, they are not
+recomputed from objects: their used is kept."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Final
+
+from kuota.api.kueue.config.durations import parse_duration
+from kuota.api.kuotadev.bizrq import BizGroupResourceQuota, BizGroupStatus, is_cash
+from kuota.controllers.kuotadev.bizrq.accounts import used_of
+from kuota.controllers.kuotadev.bizrq.object_webhook import ObjectQuotaWebhook, group_of
+from kuota.controllers.kuotadev.bizrq.status_cas import resource_list, update_status_cas
+from kuota.quota.bizgroups.tree import hard_milli, shown
+from kuota.quota.bizgroups.usage import Usage, add_into
+from kuota.runtime.clock import VirtualClock
+from kuota.runtime.informer import Informer
+from kuota.store import NotFound
+from kuota.store.protocol import EventType
+from kuota.store.resources import BIZRQ
+
+if TYPE_CHECKING:
+    from kuota.runtime.manager import Manager
+
+__all__ = ["BizrqController", "recompute"]
+
+log = logging.getLogger("kuota.bizrq")
+_BY_GROUP: Final = "bizrq-group"
+
+
+def _group_index(obj: Any) -> list[str]:
+    g = group_of(obj)
+    return [g] if g else []
+
+
+def recompute(
+    node: BizGroupResourceQuota,
+    objects_use: Usage,
+    children: list[BizGroupResourceQuota],
+) -> tuple[Usage, Usage]:
+    """(used, selfUsed) over the node's hard keys, from its objects' use and
+    its children's grants; budgets keep their accrued use."""
+    hard = node.spec.hard or {}
+    _, old_self = used_of(node)
+    self_used = {k: v for k, v in objects_use.items() if k in hard and not is_cash(k)}
+    for k in hard:
+        if is_cash(k) and old_self.get(k):
+            self_used[k] = old_self[k]
+    used = dict(self_used)
+    for c in children:
+        add_into(used, {k: v for k, v in hard_milli(c).items() if k in hard})
+    return used, self_used
+
+
+class BizrqController:
+    name = "bizrq"
+    component = "kuota-bizrq"
+
+    def __init__(self, webhook: ObjectQuotaWebhook) -> None:
+        self._webhook = webhook
+        self._mgr: Manager | None = None
+        self._groups: Informer | None = None
+        self._objects: list[Informer] = []
+
+    def setup(self, mgr: Manager) -> None:
+        self._mgr = mgr
+        self._groups = mgr.informer(BIZRQ)
+        self._groups.on_change(self._on_group)
+        for rtype in sorted(self._webhook.kinds):
+            inf = mgr.informer(rtype)
+            inf.add_index(_BY_GROUP, _group_index)
+            inf.on_change(self._on_object)
+            self._objects.append(inf)
+
+    def _on_group(self, etype: EventType, obj: Any, old: Any | None) -> None:
+        if self._mgr is None:
+            return
+        if etype != "DELETED" and (old is None or old.spec != obj.spec):
+            self._mgr.enqueue(self.name, obj.metadata.name)
+        parent = obj.spec.parent_biz_group
+        if parent and (etype == "DELETED" or old is None or old.spec.hard != obj.spec.hard):
+            self._mgr.enqueue(self.name, parent)
+
+    def _on_object(self, etype: EventType, obj: Any, old: Any | None) -> None:
+        # Creations and updates are charged by the webhook; what it never sees
+        # (a deletion, a label removed by a controller) the refresh repairs.
+        if self._mgr is None:
+            return
+        g_new = group_of(obj) if etype != "DELETED" else ""
+        g_old = group_of(old) if old is not None else (group_of(obj) if etype == "DELETED" else "")
+        if g_old and g_old != g_new:
+            self._mgr.enqueue(self.name, g_old)
+
+    def reconcile(self, key: str) -> timedelta | None:
+        assert self._mgr is not None and self._groups is not None
+        node: BizGroupResourceQuota | None = self._groups.get(key)
+        if node is None or node.metadata.deletion_timestamp is not None:
+            return None
+        mgr = self._mgr
+        now = mgr.clock.now()
+        objects_use: Usage = {}
+        for inf in self._objects:
+            for obj in inf.by_index(_BY_GROUP, key):
+                if obj.metadata.deletion_timestamp is None:
+                    add_into(objects_use, self._webhook.usage(obj))
+        children = [c for c in self._groups.list() if c.spec.parent_biz_group == key]
+
+        def change(cur: BizGroupResourceQuota) -> BizGroupStatus | None:
+            used, self_used = recompute(cur, objects_use, children)
+            hard = cur.spec.hard or {}
+            before_used, _ = used_of(cur)
+            st = cur.status
+            status = BizGroupStatus(
+                hard=dict(hard),
+                used=resource_list(used, hard),
+                self_used=resource_list(self_used, hard),
+                last_reconcile_time=now,
+                conditions=st.conditions if st is not None else None,
+            )
+            if (
+                st is not None
+                and st.hard == status.hard
+                and st.used == status.used
+                and st.self_used == status.self_used
+            ):
+                return None  # nothing drifted: no write
+            drift = {
+                k: (before_used.get(k, 0), used.get(k, 0))
+                for k in hard
+                if before_used.get(k, 0) != used.get(k, 0)
+            }
+            if drift and st is not None and st.used is not None:
+                log.warning(
+                    "bizrq %s: resync repaired used: %s",
+                    key,
+                    ", ".join(
+                        f"{k} {shown(a)} -> {shown(b)}" for k, (a, b) in sorted(drift.items())
+                    ),
+                )
+            return status
+
+        try:
+            update_status_cas(mgr.store, key, change)
+        except NotFound:
+            return None
+        if isinstance(mgr.clock, VirtualClock):
+            # A virtual-time run ends when nothing is left to do: a timer of
+            # its own would keep it alive for ever. Every change is refreshed
+            # as it happens there; the periodic resync is for real time.
+            return None
+        period = node.spec.resync_period or "5m"
+        return parse_duration(period)
