@@ -39,6 +39,13 @@ def test_scenario_passes_through_the_control_plane(path: Path) -> None:
     _passes(path, default_core_factory())
 
 
+# kuota's quota trees are webhooks of the store and a controller: the admission
+# core alone has neither.
+STORE_ONLY = ("bizrq",)
+
+
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_scenario_passes_on_the_core_alone(path: Path) -> None:
+    if path.relative_to(SCENARIOS).parts[0] in STORE_ONLY:
+        pytest.skip("needs the control plane's store")
     _passes(path, direct_core_factory())

@@ -19,6 +19,7 @@ from kuota.sim.scenario_model import (
     HOLDING,
     NOT_ADMITTED,
     START,
+    BizrqExpect,
     Expect,
     Failure,
     NotAScenario,
@@ -143,7 +144,9 @@ def run_scenario(scenario: Scenario, core_factory: CoreFactory | None = None) ->
             before = len(core.preemptions)
             if i:  # evictions of earlier steps complete between steps
                 core.complete_evictions()
-            _play(core, step)
+            refused = _play(core, step)
+            expected_refusals = step.expect.refused if step.expect is not None else None
+            result.failures += _check_refused(step, expected_refusals, refused)
             if step.expect is not None:
                 preempted = list(core.preemptions[before:])
                 result.failures += _check(core, step, step.expect, preempted)
@@ -156,7 +159,12 @@ def run_scenario(scenario: Scenario, core_factory: CoreFactory | None = None) ->
     return result
 
 
-def _play(core: Core, step: Step) -> None:
+def _play(core: Core, step: Step) -> dict[str, str]:
+    """Play one step; the objects an admission webhook refused (``apply``,
+    ``delete``), by ``Kind/ns/name``, with their errors."""
+    from kuota.store.protocol import Invalid
+
+    refused: dict[str, str] = {}
     if step.action == "cycles":
         for n in range(step.cycles):
             if n:
@@ -166,15 +174,44 @@ def _play(core: Core, step: Step) -> None:
         core.settle()
     elif step.action == "apply":
         for obj in step.objects:
-            core.apply(copy.deepcopy(obj))
+            try:
+                core.apply(copy.deepcopy(obj))
+            except Invalid as err:
+                m = obj.metadata
+                refused[str(ObjectRef(obj.kind, m.namespace or "", m.name))] = str(err)
     elif step.action == "delete":
         for ref in step.refs:
-            core.delete(ref.kind, ref.namespace, ref.name)
+            try:
+                core.delete(ref.kind, ref.namespace, ref.name)
+            except Invalid as err:
+                refused[str(ref)] = str(err)
     elif step.action == "finish":
         for k in step.keys:
             core.finish(k)
     elif step.action == "advance":
         core.advance(core.now + step.duration)
+    return refused
+
+
+def _check_refused(
+    step: Step, expected: dict[str, str] | None, got: dict[str, str]
+) -> list[Failure]:
+    """Exactly the expected objects were refused, each with its text."""
+    out = []
+    want = expected or {}
+    for ref, err in got.items():
+        if ref not in want:
+            out.append(Failure(step.index, step.text, f"object {ref}", "no refusal", err))
+    for ref, text in want.items():
+        if ref not in got:
+            out.append(
+                Failure(step.index, step.text, f"object {ref}", f"refused: {text}", "admitted")
+            )
+        elif text not in got[ref]:
+            out.append(
+                Failure(step.index, step.text, f"object {ref}", f"refused: ...{text}...", got[ref])
+            )
+    return out
 
 
 # ----------------------------------------------------------------------------- checking
@@ -218,6 +255,9 @@ def _check(core: Core, step: Step, exp: Expect, preempted: list[Preemption]) -> 
             continue
         for expected, actual in _check_queue(qe, cq):
             fail(f"clusterQueue {name}", expected, actual)
+    for name, be in exp.bizrqs.items():
+        for expected, actual in _check_bizrq(core, name, be):
+            fail(f"bizrq {name}", expected, actual)
     for k, qe in exp.local_queues.items():
         lq = core.local_queue(k)
         if lq is None:
@@ -226,6 +266,34 @@ def _check(core: Core, step: Step, exp: Expect, preempted: list[Preemption]) -> 
         for expected, actual in _check_queue(qe, lq):
             fail(f"localQueue {k}", expected, actual)
     return out
+
+
+def _check_bizrq(core: Core, name: str, be: BizrqExpect) -> Iterator[tuple[str, str]]:
+    from kuota.store.protocol import NotFound
+    from kuota.store.resources import BIZRQ
+
+    store = getattr(core, "store", None)
+    if store is None:
+        yield "a BizGroupResourceQuota", "a core without a store (bizrqs need the control plane)"
+        return
+    try:
+        obj = store.get(BIZRQ, "", name)
+    except NotFound:
+        yield "the BizGroupResourceQuota to exist", "no such BizGroupResourceQuota"
+        return
+    st = obj.status
+    for label, want in (("used", be.used), ("selfUsed", be.self_used), ("hard", be.hard)):
+        if want is None:
+            continue
+        got = getattr(st, "self_used" if label == "selfUsed" else label, None) if st else None
+        got = got or {}
+        zero = Quantity.from_int(0)
+        if any(got.get(k, zero) != q for k, q in want.items()):
+            shown = {k: str(got.get(k, zero)) for k in want}
+            yield (
+                f"{label}: {_fmt({k: str(q) for k, q in want.items()})}",
+                f"{label}: {_fmt(shown)}",
+            )
 
 
 def _check_workload(we: WorkloadExpect, view: WorkloadView) -> Iterator[tuple[str, str]]:

@@ -85,12 +85,25 @@ class QueueExpect:
 
 
 @dataclass
+class BizrqExpect:
+    """A BizGroupResourceQuota's status maps: key -> quantity (absent: 0)."""
+
+    used: dict[str, Quantity] | None = None
+    self_used: dict[str, Quantity] | None = None
+    hard: dict[str, Quantity] | None = None
+
+
+@dataclass
 class Expect:
     workloads: dict[str, WorkloadExpect] = field(default_factory=dict)
     # None: not checked; a list: exactly these victims; a dict: victims and reasons.
     preempted: list[str] | dict[str, tuple[str, ...]] | None = None
     cluster_queues: dict[str, QueueExpect] = field(default_factory=dict)
     local_queues: dict[str, QueueExpect] = field(default_factory=dict)
+    # None: no refusal allowed (one fails the step); a map: exactly these
+    # objects (``Kind/ns/name``) were refused, each with this text in its error.
+    refused: dict[str, str] | None = None
+    bizrqs: dict[str, BizrqExpect] = field(default_factory=dict)
 
 
 @dataclass

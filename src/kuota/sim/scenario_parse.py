@@ -28,6 +28,7 @@ from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_objec
 from kuota.sim.scenario_model import (
     EXPECTABLE_STATES,
     START,
+    BizrqExpect,
     Expect,
     NotAScenario,
     ObjectRef,
@@ -53,7 +54,8 @@ QUEUE_KEYS = (
     "active",
     "reason",
 )
-EXPECT_KEYS = ("workloads", "preempted", "clusterQueues", "localQueues")
+EXPECT_KEYS = ("workloads", "preempted", "clusterQueues", "localQueues", "refused", "bizrqs")
+BIZRQ_KEYS = ("used", "selfUsed", "hard")
 
 _KEY_RE = re.compile(r"^[^/\s]+/[^/\s]+$")
 
@@ -387,6 +389,42 @@ def _parse_expect(value: Any, path: str, errs: list[FieldError]) -> Expect | Non
             qe = _parse_queue_expect(v, kp, errs)
             if qe is not None:
                 target[k] = qe
+    if "refused" in m:
+        rp = child(path, "refused")
+        out.refused = {}
+        for k, v in (_mapping(m["refused"], rp, errs) or {}).items():
+            kp = key(rp, str(k))
+            if not isinstance(k, str) or k.count("/") not in (1, 2):
+                errs.append(e.invalid(kp, str(k), "must be Kind/namespace/name or Kind/name"))
+            elif not isinstance(v, str):
+                errs.append(e.invalid(kp, _kind_of(v), "must be text the refusal's error contains"))
+            else:
+                out.refused[k] = v
+    if "bizrqs" in m:
+        bp = child(path, "bizrqs")
+        for k, v in (_mapping(m["bizrqs"], bp, errs) or {}).items():
+            be = _parse_bizrq_expect(v, key(bp, str(k)), errs)
+            if be is not None:
+                out.bizrqs[str(k)] = be
+    return out
+
+
+def _parse_bizrq_expect(value: Any, path: str, errs: list[FieldError]) -> BizrqExpect | None:
+    m = _mapping(value, path, errs)
+    if m is None:
+        return None
+    _unknown_keys(m, path, BIZRQ_KEYS, errs)
+    out = BizrqExpect()
+    for field_name, attr in (("used", "used"), ("selfUsed", "self_used"), ("hard", "hard")):
+        if field_name in m:
+            fp = child(path, field_name)
+            got: dict[str, Quantity] = {}
+            for r, q in (_mapping(m[field_name], fp, errs) or {}).items():
+                try:
+                    got[str(r)] = Quantity.from_value(q)
+                except QuantityError as err:
+                    errs.append(e.invalid(key(fp, str(r)), _kind_of(q), str(err)))
+            setattr(out, attr, got)
     return out
 
 

@@ -137,7 +137,7 @@ class BizrqController:
                 if before_used.get(k, 0) != used.get(k, 0)
             }
             if drift and st is not None and st.used is not None:
-                log.warning(
+                log.info(
                     "bizrq %s: resync repaired used: %s",
                     key,
                     ", ".join(
