@@ -37,7 +37,8 @@ def _version_schema(typ: type, root_rules: Any = None) -> dict[str, Any]:
 
 
 def crd(kind: str) -> dict[str, Any]:
-    spec = registry.by_group_kind(kt.GROUP, kind)
+    # Kueue's kinds, then kuota's own (kuota.dev: ``--kind BizGroupResourceQuota``).
+    spec = registry.by_group_kind(kt.GROUP, kind) or registry.by_group_kind("kuota.dev", kind)
     if spec is None:
         raise KeyError(kind)
     versions = []

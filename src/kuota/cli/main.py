@@ -208,7 +208,10 @@ def check(paths: tuple[str, ...], as_json: bool) -> None:
 
 @main.command()
 @click.option(
-    "--kind", "kinds", multiple=True, help="Only these kinds (default: every Kueue kind)."
+    "--kind",
+    "kinds",
+    multiple=True,
+    help="Only these kinds (default: every Kueue kind; kuota.dev kinds by name).",
 )
 def crds(kinds: tuple[str, ...]) -> None:
     """Print the CustomResourceDefinitions of Kueue's kinds (v1beta1 and v1beta2
