@@ -54,10 +54,17 @@ class ObjectQuotaWebhook:
 
     def __init__(self, store: Callable[[], ObjectStore]) -> None:
         self._store = store
-        self._parts = _stored_kinds(charged_kinds())
+        kinds = charged_kinds()
+        self._parts = _stored_kinds(kinds)
+        self._owner_kinds = frozenset(kinds)
         self.kinds = frozenset(self._parts)
 
     def usage(self, obj: Any) -> Usage:
+        # An object a charged kind controls (an LWS's StatefulSets, a JobSet's
+        # Jobs) is charged through its owner, never twice.
+        for ref in obj.metadata.owner_references or ():
+            if ref.controller and (ref.api_version, ref.kind) in self._owner_kinds:
+                return {}
         return charge(obj, self._parts[resource_type(obj)])
 
     def __call__(self, op: str, new: Any, old: Any | None) -> Any:
