@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from kuota.api.kuotadev.bizrq import BizGroupResourceQuota, BizGroupStatus, is_cash
-from kuota.controllers.kuotadev.bizrq.status_cas import milli_of, resource_list
-from kuota.quota.bizgroups.usage import Usage, add_into
+from kuota.api.quantity import Quantity
+from kuota.controllers.kuotadev.bizrq.status_cas import milli_of
+from kuota.quota.bizgroups.usage import Usage
 
 __all__ = ["charged_status", "spent_budgets", "used_of"]
 
@@ -29,18 +30,28 @@ def charged_status(
     now: datetime | None = None,
 ) -> BizGroupStatus:
     """The status after charging ``delta``: an object's (``own``: counts in
-    selfUsed and used) or a child's grant (used only)."""
-    used, self_used = used_of(obj)
+    selfUsed and used) or a child's grant (used only). Only the keys the
+    delta touches are rebuilt: the others keep their (immutable) Quantities,
+    as a request usually touches a few of a node's many keys."""
     hard = obj.spec.hard or {}
-    keep = {k: v for k, v in delta.items() if k in hard}
-    add_into(used, keep)
-    if own:
-        add_into(self_used, keep)
     old = obj.status
+    zero = Quantity.from_int(0)
+    used = dict(old.used or {}) if old is not None else {}
+    self_used = dict(old.self_used or {}) if old is not None else {}
+    for k in hard:  # a key new to hard starts at 0
+        if k not in used:
+            used[k] = zero
+        if k not in self_used:
+            self_used[k] = zero
+    for k, v in delta.items():
+        if k in hard and v:
+            used[k] = Quantity.from_milli(used[k].milli_value() + v)
+            if own:
+                self_used[k] = Quantity.from_milli(self_used[k].milli_value() + v)
     return BizGroupStatus(
         hard=dict(hard),
-        used=resource_list(used, hard),
-        self_used=resource_list(self_used, hard),
+        used={k: used[k] for k in sorted(hard)},
+        self_used={k: self_used[k] for k in sorted(hard)},
         last_reconcile_time=old.last_reconcile_time if old is not None else now,
         conditions=old.conditions if old is not None else None,
     )
