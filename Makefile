@@ -66,6 +66,7 @@ bench: $(COMPILED)/.stamp
 	$(BIN)/python bench/placement.py
 	$(BIN)/python bench/serve_api.py --json bench/results-serve.json
 	$(BIN)/python bench/tiny_jobs.py --jobs 10000 100000
+	$(BIN)/python bench/sim_replay.py --json bench/results-sim.json
 
 # Re-pin dependencies (needs network); commit the result.
 lock: $(STAMP)
