@@ -90,13 +90,14 @@ class Rule:
 
 
 # Rules are kept out of the JSON schema dicts (they hold Python callables) and
-# found again by the key placed there.
-RULES: dict[str, Rule] = {}
+# found again by the rule and message placed there (the same CEL text, such as
+# ``self == oldSelf``, carries different messages in different CRDs).
+RULES: dict[tuple[str, str], Rule] = {}
 
 
 def cel(*rules: Rule) -> Meta:
     for r in rules:
-        RULES[r.rule] = r
+        RULES[(r.rule, r.message)] = r
     return Meta(extra_json_schema={"x-kubernetes-validations": [r.schema() for r in rules]})
 
 

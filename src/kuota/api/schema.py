@@ -477,7 +477,9 @@ class _Gen:
     def metadata(self, t: mi.Metadata, v: str, p: _Path) -> list[str] | None:
         inner = self.node(t.type, v, p)
         extra = t.extra_json_schema or {}
-        rules = [RULES[r["rule"]] for r in extra.get("x-kubernetes-validations", ())]
+        rules = [
+            RULES[(r["rule"], r["message"])] for r in extra.get("x-kubernetes-validations", ())
+        ]
         list_type = extra.get("x-kubernetes-list-type")
         map_keys = (
             tuple(extra.get("x-kubernetes-list-map-keys", ())) if list_type == "map" else None
@@ -539,7 +541,7 @@ def _checker(typ: type, root_rules: Any) -> Checker:
     body = g.node(mi.type_info(typ), "obj", _Path('""', "")) or []
     extra = (root_rules.extra_json_schema if root_rules is not None else None) or {}
     for r in extra.get("x-kubernetes-validations", ()):
-        rule = RULES[r["rule"]]
+        rule = RULES[(r["rule"], r["message"])]
         body += [
             f"if not {g.const(rule.check)}(obj):",
             f"    errs.append(_invalid('', 'object', {g.const(rule.message)}))",

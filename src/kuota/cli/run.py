@@ -24,7 +24,7 @@ from kuota.embedded.controlplane import JOB_INTEGRATIONS, ControlPlane
 from kuota.embedded.run_report import Recorder
 from kuota.runtime.clock import RealClock, VirtualClock
 from kuota.store import StoreError, open_readonly
-from kuota.store.resources import EVENT, JOB, LOCAL_QUEUE, WORKLOAD
+from kuota.store.resources import EVENT, JOB, JOB_SET, LOCAL_QUEUE, WORKLOAD
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 WORLD_META = "world"  # the world's paths, for a resumption that names none
@@ -282,10 +282,12 @@ def _notes(cp: ControlPlane, limit: int = 10) -> list[str]:
         for wl in cp.mgr.informer(WORKLOAD).objects.values()
         for r in wl.metadata.owner_references or ()
     }
+    # A Job whose owner (a JobSet) has the Workload is managed through it.
     jobs = [
         (key, job)
         for key, job in sorted(cp.mgr.informer(JOB).objects.items())
         if job.metadata.uid not in owned
+        and not any(r.uid in owned for r in job.metadata.owner_references or ())
     ]
     # A suspended Job with no Workload is held, not unmanaged: Kueue's job
     # reconciler could not make its Workload (a missing WorkloadPriorityClass,
@@ -298,17 +300,37 @@ def _notes(cp: ControlPlane, limit: int = 10) -> list[str]:
         for key, job in held[:limit]:
             why = warnings.get(job.metadata.uid or "", "no Workload was made for it")
             out.append(f"  {key}: {why}")
-    if unmanaged:
+    # A JobSet's Jobs are the JobSet's: said once, of the JobSet.
+    sets = sorted(
+        {
+            f"{job.metadata.namespace}/{ref.name}"
+            for key, job in jobs
+            if key in unmanaged
+            for ref in job.metadata.owner_references or ()
+            if ref.controller and ref.kind == "JobSet"
+        }
+    )
+    set_jobs = {
+        key
+        for key, job in jobs
+        if any(r.controller and r.kind == "JobSet" for r in job.metadata.owner_references or ())
+    }
+    for kind, adapter_rtype, framework, keys in (
+        ("Job", JOB, "batch/job", [k for k in unmanaged if k not in set_jobs]),
+        ("JobSet", JOB_SET, "jobset.x-k8s.io/jobset", sets),
+    ):
+        if not keys:
+            continue
         why = (
             "no kueue.x-k8s.io/queue-name label, no LocalQueue named default in the "
             "namespace, or a namespace Kueue does not manage"
-            if any(a.rtype == JOB for a in cp.adapters)
-            else "batch/job is not in the Configuration's integrations.frameworks"
+            if any(a.rtype == adapter_rtype for a in cp.adapters)
+            else f"{framework} is not in the Configuration's integrations.frameworks"
         )
-        n = len(unmanaged)
+        n = len(keys)
         they = "it ran" if n == 1 else "they ran"
-        out.append(f"{plural(n, 'Job')} not managed by Kueue ({why}): {they} without quota:")
-        out += [f"  {k}" for k in unmanaged[:limit]]
+        out.append(f"{plural(n, kind)} not managed by Kueue ({why}): {they} without quota:")
+        out += [f"  {k}" for k in keys[:limit]]
     return out
 
 

@@ -107,7 +107,7 @@ def _transition_rules(
 
 
 def _rules_of(extra: Mapping[str, Any]) -> list[Rule]:
-    return [RULES[r["rule"]] for r in extra.get("x-kubernetes-validations", ())]
+    return [RULES[(r["rule"], r["message"])] for r in extra.get("x-kubernetes-validations", ())]
 
 
 def _collect(

@@ -17,6 +17,12 @@ _PACKAGES: Final = (
     "deployment",
     "statefulset",
     "leaderworkerset",
+    "jobset",
+    "pytorchjob",
+    "tfjob",
+    "paddlejob",
+    "xgboostjob",
+    "jaxjob",
 )
 
 

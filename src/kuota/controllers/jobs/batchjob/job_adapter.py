@@ -227,7 +227,7 @@ class BatchJobAdapter:
         admission set) and the stopping annotation removed."""
         assert job.spec is not None
         ps = next((p for p in original if p.name == "main"), None)
-        restored = _restored_template(job.spec.template, ps.template) if ps else None
+        restored = restored_template(job.spec.template, ps.template) if ps else None
         partial = ps is not None and _partial(job) and job.spec.parallelism != ps.count
         stopping = STOPPING in (job.metadata.annotations or {})
         if not stopping and not partial and (restored is None or restored == job.spec.template):
@@ -248,7 +248,7 @@ class BatchJobAdapter:
         return job
 
 
-def _restored_template(current: kc.PodTemplateSpec, original: Any) -> kc.PodTemplateSpec:
+def restored_template(current: kc.PodTemplateSpec, original: Any) -> kc.PodTemplateSpec:
     """podset.RestorePodSpec: labels, annotations, nodeSelector, tolerations
     and scheduling gates back to the Workload's copy of the template."""
     t = clone(current)

@@ -1,0 +1,1 @@
+"""JobSet (``jobset.x-k8s.io``), the kind Kueue runs multi-job AI workloads as."""
