@@ -26,8 +26,21 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
+# The demo runs the build users get: the compiled hot path when a C compiler
+# is there (compiled once into build/mypyc, again only when a source changes),
+# else the interpreted one, with a notice on stderr.
+HAVE_CC = $(BIN)/python -c "import os, shutil, sys, sysconfig; \
+  cc = os.environ.get('CC') or sysconfig.get_config_var('CC') or 'cc'; \
+  sys.exit(shutil.which(cc.split()[0]) is None)"
+
 demo: $(STAMP)
-	$(BIN)/kuota demo examples/quickstart
+	@build=; \
+	if $(HAVE_CC); then \
+	  $(MAKE) -s -q compiled 2>/dev/null || echo "kuota: compiling the hot path with mypyc, once (a few minutes)" >&2; \
+	  if $(MAKE) -s compiled >/dev/null 2>&1; then build=$(COMPILED); \
+	  else echo "kuota: notice: the mypyc compile failed (see $(COMPILED)/mypyc.log): running the interpreted build" >&2; fi; \
+	else echo "kuota: notice: no C compiler found: running the interpreted build (slower; with gcc or clang, make demo compiles the hot path)" >&2; fi; \
+	env $${build:+PYTHONPATH=$$build} $(BIN)/kuota demo examples/quickstart
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 tests
@@ -67,6 +80,7 @@ bench: $(COMPILED)/.stamp
 	$(BIN)/python bench/placement.py
 	$(BIN)/python bench/serve_api.py --json bench/results-serve.json
 	$(BIN)/python bench/tiny_jobs.py --jobs 10000 100000
+	$(BIN)/python bench/sim_replay.py --json bench/results-sim.json
 
 # Re-pin dependencies (needs network); commit the result.
 lock: $(STAMP)

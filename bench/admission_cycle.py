@@ -67,6 +67,7 @@ from msgspec.structs import replace
 from rich.console import Console
 from rich.table import Table
 
+import kuota
 from kuota.api.decode import decode_object
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import config_from_scenario
@@ -518,6 +519,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
+    print(f"build: {kuota.build()}, {kuota.interpreter()} (every figure below)")
     args = parse_args(argv)
     gcpolicy.tune()  # the pace `kuota run` and the control plane collect at
     console = Console(width=max(Console().width, 200))

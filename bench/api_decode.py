@@ -11,6 +11,7 @@ import time
 
 import yaml
 
+import kuota
 from kuota.api.decode import decode_json, decode_yaml
 
 N = 10_000
@@ -84,6 +85,7 @@ def workload(i: int) -> dict:
 
 
 def main() -> None:
+    print(f"build: {kuota.build()}, {kuota.interpreter()} (every figure below)")
     docs = [workload(i) for i in range(N)]
     json_blobs = [json.dumps(d).encode() for d in docs]
     yaml_text = yaml.safe_dump_all(docs, sort_keys=False)

@@ -16,6 +16,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import kuota
 from kuota.api.decode import decode_object
 from kuota.api.kueue.config import load_config
 from kuota.embedded.controlplane import ControlPlane
@@ -137,6 +138,7 @@ def world(jobs: int, seed: int = 1) -> list[Any]:
 
 
 def main() -> None:
+    print(f"build: {kuota.build()}, {kuota.interpreter()} (every figure below)")
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--profile", action="store_true")

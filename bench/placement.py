@@ -30,6 +30,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+import kuota
 from kuota.api.decode import decode_object
 from kuota.api.k8s import Node, Pod
 from kuota.cluster import KubeScheduler, PodScheduler
@@ -197,6 +198,7 @@ def _row(label: str, path: str, n: int, timing: Timing) -> None:
 
 
 def main() -> None:
+    print(f"build: {kuota.build()}, {kuota.interpreter()} (every figure below)")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--pods", type=int, default=10_000)

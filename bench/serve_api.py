@@ -29,6 +29,8 @@ from typing import Any
 import aiohttp
 import yaml
 
+import kuota
+
 NS = "bench"
 
 
@@ -207,6 +209,7 @@ class _Skip(Exception):
 
 
 def main() -> None:
+    print(f"build: {kuota.build()}, {kuota.interpreter()} (every figure below)")
     ap = argparse.ArgumentParser()
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--creates", type=int, default=5000)

@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import kuota
 from kuota.api.decode import decode_object
 from kuota.api.k8s import JobStatus
 from kuota.store import MemoryStore, clone, open_store
@@ -161,6 +162,7 @@ def run(store: MemoryStore, jobs: list[Any], grouped: bool) -> None:
 
 
 def main() -> None:
+    print(f"build: {kuota.build()}, {kuota.interpreter()} (every figure below)")
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=10_000, help="number of Jobs")
     args = ap.parse_args()

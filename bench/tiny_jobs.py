@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import kuota
+
 HEAD = """\
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -112,6 +114,7 @@ def run(jobs: int, profile: str | None) -> None:
 
 
 def main() -> None:
+    print(f"build: {kuota.build()}, {kuota.interpreter()} (the kuota processes run on it)")
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--profile", default=None, help="write cProfile stats to FILE.N")

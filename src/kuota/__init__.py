@@ -5,10 +5,23 @@ __version__ = "0.1.0"
 
 def build() -> str:
     """ "mypyc" when the scheduling core runs compiled (the ``make compiled``
-    overlay, build/mypyc, first on PYTHONPATH), else "interpreted"."""
-    from kuota.scheduler.admission import admission_core as core
+    overlay, build/mypyc, first on PYTHONPATH), else "interpreted".
 
-    return "interpreted" if (core.__file__ or "").endswith(".py") else "mypyc"
+    Read from the files, not by importing the core (``kuota --version`` names
+    the build and imports no command): Python's import takes an extension
+    module before the ``.py`` beside it, so the core is compiled exactly when
+    its extension module is there."""
+    import os
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    core = os.path.join(os.path.dirname(__file__), "scheduler", "admission", "admission_core")
+    return "mypyc" if any(os.path.exists(core + s) for s in EXTENSION_SUFFIXES) else "interpreted"
+
+
+def version() -> str:
+    """What ``kuota --version`` prints after the name: the version and the
+    build that runs (interpreted or mypyc-compiled) on which Python."""
+    return f"{__version__} ({build()} build, {interpreter()})"
 
 
 def interpreter() -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from kuota import __version__
+import kuota
 from kuota.cli.lazy_choice import LazyChoice
 from kuota.cli.lazy_group import LazyGroup
 from kuota.runtime import gcpolicy
@@ -46,12 +46,25 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"kuota, version {kuota.version()}")
+        ctx.exit()
+
+
 @click.group(
     cls=LazyGroup,
     lazy_subcommands=LAZY_COMMANDS,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(__version__, prog_name="kuota")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the build (interpreted or compiled) and exit.",
+)
 def main() -> None:
     """kuota decides whether a workload may start now, where, and who yields.
 

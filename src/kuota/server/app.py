@@ -3,6 +3,7 @@ negotiation (JSON, YAML in, Tables out) and errors as Status objects."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from kuota.server.auth import (
     Authorizer,
     Unauthorized,
     UserInfo,
+    escalation,
     forbidden_details,
     forbidden_message,
 )
@@ -321,6 +323,10 @@ class ApiServer:
         ):
             raise web.HTTPNotFound()
         req = Request(served, namespace, name, sub, query)
+        if group == escalation.GROUP and served.kind in escalation.KINDS:
+            req.guard = functools.partial(
+                escalation.check_write, self.authz, request["user"], served.kind, namespace
+            )
         warnings = _deprecation(served)
         reply: Reply | None = None
         if method == "GET":
@@ -450,7 +456,9 @@ class ApiServer:
             now=self._now(),
         )
         if live is None:
-            return self.res.create(Request(s, req.namespace, "", "", req.query), patched)
+            return self.res.create(
+                Request(s, req.namespace, "", "", req.query, guard=req.guard), patched
+            )
         meta = patched.setdefault("metadata", {})
         meta.setdefault("resourceVersion", live["metadata"].get("resourceVersion"))
         if req.subresource != "status":

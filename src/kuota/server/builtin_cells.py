@@ -244,7 +244,15 @@ def _daemonset(w: Wire, now: datetime) -> list[Any]:
         str(st.get("numberAvailable", 0)),
         ",".join(f"{k}={v}" for k, v in sorted(sel.items())) or "<none>",
         _age(w, now),
+        *_template_wide(spec),
     ]
+
+
+def _template_wide(spec: Wire, selector: bool = True) -> list[str]:
+    """The -o wide cells of a pod-template owner (printers.go): CONTAINERS,
+    IMAGES and, but for a StatefulSet, SELECTOR."""
+    names, images = _containers(((spec.get("template") or {}).get("spec")) or {})
+    return [names, images, *([_selector(spec.get("selector"))] if selector else [])]
 
 
 def _replicaset(w: Wire, now: datetime) -> list[Any]:
@@ -254,6 +262,7 @@ def _replicaset(w: Wire, now: datetime) -> list[Any]:
         str(st.get("replicas", 0)),
         str(st.get("readyReplicas", 0)),
         _age(w, now),
+        *_template_wide(spec),
     ]
 
 
@@ -264,12 +273,17 @@ def _deployment(w: Wire, now: datetime) -> list[Any]:
         str(st.get("updatedReplicas", 0)),
         str(st.get("availableReplicas", 0)),
         _age(w, now),
+        *_template_wide(spec),
     ]
 
 
 def _statefulset(w: Wire, now: datetime) -> list[Any]:
     spec, st = w.get("spec") or {}, w.get("status") or {}
-    return [f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 1)}", _age(w, now)]
+    return [
+        f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
+        _age(w, now),
+        *_template_wide(spec, selector=False),
+    ]
 
 
 def _controllerrevision(w: Wire, now: datetime) -> list[Any]:

@@ -70,14 +70,27 @@ def apply(
         causes = [
             {"reason": "FieldManagerConflict", "message": msg, "field": f} for f, msg in err.causes
         ]
-        lines = "\n".join(f"- {msg}" for _, msg in err.causes)
         raise st.ApiError(
             409,
             "Conflict",
-            f"Apply failed with {len(err.causes)} conflict(s):\n{lines}"
-            if len(err.causes) > 1
-            else f"Apply failed with 1 conflict: {err.causes[0][1] if err.causes else ''}",
+            _conflict_message(err.causes),
             details={"causes": causes},
         ) from None
     except p.PatchError as err:
         raise st.ApiError(422, "Invalid", str(err)) from None
+
+
+def _conflict_message(causes: list[tuple[str, str]]) -> str:
+    """As the apiserver words it (fieldmanager/internal/conflict.go getConflictMessage):
+    one conflict with its path; several grouped by manager, in managers' order."""
+    if len(causes) == 1:
+        path, who = causes[0]
+        return f"Apply failed with 1 conflict: {who}: {path}"
+    by_manager: dict[str, list[str]] = {}
+    for path, who in causes:
+        by_manager.setdefault(who.removeprefix("conflict with "), []).append(path)
+    lines = []
+    for manager in sorted(by_manager):
+        lines.append(f"conflicts with {manager}:")
+        lines += [f"- {p}" for p in by_manager[manager]]
+    return f"Apply failed with {len(causes)} conflicts: " + "\n".join(lines)

@@ -39,7 +39,15 @@ from kuota.store.memory import MemoryStore
 # Groups whose kinds are custom resources on a real cluster (CRDs): an update
 # must carry a resourceVersion there, and strategic merge patch is refused.
 BUILTIN_GROUPS = frozenset(
-    {"", "apps", "batch", "scheduling.k8s.io", "node.k8s.io", "events.k8s.io"}
+    {
+        "",
+        "apps",
+        "batch",
+        "scheduling.k8s.io",
+        "node.k8s.io",
+        "events.k8s.io",
+        "rbac.authorization.k8s.io",
+    }
 )
 JOB_ORPHAN_WARNING = (
     "child pods are preserved by default when jobs are deleted; set "
@@ -57,6 +65,9 @@ class Request:
     name: str = ""
     subresource: str = ""
     query: Mapping[str, str] = field(default_factory=dict)
+    # Checks a write before it is made: (new object, stored one or None);
+    # RBAC's escalation prevention (auth/escalation.py).
+    guard: Callable[[Any, Any], None] | None = None
 
     @property
     def dry_run(self) -> bool:
@@ -220,6 +231,8 @@ class Resources:
         name = obj.metadata.name or obj.metadata.generate_name
         if obj.metadata.resource_version:
             raise st.bad_request("resourceVersion should not be set on objects to be created")
+        if req.guard is not None:
+            req.guard(obj, None)
         if req.dry_run:
             return Reply(encode(obj, s), 201)
         durable = self.begin_write()
@@ -246,6 +259,12 @@ class Resources:
                     )
                 ],
             )
+        if req.guard is not None:
+            try:
+                old = self.store.get(s.rtype, req.namespace, req.name)
+            except NotFound:
+                old = None
+            req.guard(obj, old)
         if req.dry_run:
             return Reply(encode(obj, s))
         durable = self.begin_write()

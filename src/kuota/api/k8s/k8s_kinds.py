@@ -168,7 +168,16 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         internal=apps.DaemonSet,
         versions=_v1(
             apps.DaemonSet,
-            _cols("Desired", "Current", "Ready", "Up-to-date", "Available", "Node Selector", "Age"),
+            _cols(
+                "Desired",
+                "Current",
+                "Ready",
+                "Up-to-date",
+                "Available",
+                "Node Selector",
+                "Age",
+                wide=("Containers", "Images", "Selector"),
+            ),
         ),
         short_names=("ds",),
         categories=_ALL,
@@ -181,7 +190,10 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         plural="replicasets",
         namespaced=True,
         internal=apps.ReplicaSet,
-        versions=_v1(apps.ReplicaSet, _cols("Desired", "Current", "Ready", "Age")),
+        versions=_v1(
+            apps.ReplicaSet,
+            _cols("Desired", "Current", "Ready", "Age", wide=("Containers", "Images", "Selector")),
+        ),
         short_names=("rs",),
         categories=_ALL,
         status_subresource=True,
@@ -194,7 +206,12 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         plural="deployments",
         namespaced=True,
         internal=apps.Deployment,
-        versions=_v1(apps.Deployment, _cols("Ready", "Up-to-date", "Available", "Age")),
+        versions=_v1(
+            apps.Deployment,
+            _cols(
+                "Ready", "Up-to-date", "Available", "Age", wide=("Containers", "Images", "Selector")
+            ),
+        ),
         short_names=("deploy",),
         categories=_ALL,
         status_subresource=True,
@@ -207,7 +224,7 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         plural="statefulsets",
         namespaced=True,
         internal=apps.StatefulSet,
-        versions=_v1(apps.StatefulSet, _cols("Ready", "Age")),
+        versions=_v1(apps.StatefulSet, _cols("Ready", "Age", wide=("Containers", "Images"))),
         short_names=("sts",),
         categories=_ALL,
         status_subresource=True,

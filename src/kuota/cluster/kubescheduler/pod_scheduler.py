@@ -24,7 +24,6 @@ would only delay pods by a few seconds.
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
 from collections.abc import Hashable
 from datetime import datetime, timedelta
@@ -100,10 +99,6 @@ class PodScheduler(ClusterController):
         self._pods: Informer | None = None
         self._active: set[str] = set()
         self._cycle_wanted = False
-        # The order pods were first seen in breaks creation-time ties, as the
-        # time a pod entered kube-scheduler's queue does.
-        self._seen: dict[str, int] = {}
-        self._seq = itertools.count()
         self._classes: dict[str, Hashable] = {}  # pod key -> equivalence key
 
     @property
@@ -142,7 +137,6 @@ class PodScheduler(ClusterController):
                 if old is not None and old.spec != pod.spec:
                     self._classes.pop(key, None)
                 self.unschedulable.discard(key)
-                self._seen.setdefault(key, next(self._seq))
                 self._active.add(key)
                 self._cycle_wanted = True
         if freed:
@@ -179,7 +173,6 @@ class PodScheduler(ClusterController):
     def _forget(self, key: str) -> None:
         self._active.discard(key)
         self.unschedulable.discard(key)
-        self._seen.pop(key, None)
         self._classes.pop(key, None)
 
     def _wake(self) -> None:
@@ -197,14 +190,19 @@ class PodScheduler(ClusterController):
         return True
 
     # ------------------------------------------------------------ cycle
-    def _order(self, key: str) -> tuple[int, datetime, int, str]:
+    def _order(self, key: str) -> tuple[int, datetime, str, str]:
         assert self._pods is not None
         pod = self._pods.get(key)
         if pod is None:
-            return (0, _EPOCH, 0, key)
+            return (0, _EPOCH, "", key)
         prio = (pod.spec.priority if pod.spec is not None else None) or 0
-        created = pod.metadata.creation_timestamp
-        return (-prio, created if created is not None else _EPOCH, self._seen.get(key, 0), key)
+        m = pod.metadata
+        # Pods created in one instant keep the order they were created in, as
+        # the times they entered kube-scheduler's queue do: the store numbers
+        # its uids in creation order (store/memory.py). Not the order events
+        # arrived in: a restarted run lists its pods by name.
+        created = m.creation_timestamp
+        return (-prio, created if created is not None else _EPOCH, m.uid, key)
 
     def _class_of(self, key: str, pod: Pod) -> Hashable:
         if self.snapshot.nominated_node(key) is not None:

@@ -102,6 +102,13 @@ class RBACAuthorizer:
                     return list(r.rules or ())
         return []
 
+    def role_ref_rules(self, ref: rbac.RoleRef, namespace: str) -> list[Rule] | None:
+        """The rules a binding's roleRef grants; None if the role does not exist."""
+        kind, ns = ref.kind, namespace if ref.kind == "Role" else ""
+        if not any(r.metadata.name == ref.name for r in self.list_kind(kind, ns)):
+            return None
+        return self._role_rules(ref, namespace)
+
     def rules_for(self, user: UserInfo, namespace: str) -> Iterator[tuple[str, Rule]]:
         """rbac.VisitRulesFor: (why, rule) for every rule granted to the user."""
         for b in self.list_kind("ClusterRoleBinding", ""):

@@ -39,7 +39,9 @@ def _merge_atomic(merge_key: str) -> dict[str, Any]:
 _CONDITIONS = _map("type")
 
 # (struct name, wire field) -> markers. Struct names are kuota's, which are
-# Kubernetes' Go type names.
+# Kubernetes' Go type names. A list's markers go on array schemas only (a
+# field kuota keeps as any value gets none); a struct's patch strategy
+# (retainKeys) goes on the object.
 MARKERS: dict[tuple[str, str], dict[str, Any]] = {
     # apimachinery meta/v1
     ("ObjectMeta", "finalizers"): {
@@ -122,4 +124,16 @@ MARKERS: dict[tuple[str, str], dict[str, Any]] = {
     ("DaemonSetStatus", "conditions"): _CONDITIONS,
     ("StatefulSetStatus", "conditions"): _CONDITIONS,
     ("StatefulSetSpec", "volumeClaimTemplates"): _ATOMIC,
+    ("DeploymentSpec", "strategy"): {"x-kubernetes-patch-strategy": "retainKeys"},
+    # rbac.authorization.k8s.io/v1
+    ("Role", "rules"): _ATOMIC,
+    ("ClusterRole", "rules"): _ATOMIC,
+    ("PolicyRule", "verbs"): _ATOMIC,
+    ("PolicyRule", "apiGroups"): _ATOMIC,
+    ("PolicyRule", "resources"): _ATOMIC,
+    ("PolicyRule", "resourceNames"): _ATOMIC,
+    ("PolicyRule", "nonResourceURLs"): _ATOMIC,
+    ("AggregationRule", "clusterRoleSelectors"): _ATOMIC,
+    ("RoleBinding", "subjects"): _ATOMIC,
+    ("ClusterRoleBinding", "subjects"): _ATOMIC,
 }

@@ -27,7 +27,7 @@ _I = {"type": "integer", "format": "int64"}
 
 def object_meta() -> dict[str, Any]:
     s = copy.deepcopy(openapi(ObjectMeta))
-    _annotate(mi.type_info(ObjectMeta), s, set())
+    _annotate(mi.type_info(ObjectMeta), s, set(), builtin=True)
     s["description"] = (
         "ObjectMeta is metadata that all persisted resources must have, "
         "which includes all objects users must create."

@@ -16,6 +16,7 @@ import msgspec.inspect as mi
 from kuota.api import registry
 from kuota.api.kindspec import KindSpec, VersionSpec
 from kuota.api.schema import openapi
+from kuota.server.openapi import goforms
 from kuota.server.openapi.markers import MARKERS
 
 GVK = tuple[str, str, str]  # group, version, kind
@@ -46,35 +47,51 @@ def _doc(cls: type) -> str:
     return "" if doc.startswith(("A base class", "Base of every API struct")) else doc
 
 
-def _annotate(t: Any, s: dict[str, Any], open_: set[type]) -> None:
-    """Walk the type beside its schema; add markers and descriptions."""
+def _annotate(
+    t: Any,
+    s: dict[str, Any],
+    open_: set[type],
+    builtin: bool = False,
+    at: tuple[str, str] = ("", ""),
+) -> None:
+    """Walk the type beside its schema; add markers and descriptions, and for
+    a built-in kind the forms its Go types have upstream (goforms.py)."""
     if isinstance(t, mi.Metadata):
-        _annotate(t.type, s, open_)
+        _annotate(t.type, s, open_, builtin, at)
     elif isinstance(t, mi.UnionType):
         for member in t.types:
             if not isinstance(member, mi.NoneType):
-                _annotate(member, s, open_)
+                _annotate(member, s, open_, builtin, at)
+        if builtin:
+            goforms.scalar_form(s, *at)
     elif isinstance(t, mi.ListType | mi.SetType | mi.FrozenSetType):
         if isinstance(s.get("items"), dict):
-            _annotate(t.item_type, s["items"], open_)
+            _annotate(t.item_type, s["items"], open_, builtin, at)
     elif isinstance(t, mi.DictType):
         if isinstance(s.get("additionalProperties"), dict):
-            _annotate(t.value_type, s["additionalProperties"], open_)
+            _annotate(t.value_type, s["additionalProperties"], open_, builtin, at)
+    elif isinstance(t, mi.DateTimeType):
+        s.setdefault("format", "date-time")
     elif isinstance(t, mi.StructType) and t.cls not in open_:
         open_.add(t.cls)
         doc = _doc(t.cls)
         if doc and "description" not in s:
             s["description"] = doc
+        struct = t.cls.__name__
+        if builtin:
+            goforms.struct_form(s, struct)
         props = s.get("properties") or {}
         for f in t.fields:
             sub = props.get(f.encode_name)
             if not isinstance(sub, dict):
                 continue
-            marks = MARKERS.get((t.cls.__name__, f.encode_name))
-            if marks and sub.get("type") == "array":
+            marks = MARKERS.get((struct, f.encode_name))
+            if marks and (sub.get("type") == "array" or "x-kubernetes-list-type" not in marks):
                 sub.update(copy.deepcopy(marks))
-            _annotate(f.type, sub, open_)
+            _annotate(f.type, sub, open_, builtin, (struct, f.encode_name))
         open_.discard(t.cls)
+    elif builtin:
+        goforms.scalar_form(s, *at)
 
 
 @functools.cache
@@ -85,7 +102,12 @@ def kind_schema(gvk: GVK) -> dict[str, Any] | None:
         return None
     spec, version = found
     s = copy.deepcopy(openapi(version.wire))
-    _annotate(mi.type_info(version.wire), s, set())
+    builtin = not is_crd(spec)
+    _annotate(mi.type_info(version.wire), s, set(), builtin)
+    if builtin:  # kube-openapi marks no field of a kind required for its type meta
+        s["required"] = [r for r in s.get("required") or () if r not in ("apiVersion", "kind")]
+        if not s["required"]:
+            del s["required"]
     props = s.setdefault("properties", {})
     props.setdefault("apiVersion", {"type": "string"})
     props.setdefault("kind", {"type": "string"})
