@@ -1,0 +1,222 @@
+"""Two processes as on a cluster: ``kuota serve --without-kueue`` (the API
+server and the simulated cluster) and ``kuota controller`` replicas against
+its kubeconfig; both stopped when the test ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from tests.server.conftest import REPO, Served, start_server
+
+
+def _compress(d: dict[str, Any], start: datetime, k: int) -> None:
+    meta = d.setdefault("metadata", {})
+    at = meta.get("creationTimestamp")
+    if at:
+        t = datetime.fromisoformat(str(at).replace("Z", "+00:00"))
+        meta["creationTimestamp"] = (start + (t - start) / k).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ann = (((d.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("annotations")
+    if ann and "kuota.dev/duration" in ann:
+        minutes = ann["kuota.dev/duration"]
+        assert minutes.endswith("m"), minutes
+        ann["kuota.dev/duration"] = f"{int(minutes[:-1]) * 60 // k}s"
+
+
+def webhook_admitted(src: Path, dst: Path, compress: int = 1) -> Path:
+    """A world's files as Kueue's job webhook would have admitted them: each
+    Job suspended and labelled with its namespace's LocalQueue ``default``
+    (the webhook server is another item's: until it is wired, the world
+    arrives as it would come out of it); plus Kueue's namespace, where the
+    controller's Lease lives. ``kuota run`` of this world decides as it does
+    of ``src``. ``compress``: the Jobs' arrivals and run times divided by it
+    (the world's day in a test's minute, at a --speed whose real-time lags
+    stay far below Kueue's timeouts)."""
+    dst.mkdir(parents=True, exist_ok=True)
+    files = {f: list(yaml.safe_load_all(f.read_text())) for f in sorted(src.glob("*.yaml"))}
+    stamps = [
+        datetime.fromisoformat(str(d["metadata"]["creationTimestamp"]).replace("Z", "+00:00"))
+        for docs in files.values()
+        for d in docs
+        if d and (d.get("metadata") or {}).get("creationTimestamp")
+    ]
+    start = min(stamps) if stamps else None
+    for f, docs in files.items():
+        for d in docs:
+            if d and d.get("kind") == "Job":
+                if compress != 1 and start is not None:
+                    _compress(d, start, compress)
+                labels = d.setdefault("metadata", {}).setdefault("labels", {})
+                labels.setdefault("kueue.x-k8s.io/queue-name", "default")
+                d["spec"]["suspend"] = True
+        (dst / f.name).write_text(yaml.safe_dump_all(docs))
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kueue-system"}}
+    (dst / "kueue-system.yaml").write_text(yaml.safe_dump(ns))
+    return dst
+
+
+@dataclass
+class Controller:
+    proc: subprocess.Popen[str]
+    lines: list[str] = field(default_factory=list)
+    logs: list[str] = field(default_factory=list)
+
+    def wait_line(self, text: str, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                if text in line:
+                    return line
+            if self.proc.poll() is not None and not any(text in x for x in self.lines):
+                raise AssertionError(f"controller exited: {''.join(self.lines + self.logs[-20:])}")
+            time.sleep(0.05)
+        raise AssertionError(f"no {text!r} from the controller: {''.join(self.lines)}")
+
+    def port(self, what: str) -> int:
+        return int(self.wait_line(f"{what} on ", 30).rsplit(":", 1)[1])
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        return self.proc.returncode
+
+
+def start_controller(served: Served, *args: str, env: dict[str, str] | None = None) -> Controller:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kuota.cli.main",
+            "controller",
+            "--kubeconfig",
+            str(served.kubeconfig),
+            "--sim-clock",
+            str(served.state / "sim-clock.json"),
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+    )
+    c = Controller(proc)
+
+    def pump(stream: Any, into: list[str]) -> None:
+        for line in stream:
+            into.append(line)
+
+    threading.Thread(target=pump, args=(proc.stdout, c.lines), daemon=True).start()
+    threading.Thread(target=pump, args=(proc.stderr, c.logs), daemon=True).start()
+    return c
+
+
+def outcome(workloads: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a run decided, per Workload (by its Job): how it ended, where it
+    was last admitted, and its evictions by reason."""
+    out: dict[str, Any] = {}
+    for w in workloads:
+        owner = (w["metadata"].get("ownerReferences") or [{}])[0].get("name", w["metadata"]["name"])
+        st = w.get("status") or {}
+        conds = {c["type"]: c for c in st.get("conditions") or ()}
+        fin = conds.get("Finished")
+        adm = st.get("admission") or {}
+        flavors = sorted(
+            {
+                f
+                for ps in adm.get("podSetAssignments") or ()
+                for f in (ps.get("flavors") or {}).values()
+            }
+        )
+        evictions = {
+            e["reason"]: e["count"]
+            for e in (st.get("schedulingStats") or {}).get("evictions") or ()
+        }
+        out[f"{w['metadata']['namespace']}/{owner}"] = {
+            "finished": fin["reason"] if fin and fin["status"] == "True" else None,
+            "cluster_queue": adm.get("clusterQueue"),
+            "flavors": flavors,
+            "evictions": evictions,
+        }
+    return out
+
+
+def run_embedded(world: Path, state: Path) -> dict[str, Any]:
+    """``kuota run`` of the same world, in virtual time."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kuota.cli.main",
+            "run",
+            str(world),
+            "--no-live",
+            "--state",
+            str(state),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=REPO,
+    )
+    got = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kuota.cli.main",
+            "get",
+            "workloads",
+            "-A",
+            "-o",
+            "json",
+            "--state",
+            str(state),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    return outcome(json.loads(got.stdout)["items"])
+
+
+def wait_for(cond: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = cond()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what}: {last!r}")
+
+
+__all__ = [
+    "Controller",
+    "Served",
+    "outcome",
+    "run_embedded",
+    "start_controller",
+    "start_server",
+    "wait_for",
+    "webhook_admitted",
+]
