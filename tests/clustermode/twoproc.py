@@ -13,12 +13,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import yaml
-from tests.server.conftest import REPO, Served, start_server
+from tests.server.conftest import REPO, Served
 
 
 def _compress(d: dict[str, Any], start: datetime, k: int) -> None:
@@ -34,7 +34,9 @@ def _compress(d: dict[str, Any], start: datetime, k: int) -> None:
         ann["kuota.dev/duration"] = f"{int(minutes[:-1]) * 60 // k}s"
 
 
-def webhook_admitted(src: Path, dst: Path, compress: int = 1) -> Path:
+def webhook_admitted(
+    src: Path, dst: Path, compress: int = 1, lead: timedelta = timedelta(0)
+) -> Path:
     """A world's files as Kueue's job webhook would have admitted them: each
     Job suspended and labelled with its namespace's LocalQueue ``default``
     (the webhook server is another item's: until it is wired, the world
@@ -42,7 +44,10 @@ def webhook_admitted(src: Path, dst: Path, compress: int = 1) -> Path:
     controller's Lease lives. ``kuota run`` of this world decides as it does
     of ``src``. ``compress``: the Jobs' arrivals and run times divided by it
     (the world's day in a test's minute, at a --speed whose real-time lags
-    stay far below Kueue's timeouts)."""
+    stay far below Kueue's timeouts). ``lead``: the world starts this much
+    (simulated time) before its first Job, so that a controller started
+    with the server leads before the Jobs come, as Kueue runs before a
+    cluster's users submit."""
     dst.mkdir(parents=True, exist_ok=True)
     files = {f: list(yaml.safe_load_all(f.read_text())) for f in sorted(src.glob("*.yaml"))}
     stamps = [
@@ -61,7 +66,13 @@ def webhook_admitted(src: Path, dst: Path, compress: int = 1) -> Path:
                 labels.setdefault("kueue.x-k8s.io/queue-name", "default")
                 d["spec"]["suspend"] = True
         (dst / f.name).write_text(yaml.safe_dump_all(docs))
-    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kueue-system"}}
+    ns: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "kueue-system"},
+    }
+    if start is not None:
+        ns["metadata"]["creationTimestamp"] = (start - lead).strftime("%Y-%m-%dT%H:%M:%SZ")
     (dst / "kueue-system.yaml").write_text(yaml.safe_dump(ns))
     return dst
 
@@ -210,13 +221,78 @@ def wait_for(cond: Callable[[], Any], timeout: float, what: str, every: float = 
     raise AssertionError(f"timed out waiting for {what}: {last!r}")
 
 
-__all__ = [
-    "Controller",
-    "Served",
-    "outcome",
-    "run_embedded",
-    "start_controller",
-    "start_server",
-    "wait_for",
-    "webhook_admitted",
-]
+class WorkloadLog:
+    """Every Workload write the API server made, in order, as a watch from the
+    start sees them (the recorded writes the invariants are checked on)."""
+
+    def __init__(self, served: Served) -> None:
+        from lightkube import Client, KubeConfig
+        from lightkube.generic_resource import create_namespaced_resource
+
+        self.writes: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        cfg = KubeConfig.from_file(str(served.kubeconfig))
+        self._client = Client(cfg)
+        self._res = create_namespaced_resource("kueue.x-k8s.io", "v1beta2", "Workload", "workloads")
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from lightkube import ALL_NS
+        from lightkube.types import on_error_retry
+
+        rv = "0"
+        while not self._stop.is_set():
+            try:
+                for etype, obj in self._client.watch(
+                    self._res, namespace=ALL_NS, resource_version=rv, on_error=on_error_retry
+                ):
+                    rv = obj["metadata"]["resourceVersion"]
+                    self.writes.append({"type": etype, **dict(obj)})
+                    if self._stop.is_set():
+                        return
+            except Exception:
+                time.sleep(0.2)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def history(self) -> dict[str, list[tuple[str, Any]]]:
+        """Per Workload (by its Job): its admissions and evictions, in order."""
+        out: dict[str, list[tuple[str, Any]]] = {}
+        last: dict[str, tuple[Any, Any]] = {}
+        for w in self.writes:
+            m = w["metadata"]
+            owner = (m.get("ownerReferences") or [{}])[0].get("name", m["name"])
+            key = f"{m['namespace']}/{owner}"
+            st = w.get("status") or {}
+            adm = st.get("admission")
+            cq = adm and (adm["clusterQueue"], _flavors(adm))
+            ev = next(
+                (
+                    c["reason"]
+                    for c in st.get("conditions") or ()
+                    if c["type"] == "Evicted" and c["status"] == "True"
+                ),
+                None,
+            )
+            prev_cq, prev_ev = last.get(key, (None, None))
+            h = out.setdefault(key, [])
+            if cq and cq != prev_cq:
+                h.append(("admitted", cq))
+            if ev and ev != prev_ev:
+                h.append(("evicted", ev))
+            last[key] = (cq, ev)
+        return out
+
+
+def _flavors(adm: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(
+        sorted(
+            {
+                f
+                for ps in adm.get("podSetAssignments") or ()
+                for f in (ps.get("flavors") or {}).values()
+            }
+        )
+    )
