@@ -82,6 +82,13 @@ class Controller:
     proc: subprocess.Popen[str]
     lines: list[str] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # when each stdout line came
+
+    def when(self, text: str) -> float:
+        for t, line in zip(self.times, self.lines, strict=False):
+            if text in line:
+                return t
+        raise AssertionError(f"no {text!r} from the controller")
 
     def wait_line(self, text: str, timeout: float) -> str:
         deadline = time.monotonic() + timeout
@@ -135,6 +142,8 @@ def start_controller(served: Served, *args: str, env: dict[str, str] | None = No
 
     def pump(stream: Any, into: list[str]) -> None:
         for line in stream:
+            if into is c.lines:
+                c.times.append(time.monotonic())
             into.append(line)
 
     threading.Thread(target=pump, args=(proc.stdout, c.lines), daemon=True).start()
@@ -215,7 +224,7 @@ def wait_for(cond: Callable[[], Any], timeout: float, what: str, every: float = 
     last: Any = None
     while time.monotonic() < deadline:
         last = cond()
-        if last:
+        if last and not isinstance(last, str):  # (a str says what is still missing)
             return last
         time.sleep(every)
     raise AssertionError(f"timed out waiting for {what}: {last!r}")
@@ -296,3 +305,97 @@ def _flavors(adm: dict[str, Any]) -> tuple[str, ...]:
             }
         )
     )
+
+
+def _qty(text: str) -> float:
+    units = {
+        "Ki": 2**10,
+        "Mi": 2**20,
+        "Gi": 2**30,
+        "Ti": 2**40,
+        "m": 1e-3,
+        "k": 1e3,
+        "M": 1e6,
+        "G": 1e9,
+    }
+    for u, f in units.items():
+        if text.endswith(u):
+            return float(text[: -len(u)]) * f
+    return float(text)
+
+
+def cohort_quota(cluster_queues: list[dict[str, Any]]) -> dict[tuple[str, str, str], float]:
+    """(cohort, flavor, resource) -> the nominal quota of its ClusterQueues:
+    what the cohort's admitted workloads may use together at most."""
+    out: dict[tuple[str, str, str], float] = {}
+    for cq in cluster_queues:
+        cohort = cq["spec"].get("cohortName") or cq["spec"].get("cohort") or cq["metadata"]["name"]
+        for rg in cq["spec"].get("resourceGroups") or ():
+            for fl in rg.get("flavors") or ():
+                for r in fl.get("resources") or ():
+                    k = (cohort, fl["name"], r["name"])
+                    out[k] = out.get(k, 0.0) + _qty(str(r["nominalQuota"]))
+    return out
+
+
+def check_writes(log: WorkloadLog, cluster_queues: list[dict[str, Any]]) -> dict[str, int]:
+    """The invariants, over every recorded Workload write: a Workload is never
+    given quota again while it holds some (no double booking), and what the
+    workloads holding quota use never exceeds their cohort's quota. Returns
+    the admissions and evictions counted."""
+    cohort_of = {
+        cq["metadata"]["name"]: cq["spec"].get("cohortName")
+        or cq["spec"].get("cohort")
+        or cq["metadata"]["name"]
+        for cq in cluster_queues
+    }
+    limit = cohort_quota(cluster_queues)
+    held: dict[str, dict[tuple[str, str, str], float]] = {}
+    used: dict[tuple[str, str, str], float] = {}
+    counts = {"admissions": 0, "evictions": 0}
+    for w in log.writes:
+        m = w["metadata"]
+        key = f"{m['namespace']}/{m['name']}"
+        st = w.get("status") or {}
+        conds = {c["type"]: c["status"] for c in st.get("conditions") or ()}
+        adm = st.get("admission")
+        holds = (
+            w["type"] != "DELETED"
+            and adm is not None
+            and conds.get("QuotaReserved") == "True"
+            and conds.get("Finished") != "True"
+            # The admission core frees an evicted workload's quota at its
+            # eviction (embedded and cluster mode alike).
+            and conds.get("Evicted") != "True"
+        )
+        before = held.get(key)
+        now: dict[tuple[str, str, str], float] | None = None
+        if holds:
+            now = {}
+            cohort = cohort_of[adm["clusterQueue"]]
+            for ps in adm.get("podSetAssignments") or ():
+                for res, flavor in (ps.get("flavors") or {}).items():
+                    q = _qty(str((ps.get("resourceUsage") or {}).get(res, "0")))
+                    k = (cohort, flavor, res)
+                    now[k] = now.get(k, 0.0) + q
+            if before is not None and now != before:
+                raise AssertionError(f"{key} booked again while holding quota: {before} -> {now}")
+        if before is None and now is not None:
+            counts["admissions"] += 1
+        if before is not None and now is None and conds.get("Finished") != "True":
+            counts["evictions"] += 1
+        for k, q in (before or {}).items():
+            used[k] -= q
+        for k, q in (now or {}).items():
+            used[k] = used.get(k, 0.0) + q
+            if used[k] > limit.get(k, 0.0) + 1e-9:
+                holders = sorted(h for h, u in held.items() if k in u and h != key)
+                raise AssertionError(
+                    f"quota exceeded at {key}'s write: {k} uses {used[k]} of {limit.get(k)} "
+                    f"(with {holders})"
+                )
+        if now is None:
+            held.pop(key, None)
+        else:
+            held[key] = now
+    return counts

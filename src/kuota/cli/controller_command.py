@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -153,5 +154,10 @@ def controller(
         code = run(opts, say)
     except OSError as err:
         click.echo(f"error: {err.strerror or err}", err=True)
-        sys.exit(1)
-    sys.exit(code)
+        code = 1
+    # Everything is released (lease, sockets, the I/O thread stopped): exit
+    # without the interpreter's teardown, which may run while the I/O
+    # thread's last callbacks unwind (a daemon thread inside ssl crashed it).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -88,7 +88,8 @@ class KubeStore:
         self.changed = threading.Event()
         self._watches: dict[ResourceType, list[KubeWatch]] = {}
         self._field_manager = field_manager
-        self.client: AsyncClient = self.io.call(self._make_client(config))
+        # (Any: lightkube's overloads do not know generic resources)
+        self.client: Any = self.io.call(self._make_client(config))
         # What crossed the wire (bench and the fault tests read them).
         self.requests = 0
         self.retries = 0
