@@ -10,6 +10,7 @@ from __future__ import annotations
 from kuota.api.jobset.jobset_kinds import JOBSET_KINDS
 from kuota.api.k8s.k8s_kinds import K8S_KINDS
 from kuota.api.kindspec import KindSpec, VersionSpec
+from kuota.api.kubeflow.kubeflow_kinds import KUBEFLOW_KINDS
 from kuota.api.kueue.kueue_kinds import KUEUE_KINDS
 from kuota.api.kuotadev.kuota_kinds import KUOTA_KINDS
 from kuota.api.lws.lws_kinds import LWS_KINDS
@@ -32,6 +33,7 @@ KINDS: tuple[KindSpec, ...] = (
     *K8S_KINDS,
     *LWS_KINDS,
     *JOBSET_KINDS,
+    *KUBEFLOW_KINDS,
     *OPENSHIFT_KINDS,
     *KUOTA_KINDS,
 )

@@ -401,9 +401,12 @@ def _iso(v: Any) -> datetime | None:
         return None
 
 
-# One step of the JSONPath printer columns use: ``.field``, ``[N]``,
-# ``[?(@.field=="value")]``.
-_STEP: Final = re.compile(r'\.([A-Za-z0-9_-]+)|\[(\d+)\]|\[\?\(@\.([A-Za-z0-9_-]+)=="([^"]*)"\)\]')
+# One step of the JSONPath printer columns use: ``.field``, ``[N]`` (``[-1]``
+# counts from the end), ``[?(@.field=="value")]``, ``[N:]`` (the training
+# operator's ``.status.conditions[-1:].type``).
+_STEP: Final = re.compile(
+    r'\.([A-Za-z0-9_-]+)|\[(-?\d+)\]|\[\?\(@\.([A-Za-z0-9_-]+)=="([^"]*)"\)\]|\[(-?\d+):\]'
+)
 
 
 def json_path(doc: Any, path: str) -> list[Any]:
@@ -418,10 +421,12 @@ def json_path(doc: Any, path: str) -> list[Any]:
         for cur in found:
             if m[1] is not None and isinstance(cur, dict) and m[1] in cur:
                 nxt.append(cur[m[1]])
-            elif m[2] is not None and isinstance(cur, list) and int(m[2]) < len(cur):
+            elif m[2] is not None and isinstance(cur, list) and -len(cur) <= int(m[2]) < len(cur):
                 nxt.append(cur[int(m[2])])
             elif m[3] is not None and isinstance(cur, list):
                 nxt += [x for x in cur if isinstance(x, dict) and str(x.get(m[3])) == m[4]]
+            elif m[5] is not None and isinstance(cur, list):
+                nxt += cur[int(m[5]) :]
         found = nxt
     return found if pos == len(path) else []
 

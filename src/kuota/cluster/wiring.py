@@ -27,6 +27,8 @@ from kuota.cluster.controllers.taint_eviction import TaintEviction
 from kuota.cluster.controllers.ttl_after_finished import TTLAfterFinished
 from kuota.cluster.jobset.jobset_controller import JobSetController
 from kuota.cluster.jobset.jobset_webhooks import JobSetDefaulting, JobSetValidation
+from kuota.cluster.kubeflow.training_operator import TrainingOperator
+from kuota.cluster.kubeflow.training_webhooks import TrainingJobDefaulting, TrainingJobValidation
 from kuota.cluster.kubescheduler.placement import Placement
 from kuota.cluster.kubescheduler.pod_scheduler import PodScheduler
 from kuota.cluster.lws.lws_controller import LeaderWorkerSetController
@@ -63,6 +65,7 @@ class EmbeddedCluster:
     taint_eviction: TaintEviction = field(default_factory=TaintEviction)
     leader_worker_sets: LeaderWorkerSetController = field(default_factory=LeaderWorkerSetController)
     job_sets: JobSetController = field(default_factory=JobSetController)
+    training: TrainingOperator = field(default_factory=TrainingOperator)
 
 
 def install(
@@ -100,6 +103,8 @@ def install(
         cluster.leader_worker_sets.pods,
         # The JobSet operator: a JobSet's child Jobs.
         cluster.job_sets,
+        # Kubeflow's training operator: PyTorchJob, TFJob, ... pods.
+        cluster.training,
     ):
         mgr.add(extra)
     return cluster
@@ -134,6 +139,9 @@ def api_server_hooks(
         # The JobSet operator's webhooks.
         JobSetDefaulting(),
         JobSetValidation(),
+        # The training operator's defaulting and webhooks.
+        TrainingJobDefaulting(),
+        TrainingJobValidation(),
         PodResourceAdmission(lambda ns: store().list(LIMIT_RANGE, ns).items),
         # Priority from PriorityClasses, the default not-ready/unreachable tolerations.
         priority,

@@ -44,4 +44,10 @@ LEADER_WORKER_SET: Final[ResourceType] = resource_for(
     "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"
 )
 JOB_SET: Final[ResourceType] = resource_for("jobset.x-k8s.io/v1alpha2", "JobSet")
+PYTORCH_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "PyTorchJob")
+TF_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "TFJob")
+PADDLE_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "PaddleJob")
+XGBOOST_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "XGBoostJob")
+JAX_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "JAXJob")
+MPI_JOB: Final[ResourceType] = resource_for("kubeflow.org/v2beta1", "MPIJob")
 NODE_OPERATION: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeOperation")

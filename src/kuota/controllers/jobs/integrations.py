@@ -18,6 +18,12 @@ _PACKAGES: Final = (
     "statefulset",
     "leaderworkerset",
     "jobset",
+    "pytorchjob",
+    "tfjob",
+    "paddlejob",
+    "xgboostjob",
+    "jaxjob",
+    "mpijob",
 )
 
 

@@ -23,7 +23,7 @@ def podset_name(rjob: js.ReplicatedJob) -> str:
     return rjob.name.lower()
 
 
-def _merged(template: PodTemplateSpec, info: PodSetInfo) -> None:
+def merge_into(template: PodTemplateSpec, info: PodSetInfo) -> None:
     """``podset.Merge``: the admission's labels, node selector and
     tolerations added to a pod template (in place)."""
     template.metadata.labels = {**(template.metadata.labels or {}), **info.labels} or None
@@ -102,7 +102,7 @@ class JobSetAdapter:
         for r in job.spec.replicated_jobs or ():
             info = by_name.get(podset_name(r))
             if info is not None:
-                _merged(r.template.spec.template, info)
+                merge_into(r.template.spec.template, info)
         return job
 
     def validate(self, job: js.JobSet, old: js.JobSet | None, elastic: bool) -> list[e.FieldError]:

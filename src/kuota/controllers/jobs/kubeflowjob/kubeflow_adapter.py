@@ -1,0 +1,106 @@
+"""A Kubeflow training job as Kueue's jobframework sees it
+(``kubeflowjob_controller.go``): a podSet per replica type in the kind's
+order (named by the type, lowercased; ``replicas`` pods), started by merging
+the admission into each replica's pod template, suspended through
+``runPolicy.suspend``, finished by its Succeeded or Failed condition, its pods
+ready once the Running condition is True."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kuota.api import errors as e
+from kuota.api.kubeflow import v1
+from kuota.api.kueue import types as kt
+from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobs.batchjob.job_adapter import restored_template
+from kuota.controllers.jobs.jobset.jobset_adapter import merge_into
+from kuota.store import clone
+from kuota.store.kinds import resource_for
+from kuota.store.protocol import ResourceType
+
+
+class KubeflowAdapter:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.api_version = v1.FRAMEWORKS[kind].api_version
+        self.rtype: ResourceType = resource_for(self.api_version, kind)
+
+    def pod_sets(self, job: Any, partial_admission: bool) -> list[kt.PodSet]:
+        specs = v1.replica_specs(job)
+        return [
+            kt.PodSet(
+                name=t.lower(),
+                template=clone(specs[t].template),
+                count=specs[t].replicas if specs[t].replicas is not None else 1,
+            )
+            for t in v1.ordered_types(job)
+        ]
+
+    def is_suspended(self, job: Any) -> bool:
+        return bool(job.spec.run_policy.suspend)
+
+    def is_active(self, job: Any) -> bool:
+        st = job.status
+        return st is not None and any(r.active != 0 for r in (st.replica_statuses or {}).values())
+
+    def finished(self, job: Any) -> Finished | None:
+        for c in (job.status.conditions if job.status else None) or ():
+            if c.type in ("Succeeded", "Failed") and c.status == "True":
+                return Finished(c.type != "Failed", c.message)
+        return None
+
+    def pods_ready(self, job: Any, wl: kt.Workload) -> bool:
+        return any(
+            c.type == "Running" and c.status == "True"
+            for c in (job.status.conditions if job.status else None) or ()
+        )
+
+    def reclaimable_pods(self, job: Any) -> list[kt.ReclaimablePod] | None:
+        return None  # (Kueue's Kubeflow jobs report none)
+
+    def suspend_on_create(self, job: Any) -> Any:
+        if job.spec.run_policy.suspend:
+            return job
+        job = clone(job)
+        job.spec.run_policy.suspend = True
+        return job
+
+    def run(self, job: Any, infos: list[PodSetInfo]) -> Any:
+        job = clone(job)
+        job.spec.run_policy.suspend = False
+        by_name = {i.name: i for i in infos}
+        specs = v1.replica_specs(job)
+        for t in v1.ordered_types(job):
+            info = by_name.get(t.lower())
+            if info is not None:
+                merge_into(specs[t].template, info)
+        return job
+
+    def validate(self, job: Any, old: Any | None, elastic: bool) -> list[e.FieldError]:
+        return []  # Kueue's Kubeflow webhooks add only TAS rules to jobframework's
+
+    def update_errors(self, new: Any, old: Any) -> list[e.FieldError]:
+        return []
+
+    def stop(self, job: Any) -> Any | None:
+        if self.is_suspended(job):
+            return None
+        job = clone(job)
+        job.spec.run_policy.suspend = True
+        return job
+
+    def restore(self, job: Any, original: list[kt.PodSet]) -> Any | None:
+        by_name = {p.name: p for p in original}
+        new = clone(job)
+        specs = v1.replica_specs(new)
+        changed = False
+        for t in v1.ordered_types(new):
+            ps = by_name.get(t.lower())
+            if ps is None:
+                continue
+            restored = restored_template(specs[t].template, ps.template)
+            if restored != specs[t].template:
+                specs[t].template = restored
+                changed = True
+        return new if changed else None
