@@ -5,7 +5,16 @@
 2. watch delivery: 100 watchers on Jobs in one namespace; the delay from a
    create's response to each watcher's ADDED event (p50/p99).
 3. ``kubectl get workloads -A`` over W Workloads (paginated by kubectl's
-   ``limit=500``): wall time of the command (kubectl must be installed).
+   ``limit=500``): wall time of the command (kubectl must be installed), and
+   the server's CPU for it. kubectl's own client-side rate limit (client-go's
+   default 5 requests/s, burst 10; kubernetes/kubernetes#111880) puts a floor
+   of (pages - 10) / 5 s under the paginated command whatever the server
+   does: 18 s for 100 pages. So the command is also timed unpaginated
+   (``--chunk-size=0``, one request), and the floor is reported.
+
+Every phase reports the server's CPU seconds (``/proc/PID/stat``) and their
+ratio to a fixed pure-Python loop timed in the same run (``ref_loop_cpu_s``):
+the machine is shared, so wall figures move with its load; the ratios less.
 
 The server runs as ``kuota serve`` in a subprocess on a free port (with
 ``PYTHONPATH=build/mypyc`` under ``make bench``: the compiled hot path).
@@ -208,6 +217,27 @@ class _Skip(Exception):
     pass
 
 
+def _cpu_s(pid: int) -> float:
+    """The process's user + system CPU seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _ref_loop() -> float:
+    """CPU seconds of a fixed pure-Python loop (the yardstick of the ratios)."""
+    t = time.process_time()
+    acc: dict[int, int] = {}
+    for i in range(2_000_000):
+        acc[i & 1023] = acc.get(i & 1023, 0) + i
+    return time.process_time() - t
+
+
+def _build() -> str:
+    import kuota
+
+    return str(kuota.build())
+
+
 def main() -> None:
     print(f"build: {kuota.build()}, {kuota.interpreter()} (every figure below)")
     ap = argparse.ArgumentParser()
@@ -218,7 +248,9 @@ def main() -> None:
     ap.add_argument("--workloads", type=int, default=50_000)
     ap.add_argument("--json", default=None, help="Write the figures here too.")
     a = ap.parse_args()
-    out: dict[str, Any] = {}
+    ref = min(_ref_loop() for _ in range(3))
+    out: dict[str, Any] = {"build": _build(), "ref_loop_cpu_s": round(ref, 3)}
+    print("build:", out["build"], "ref loop CPU s:", out["ref_loop_cpu_s"], flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="kuota-bench-serve-"))
     try:
         world = tmp / "ns.yaml"
@@ -230,9 +262,21 @@ def main() -> None:
             if not a.creates:
                 raise _Skip
             ctx = _ssl(tmp / "s1")
+            cpu0, client0 = _cpu_s(proc.pid), time.process_time()
             out["create"] = asyncio.run(_creates(url, ctx, a.clients, a.creates))
+            cpu = _cpu_s(proc.pid) - cpu0
+            out["create"]["server_cpu_ms_per_create"] = round(1000 * cpu / a.creates, 3)
+            out["create"]["per_create_over_ref"] = round(cpu / a.creates / ref, 5)
+            out["create"]["creates_per_server_cpu_s"] = round(a.creates / cpu, 1)
+            out["create"]["client_cpu_ms_per_create"] = round(
+                1000 * (time.process_time() - client0) / a.creates, 3
+            )
             print("create:", out["create"], flush=True)
+            cpu0 = _cpu_s(proc.pid)
             out["watch"] = asyncio.run(_watch_delivery(url, ctx, a.watchers, a.events))
+            cpu = _cpu_s(proc.pid) - cpu0
+            out["watch"]["server_cpu_ms_per_event"] = round(1000 * cpu / a.events, 3)
+            out["watch"]["per_event_over_ref"] = round(cpu / a.events / ref, 5)
             print("watch:", out["watch"], flush=True)
         except _Skip:
             pass
@@ -251,24 +295,30 @@ def main() -> None:
                 r = subprocess.run([kubectl, "get", "ns"], env=env, capture_output=True, text=True)
                 if r.returncode != 0:
                     raise SystemExit(f"kubectl get ns: {r.stderr}")
-                times = []
-                for _ in range(3):
-                    t = time.perf_counter()
-                    r = subprocess.run(
-                        [kubectl, "get", "workloads", "-A", "--no-headers"],
-                        env=env,
-                        capture_output=True,
-                        text=True,
-                        check=True,
-                    )
-                    times.append(time.perf_counter() - t)
-                rows = len(r.stdout.splitlines())
-                out["kubectl_get_workloads"] = {
-                    "workloads": rows,
-                    "server_start_s": round(start_s, 1),
-                    "seconds_min": round(min(times), 2),
-                    "seconds_max": round(max(times), 2),
-                }
+                figures: dict[str, Any] = {"server_start_s": round(start_s, 1)}
+                for label, extra in (("paginated", []), ("unpaginated", ["--chunk-size=0"])):
+                    times, cpus = [], []
+                    for _ in range(3):
+                        t, cpu0 = time.perf_counter(), _cpu_s(proc.pid)
+                        r = subprocess.run(
+                            [kubectl, "get", "workloads", "-A", "--no-headers", *extra],
+                            env=env,
+                            capture_output=True,
+                            text=True,
+                            check=True,
+                        )
+                        times.append(time.perf_counter() - t)
+                        cpus.append(_cpu_s(proc.pid) - cpu0)
+                    figures["workloads"] = len(r.stdout.splitlines())
+                    figures[label] = {
+                        "seconds_min": round(min(times), 2),
+                        "seconds_max": round(max(times), 2),
+                        "server_cpu_s": round(min(cpus), 2),
+                        "server_cpu_over_ref": round(min(cpus) / ref, 2),
+                    }
+                pages = -(-figures["workloads"] // 500)
+                figures["paginated"]["client_throttle_floor_s"] = max(0, pages - 10) / 5
+                out["kubectl_get_workloads"] = figures
                 print("kubectl get workloads -A:", out["kubectl_get_workloads"], flush=True)
             finally:
                 proc.terminate()

@@ -93,6 +93,7 @@ async def serve(
             loop.remove_signal_handler(sig)
         hub.stop()
         await runner.cleanup()
+        await hub.drain()  # every acknowledged write on disk before the store closes
         timers.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await timers

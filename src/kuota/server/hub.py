@@ -36,6 +36,9 @@ class Hub:
         # flush (one fsync); each is answered once it is durable.
         self._batch: Any = None
         self._durable: asyncio.Future[None] = self.loop.create_future()
+        self._commit_scheduled = False
+        self._syncing = False  # a group's write and fsync run on a thread
+        self._joined = False  # a client's write waits for self._durable
 
     # ---------------------------------------------------------------- watches
     def notify(self) -> None:
@@ -61,23 +64,82 @@ class Hub:
         if self._batch is None:
             self._batch = self.cp.store.batch()
             self._batch.__enter__()
+        self._joined = True
+        if not self._commit_scheduled:
+            self._commit_scheduled = True
             self.loop.call_soon(self._commit)
         return self._durable
 
     def _commit(self) -> None:
         # The controllers' reactions to these writes join the same commit:
         # one fsync for the clients' writes and what they caused.
+        self._commit_scheduled = False
         if self._settle_scheduled:
             self._settle()
-        batch, self._batch = self._batch, None
+        if self._syncing:
+            return  # (committed when the fsync in flight is done)
+        journal = self.cp.store.journal
         fut, self._durable = self._durable, self.loop.create_future()
-        try:
-            batch.__exit__(None, None, None)  # the flush and its fsync
-        except Exception as err:
-            fut.set_exception(err)
-            fut.exception()  # (retrieved: a write nobody awaits logs nothing)
+        self._joined = False
+        if journal is None or not journal.pending or journal.snapshot_due:
+            self._close_batch(fut)
             return
+        # Pipelined: the write and fsync run on a thread while this loop
+        # keeps answering; the batch stays open meanwhile, so the writes that
+        # arrive are only buffered (the next group) and never flushed ahead.
+        data, mark = journal.detach()
+        self._syncing = True
+        done = self.loop.run_in_executor(None, journal.write_out, data)
+        done.add_done_callback(lambda f: self._synced(f, fut, data, mark))
+
+    def _synced(
+        self, f: asyncio.Future[None], fut: asyncio.Future[None], data: Any, mark: Any
+    ) -> None:
+        self._syncing = False
+        store = self.cp.store
+        journal = store.journal
+        err = f.exception()
+        if err is not None:
+            failure = journal.lost(err) if isinstance(err, OSError) else err
+            store.journal_failed(failure)
+            for waiting in (fut, self._durable):
+                if not waiting.done():
+                    waiting.set_exception(failure)
+                    waiting.exception()  # (retrieved: a write nobody awaits logs nothing)
+            self._batch = None  # abandoned: the store refuses writes now
+            return
+        journal.acknowledge(data, mark)
         fut.set_result(None)
+        if journal.pending or self._joined:
+            if not self._commit_scheduled:
+                self._commit_scheduled = True
+                self.loop.call_soon(self._commit)
+        else:
+            self._close_batch(self._durable)
+            self._durable = self.loop.create_future()
+
+    def _close_batch(self, fut: asyncio.Future[None]) -> None:
+        """End the open batch (its flush, synchronous, and a snapshot when
+        one is due) and answer ``fut``."""
+        batch, self._batch = self._batch, None
+        try:
+            if batch is not None:
+                batch.__exit__(None, None, None)
+        except Exception as err:
+            if not fut.done():
+                fut.set_exception(err)
+                fut.exception()
+            return
+        if not fut.done():
+            fut.set_result(None)
+
+    async def drain(self) -> None:
+        """Until no group commit is in flight or open (before the store closes)."""
+        while self._syncing or self._batch is not None:
+            if not self._syncing:
+                self._commit()  # closes the batch, or starts its last fsync
+            else:
+                await asyncio.sleep(0.005)
 
     # ---------------------------------------------------------------- manager
     def written(self) -> None:

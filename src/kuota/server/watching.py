@@ -21,22 +21,40 @@ from kuota.store import Gone, StoreError, selector_matcher
 
 _BOOKMARK_EVERY = 10.0  # seconds of quiet between bookmarks, when asked for
 _JSON = msgspec.json.Encoder()
-# One event's wire form, shared by every watch of its resource and version:
-# (id of the stored object, its resourceVersion, served version) -> (object, wire).
-_WIRES: dict[tuple[int, str, int], tuple[Any, dict[str, Any]]] = {}
+# One event's wire form and its encoded lines, shared by every watch of its
+# resource and version (100 watchers cost one encoding per event, not 100):
+# (id of the stored object, its resourceVersion, served version) ->
+# (object, wire, {event type: line}).
+_WIRES: dict[tuple[int, str, int], tuple[Any, dict[str, Any], dict[str, bytes]]] = {}
 _WIRES_SIZE = 4096
 
 
-def _wire(obj: Any, served: Any) -> dict[str, Any]:
+class Counts:
+    """How many event lines were encoded (a structural check that fan-out
+    shares them; never reset)."""
+
+    lines_encoded = 0
+
+
+def _cached(obj: Any, served: Any) -> tuple[Any, dict[str, Any], dict[str, bytes]]:
     key = (id(obj), obj.metadata.resource_version, id(served))
     hit = _WIRES.get(key)
     if hit is not None and hit[0] is obj:
-        return hit[1]
-    wire = encode(obj, served)
+        return hit
     if len(_WIRES) >= _WIRES_SIZE:
         _WIRES.clear()
-    _WIRES[key] = (obj, wire)
-    return wire
+    entry = (obj, encode(obj, served), {})
+    _WIRES[key] = entry
+    return entry
+
+
+def _event_line(kind: str, entry: tuple[Any, dict[str, Any], dict[str, bytes]]) -> bytes:
+    lines = entry[2]
+    line = lines.get(kind)
+    if line is None:
+        line = lines[kind] = _line(kind, entry[1])
+        Counts.lines_encoded += 1
+    return line
 
 
 def _line(kind: str, obj: Any) -> bytes:
@@ -64,14 +82,14 @@ async def watch(
     now = res.now
 
     def render(kind: str, obj: Any) -> bytes | None:
-        wire = _wire(obj, s)
         if label and not matcher(obj.metadata.labels):
             return None
-        if fsel is not None and not fsel(wire):
+        entry = _cached(obj, s)
+        if fsel is not None and not fsel(entry[1]):
             return None
         if as_table:
             return _line(kind, table(s, [obj], now(), definitions=False))
-        return _line(kind, wire)
+        return _event_line(kind, entry)
 
     first: list[bytes] = []
     store = res.store

@@ -180,15 +180,42 @@ class Journal:
         and a JournalWriteError names the state and the cause."""
         if not self._buffer or self._fd is None:
             return
+        data, mark = self.detach()
         try:
-            _write_all(self._fd, self._buffer)
-            _datasync(self._fd)
+            self.write_out(data)
         except OSError as err:
-            self._take_back()
-            raise self._failed(segment_name(self._segment), err) from None
-        self._acked_size += len(self._buffer)
+            raise self.lost(err) from None
+        self.acknowledge(data, mark)
+
+    # A flush in three steps, so that the slow middle one (write and fsync)
+    # can run on another thread while the caller's thread keeps buffering
+    # records (the API server's pipelined group commit). At most one
+    # write_out at a time, and no flush while one runs.
+    def detach(self) -> tuple[bytes, Position]:
+        """Take the buffered records (and the chain position after them)."""
+        data = bytes(self._buffer)
         self._buffer.clear()
-        self._acked = Position(self._number, self._crc)
+        return data, Position(self._number, self._crc)
+
+    def write_out(self, data: bytes) -> None:
+        """Append ``data`` and fsync it; touches only the file (thread-safe
+        against ``_append``). Raises OSError."""
+        if self._fd is None:
+            raise OSError("the journal is closed")
+        if data:
+            _write_all(self._fd, data)
+            _datasync(self._fd)
+
+    def acknowledge(self, data: bytes, mark: Position) -> None:
+        """``data`` (detached at ``mark``) is durable."""
+        self._acked_size += len(data)
+        self._acked = mark
+
+    def lost(self, err: OSError) -> JournalWriteError:
+        """A write_out failed: take back every record not acknowledged (the
+        detached ones and any buffered since) and name the failure."""
+        self._take_back()
+        return self._failed(segment_name(self._segment), err)
 
     def _take_back(self) -> None:
         """Forget the records not acknowledged; cut what of them reached the

@@ -251,8 +251,8 @@ class MemoryStore:
 
     def _end(self) -> None:
         self._depth -= 1
-        if self._depth or self._journal is None:
-            return
+        if self._depth or self._journal is None or self._failed is not None:
+            return  # (after a failed flush nothing more is written: memory is ahead)
         j = self._journal
         try:
             j.flush()
@@ -262,6 +262,17 @@ class MemoryStore:
             # Memory is ahead of the disk now; refuse further writes, as etcd does.
             self._failed = err
             raise
+
+    @property
+    def journal(self) -> Journal | None:
+        """The journal, for a caller that flushes it itself (inside a batch,
+        so the store never flushes it meanwhile)."""
+        return self._journal
+
+    def journal_failed(self, err: Exception) -> None:
+        """The caller's flush failed: memory is ahead of the disk now; refuse
+        further writes, as a failed flush of the store's own does."""
+        self._failed = err
 
     def close(self) -> None:
         """Snapshot (when the journal has records since the last one) and release
