@@ -34,6 +34,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "kuota.cli.node:node_group",
         "oc adm's node operations on a kept state: cordon, uncordon, drain, taint, label.",
     ),
+    "predict": (
+        "kuota.cli.predict:predict",
+        "Would a job be admitted now, in which flavor; if not, why, its queue positions"
+        " and its estimated start (a fork of a state run forward).",
+    ),
     "serve": (
         "kuota.cli.serve_command:serve",
         "Serve the Kubernetes API over the embedded control plane (WORLD files' objects"
