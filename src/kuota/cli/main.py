@@ -30,6 +30,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "How many more copies of a pod fit on a world's nodes, and what stops the next one"
         " on each node (OpenShift's cluster-capacity).",
     ),
+    "must-gather": (
+        "kuota.cli.must_gather:must_gather",
+        "Write a diagnostics bundle of a state (objects, Events, Configuration, nodes,"
+        " summary.txt); no secrets.",
+    ),
     "node": (
         "kuota.cli.node:node_group",
         "oc adm's node operations on a kept state: cordon, uncordon, drain, taint, label.",
