@@ -222,7 +222,11 @@ def _write(path: str, files: dict[str, bytes]) -> None:
             tar.addfile(info, io.BytesIO(data))
 
 
-@click.command("must-gather")
+@click.command(
+    "must-gather",
+    short_help="Write a diagnostics bundle of a state (objects, Events, Configuration, nodes,"
+    " summary.txt); no secrets.",
+)
 @click.option("--state", envvar="KUOTA_STATE", default=None, help="State directory of a run.")
 @click.option("-o", "--output", "out", required=True, help="The bundle to write (FILE.tar.gz).")
 def must_gather(state: str | None, out: str) -> None:
