@@ -27,7 +27,10 @@ def _seconds(s: float | None) -> str:
     return f"{s:.0f}s" if s < 120 else f"{s / 60:.1f}m" if s < 7200 else f"{s / 3600:.1f}h"
 
 
-@click.command()
+@click.command(
+    short_help="Would a job be admitted now, in which flavor; if not, why, its queue positions"
+    " and its estimated start (a fork of a state run forward).",
+)
 @click.argument("job_file", metavar="JOB.yaml")
 @click.option("--state", envvar="KUOTA_STATE", default=None, help="State directory of a run.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prediction as JSON.")
