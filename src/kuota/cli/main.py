@@ -34,9 +34,19 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "kuota.cli.controller_command:controller",
         "Run Kueue's controllers against a Kubernetes API server (cluster mode).",
     ),
+    "must-gather": (
+        "kuota.cli.must_gather:must_gather",
+        "Write a diagnostics bundle of a state (objects, Events, Configuration, nodes,"
+        " summary.txt); no secrets.",
+    ),
     "node": (
         "kuota.cli.node:node_group",
         "oc adm's node operations on a kept state: cordon, uncordon, drain, taint, label.",
+    ),
+    "predict": (
+        "kuota.cli.predict:predict",
+        "Would a job be admitted now, in which flavor; if not, why, its queue positions"
+        " and its estimated start (a fork of a state run forward).",
     ),
     "serve": (
         "kuota.cli.serve_command:serve",

@@ -114,6 +114,14 @@ def open_readonly(state_dir: str | Path) -> ReadOnlyStore:
     return ReadOnlyStore(store, f"the state {state_dir}")
 
 
+def read_state(state_dir: str | Path) -> Recovered:
+    """The objects and meta a state keeps, read as open_readonly reads them
+    (no lock, nothing written): a fork's starting point."""
+    if not str(state_dir):
+        raise JournalError("an empty state path: give a state directory")
+    return _read(Path(state_dir))
+
+
 # A live writer may snapshot while we read: files we listed go, and a listing
 # taken during a rename may miss one. Each retry starts over from what the
 # directory holds then; a writer snapshots at most once per snapshot_every

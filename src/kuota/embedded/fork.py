@@ -1,0 +1,196 @@
+"""A fork of a control plane's state, run forward in virtual time.
+
+``kuota predict`` asks when a job would start: the answer comes from a copy
+of the current state (a kept state directory, or the objects an API server
+serves) in a fresh in-memory control plane on a virtual clock. Nothing of
+the original is touched: stored objects are never written to, so the fork
+shares them, and the few it changes (durations) are its own copies.
+
+Anything waiting starts when something running ends, so every workload
+gets an expected end: its pods' declared duration (``kuota.dev/duration``),
+else its maximum execution time (Kueue deactivates it then), else the
+median run of the finished workloads of the same LocalQueue and shape,
+written on the fork's copies of its pods and Job; else it runs until deleted.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import msgspec
+
+from kuota.api.base import enc_hook
+from kuota.api.conditions import find_condition
+from kuota.api.kueue.config import KueueConfig
+from kuota.api.openshift.scheduler_config import Scheduler
+from kuota.cluster.controllers.run_keys import DURATION_ANNOTATION
+from kuota.embedded.controlplane import ControlPlane
+from kuota.embedded.state_meta import CLOCK_META
+from kuota.runtime.clock import VirtualClock
+from kuota.runtime.manager import StopReason
+from kuota.store import clone
+from kuota.store.journal_replay import Recovered
+from kuota.store.resources import JOB, POD, WORKLOAD
+
+# Where an expected end comes from (ExpectedEnd.source).
+DECLARED = "declared duration"
+MAX_EXECUTION = "maximum execution time"
+MEDIAN = "median of finished"
+UNKNOWN = "unknown (runs until deleted)"
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedEnd:
+    """How long a workload of the fork is taken to run, and why."""
+
+    workload: str  # namespace/name
+    source: str  # DECLARED, MAX_EXECUTION, MEDIAN, UNKNOWN
+    seconds: float | None  # its whole run (None: until deleted)
+    samples: int = 0  # finished workloads the median is of
+
+
+@dataclass
+class Fork:
+    cp: ControlPlane
+    ends: list[ExpectedEnd] = field(default_factory=list)
+
+
+def _key(obj: Any) -> str:
+    return f"{obj.metadata.namespace}/{obj.metadata.name}"
+
+
+def _since(obj: Any, ctype: str) -> datetime | None:
+    c = find_condition(obj, ctype)
+    return c.last_transition_time if c is not None and c.status == "True" else None
+
+
+def _shape(wl: Any) -> tuple[str, bytes]:
+    """A workload's queue and what it asks for: workloads alike in both are
+    taken to run alike."""
+    sets = [
+        (ps.name, ps.count, [c.resources for c in ps.template.spec.containers])
+        for ps in wl.spec.pod_sets
+    ]
+    return wl.spec.queue_name or "", msgspec.json.encode(sets, enc_hook=enc_hook)
+
+
+def _owner_uids(obj: Any) -> list[str]:
+    refs = obj.metadata.owner_references or []
+    return [r.uid for r in refs]
+
+
+def _declared(ann: dict[str, str] | None) -> bool:
+    return bool(ann) and DURATION_ANNOTATION in (ann or {})
+
+
+def _with_duration(obj: Any, seconds: float, template: bool) -> Any:
+    new = clone(obj)
+    meta = new.spec.template.metadata if template else new.metadata
+    meta.annotations = {**(meta.annotations or {}), DURATION_ANNOTATION: f"{max(0, seconds):.3f}s"}
+    return new
+
+
+def _median_runs(workloads: Iterable[Any]) -> dict[tuple[str, bytes], list[float]]:
+    runs: dict[tuple[str, bytes], list[float]] = {}
+    for wl in workloads:
+        done, admitted = _since(wl, "Finished"), _since(wl, "Admitted")
+        if done is None or admitted is None or admitted > done:
+            continue
+        runs.setdefault(_shape(wl), []).append((done - admitted).total_seconds())
+    return runs
+
+
+def _expect_ends(state: Recovered, now: datetime) -> list[ExpectedEnd]:
+    """Give every unfinished workload whose pods declare no run an expected
+    end (on the fork's copies); say for each which rule gave it."""
+    objects = state.objects
+    workloads = list(objects.get(WORKLOAD, {}).values())
+    runs = _median_runs(workloads)
+    by_owner: dict[str, Any] = {}  # a workload by its owners' uids (Job, pod group)
+    for wl in workloads:
+        for uid in _owner_uids(wl):
+            by_owner[uid] = wl
+    pods_of: dict[str, list[tuple[Any, Any]]] = {}
+    for pkey, pod in objects.get(POD, {}).items():
+        for uid in [pod.metadata.uid, *_owner_uids(pod)]:
+            wl = by_owner.get(uid)
+            if wl is not None:
+                pods_of.setdefault(_key(wl), []).append((pkey, pod))
+                break
+    jobs = objects.get(JOB, {})
+    jobs_by_uid = {j.metadata.uid: (k, j) for k, j in jobs.items()}
+    ends: list[ExpectedEnd] = []
+    for wl in workloads:
+        if _since(wl, "Finished") is not None:
+            continue
+        key = _key(wl)
+        pods = pods_of.get(key, [])
+        owned_jobs = [jobs_by_uid[u] for u in _owner_uids(wl) if u in jobs_by_uid]
+        templates = [j.spec.template.metadata.annotations for _, j in owned_jobs]
+        if any(_declared(p.metadata.annotations) for _, p in pods) or any(
+            _declared(t) for t in templates
+        ):
+            ends.append(ExpectedEnd(key, DECLARED, None))
+            continue
+        if wl.spec.maximum_execution_time_seconds is not None:
+            ends.append(ExpectedEnd(key, MAX_EXECUTION, wl.spec.maximum_execution_time_seconds))
+            continue
+        samples = runs.get(_shape(wl))
+        if not samples:
+            ends.append(ExpectedEnd(key, UNKNOWN, None))
+            continue
+        median = statistics.median(samples)
+        ends.append(ExpectedEnd(key, MEDIAN, median, len(samples)))
+        for jkey, job in owned_jobs:
+            jobs[jkey] = _with_duration(job, median, template=True)
+        admitted = _since(wl, "Admitted") or now
+        for pkey, pod in pods:
+            started = pod.status.start_time if pod.status is not None else None
+            # The run is the workload's, from its admission: a pod started
+            # later has that much less of it left.
+            left = median - ((started or admitted) - admitted).total_seconds()
+            objects[POD][pkey] = _with_duration(pod, left, template=False)
+    return ends
+
+
+def fork(
+    state: Recovered,
+    config: KueueConfig,
+    *,
+    openshift: bool = False,
+    scheduler: Scheduler | None = None,
+) -> Fork:
+    """A control plane in memory on a virtual clock at the state's time
+    (``state`` is taken over: give a fresh read)."""
+    saved = state.meta.get(CLOCK_META)
+    now = datetime.fromisoformat(saved) if saved else datetime.now(UTC)
+    ends = _expect_ends(state, now)
+    cp = ControlPlane(
+        config, now, clock=VirtualClock(now), openshift=openshift, scheduler=scheduler
+    )
+    cp.store.adopt(state)
+    return Fork(cp, ends)
+
+
+def settle(cp: ControlPlane) -> None:
+    """Let the fork's present instant settle (what a live run would do next at it)."""
+    cp.run(until=cp.clock.now())
+
+
+def forward(
+    cp: ControlPlane, done: Callable[[], bool], horizon: timedelta | None = None
+) -> StopReason:
+    """Run the fork in virtual time until ``done()`` holds after an instant,
+    nothing more can happen, or ``horizon`` has passed. Once per fork: a
+    stopped manager stays stopped."""
+    until = cp.clock.now() + horizon if horizon is not None else None
+
+    def on_round() -> None:
+        if done():
+            cp.mgr.stop()
+
+    return cp.run(until, on_round=on_round)
