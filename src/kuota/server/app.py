@@ -74,6 +74,7 @@ class ApiServer:
         self.authz = authz
         self.address = address
         self.aggregate = Aggregator(cp.store)
+        self.metrics: Any = None  # KueueMetrics, served at /metrics when set
         self.res = Resources(
             cp.store, cp.config.feature_gates, cp.clock.now, self._written, hub.begin_write
         )
@@ -89,6 +90,7 @@ class ApiServer:
         for path in ("/healthz", "/livez", "/readyz"):
             r.add_get(path, self._health)
         r.add_get("/version", self._version)
+        r.add_get("/metrics", self._metrics)
         r.add_get("/api", self._api)
         r.add_get("/api/", self._api)
         r.add_get("/api/v1", self._api_v1)
@@ -174,6 +176,14 @@ class ApiServer:
     # ---------------------------------------------------------------- non-resource
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        if self.metrics is None:
+            raise web.HTTPNotFound()
+        return web.Response(
+            body=self.metrics.render(),
+            headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
+        )
 
     async def _version(self, request: web.Request) -> web.Response:
         return json_response(
