@@ -5,11 +5,9 @@ certificate issued by Kueue's internal certificate management."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import ssl
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
+from tests.webhooks.conftest import https_app
 
 from kuota.cli.world import load_world
 from kuota.embedded.controlplane import ControlPlane
 from kuota.webhooks import certs
-from kuota.webhooks.server import tls_context, webhook_app
+from kuota.webhooks.server import webhook_app
 
 REPO = Path(__file__).resolve().parents[2]
 WORLD = REPO / "examples" / "quickstart" / "world.yaml"
@@ -33,23 +31,9 @@ WORLD = REPO / "examples" / "quickstart" / "world.yaml"
 def hook_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, bytes]]:
     world = load_world([str(WORLD)])
     cp = ControlPlane(world.config, datetime(2026, 1, 1, tzinfo=UTC))
-    served = certs.generate(("127.0.0.1", *certs.serving_names()))
-    cert_dir = tmp_path_factory.mktemp("certs")
-    served.write(cert_dir)
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(webhook_app(cp.kueue_webhooks, world.config.feature_gates))
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=tls_context(cert_dir))
-    loop.run_until_complete(site.start())
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{port}", served.ca_crt
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
+    app = webhook_app(cp.kueue_webhooks, world.config.feature_gates)
+    with https_app(app, tmp_path_factory.mktemp("certs")) as server:
+        yield server
 
 
 def _post(server: tuple[str, bytes], path: str, body: Any) -> tuple[int, dict[str, Any]]:

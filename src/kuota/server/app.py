@@ -330,7 +330,7 @@ class ApiServer:
             or (sub == "scale" and served.spec.scale_subresource)
         ):
             raise web.HTTPNotFound()
-        req = Request(served, namespace, name, sub, query)
+        req = Request(served, namespace, name, sub, query, request["user"])
         warnings = _deprecation(served)
         reply: Reply | None = None
         if method == "GET":
@@ -460,7 +460,7 @@ class ApiServer:
             now=self._now(),
         )
         if live is None:
-            return self.res.create(Request(s, req.namespace, "", "", req.query), patched)
+            return self.res.create(Request(s, req.namespace, "", "", req.query, req.user), patched)
         meta = patched.setdefault("metadata", {})
         meta.setdefault("resourceVersion", live["metadata"].get("resourceVersion"))
         if req.subresource != "status":

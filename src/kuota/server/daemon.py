@@ -24,6 +24,7 @@ from kuota.server.auth import Authenticator, UserInfo
 from kuota.server.auth.store import rbac_authorizer, reconcile_bootstrap
 from kuota.server.certs import ensure_pki, write_kubeconfig
 from kuota.server.hub import Hub
+from kuota.server.webhook_calls import ServeWebhooks
 
 log = structlog.get_logger("kuota.server")
 
@@ -78,6 +79,7 @@ async def serve(
     api = ApiServer(cp, hub, Authenticator(tokens), rbac_authorizer(cp.store), f"{address}:{port}")
     runner = web.AppRunner(api.app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
     api.metrics = metrics
+    api.res.webhooks = ServeWebhooks(cp.store)
     api.aggregate()
     await runner.setup()
     kubeconfig = write_kubeconfig(state_dir, pki, url)
