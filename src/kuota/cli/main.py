@@ -30,6 +30,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "How many more copies of a pod fit on a world's nodes, and what stops the next one"
         " on each node (OpenShift's cluster-capacity).",
     ),
+    "controller": (
+        "kuota.cli.controller_command:controller",
+        "Run Kueue's controllers against a Kubernetes API server (cluster mode).",
+    ),
     "node": (
         "kuota.cli.node:node_group",
         "oc adm's node operations on a kept state: cordon, uncordon, drain, taint, label.",

@@ -40,6 +40,12 @@ def _err(msg: str) -> None:
     default=None,
     help='kube-apiserver\'s static token CSV: token,user,uid,"group1,group2".',
 )
+@click.option(
+    "--without-kueue",
+    is_flag=True,
+    help="Run only what a cluster provides (API server, nodes, kube-scheduler, kubelet, "
+    "Job/apps/LWS/JobSet controllers): Kueue runs elsewhere (kuota controller).",
+)
 def serve(
     paths: tuple[str, ...],
     state: str,
@@ -47,6 +53,7 @@ def serve(
     port: int,
     speed: float,
     token_auth_file: str | None,
+    without_kueue: bool,
 ) -> None:
     """Serve the Kubernetes API over the embedded control plane (WORLD files'
     objects created at start); writes STATE/kubeconfig for kubectl."""
@@ -55,6 +62,7 @@ def serve(
     from kuota.cli.world import load_world
     from kuota.embedded.controlplane import ControlPlane
     from kuota.runtime.clock import RealClock
+    from kuota.runtime.simclock import write_sim_clock
     from kuota.server.auth import TokenFileError, load_token_file
     from kuota.server.daemon import serve as run_server
     from kuota.store import StoreError
@@ -88,7 +96,9 @@ def serve(
             state_dir=state_dir,
             openshift=world.openshift,
             scheduler=world.scheduler,
+            kueue=not without_kueue,
         )
+        write_sim_clock(state_dir, cp.clock.now(), speed)
     except StoreError as err:
         _err(f"--state {state}: {err}")
         sys.exit(2)

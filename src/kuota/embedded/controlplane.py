@@ -81,21 +81,31 @@ class ControlPlane:
         raise_errors: bool = False,
         auto_schedule: bool = True,
         scheduler: Scheduler | None = None,
+        kueue: bool = True,
     ) -> None:
         """``scheduler``: OpenShift's cluster scheduler config (the scoring
         profile pods are placed with, the default node selector); None runs
-        kube-scheduler's default, LowNodeUtilization."""
+        kube-scheduler's default, LowNodeUtilization. ``kueue=False``: only
+        what a cluster provides (``kuota serve --without-kueue``): no Kueue
+        controller, job integration or webhook (nor kuota's own), so a
+        Kueue in another process is the only one."""
         self.config = config
         self.clock: Clock = clock if clock is not None else VirtualClock(start)
         self.policy = ManagePolicy.from_config(config, openshift=openshift)
         # The job integrations the Configuration enables (integrations.frameworks)
         # and kuota simulates; any other enabled framework is left unmanaged.
         self.integrations = IntegrationManager(
-            INTEGRATIONS, config, self.policy, self._lookup, always_on=KUOTA_CONTROLLERS
+            INTEGRATIONS if kueue else (),
+            config,
+            self.policy,
+            self._lookup,
+            always_on=KUOTA_CONTROLLERS if kueue else (),
         )
         self.unsimulated_frameworks = self.integrations.unsimulated
         self.adapters = list(self.integrations.adapters.values())  # the enabled job kinds
-        hooks: list[Any] = [_namespace_name_label, KueueUpdateValidation(config.feature_gates)]
+        hooks: list[Any] = [_namespace_name_label]
+        if kueue:
+            hooks.append(KueueUpdateValidation(config.feature_gates))
         hooks += self.integrations.webhooks()
         # Kueue's own webhooks (the others are the API server's admission):
         # what kuota.webhooks serves over HTTPS in cluster mode.
@@ -134,8 +144,9 @@ class ControlPlane:
         self.mgr = Manager(self.store, self.clock, raise_errors=raise_errors)
         self.kueue = KueueController(config)
         self.kueue.auto_schedule = auto_schedule
-        self.mgr.add(self.kueue)
-        if config.object_retention != ObjectRetention():
+        if kueue:
+            self.mgr.add(self.kueue)
+        if kueue and config.object_retention != ObjectRetention():
             self.mgr.add(WorkloadRetention(config.object_retention))
         for r in self.integrations.reconcilers():
             self.mgr.add(r)

@@ -157,6 +157,8 @@ class Manager:
         the handlers must see them in that order for a run to be the same
         run, event for event (and the settle loop counts every write)."""
         watch_all = getattr(self.store, "watch_all", None)
+        for old in self._watches:
+            old.close()  # (a real API server's streams stay open until closed)
         self._watch = watch_all() if watch_all is not None else None  # (before the lists)
         self._watches = []
         for rtype, inf in self.informers.items():
@@ -171,6 +173,12 @@ class Manager:
                     inf.objects.pop(key, None)
             if watch_all is None:
                 self._watches.append(self.store.watch(rtype, listed.resource_version))
+
+    def resync(self) -> None:
+        """List every cached resource again and hand each object to the
+        handlers (client-go's periodic resync; the watches restart from the
+        new lists)."""
+        self._resync()
 
     def _poll(self) -> list[Any]:
         if self._watch is not None:

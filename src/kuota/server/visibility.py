@@ -89,6 +89,8 @@ def pending_workloads(
     limit = _int(query, "limit", _DEFAULT_LIMIT)
     offset = _int(query, "offset", 0)
     core = cp.kueue.core
+    if core is None:  # (kuota serve --without-kueue: Kueue runs in another process)
+        raise st.ApiError(503, "ServiceUnavailable", "the visibility API is served by Kueue")
     state = core.state
     if resource == "clusterqueues":
         if name not in state.cq_objs:

@@ -6,7 +6,7 @@ path; ``priority`` 1 is ``-o wide``), subresources, structs and create rules."""
 from __future__ import annotations
 
 from kuota.api.k8s import admissionregistration as ar
-from kuota.api.k8s import apps, batch, corev1, rbac, service
+from kuota.api.k8s import apps, batch, coordination, corev1, rbac, service
 from kuota.api.k8s import validation as cv
 from kuota.api.k8s.event import Event
 from kuota.api.kindspec import KindSpec, PrinterColumn, VersionSpec, gateless
@@ -241,14 +241,30 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         validate=gateless(service.validate_service),
         name_fn=is_dns1035_label,
     ),
-    # Written by the control plane's recorders, never read from files.
+    # Leader election's lock (kuota controller's replicas, as Kueue's).
+    KindSpec(
+        group=coordination.GROUP,
+        kind="Lease",
+        plural="leases",
+        namespaced=True,
+        internal=coordination.Lease,
+        versions=_v1(
+            coordination.Lease,
+            (
+                PrinterColumn("Holder", "string", ".spec.holderIdentity"),
+                PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+            ),
+        ),
+    ),
+    # Written by the recorders: the control plane's, and over the API those
+    # of controllers in other processes (kuota controller).
     KindSpec(
         group="",
         kind="Event",
         plural="events",
         namespaced=True,
         internal=Event,
-        versions=_v1(Event, _cols("Last Seen", "Type", "Reason", "Object", "Message"), False),
+        versions=_v1(Event, _cols("Last Seen", "Type", "Reason", "Object", "Message")),
         short_names=("ev",),
     ),
     *(

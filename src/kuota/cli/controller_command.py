@@ -1,0 +1,163 @@
+"""``kuota controller``: Kueue's manager against a Kubernetes API server
+(cluster mode), with controller-runtime's flag names."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+KUBECONFIG_HELP = "Kubeconfig of the API server (default: in-cluster, the pod's service account)."
+CONFIG_HELP = "Kueue's Configuration file (config.kueue.x-k8s.io v1beta1 or v1beta2)."
+
+
+def _usage(msg: str) -> None:
+    click.echo(f"error: {msg}", err=True)
+    sys.exit(2)
+
+
+def _config(path: str | None) -> Any:
+    """The Configuration as Kueue reads it (defaults when no file)."""
+    import yaml
+
+    from kuota.api.kueue.config import load_config
+
+    raw: Any = {}
+    if path is not None:
+        try:
+            raw = yaml.safe_load(Path(path).read_text())
+        except OSError as err:
+            _usage(f"--config {path}: {err.strerror or err}")
+        except yaml.YAMLError as err:
+            _usage(f"--config {path}: not YAML: {err}")
+        if not isinstance(raw, dict):
+            _usage(f"--config {path}: expected a Configuration object")
+        if raw.get("kind") != "Configuration":
+            _usage(f"--config {path}: kind: expected Configuration, got {raw.get('kind')!r}")
+    else:
+        raw = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    cfg, errs = load_config(raw)
+    if cfg is None:
+        for e in errs:
+            click.echo(f"{path}: {e}", err=True)
+        _usage(f"--config {path}: {len(errs)} problem(s); Kueue would not start with it")
+    return cfg
+
+
+@click.command()
+@click.option("--kubeconfig", default=None, help=KUBECONFIG_HELP)
+@click.option("--config", "config_path", default=None, help=CONFIG_HELP)
+@click.option(
+    "--metrics-bind-address",
+    default=None,
+    help='HOST:PORT of /metrics (default: the Configuration\'s, :8443; "0" disables).',
+)
+@click.option(
+    "--health-probe-bind-address",
+    default=None,
+    help='HOST:PORT of /healthz and /readyz (default: the Configuration\'s, :8081; "0" disables).',
+)
+@click.option(
+    "--webhook-url",
+    default=None,
+    help="Serve the admission webhooks at this URL (outside a cluster) and register them there.",
+)
+@click.option(
+    "--sim-clock",
+    default=None,
+    help="A kuota serve's STATE/sim-clock.json: run on that simulated cluster's clock "
+    "(its world's time and --speed) instead of the wall clock.",
+)
+@click.option(
+    "--leader-elect/--no-leader-elect",
+    default=None,
+    help="Override the Configuration's leaderElection.leaderElect.",
+)
+def controller(
+    kubeconfig: str | None,
+    config_path: str | None,
+    metrics_bind_address: str | None,
+    health_probe_bind_address: str | None,
+    webhook_url: str | None,
+    sim_clock: str | None,
+    leader_elect: bool | None,
+) -> None:
+    """Run Kueue's controllers and scheduler against a Kubernetes API server:
+    the objects come from its watches, decisions go back as status writes;
+    replicas elect a leader on a Lease (Kueue's defaults)."""
+    from lightkube import ConfigError
+
+    from kuota.clustermode import json_logs
+    from kuota.clustermode.controller_daemon import (
+        ControllerOptions,
+        default_identity,
+        lease_config,
+        run,
+    )
+    from kuota.clustermode.probes import split_address
+    from kuota.runtime.clock import Clock, RealClock
+    from kuota.runtime.simclock import SimClockError, read_sim_clock
+    from kuota.store.kube import load_kubeconfig
+
+    cfg = _config(config_path)
+    src = cfg.source
+    metrics = metrics_bind_address or (src.metrics.bind_address if src.metrics else ":8443")
+    health = health_probe_bind_address or (
+        src.health.health_probe_bind_address if src.health else ":8081"
+    )
+    try:
+        metrics_addr = None if metrics == "0" else split_address(metrics, "--metrics-bind-address")
+        health_addr = (
+            None if health == "0" else split_address(health, "--health-probe-bind-address")
+        )
+    except ValueError as err:
+        _usage(str(err))
+    if webhook_url is not None and not webhook_url.startswith("https://"):
+        _usage(f"--webhook-url {webhook_url!r}: must be an https:// URL")
+    try:
+        kc = load_kubeconfig(kubeconfig)
+    except (ConfigError, OSError, ValueError, KeyError) as err:
+        where = f"--kubeconfig {kubeconfig}" if kubeconfig else "in-cluster config"
+        _usage(f"{where}: {err}")
+    clock: Clock = RealClock()
+    if sim_clock is not None:
+        try:
+            clock = read_sim_clock(Path(sim_clock))
+        except SimClockError as err:
+            _usage(f"--sim-clock {err}")
+    lease = lease_config(cfg, default_identity())
+    if leader_elect is False:
+        lease = None
+    elif leader_elect and lease is None:
+        from kuota.clustermode.leader_election import LeaseConfig
+
+        lease = LeaseConfig(cfg.namespace, "c1f6bfd2.kueue.x-k8s.io", default_identity())
+    json_logs.configure()
+
+    def say(line: str) -> None:
+        click.echo(line)
+        sys.stdout.flush()
+
+    opts = ControllerOptions(
+        kubeconfig=kc,
+        config=cfg,
+        clock=clock,
+        health_address=health_addr,
+        metrics_address=metrics_addr,
+        webhook_url=webhook_url,
+        lease=lease,
+    )
+    try:
+        code = run(opts, say)
+    except OSError as err:
+        click.echo(f"error: {err.strerror or err}", err=True)
+        code = 1
+    # Everything is released (lease, sockets, the I/O thread stopped): exit
+    # without the interpreter's teardown, which may run while the I/O
+    # thread's last callbacks unwind (a daemon thread inside ssl crashed it).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

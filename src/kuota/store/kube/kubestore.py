@@ -1,0 +1,384 @@
+"""The store protocol over a real Kubernetes API server (cluster mode).
+
+Reads (``get``, ``list``) and writes go to the API server and are awaited
+on the I/O thread (``io_thread``); watches stream there all the time. The
+manager's informers are the cache: they are filled by list+watch as over
+the memory store, and every object this process writes is handed to its
+watches at once (``KubeWatch.inject``), so the controllers read their own
+writes as they do embedded.
+
+Writes are compare-and-set on ``metadata.resourceVersion`` (a stale one is
+the API server's 409, ``Conflict``): before raising it the store reads
+the object again and hands it to the watches, so the caller's retry (the
+Kueue controller's, or the manager's requeue of the key) works from the
+current version and never books quota on a stale one. An update without a
+resourceVersion is made unconditional as the protocol says, by reading
+the current one (custom resources refuse a PUT without it).
+
+A request the API server could not answer (connection refused while it
+restarts, 5xx, 429) is tried again with backoff for ``retry_for``
+seconds. Retrying is safe: a PUT carries its resourceVersion (if the lost
+attempt was applied, the retry is a Conflict and the caller re-reads its
+own write), a create that finds its object created by the lost attempt
+returns it, a delete that finds it gone is done."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, TypeVar
+
+from lightkube import ALL_NS, AsyncClient, KubeConfig
+from lightkube.types import CascadeType, PatchType
+
+from kuota.api.meta import LabelSelector
+from kuota.store.kinds import KindInfo, kind_info, kind_of
+from kuota.store.kube.io_thread import IoThread
+from kuota.store.kube.kubewatch import KubeWatch
+from kuota.store.kube.kubewire import Unavailable, decode, encode, lk_resource, store_error
+from kuota.store.protocol import (
+    AlreadyExists,
+    Conflict,
+    Event,
+    ListResult,
+    NotFound,
+    ResourceType,
+    StoreError,
+)
+from kuota.store.resources import EVENT
+from kuota.store.selectors import selector_matcher
+
+T = TypeVar("T")
+
+FIELD_MANAGER = "kueue"  # Kueue's own field manager name (cluster-mode.md §2)
+_FIRST_BACKOFF = 0.05
+_MAX_BACKOFF = 1.0
+
+
+def load_kubeconfig(path: str | None, context: str | None = None) -> KubeConfig:
+    """A kubeconfig file, or the pod's service account when ``path`` is None
+    (in-cluster). Raises lightkube's ConfigError."""
+    if path is None:
+        return KubeConfig.from_service_account()
+    return KubeConfig.from_file(path)
+
+
+def _ref(info: KindInfo, namespace: str, name: str) -> str:
+    res = info.rtype[2] if not info.rtype[0] else f"{info.rtype[2]}.{info.rtype[0]}"
+    return f"{res} {namespace}/{name}" if namespace else f"{res} {name}"
+
+
+class KubeStore:
+    """``ObjectStore`` over a Kubernetes API server (lightkube, async)."""
+
+    def __init__(
+        self,
+        config: KubeConfig,
+        *,
+        field_manager: str = FIELD_MANAGER,
+        retry_for: float = 30.0,
+        request_timeout: float = 30.0,
+    ) -> None:
+        self.io = IoThread()
+        self.retry_for = retry_for
+        self.request_timeout = request_timeout
+        self.changed = threading.Event()
+        self._watches: dict[ResourceType, list[KubeWatch]] = {}
+        self._field_manager = field_manager
+        # (Any: lightkube's overloads do not know generic resources)
+        self.client: Any = self.io.call(self._make_client(config))
+        # What crossed the wire (bench and the fault tests read them).
+        self.requests = 0
+        self.retries = 0
+        self.conflicts = 0
+
+    async def _make_client(self, config: KubeConfig) -> AsyncClient:
+        # (inside the loop: httpx's async client binds to the running loop)
+        return AsyncClient(config, field_manager=self._field_manager)
+
+    # ------------------------------------------------------------ plumbing
+    def _call(self, make: Callable[[], Coroutine[Any, Any, T]], ref: str) -> T:
+        """Run one request on the I/O thread, retrying what the API server
+        could not answer until ``retry_for`` has passed."""
+        deadline = time.monotonic() + self.retry_for
+        backoff = _FIRST_BACKOFF
+        while True:
+            self.requests += 1
+            try:
+                return self.io.call(_guarded(make(), ref), self.request_timeout + 5)
+            except Unavailable:
+                if time.monotonic() + backoff > deadline:
+                    raise
+                self.retries += 1
+                time.sleep(backoff)
+                backoff = min(backoff * 2, _MAX_BACKOFF)
+
+    def _inject(self, info: KindInfo, etype: str, obj: Any) -> None:
+        ev = Event(etype, obj, obj.metadata.resource_version)  # type: ignore[arg-type]
+        for w in self._watches.get(info.rtype, ()):
+            w.inject(ev)
+
+    def _reread(self, info: KindInfo, namespace: str, name: str) -> None:
+        """After a Conflict: the current object to the watches, so that the
+        caller's retry reads it."""
+        self.conflicts += 1
+        try:
+            cur = self._get(info, namespace, name)
+        except StoreError:
+            return
+        self._inject(info, "MODIFIED", cur)
+
+    def _get(self, info: KindInfo, namespace: str, name: str) -> Any:
+        res = lk_resource(info.rtype)
+        ns = namespace or None
+        raw = self._call(
+            lambda: self.client.get(res, name, namespace=ns), _ref(info, namespace, name)
+        )
+        return decode(raw, info)
+
+    def wait(self, timeout: float) -> bool:
+        """Block until a watch has something new (or ``timeout`` seconds)."""
+        got = self.changed.wait(timeout)
+        self.changed.clear()
+        return got
+
+    # ------------------------------------------------------------ reads
+    def get(self, rtype: ResourceType, namespace: str, name: str) -> Any:
+        return self._get(kind_info(rtype), namespace, name)
+
+    def list(
+        self,
+        rtype: ResourceType,
+        namespace: str | None = None,
+        label_selector: LabelSelector | str | None = None,
+    ) -> ListResult:
+        info = kind_info(rtype)
+        res = lk_resource(rtype)
+        ns = (namespace or ALL_NS) if info.namespaced else None
+
+        async def listing() -> tuple[list[Any], str]:
+            it = self.client.list(res, namespace=ns, chunk_size=500)
+            items = [raw async for raw in it]
+            return items, it.resourceVersion
+
+        raws, rv = self._call(listing, _ref(info, namespace or "", ""))
+        match = selector_matcher(label_selector)
+        items = [o for o in (decode(r, info) for r in raws) if match(o.metadata.labels)]
+        items.sort(key=lambda o: (o.metadata.namespace or "", o.metadata.name))
+        return ListResult(items, rv)
+
+    # ------------------------------------------------------------ writes
+    def create(self, obj: Any) -> Any:
+        info = kind_of(obj)
+        if info.rtype == EVENT:
+            return self._best_effort(lambda: self._create(info, obj), obj)
+        return self._create(info, obj)
+
+    def _best_effort(self, write: Callable[[], Any], obj: Any) -> Any:
+        """Events are best effort, as client-go's broadcaster sends them: a
+        refused or lost Event never fails the reconcile that recorded it."""
+        try:
+            return write()
+        except StoreError as err:
+            _log().warning("event not recorded", event=obj.metadata.name, error=str(err))
+            return obj
+
+    def _create(self, info: KindInfo, obj: Any) -> Any:
+        m = obj.metadata
+        res = lk_resource(info.rtype)
+        body = res(encode(obj))
+        ns = m.namespace or None
+        ref = _ref(info, m.namespace or "", m.name or m.generate_name or "")
+        tried = False
+
+        async def once() -> Any:
+            nonlocal tried
+            first, tried = not tried, True
+            try:
+                return await self.client.create(body, namespace=ns)
+            except Exception as err:
+                if first or not m.name or store_error(err, ref).code != 409:
+                    raise
+            # A retry found the object: the attempt whose answer was lost made it.
+            return await self.client.get(res, m.name, namespace=ns)
+
+        out = decode(self._call(once, ref), info)
+        self._inject(info, "ADDED", out)
+        return out
+
+    def _with_version(self, info: KindInfo, obj: Any) -> Any:
+        if obj.metadata.resource_version:
+            return obj
+        m = obj.metadata
+        cur = self._get(info, m.namespace or "", m.name)
+        meta = _replace(m, resource_version=cur.metadata.resource_version)
+        return _replace(obj, metadata=meta)
+
+    def _put(self, obj: Any, status: bool) -> Any:
+        info = kind_of(obj)
+        if info.rtype == EVENT:
+            return self._best_effort(lambda: self._put_as(info, obj, status), obj)
+        return self._put_as(info, obj, status)
+
+    def _put_as(self, info: KindInfo, obj: Any, status: bool) -> Any:
+        obj = self._with_version(info, obj)
+        m = obj.metadata
+        res = lk_resource(info.rtype)
+        ns = m.namespace or None
+        ref = _ref(info, m.namespace or "", m.name)
+        if status:
+            body = res.Status(encode(obj))
+            make = lambda: self.client.replace(body, m.name, namespace=ns)  # noqa: E731
+        else:
+            body = res(encode(obj))
+            make = lambda: self.client.replace(body, namespace=ns)  # noqa: E731
+        try:
+            out = decode(self._call(make, ref), info)
+        except Conflict:
+            self._reread(info, m.namespace or "", m.name)
+            raise
+        gone = out.metadata.deletion_timestamp is not None and not out.metadata.finalizers
+        if not gone:  # (the last finalizer removed: the DELETED comes by the watch)
+            self._inject(info, "MODIFIED", out)
+        return out
+
+    def update(self, obj: Any) -> Any:
+        return self._put(obj, status=False)
+
+    def update_status(self, obj: Any) -> Any:
+        return self._put(obj, status=True)
+
+    def patch(
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        status: bool = False,
+    ) -> Any:
+        info = kind_info(rtype)
+        res = lk_resource(rtype)
+        target = res.Status if status else res
+        ns = namespace or None
+        body = dict(patch)
+        try:
+            raw = self._call(
+                lambda: self.client.patch(
+                    target, name, body, namespace=ns, patch_type=PatchType.MERGE
+                ),
+                _ref(info, namespace, name),
+            )
+        except Conflict:
+            self._reread(info, namespace, name)
+            raise
+        out = decode(raw, info)
+        self._inject(info, "MODIFIED", out)
+        return out
+
+    def delete(
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        *,
+        resource_version: str | None = None,
+    ) -> Any | None:
+        info = kind_info(rtype)
+        res = lk_resource(rtype)
+        ns = namespace or None
+        ref = _ref(info, namespace, name)
+        if resource_version is not None:
+            # (lightkube's delete sends no preconditions: checked just before)
+            cur = self._get(info, namespace, name)
+            if cur.metadata.resource_version != resource_version:
+                raise Conflict(
+                    f"Operation cannot be fulfilled on {ref}: the object has been modified"
+                )
+        tried = False
+
+        async def once() -> None:
+            nonlocal tried
+            first, tried = not tried, True
+            try:
+                await self.client.delete(res, name, namespace=ns, cascade=CascadeType.BACKGROUND)
+            except Exception as err:
+                if first or store_error(err, ref).code != 404:
+                    raise  # (a retry that finds it gone: the lost attempt deleted it)
+
+        self._call(once, ref)
+        try:
+            left = self._get(info, namespace, name)
+        except NotFound:
+            return None
+        if left.metadata.deletion_timestamp is None:
+            return None  # (deleted, and another of that name created since)
+        self._inject(info, "MODIFIED", left)
+        return left
+
+    # ------------------------------------------------------------ watches
+    def watch(
+        self,
+        rtype: ResourceType,
+        since: str,
+        *,
+        namespace: str | None = None,
+        bookmarks: bool = False,
+    ) -> KubeWatch:
+        info = kind_info(rtype)
+        w = KubeWatch(
+            self.client,
+            lk_resource(rtype),
+            info,
+            since,
+            namespace=namespace,
+            bookmarks=bookmarks,
+            wake=self.changed.set,
+            on_close=self._forget,
+        )
+        self._watches.setdefault(info.rtype, []).append(w)
+        w.task = self.io.spawn(w.run())
+        return w
+
+    def _forget(self, w: KubeWatch) -> None:
+        ws = self._watches.get(w.info.rtype, [])
+        if w in ws:
+            ws.remove(w)
+
+    def close(self) -> None:
+        for ws in list(self._watches.values()):
+            for w in list(ws):
+                w.close()
+        with contextlib.suppress(Exception):
+            self.io.call(self.client.close(), 5)
+        self.io.stop()
+
+
+async def _guarded(coro: Coroutine[Any, Any, T], ref: str) -> T:
+    """The request's exception as the store's error."""
+    try:
+        return await coro
+    except asyncio.CancelledError:
+        raise
+    except StoreError:
+        raise
+    except Exception as err:
+        raise store_error(err, ref) from None
+
+
+def _log() -> Any:
+    import structlog
+
+    return structlog.get_logger("kuota.store.kube")
+
+
+def _replace(obj: Any, **changes: Any) -> Any:
+    import msgspec
+
+    return msgspec.structs.replace(obj, **changes)
+
+
+__all__ = ["AlreadyExists", "KubeStore", "load_kubeconfig"]

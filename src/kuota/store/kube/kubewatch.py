@@ -1,0 +1,148 @@
+"""A watch of one resource on a real API server, as the store protocol's
+``Watch``: a task on the I/O thread streams the API server's watch into a
+queue, and ``poll`` (on the manager's thread) drains it without blocking.
+
+The stream resumes from the last resourceVersion it saw when the
+connection drops (an API server restarted: client-go's reflector does the
+same); a ``410 Gone`` (the version is no longer kept) ends it, and the
+next ``poll`` raises ``Gone`` so that the manager lists again.
+
+The store also puts the objects it wrote (and re-read after a conflict)
+into the queue at once, so the informers see a write before its echo
+comes back over the stream, as they do over the memory store; ``poll``
+then drops the echo (the same object at the same resourceVersion, with
+nothing of that object in between)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from lightkube import ALL_NS, ApiError
+from lightkube.types import on_error_raise
+
+from kuota.store.kinds import KindInfo
+from kuota.store.kube.kubewire import decode
+from kuota.store.protocol import Event, Gone
+
+
+def _key(obj: Any) -> str:
+    m = obj.metadata
+    return f"{m.namespace}/{m.name}" if m.namespace else str(m.name)
+
+
+# Backoff between reconnections of a broken stream (client-go's reflector
+# backs off from 800 ms; a local API server restarts in about a second).
+_FIRST_RETRY = 0.1
+_MAX_RETRY = 1.6
+
+
+class KubeWatch:
+    def __init__(
+        self,
+        client: Any,
+        res: Any,
+        info: KindInfo,
+        since: str,
+        *,
+        namespace: str | None,
+        bookmarks: bool,
+        wake: Callable[[], None],
+        on_close: Callable[[KubeWatch], None],
+    ) -> None:
+        self.info = info
+        self.namespace = namespace
+        self._client = client
+        self._res = res
+        self._since = since
+        self._bookmarks = bookmarks
+        self._wake = wake
+        self._on_close = on_close
+        self._lock = threading.Lock()
+        self._queue: deque[Event] = deque()
+        self._gone: str | None = None
+        self._closed = False
+        # key -> the resourceVersion ``poll`` last handed out for it.
+        self._delivered: dict[str, str] = {}
+        self.task: Any = None
+        self.reconnects = 0
+
+    # ------------------------------------------------------------ the I/O thread
+    async def run(self) -> None:
+        rv = self._since
+        delay = _FIRST_RETRY
+        ns = (self.namespace or ALL_NS) if self.info.namespaced else None
+        while not self._closed:
+            try:
+                stream = self._client.watch(
+                    self._res, namespace=ns, resource_version=rv, on_error=on_error_raise
+                )
+                async for etype, raw in stream:
+                    delay = _FIRST_RETRY
+                    meta = raw.get("metadata") or {}
+                    rv = meta.get("resourceVersion") or rv
+                    if etype == "BOOKMARK":
+                        if self._bookmarks:
+                            self._push(Event("BOOKMARK", None, rv))
+                        continue
+                    self._push(Event(etype, decode(raw, self.info), rv))
+            except asyncio.CancelledError:
+                raise
+            except ApiError as err:
+                if err.status.code == 410:
+                    self._gone = err.status.message or "resourceVersion too old"
+                    self._wake()
+                    return
+                await asyncio.sleep(delay)
+            except Exception:  # the connection broke: resume from rv
+                await asyncio.sleep(delay)
+            self.reconnects += 1
+            delay = min(delay * 2, _MAX_RETRY)
+
+    def _push(self, ev: Event) -> None:
+        with self._lock:
+            self._queue.append(ev)
+        self._wake()
+
+    # ------------------------------------------------------------ the manager's thread
+    def inject(self, ev: Event) -> None:
+        """An object the store has just written or read: delivered before its echo."""
+        m = ev.object.metadata
+        if self.namespace is not None and m.namespace != self.namespace:
+            return
+        self._push(ev)
+
+    def poll(self) -> list[Event]:
+        if self._gone is not None:
+            raise Gone(f"watch of {self.info.rtype[2]}: {self._gone}")
+        with self._lock:
+            if not self._queue:
+                return []
+            events = list(self._queue)
+            self._queue.clear()
+        out: list[Event] = []
+        delivered = self._delivered
+        for ev in events:
+            if ev.type == "BOOKMARK":
+                out.append(ev)
+                continue
+            key = _key(ev.object)
+            if ev.type == "DELETED":
+                delivered.pop(key, None)
+            elif delivered.get(key) == ev.resource_version:
+                continue  # already handed out (written or re-read by this process)
+            else:
+                delivered[key] = ev.resource_version
+            out.append(ev)
+        return out
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.task is not None:
+            self.task.cancel()
+        self._on_close(self)

@@ -1,0 +1,118 @@
+"""Cluster mode end to end, two processes talking only over HTTPS: ``kuota
+serve --without-kueue`` (the cluster) and ``kuota controller`` (Kueue)
+against its kubeconfig, on examples/quickstart in real time (--speed)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+import urllib.request
+from datetime import timedelta
+from pathlib import Path
+
+from tests.clustermode.twoproc import (
+    WorkloadLog,
+    check_writes,
+    outcome,
+    run_embedded,
+    start_controller,
+    wait_for,
+    webhook_admitted,
+)
+from tests.server.conftest import EXAMPLES, needs_kubectl, start_server
+
+SPEED = 100
+LEAD = timedelta(seconds=8 * SPEED)  # the controller leads before the first Job
+
+
+def _all_finished(served, n: int):  # type: ignore[no-untyped-def]
+    def check() -> dict | str:
+        got = outcome(served.json("get", "workloads", "-A")["items"])
+        if len(got) == n and all(v["finished"] for v in got.values()):
+            return got
+        return f"{sum(1 for v in got.values() if v['finished'])} of {n} finished"
+
+    return check
+
+
+def _get(port: int, path: str) -> tuple[int, str]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+        return r.status, r.read().decode()
+
+
+@needs_kubectl
+def test_quickstart_two_processes(tmp_path: Path) -> None:
+    world = webhook_admitted(EXAMPLES / "quickstart", tmp_path / "world", compress=30, lead=LEAD)
+    want = run_embedded(world, tmp_path / "run")
+    served = start_server(
+        tmp_path / "state",
+        str(world),
+        "--without-kueue",
+        "--speed",
+        str(SPEED),
+        home=tmp_path / "home",
+    )
+    log = WorkloadLog(served)
+    ctl = start_controller(served)
+    try:
+        health, metrics = ctl.port("health probes"), ctl.port("metrics")
+        ctl.wait_line("leading", 30)
+        assert _get(health, "/healthz") == (200, "ok") and _get(health, "/readyz") == (200, "ok")
+        assert "# TYPE" in _get(metrics, "/metrics")[1]  # prometheus-client's exposition
+        got = wait_for(_all_finished(served, len(want)), 90, "every workload finished")
+        table = served.ok("get", "workloads", "-A")
+        cqs = served.json("get", "clusterqueues")["items"]
+    finally:
+        log.stop()
+        assert ctl.stop() == 0  # a clean stop: the lease released
+        served.stop()
+    # Every workload of the embedded run, admitted to the same ClusterQueue,
+    # ended the same way, and shown by kubectl.
+    assert {k: (v["finished"], v["cluster_queue"]) for k, v in got.items()} == {
+        k: (v["finished"], v["cluster_queue"]) for k, v in want.items()
+    }
+    assert len(table.strip().splitlines()) == len(want) + 1 and "ADMITTED" in table
+    counts = check_writes(log, cqs)
+    assert counts["admissions"] >= len(want)
+    assert any('"msg": "leader elected"' in line for line in ctl.logs)  # JSON logs
+    json.loads(next(line for line in ctl.logs if "leader elected" in line))
+
+
+@needs_kubectl
+def test_failover_to_the_second_replica(tmp_path: Path) -> None:
+    world = webhook_admitted(EXAMPLES / "quickstart", tmp_path / "world", compress=30, lead=LEAD)
+    served = start_server(
+        tmp_path / "state",
+        str(world),
+        "--without-kueue",
+        "--speed",
+        str(SPEED),
+        home=tmp_path / "home",
+    )
+    log = WorkloadLog(served)
+    first = start_controller(served)
+    first.wait_line("leading", 30)
+    second = start_controller(served)
+    try:
+        second.wait_line("waiting for lease", 30)
+        # Mid-run: some workloads admitted, most still to come.
+        wait_for(lambda: len(log.writes) > 40, 30, "the run under way", every=0.1)
+        killed = time.monotonic()
+        first.stop(signal.SIGKILL)
+        second.wait_line("leading", 30)
+        took = second.when("leading") - killed
+        n = len(outcome(served.json("get", "workloads", "-A")["items"]))
+        wait_for(_all_finished(served, 80), 90, "every workload finished")
+        lease = served.json("get", "leases", "-n", "kueue-system", "c1f6bfd2.kueue.x-k8s.io")
+        cqs = served.json("get", "clusterqueues")["items"]
+    finally:
+        log.stop()
+        second.stop()
+        served.stop()
+    # client-go's rule: the lease is free once unrenewed for leaseDuration (15 s)
+    # as the candidate observed it, checked every retryPeriod (2 s, jittered).
+    assert took <= 15 + 2 * 1.2 + 1, took
+    assert lease["spec"]["leaseTransitions"] >= 1
+    assert n <= 80
+    check_writes(log, cqs)  # none booked twice, quota never exceeded
