@@ -101,6 +101,9 @@ class KueueMetrics:
         self.queued = queued
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        # First in the registry: every exposition (render, or a server's
+        # generate_latest) folds the watch's news into the counters first.
+        r.register(_Observer(self))
         cq_pc = ["cluster_queue", "priority_class", _ROLE]
         lq_pc = ["name", "namespace", "priority_class", _ROLE]
         self.quota_reserved = Counter(
@@ -263,12 +266,25 @@ class KueueMetrics:
         return victim_cq  # within the ClusterQueue the preemptor's is the victim's
 
     def render(self) -> bytes:
-        self.observe()
         return generate_latest(self.registry)
 
 
 def _quantity(q: Any) -> float:
     return float(q.milli_value()) / 1000.0 if q is not None else 0.0
+
+
+class _Observer(Collector):
+    """Yields nothing: brings the counters up to date before they are read."""
+
+    def __init__(self, metrics: KueueMetrics) -> None:
+        self.m = metrics
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        self.m.observe()
+        return iter(())
 
 
 class _StateCollector(Collector):

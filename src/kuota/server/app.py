@@ -32,6 +32,7 @@ from kuota.server.served import Served, encode, lookup
 from kuota.server.tables import TABLE_TYPE, table
 from kuota.server.visibility import pending_workloads
 from kuota.server.watching import watch
+from kuota.server.webhook_calls import NeedsWebhooks
 from kuota.store import StoreError
 
 _JSON = msgspec.json.Encoder()
@@ -341,11 +342,14 @@ class ApiServer:
             else:
                 return self._list(request, req, warnings)
         elif method == "POST" and not name:
-            reply = self.res.create(req, await _body(request))
+            body = await _body(request)
+            reply = await _admitted(lambda: self.res.create(req, body))
         elif method == "PUT" and name:
-            reply = self.res.update(req, await _body(request))
+            body = await _body(request)
+            reply = await _admitted(lambda: self.res.update(req, body))
         elif method == "PATCH" and name:
-            reply = self._patch(req, request.content_type, await request.read())
+            data = await request.read()
+            reply = await _admitted(lambda: self._patch(req, request.content_type, data))
         elif method == "DELETE":
             raw = await request.read()
             options = _decode(raw, request.content_type) if raw.strip() else {}
@@ -510,6 +514,16 @@ def _decode(raw: bytes, content_type: str) -> Any:
         return msgspec.json.decode(raw)
     except (msgspec.DecodeError, yaml.YAMLError) as err:
         raise st.bad_request(f"the body of the request could not be decoded: {err}") from None
+
+
+async def _admitted(write: Callable[[], Reply]) -> Reply:
+    """``write()``, after the admission webhooks it needs (webhook_calls)."""
+    for _ in range(3):
+        try:
+            return write()
+        except NeedsWebhooks as need:
+            await need.run()
+    raise st.ApiError(409, "Conflict", "the object changed while admission webhooks were called")
 
 
 async def _body(request: web.Request) -> Any:

@@ -113,12 +113,28 @@ class WebhookCaller:
                 out.append(hook)
         return out
 
-    def admit(
+    def plan(
         self, a: Attributes, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> tuple[Any, ...] | None:
+        """The webhooks matching a write (read from the store), or None."""
+        mutating = self._matching(MUTATING, a, obj, old)
+        validating = self._matching(VALIDATING, a, obj, old)
+        if not mutating and not validating:
+            return None
+        return (mutating, validating, a, obj, old)
+
+    def run(
+        self,
+        mutating: list[Any],
+        validating: list[Any],
+        a: Attributes,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
     ) -> dict[str, Any]:
         """The object after the mutating webhooks, validated by the
-        validating ones; raises Rejected."""
-        for hook in self._matching(MUTATING, a, obj, old):
+        validating ones (HTTP only: safe off the store's thread); raises
+        Rejected."""
+        for hook in mutating:
             patch = self._call(hook, a, obj, old)
             if patch is not None:
                 try:
@@ -130,9 +146,16 @@ class WebhookCaller:
                         f'Internal error occurred: admission webhook "{hook.name}" '
                         f"returned an invalid patch: {err}",
                     ) from None
-        for hook in self._matching(VALIDATING, a, obj, old):
+        for hook in validating:
             self._call(hook, a, obj, old)
         return obj
+
+    def admit(
+        self, a: Attributes, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """``plan`` and ``run`` in one call (a caller that may block)."""
+        plan = self.plan(a, obj, old)
+        return obj if plan is None else self.run(*plan)
 
     def _url(self, hook: Any) -> str:
         cc = hook.client_config

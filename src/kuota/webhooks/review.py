@@ -114,6 +114,10 @@ class Reviewer:
             rtype = resource_for(endpoint.api_version, endpoint.kind)
         except KeyError:
             return _envelope(_allowed(uid))  # a kind kuota does not know: no-op
+        if endpoint.mutating and decode_object(raw, gates=self.gates).errors:
+            # A defaulter does not validate (controller-runtime decodes and
+            # defaults): the validating webhook, called after, refuses it.
+            return _envelope(_allowed(uid))
         try:
             obj = self._decode(raw, "request.object")
             old = None
