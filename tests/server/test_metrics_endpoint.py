@@ -131,3 +131,23 @@ def test_metrics_need_rbac(srv: Served) -> None:
     r = srv.kubectl("get", "--raw", "/metrics", "--as", "someone")
     assert r.returncode != 0
     assert 'cannot get path "/metrics"' in r.stderr
+
+
+def test_grafana_dashboard_queries_served_series(srv: Served) -> None:
+    """Every metric the dashboard under deploy/ queries is one /metrics serves."""
+    import json
+    import re
+    from pathlib import Path
+
+    board = json.loads(
+        (Path(__file__).resolve().parents[2] / "deploy/grafana/kueue-dashboard.json").read_text()
+    )
+    # Families, whether or not a series has been counted yet (a counter's
+    # family is named without _total, a histogram's without _bucket).
+    text = srv.ok("get", "--raw", "/metrics")
+    families = {f.name for f in text_string_to_metric_families(text)}
+    served = families | {f + "_total" for f in families} | {f + "_bucket" for f in families}
+    for panel in board["panels"]:
+        for target in panel["targets"]:
+            for name in re.findall(r"\bkueue_[a-z_]+", target["expr"]):
+                assert name in served, (panel["title"], name)
