@@ -31,6 +31,7 @@ from kuota.clustermode.kueue_manager import build
 from kuota.clustermode.leader_election import LeaderElector, LeaseConfig
 from kuota.clustermode.probes import health_app, metrics_app, start_site
 from kuota.clustermode.webhook_seam import start_webhook_server
+from kuota.metrics import KueueMetrics
 from kuota.runtime.clock import Clock
 from kuota.store.kube import KubeStore
 from kuota.store.protocol import StoreError
@@ -98,6 +99,7 @@ def run(opts: ControllerOptions, say: Callable[[str], None]) -> int:
     km = build(opts.config, store, opts.clock, openshift=opts.openshift)
     state = {"ready": "manager not started"}
     runners: list[Any] = []
+    kueue_metrics: KueueMetrics | None = None
     if opts.health_address is not None:
         runner, port = io.call(
             start_site(health_app(lambda: state["ready"] or None), *opts.health_address)
@@ -105,10 +107,16 @@ def run(opts: ControllerOptions, say: Callable[[str], None]) -> int:
         runners.append(runner)
         say(f"kuota controller: health probes on {opts.health_address[0]}:{port}")
     if opts.metrics_address is not None:
-        runner, port = io.call(start_site(metrics_app(), *opts.metrics_address))
+        # Kueue's series (kuota.metrics): replica_role "leader" once leading.
+        kueue_metrics = KueueMetrics(store, role="follower" if opts.lease else "standalone")
+        runner, port = io.call(
+            start_site(metrics_app(kueue_metrics.registry), *opts.metrics_address)
+        )
         runners.append(runner)
         say(f"kuota controller: metrics on {opts.metrics_address[0]}:{port}")
-    start_webhook_server(opts.webhook_url, km.admission_hooks(), opts.config, store=store, log=log)
+    webhooks = start_webhook_server(
+        opts.webhook_url, km.admission_hooks(), opts.config, store=store, log=log
+    )
     # Webhooks and probes serve on every replica; readiness does not wait for the lease.
     state["ready"] = ""
 
@@ -132,6 +140,8 @@ def run(opts: ControllerOptions, say: Callable[[str], None]) -> int:
                 store.changed.set()
 
             io.spawn(elector.keep(on_lost))
+        if kueue_metrics is not None and elector is not None:
+            kueue_metrics.role = "leader"
         say(
             "kuota controller: leading"
             if elector
@@ -146,6 +156,9 @@ def run(opts: ControllerOptions, say: Callable[[str], None]) -> int:
         for runner in runners:
             with contextlib.suppress(Exception):
                 io.call(runner.cleanup(), 5)
+        if webhooks is not None:
+            with contextlib.suppress(Exception):
+                webhooks.stop()
         store.close()
         say("kuota controller: stopped")
     return code

@@ -10,6 +10,7 @@ belongs with the webhook server's certificates."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -56,10 +57,17 @@ def health_app(ready: Callable[[], str | None]) -> web.Application:
     return app
 
 
-def metrics_app(registry: Any = REGISTRY) -> web.Application:
+def metrics_app(*registries: Any) -> web.Application:
+    """prometheus-client's default registry, then ``registries`` (Kueue's,
+    kuota.metrics). Collected in a worker thread: Kueue's collectors read the
+    store, whose requests run on this loop."""
+
+    def body() -> bytes:
+        return b"".join(generate_latest(r) for r in (REGISTRY, *registries))
+
     async def metrics(_: web.Request) -> web.Response:
         return web.Response(
-            body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+            body=await asyncio.to_thread(body), headers={"Content-Type": CONTENT_TYPE_LATEST}
         )
 
     app = web.Application()

@@ -1,15 +1,115 @@
-"""Where ``kuota controller`` hands its webhooks to the HTTPS webhook
-server (issue 28 item 3, built in another branch: its server, Kueue's
-paths, the certificates and the webhook configurations).
-
-NOT BUILT HERE: this branch parses ``--webhook-url`` and passes it, with
-the admission functions to serve, to ``start_webhook_server``; until the
-webhook server is merged and wired in here, the controller serves no
-webhooks and says so in its log. The lead wires it at merge."""
+"""Where ``kuota controller`` serves its admission webhooks (issue 28.3):
+kuota.webhooks' HTTPS server at Kueue's paths, answered by the admission
+functions of Kueue and the enabled integrations, with a CA and serving
+certificate from Kueue's internal certificate management, and the
+Mutating/ValidatingWebhookConfigurations registered with that CA as
+caBundle (``--webhook-url``: outside a cluster, the URL the API server
+calls)."""
 
 from __future__ import annotations
 
+import asyncio
+import tempfile
+import threading
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from kuota.api.decode import decode_object
+from kuota.store.protocol import NotFound
+from kuota.webhooks import certs
+from kuota.webhooks.caller import MUTATING, VALIDATING
+from kuota.webhooks.endpoints import endpoints
+from kuota.webhooks.server import tls_context, webhook_app
+
+# Job kinds' webhooks skip Kueue's own namespaces (config/components/webhook).
+_NS_SELECTOR = {
+    "matchExpressions": [
+        {
+            "key": "kubernetes.io/metadata.name",
+            "operator": "NotIn",
+            "values": ["kube-system", "kueue-system"],
+        }
+    ]
+}
+
+
+class WebhookServer:
+    """The running server (its own thread and event loop: the hooks read the
+    store, whose requests run on the store's I/O loop)."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, runner: web.AppRunner, thread: threading.Thread
+    ) -> None:
+        self.loop, self.runner, self.thread = loop, runner, thread
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+def configurations(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
+    """Kueue's two webhook configurations pointing at ``base_url``."""
+    mutating: list[dict[str, Any]] = []
+    validating: list[dict[str, Any]] = []
+    for ep in endpoints():
+        group, _, version = ep.api_version.rpartition("/")
+        plural = ep.kind.lower() + "s"
+        kueue = group == "kueue.x-k8s.io"
+        ops = ["CREATE"] if ep.mutating else ["CREATE", "UPDATE"]
+        resources = (
+            [plural, f"{plural}/status"] if ep.kind == "Workload" and not ep.mutating else [plural]
+        )
+        hook: dict[str, Any] = {
+            "name": f"{'m' if ep.mutating else 'v'}{ep.kind.lower()}.kb.io",
+            "clientConfig": {"url": base_url.rstrip("/") + ep.path, "caBundle": ca_bundle},
+            "rules": [
+                {
+                    "apiGroups": [group],
+                    "apiVersions": [version],
+                    "operations": ops,
+                    "resources": resources,
+                }
+            ],
+            "failurePolicy": "Fail",
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        }
+        if not kueue:
+            hook["namespaceSelector"] = _NS_SELECTOR
+        (mutating if ep.mutating else validating).append(hook)
+    return [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": kind,
+            "metadata": {"name": name},
+            "webhooks": hooks,
+        }
+        for kind, name, hooks in (
+            ("MutatingWebhookConfiguration", "kueue-mutating-webhook-configuration", mutating),
+            (
+                "ValidatingWebhookConfiguration",
+                "kueue-validating-webhook-configuration",
+                validating,
+            ),
+        )
+    ]
+
+
+def _register(store: Any, conf: dict[str, Any]) -> None:
+    doc = decode_object(conf, source="webhook configuration")
+    assert not doc.errors, doc.errors
+    rtype = MUTATING if conf["kind"].startswith("Mutating") else VALIDATING
+    try:
+        old = store.get(rtype, "", conf["metadata"]["name"])
+    except NotFound:
+        store.create(doc.obj)
+        return
+    doc.obj.metadata.resource_version = old.metadata.resource_version
+    store.update(doc.obj)
 
 
 def start_webhook_server(
@@ -19,14 +119,30 @@ def start_webhook_server(
     *,
     store: Any,
     log: Any,
-) -> Any:
-    """Start serving ``hooks`` (the store admission functions of Kueue and
-    the enabled integrations) as admission webhooks at ``webhook_url`` (in
-    cluster: behind Kueue's webhook Service). Returns a handle to stop it,
-    or None."""
-    log.warning(
-        "webhook server not wired in this build: no admission webhooks served",
-        webhook_url=webhook_url or "",
-        hooks=len(hooks),
+) -> WebhookServer | None:
+    """Serve ``hooks`` at ``webhook_url`` (https://HOST:PORT) and register
+    the webhook configurations pointing there. Returns a handle to stop it,
+    or None without ``--webhook-url`` (in a cluster the Deployment's Service
+    fronts the server; not run by this build)."""
+    if webhook_url is None:
+        log.info("no --webhook-url: no admission webhooks served")
+        return None
+    url = urlsplit(webhook_url)
+    host, port = url.hostname or "127.0.0.1", url.port or 443
+    served = certs.generate((host, *certs.serving_names()))
+    cert_dir = Path(tempfile.mkdtemp(prefix="kuota-webhook-certs-"))
+    served.write(cert_dir)
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(
+        webhook_app(hooks, config.feature_gates), access_log=None, handle_signals=False
     )
-    return None
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, host, port, ssl_context=tls_context(cert_dir))
+    loop.run_until_complete(site.start())
+    thread = threading.Thread(target=loop.run_forever, name="webhooks", daemon=True)
+    thread.start()
+    base = f"{url.scheme}://{url.netloc}{url.path}"
+    for conf in configurations(base, served.ca_bundle):
+        _register(store, conf)
+    log.info("webhook server started", webhook_url=base, hooks=len(hooks))
+    return WebhookServer(loop, runner, thread)

@@ -107,6 +107,9 @@ class ControlPlane:
         if kueue:
             hooks.append(KueueUpdateValidation(config.feature_gates))
         hooks += self.integrations.webhooks()
+        # Kueue's own webhooks (the others are the API server's admission):
+        # what kuota.webhooks serves over HTTPS in cluster mode.
+        self.kueue_webhooks: list[Any] = hooks[1:]
         if cluster:  # node registration, pod defaults, LimitRanger, QoS
             from kuota.cluster import api_server_hooks
 
@@ -118,7 +121,9 @@ class ControlPlane:
             )
         # After the API server's own admission (priority, LimitRanger), as
         # webhooks run: the pod webhook's role hash covers what they set.
-        hooks += self.integrations.webhooks(after_api_server=True)
+        late = self.integrations.webhooks(after_api_server=True)
+        hooks += late
+        self.kueue_webhooks += late
         if cluster:  # the pod registry's PrepareForCreate: after every webhook's gates
             from kuota.cluster import pod_strategy_hooks
 

@@ -34,6 +34,7 @@ from kuota.server.served import Served, encode, lookup
 from kuota.server.tables import TABLE_TYPE, table
 from kuota.server.visibility import pending_workloads
 from kuota.server.watching import watch
+from kuota.server.webhook_calls import NeedsWebhooks
 from kuota.store import StoreError
 
 _JSON = msgspec.json.Encoder()
@@ -76,6 +77,7 @@ class ApiServer:
         self.authz = authz
         self.address = address
         self.aggregate = Aggregator(cp.store)
+        self.metrics: Any = None  # KueueMetrics, served at /metrics when set
         self.res = Resources(
             cp.store, cp.config.feature_gates, cp.clock.now, self._written, hub.begin_write
         )
@@ -91,6 +93,7 @@ class ApiServer:
         for path in ("/healthz", "/livez", "/readyz"):
             r.add_get(path, self._health)
         r.add_get("/version", self._version)
+        r.add_get("/metrics", self._metrics)
         r.add_get("/api", self._api)
         r.add_get("/api/", self._api)
         r.add_get("/api/v1", self._api_v1)
@@ -176,6 +179,14 @@ class ApiServer:
     # ---------------------------------------------------------------- non-resource
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        if self.metrics is None:
+            raise web.HTTPNotFound()
+        return web.Response(
+            body=self.metrics.render(),
+            headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
+        )
 
     async def _version(self, request: web.Request) -> web.Response:
         return json_response(
@@ -322,7 +333,7 @@ class ApiServer:
             or (sub == "scale" and served.spec.scale_subresource)
         ):
             raise web.HTTPNotFound()
-        req = Request(served, namespace, name, sub, query)
+        req = Request(served, namespace, name, sub, query, request["user"])
         if group == escalation.GROUP and served.kind in escalation.KINDS:
             req.guard = functools.partial(
                 escalation.check_write, self.authz, request["user"], served.kind, namespace
@@ -337,11 +348,14 @@ class ApiServer:
             else:
                 return self._list(request, req, warnings)
         elif method == "POST" and not name:
-            reply = self.res.create(req, await _body(request))
+            body = await _body(request)
+            reply = await _admitted(lambda: self.res.create(req, body))
         elif method == "PUT" and name:
-            reply = self.res.update(req, await _body(request))
+            body = await _body(request)
+            reply = await _admitted(lambda: self.res.update(req, body))
         elif method == "PATCH" and name:
-            reply = self._patch(req, request.content_type, await request.read())
+            data = await request.read()
+            reply = await _admitted(lambda: self._patch(req, request.content_type, data))
         elif method == "DELETE":
             raw = await request.read()
             options = _decode(raw, request.content_type) if raw.strip() else {}
@@ -457,7 +471,7 @@ class ApiServer:
         )
         if live is None:
             return self.res.create(
-                Request(s, req.namespace, "", "", req.query, guard=req.guard), patched
+                Request(s, req.namespace, "", "", req.query, req.user, guard=req.guard), patched
             )
         meta = patched.setdefault("metadata", {})
         meta.setdefault("resourceVersion", live["metadata"].get("resourceVersion"))
@@ -508,6 +522,16 @@ def _decode(raw: bytes, content_type: str) -> Any:
         return msgspec.json.decode(raw)
     except (msgspec.DecodeError, yaml.YAMLError) as err:
         raise st.bad_request(f"the body of the request could not be decoded: {err}") from None
+
+
+async def _admitted(write: Callable[[], Reply]) -> Reply:
+    """``write()``, after the admission webhooks it needs (webhook_calls)."""
+    for _ in range(3):
+        try:
+            return write()
+        except NeedsWebhooks as need:
+            await need.run()
+    raise st.ApiError(409, "Conflict", "the object changed while admission webhooks were called")
 
 
 async def _body(request: web.Request) -> Any:

@@ -7,7 +7,6 @@ restart."""
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import ipaddress
 import os
 from dataclasses import dataclass
@@ -15,12 +14,15 @@ from pathlib import Path
 
 import yaml
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from kuota.webhooks.x509 import issue as _issue
+from kuota.webhooks.x509 import key as _key
+from kuota.webhooks.x509 import name as _name
+from kuota.webhooks.x509 import pem_key as _pem_key
 
 PKI_DIR = "pki"
-_VALID = dt.timedelta(days=3650)
 
 
 @dataclass(frozen=True)
@@ -33,23 +35,6 @@ class Pki:
     admin_key: Path
 
 
-def _key() -> ec.EllipticCurvePrivateKey:
-    return ec.generate_private_key(ec.SECP256R1())
-
-
-def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-
-
-def _name(cn: str, orgs: tuple[str, ...] = ()) -> x509.Name:
-    attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs]
-    return x509.Name([*attrs, x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-
-
 def _write(path: Path, data: bytes, private: bool = False) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
@@ -58,60 +43,6 @@ def _write(path: Path, data: bytes, private: bool = False) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-
-
-def _issue(
-    subject: x509.Name,
-    key: ec.EllipticCurvePrivateKey,
-    issuer: x509.Name,
-    issuer_key: ec.EllipticCurvePrivateKey,
-    *,
-    ca: bool = False,
-    server_names: tuple[str, ...] = (),
-    client: bool = False,
-) -> x509.Certificate:
-    now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
-    b = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(issuer)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now)
-        .not_valid_after(now + _VALID)
-        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-    )
-    if ca:
-        b = b.add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-    if server_names:
-        alt: list[x509.GeneralName] = []
-        for n in server_names:
-            try:
-                alt.append(x509.IPAddress(ipaddress.ip_address(n)))
-            except ValueError:
-                alt.append(x509.DNSName(n))
-        b = b.add_extension(x509.SubjectAlternativeName(alt), critical=False)
-        b = b.add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
-        )
-    if client:
-        b = b.add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
-        )
-    return b.sign(issuer_key, hashes.SHA256())
 
 
 def ensure_pki(state_dir: Path, address: str) -> Pki:

@@ -18,11 +18,13 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from kuota.metrics import for_control_plane as kueue_metrics
 from kuota.server.app import ApiServer
 from kuota.server.auth import Authenticator, UserInfo
 from kuota.server.auth.store import rbac_authorizer, reconcile_bootstrap
 from kuota.server.certs import ensure_pki, write_kubeconfig
 from kuota.server.hub import Hub
+from kuota.server.webhook_calls import ServeWebhooks
 
 log = structlog.get_logger("kuota.server")
 
@@ -68,6 +70,7 @@ async def serve(
     port = sock.getsockname()[1]
     url = _url(address, port)
     hub = Hub(cp)
+    metrics = kueue_metrics(cp)  # before the world: its admissions are counted
     cp.submit(objects)
     # The world settles before the first request: a round over thousands of
     # objects would otherwise hold the loop while clients wait.
@@ -75,6 +78,8 @@ async def serve(
     reconcile_bootstrap(cp.store)
     api = ApiServer(cp, hub, Authenticator(tokens), rbac_authorizer(cp.store), f"{address}:{port}")
     runner = web.AppRunner(api.app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
+    api.metrics = metrics
+    api.res.webhooks = ServeWebhooks(cp.store)
     api.aggregate()
     await runner.setup()
     kubeconfig = write_kubeconfig(state_dir, pki, url)

@@ -65,6 +65,7 @@ class Request:
     name: str = ""
     subresource: str = ""
     query: Mapping[str, str] = field(default_factory=dict)
+    user: Any = None  # the authenticated UserInfo (told to admission webhooks)
     # Checks a write before it is made: (new object, stored one or None);
     # RBAC's escalation prevention (auth/escalation.py).
     guard: Callable[[Any, Any], None] | None = None
@@ -145,6 +146,8 @@ class Resources:
         self.gates = gates
         self.now = now
         self.on_write = on_write
+        # kuota.webhooks.caller.WebhookCaller: the registered admission webhooks.
+        self.webhooks: Any = None
         # (rtype, store revision) -> the sorted (namespace, name) keys of a
         # listing: a paginated list reads each page by bisection.
         self._keys: dict[Any, tuple[int, list[tuple[str, str]], list[Any]]] = {}
@@ -227,6 +230,8 @@ class Resources:
                 f"the server does not allow this method on the requested resource: "
                 f"create {s.resource} needs a namespace",
             )
+        if self.webhooks is not None:
+            raw = self.webhooks.admit_request(req, "CREATE", raw, None)
         obj = decode_body(raw, s, req.namespace, self.gates)
         name = obj.metadata.name or obj.metadata.generate_name
         if obj.metadata.resource_version:
@@ -247,6 +252,8 @@ class Resources:
         s = req.served
         if req.subresource == "scale":
             return self._update_scale(req, raw)
+        if self.webhooks is not None:
+            raw = self.webhooks.admit_request(req, "UPDATE", raw, self._wire_of(req))
         obj = decode_body(raw, s, req.namespace, self.gates, name=req.name)
         if not obj.metadata.resource_version and s.group not in BUILTIN_GROUPS:
             raise st.invalid(
@@ -277,6 +284,12 @@ class Resources:
             raise store_error(err, s, req.name) from None
         self.on_write()
         return Reply(out, durable=durable)
+
+    def _wire_of(self, req: Request) -> dict[str, Any] | None:
+        try:
+            return encode(self.store.get(req.served.rtype, req.namespace, req.name), req.served)
+        except NotFound:
+            return None
 
     def _update_scale(self, req: Request, raw: Any) -> Reply:
         s = req.served

@@ -5,6 +5,7 @@ path; ``priority`` 1 is ``-o wide``), subresources, structs and create rules."""
 
 from __future__ import annotations
 
+from kuota.api.k8s import admissionregistration as ar
 from kuota.api.k8s import apps, batch, coordination, corev1, rbac, service
 from kuota.api.k8s import validation as cv
 from kuota.api.k8s.event import Event
@@ -299,5 +300,17 @@ K8S_KINDS: tuple[KindSpec, ...] = (
             (rbac.RoleBinding, "rolebindings", True),
             (rbac.ClusterRoleBinding, "clusterrolebindings", False),
         )
+    ),
+    # Read by serve's webhook caller (kuota.webhooks.caller), as kube-apiserver's.
+    *(
+        KindSpec(
+            group=ar.GROUP,
+            kind=typ.__name__,
+            plural=typ.__name__.lower() + "s",
+            namespaced=False,
+            internal=typ,
+            versions=_v1(typ, ()),
+        )
+        for typ in (ar.MutatingWebhookConfiguration, ar.ValidatingWebhookConfiguration)
     ),
 )
