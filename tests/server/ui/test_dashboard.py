@@ -169,6 +169,16 @@ def test_applied_job_shows_pending_with_reason_within_a_second_then_admitted(srv
             await asyncio.to_thread(_release, srv, "live")
             await b.wait_for(f"{_rows('live', 'admitted')}.some(([w]) => w === 'team-b/live-1')", 5)
             assert not any(w == "team-b/live-1" for w, _ in await b.js(_rows("live", "pending")))
+            # Its page: conditions and events on one timeline, its pods and their nodes.
+            await b.js("document.querySelector('[data-queue=\"live\"] tr.admitted-wl a').click()")
+            await b.wait_for("document.querySelector('#workload .timeline')")
+            await b.wait_for(
+                "document.querySelector('#workload .timeline').innerText.includes('QuotaReserved=True')"
+                " && document.querySelector('#workload .timeline').innerText.includes('CreatedWorkload')"
+            )
+            await b.wait_for(
+                "[...document.querySelectorAll('#workload tbody tr')].some(r => /live-1-/.test(r.cells[0].textContent) && /^a100-/.test(r.cells[2].textContent))"
+            )
             assert b.errors == [], b.errors
 
     _run(go())

@@ -230,13 +230,17 @@ function quotaRows(cq, cohortBorrowed, lendable) {
         const mine = lendable(cq, r, used);
         const pool = cohortBorrowed[cq.spec.cohortName + "|" + k] || { borrowed: 0, lendable: 0 };
         const lent = pool.lendable > 0 ? (pool.borrowed * mine) / pool.lendable : 0;
-        rows.push({ flavor: f.name, res: r.name, nominal, used, borrowed: qty(u.borrowed), lent,
+        rows.push({ flavor: f.name, res: r.name, nominal, used, borrowed: borrowedOf(u, nominal), lent,
           gpu: /gpu/i.test(r.name) });
       }
     }
   }
   rows.sort((a, b) => (b.gpu - a.gpu));
   return rows;
+}
+// Kueue leaves a zero "borrowed" out of the status; it is the use above nominal.
+function borrowedOf(u, nominal) {
+  return u.borrowed !== undefined ? qty(u.borrowed) : Math.max(0, qty(u.total) - nominal);
 }
 // What a ClusterQueue could lend: its unused nominal quota up to its
 // lendingLimit. The cohort's borrowing is shared out in that proportion (the
@@ -260,7 +264,7 @@ function cohortPools() {
           const k = `${cohort}|${f.name}/${r.name}`;
           const u = usage[`${f.name}/${r.name}`] || {};
           const p = (pools[k] = pools[k] || { borrowed: 0, lendable: 0 });
-          p.borrowed += qty(u.borrowed);
+          p.borrowed += borrowedOf(u, qty(r.nominalQuota));
           p.lendable += lendableOf(cq, r, qty(u.total));
         }
       }
