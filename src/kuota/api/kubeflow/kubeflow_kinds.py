@@ -23,7 +23,7 @@ KUBEFLOW_KINDS: tuple[KindSpec, ...] = tuple(
         internal=v1.TYPES[fw.kind],
         versions=(
             VersionSpec(
-                "v1",
+                fw.api_version.rpartition("/")[2],
                 v1.TYPES[fw.kind],
                 storage=True,
                 to_internal=v1.default_job,

@@ -71,6 +71,12 @@ class Framework:
     leaders: tuple[str, ...]  # replica types whose success is the job's
     single_leader: bool  # a leader type has exactly one replica (webhook rule)
     check_types: bool  # the webhook refuses replica types not in ``types``
+    api_version: str = "kubeflow.org/v1"
+    # Per replica type, where a kind's defaults differ by type (MPIJob's
+    # launcher restarts OnFailure, its workers default to 0 replicas).
+    type_restart: tuple[tuple[str, RestartPolicy], ...] = ()
+    type_replicas: tuple[tuple[str, int], ...] = ()
+    operator: str = ""  # the operator-name label (default: <kind>-controller)
 
     @property
     def wire_field(self) -> str:
@@ -128,6 +134,22 @@ FRAMEWORKS: Final[dict[str, Framework]] = {
             ("Master",),
             True,
             True,
+        ),
+        Framework(
+            "MPIJob",
+            "mpijobs",
+            "mpi_replica_specs",
+            ("Launcher", "Worker"),
+            "",
+            "Never",
+            "None",
+            ("Launcher",),
+            True,
+            True,
+            api_version="kubeflow.org/v2beta1",
+            type_restart=(("Launcher", "OnFailure"), ("Worker", "Never")),
+            type_replicas=(("Launcher", 1), ("Worker", 0)),
+            operator="mpi-operator",
         ),
         Framework(
             "JAXJob",
@@ -227,6 +249,28 @@ class JAXJobSpec(Object):
     jax_replica_specs: ReplicaSpecs | None = None
 
 
+class MPIRunPolicy(RunPolicy):
+    suspend: bool | None = None  # type: ignore[assignment]  # (no CRD default in v2beta1)
+
+
+class MPIJobSpec(Object):
+    slots_per_worker: int | None = None
+    run_launcher_as_worker: bool | None = None
+    run_policy: MPIRunPolicy = msgspec.field(default_factory=MPIRunPolicy)
+    mpi_replica_specs: ReplicaSpecs | None = None
+    ssh_auth_mount_path: str = ""
+    launcher_creation_policy: Literal["AtStartup", "WaitForWorkersReady", ""] = ""
+    mpi_implementation: str = ""
+
+
+class MPIJob(Object):
+    api_version: str = "kubeflow.org/v2beta1"
+    kind: str = "MPIJob"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: MPIJobSpec = msgspec.field(default_factory=MPIJobSpec)
+    status: JobStatus | None = None
+
+
 class PyTorchJob(Object):
     api_version: str = API_VERSION
     kind: str = "PyTorchJob"
@@ -267,13 +311,14 @@ class JAXJob(Object):
     status: JobStatus | None = None
 
 
-KubeflowJob = PyTorchJob | TFJob | PaddleJob | XGBoostJob | JAXJob
+KubeflowJob = PyTorchJob | TFJob | PaddleJob | XGBoostJob | JAXJob | MPIJob
 TYPES: Final[dict[str, type]] = {
     "PyTorchJob": PyTorchJob,
     "TFJob": TFJob,
     "PaddleJob": PaddleJob,
     "XGBoostJob": XGBoostJob,
     "JAXJob": JAXJob,
+    "MPIJob": MPIJob,
 }
 
 
@@ -308,14 +353,30 @@ def default_job(job: Any) -> Any:
         canonical = {t.lower(): t for t in fw.types}
         renamed = {canonical.get(t.lower(), t): s for t, s in specs.items()}
         setattr(job.spec, fw.field, renamed)
-        for spec in renamed.values():
+        replicas, restart = dict(fw.type_replicas), dict(fw.type_restart)
+        for t, spec in renamed.items():
             if spec.replicas is None:
-                spec.replicas = 1
+                spec.replicas = replicas.get(t, 1)
             if not spec.restart_policy:
-                spec.restart_policy = fw.restart
+                spec.restart_policy = restart.get(t, fw.restart)
     if fw.kind == "PyTorchJob":
         _default_pytorch(job)
+    elif fw.kind == "MPIJob":
+        _default_mpi(job)
     return job
+
+
+def _default_mpi(job: MPIJob) -> None:
+    """``SetDefaults_MPIJob`` (mpi-operator v2beta1)."""
+    spec = job.spec
+    if spec.slots_per_worker is None:
+        spec.slots_per_worker = 1
+    if not spec.ssh_auth_mount_path:
+        spec.ssh_auth_mount_path = "/root/.ssh"
+    if not spec.mpi_implementation:
+        spec.mpi_implementation = "OpenMPI"
+    if not spec.launcher_creation_policy:
+        spec.launcher_creation_policy = "AtStartup"
 
 
 def _default_pytorch(job: PyTorchJob) -> None:
@@ -337,6 +398,8 @@ def _default_pytorch(job: PyTorchJob) -> None:
 def validate_job(job: Any) -> list[FieldError]:
     """The framework's validating webhook on create, on a defaulted job."""
     fw = framework_of(job)
+    if fw.kind == "MPIJob":
+        return validate_mpijob(job)
     errs: list[FieldError] = []
     name = job.metadata.name
     bad = is_dns1035_label(name) if name else []
@@ -396,5 +459,93 @@ def validate_job_update(new: Any, old: Any) -> list[FieldError]:
             invalid(
                 "spec.runPolicy.managedBy", new.spec.run_policy.managed_by, "field is immutable"
             )
+        )
+    return errs
+
+
+_MPI_IMPLEMENTATIONS: Final = ("Intel", "MPICH", "OpenMPI")
+_MPI_CLEAN: Final = ("All", "None", "Running")
+_MPI_RESTART: Final = ("Never", "OnFailure")
+_MPI_MANAGERS: Final = ("kubeflow.org/mpi-operator", MULTIKUEUE)
+
+
+def validate_mpijob(job: MPIJob) -> list[FieldError]:
+    """mpi-operator's ``ValidateMPIJob`` (v2beta1), on a defaulted job."""
+    spec = job.spec
+    errs: list[FieldError] = []
+    specs = spec.mpi_replica_specs
+    worker = (specs or {}).get("Worker")
+    last = max((worker.replicas or 0) if worker is not None else 0, 1) - 1
+    host = f"{job.metadata.name}-worker-{last}"
+    bad = is_dns1035_label(host) if job.metadata.name else []
+    if bad:
+        errs.append(
+            invalid(
+                "metadata.name",
+                job.metadata.name,
+                f"will not able to create pod and service with invalid DNS label {host!r}: "
+                + ", ".join(bad),
+            )
+        )
+    base = "spec.mpiReplicaSpecs"
+    if specs is None:
+        errs.append(required(base, "must have replica specs"))
+    else:
+        launcher = specs.get("Launcher")
+        if launcher is None:
+            errs.append(required(key(base, "Launcher"), "must have Launcher replica spec"))
+        else:
+            errs += _mpi_replica(launcher, key(base, "Launcher"))
+            if launcher.replicas is not None and launcher.replicas != 1:
+                errs.append(
+                    invalid(f"{key(base, 'Launcher')}.replicas", launcher.replicas, "must be 1")
+                )
+        if worker is not None:
+            errs += _mpi_replica(worker, key(base, "Worker"))
+            if worker.replicas is not None and worker.replicas <= 0:
+                errs.append(
+                    invalid(
+                        f"{key(base, 'Worker')}.replicas",
+                        worker.replicas,
+                        "must be greater than or equal to 1",
+                    )
+                )
+    if spec.slots_per_worker is None:
+        errs.append(required("spec.slotsPerWorker", "must have number of slots per worker"))
+    elif spec.slots_per_worker < 0:
+        errs.append(
+            invalid(
+                "spec.slotsPerWorker", spec.slots_per_worker, "must be greater than or equal to 0"
+            )
+        )
+    rp = spec.run_policy
+    if rp.clean_pod_policy is None:
+        errs.append(required("spec.runPolicy.cleanPodPolicy", "must have clean Pod policy"))
+    elif rp.clean_pod_policy not in _MPI_CLEAN:
+        errs.append(
+            not_supported("spec.runPolicy.cleanPodPolicy", rp.clean_pod_policy, list(_MPI_CLEAN))
+        )
+    if rp.managed_by is not None and rp.managed_by not in _MPI_MANAGERS:
+        errs.append(not_supported("spec.runPolicy.managedBy", rp.managed_by, sorted(_MPI_MANAGERS)))
+    if not spec.ssh_auth_mount_path:
+        errs.append(required("spec.sshAuthMountPath", "must have a mount path for SSH credentials"))
+    if spec.mpi_implementation not in _MPI_IMPLEMENTATIONS:
+        errs.append(
+            not_supported(
+                "spec.mpiImplementation", spec.mpi_implementation, list(_MPI_IMPLEMENTATIONS)
+            )
+        )
+    return errs
+
+
+def _mpi_replica(spec: ReplicaSpec, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if spec.replicas is None:
+        errs.append(required(f"{path}.replicas", "must define number of replicas"))
+    if spec.restart_policy not in _MPI_RESTART:
+        errs.append(not_supported(f"{path}.restartPolicy", spec.restart_policy, list(_MPI_RESTART)))
+    if spec.template.spec is None or not spec.template.spec.containers:
+        errs.append(
+            required(f"{path}.template.spec.containers", "must define at least one container")
         )
     return errs

@@ -1,6 +1,7 @@
 """Kubeflow's training operator (kubeflow/training-operator v1, the common
 ``pkg/controller.v1/common`` reconciler with each framework's status rule),
-for PyTorchJob, TFJob, PaddleJob, XGBoostJob and JAXJob: per job, one pod
+for PyTorchJob, TFJob, PaddleJob, XGBoostJob and JAXJob, and mpi-operator
+v2's MPIJob (whose launcher, a Job there, is one pod here): per job, one pod
 ``<job>-<type>-<index>`` per replica (labelled as the operator labels them,
 the replica's restart policy on the pod), the replica statuses, and the
 conditions Created, Running, Succeeded, Failed and Suspended. A suspended
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["TrainingOperator"]
 
 _BY_JOB: Final = "kubeflow:owner"
-RTYPES: Final = {kind: resource_for(v1.API_VERSION, kind) for kind in v1.FRAMEWORKS}
+RTYPES: Final = {k: resource_for(fw.api_version, k) for k, fw in v1.FRAMEWORKS.items()}
 
 
 def _owner_uid(pod: Any) -> list[str]:
@@ -271,18 +272,22 @@ class TrainingOperator(ClusterController):
     # ------------------------------------------------------------ writes
     def _create(self, job: Any, rtype: str, index: int, spec: v1.ReplicaSpec, leader: bool) -> None:
         fw = v1.framework_of(job)
-        role = rtype in fw.leaders or (not leader and rtype == "Worker" and index == 0)
         labels = {
-            v1.OPERATOR_NAME_LABEL: f"{job.kind.lower()}-controller",
+            v1.OPERATOR_NAME_LABEL: fw.operator or f"{job.kind.lower()}-controller",
             v1.JOB_NAME_LABEL: job.metadata.name,
             v1.REPLICA_TYPE_LABEL: rtype.lower(),
             v1.REPLICA_INDEX_LABEL: str(index),
         }
-        if role:
+        name = f"{job.metadata.name}-{rtype.lower()}-{index}"
+        if fw.kind == "MPIJob":
+            # mpi-operator: the launcher (a Job there, one pod here) and the
+            # workers say their role.
+            labels[v1.JOB_ROLE_LABEL] = rtype.lower()
+            if rtype == "Launcher":
+                name = f"{job.metadata.name}-launcher"
+        elif rtype in fw.leaders or (not leader and rtype == "Worker" and index == 0):
             labels[v1.JOB_ROLE_LABEL] = "master"
-        pod = pod_from_template(
-            spec.template, job, name=f"{job.metadata.name}-{rtype.lower()}-{index}", labels=labels
-        )
+        pod = pod_from_template(spec.template, job, name=name, labels=labels)
         assert pod.spec is not None
         policy = spec.restart_policy or fw.restart
         pod.spec.restart_policy = "Never" if policy == "ExitCode" else policy  # type: ignore[assignment]

@@ -23,6 +23,7 @@ _PACKAGES: Final = (
     "paddlejob",
     "xgboostjob",
     "jaxjob",
+    "mpijob",
 )
 
 

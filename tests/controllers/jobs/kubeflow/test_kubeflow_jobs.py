@@ -231,3 +231,54 @@ def test_validate_refuses_what_the_operators_webhook_refuses(tmp_path: Path) -> 
     ):
         assert expected in out, (expected, r.output)
     assert "Traceback" not in r.output
+
+
+def test_kueues_sample_mpijob_runs_then_its_ttl_deletes_it(tmp_path: Path) -> None:
+    """mpi-operator v2beta1: podSets launcher and worker (Kueue's order); the
+    job succeeds with its launcher, cleanPodPolicy Running removes the
+    workers still running (sshd), and ttlSecondsAfterFinished: 60 removes
+    the job a minute later."""
+    doc = yaml.safe_load((EXAMPLES / "sample-mpijob.yaml").read_text())
+    for rtype, duration in (("Launcher", "5m"), ("Worker", "10h")):
+        meta = doc["spec"]["mpiReplicaSpecs"][rtype]["template"].setdefault("metadata", {})
+        meta["annotations"] = {"kuota.dev/duration": duration}
+    config = CONFIG.replace("kubeflow.org/jaxjob]", "kubeflow.org/jaxjob, kubeflow.org/mpijob]")
+    files = [config, SETUP.read_text(), NODES, yaml.safe_dump(doc)]
+    paths = []
+    for i, text in enumerate(files):
+        p = tmp_path / f"doc{i}.yaml"
+        p.write_text(text)
+        paths.append(str(p))
+    state = tmp_path / "state"
+    args = ["run", *paths, "--state", str(state), "--no-live"]
+    r = CliRunner().invoke(main, [*args, "--until", "5m30s"])
+    assert r.exit_code == 0, r.output
+    (wl,) = _get(state, "workloads")
+    assert [(p["name"], p["count"]) for p in wl["spec"]["podSets"]] == [
+        ("launcher", 1),
+        ("worker", 2),
+    ]
+    assert _cond(wl, "Finished")["reason"] == "Succeeded"  # type: ignore[index]
+    (job,) = _get(state, "mpijobs")
+    assert _cond(job, "Succeeded")["reason"] == "MPIJobSucceeded"  # type: ignore[index]
+    assert job["spec"]["slotsPerWorker"] == 1 and job["spec"]["mpiImplementation"] == "OpenMPI"
+    names = {p["metadata"]["name"] for p in _get(state, "pods")}
+    assert names == {"pi-launcher"}  # the workers, still running, were cleaned
+    r = CliRunner().invoke(main, ["run", "--state", str(state), "--no-live"])
+    assert r.exit_code == 0, r.output
+    assert _get(state, "mpijobs") == []
+
+
+def test_validate_refuses_what_mpi_operator_refuses(tmp_path: Path) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text(
+        "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: m, namespace: default}\n"
+        "spec:\n  mpiImplementation: LAM\n  mpiReplicaSpecs:\n    Launcher:\n      replicas: 2\n"
+        "      restartPolicy: Always\n      template: {spec: {containers: [{name: l, image: x}]}}\n"
+    )
+    r = CliRunner().invoke(main, ["validate", str(p)])
+    assert r.exit_code == 1, r.output
+    out = " ".join(r.output.split())
+    assert "spec.mpiReplicaSpecs[Launcher].replicas: Invalid value: 2: must be 1" in out, out
+    assert 'spec.mpiReplicaSpecs[Launcher].restartPolicy: Unsupported value: "Always"' in out
+    assert 'spec.mpiImplementation: Unsupported value: "LAM"' in out

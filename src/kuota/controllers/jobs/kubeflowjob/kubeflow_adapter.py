@@ -23,8 +23,8 @@ from kuota.store.protocol import ResourceType
 class KubeflowAdapter:
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.api_version = v1.API_VERSION
-        self.rtype: ResourceType = resource_for(v1.API_VERSION, kind)
+        self.api_version = v1.FRAMEWORKS[kind].api_version
+        self.rtype: ResourceType = resource_for(self.api_version, kind)
 
     def pod_sets(self, job: Any, partial_admission: bool) -> list[kt.PodSet]:
         specs = v1.replica_specs(job)
