@@ -209,6 +209,15 @@ def test_queue_order_on_the_page_is_the_visibility_apis(srv: Served) -> None:
                 "[...document.querySelectorAll('[data-queue=\"order\"] tr.pending-wl td:first-child')].map(t => t.textContent)"
             )
             assert positions == [str(i["positionInClusterQueue"]) for i in api]
+            # The filters: a team (ClusterQueue) shows its queue only; another
+            # namespace hides these workloads.
+            pick = "(s, v) => { s.value = v; s.dispatchEvent(new Event('change')); }"
+            await b.js(f"({pick})(document.getElementById('f-team'), 'order')")
+            await b.wait_for(
+                "[...document.querySelectorAll('[data-queue]')].map(q => q.dataset.queue).join() === 'order'"
+            )
+            await b.js(f"({pick})(document.getElementById('f-ns'), 'team-a')")
+            await b.wait_for(f"{_rows('order', 'pending')}.length === 0")
 
     _run(go())
 
