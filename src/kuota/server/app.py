@@ -32,6 +32,7 @@ from kuota.server.hub import Hub
 from kuota.server.rest import BUILTIN_GROUPS, Reply, Request, Resources, parse_bool
 from kuota.server.served import Served, encode, lookup
 from kuota.server.tables import TABLE_TYPE, table
+from kuota.server.ui import routes as ui
 from kuota.server.visibility import pending_workloads
 from kuota.server.watching import watch
 from kuota.server.webhook_calls import NeedsWebhooks
@@ -106,6 +107,7 @@ class ApiServer:
         r.add_get("/openapi/v2", self._openapi_v2)
         r.add_get("/openapi/v3", self._openapi_v3)
         r.add_get("/openapi/v3/{path:.+}", self._openapi_v3_doc)
+        ui.install(app, self)
         return app
 
     @web.middleware
@@ -117,7 +119,7 @@ class ApiServer:
             except Unauthorized:
                 return status_response(st.ApiError(401, "Unauthorized", "Unauthorized"))
             request["user"] = self._impersonated(request)
-            if not _is_resource(request.path):
+            if not _is_resource(request.path) and not ui.is_ui(request.path):
                 self._authorize_path(request)
             return await handler(request)
         except st.ApiError as err:

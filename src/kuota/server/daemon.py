@@ -20,10 +20,11 @@ from aiohttp import web
 
 from kuota.metrics import for_control_plane as kueue_metrics
 from kuota.server.app import ApiServer
-from kuota.server.auth import Authenticator, UserInfo
+from kuota.server.auth import UserInfo
 from kuota.server.auth.store import rbac_authorizer, reconcile_bootstrap
 from kuota.server.certs import ensure_pki, write_kubeconfig
 from kuota.server.hub import Hub
+from kuota.server.ui.sessions import ADMIN, SessionAuthenticator, admin_token
 from kuota.server.webhook_calls import ServeWebhooks
 
 log = structlog.get_logger("kuota.server")
@@ -76,7 +77,9 @@ async def serve(
     # objects would otherwise hold the loop while clients wait.
     cp.mgr.run_until_idle()
     reconcile_bootstrap(cp.store)
-    api = ApiServer(cp, hub, Authenticator(tokens), rbac_authorizer(cp.store), f"{address}:{port}")
+    admin = admin_token()  # the dashboard's login for the admin, new at each start
+    authn = SessionAuthenticator({**tokens, admin: ADMIN})
+    api = ApiServer(cp, hub, authn, rbac_authorizer(cp.store), f"{address}:{port}")
     runner = web.AppRunner(api.app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
     api.metrics = metrics
     api.res.webhooks = ServeWebhooks(cp.store)
@@ -86,6 +89,7 @@ async def serve(
     site = web.SockSite(runner, sock, ssl_context=_tls(pki))
     await site.start()
     say(f"kuota serve: listening on {url}; KUBECONFIG={kubeconfig}")
+    say(f"kuota serve: dashboard at {url}/ui/login?token={admin}&next=/ui/")
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
