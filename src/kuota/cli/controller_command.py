@@ -85,8 +85,9 @@ def controller(
     sim_clock: str | None,
     leader_elect: bool | None,
 ) -> None:
-    """Run Kueue's controllers and scheduler against a Kubernetes API server:
-    the objects come from its watches, decisions go back as status writes;
+    """Run Kueue's controllers and scheduler against a Kubernetes API server.
+
+    The objects come from its watches, decisions go back as status writes;
     replicas elect a leader on a Lease (Kueue's defaults)."""
     from lightkube import ConfigError
 

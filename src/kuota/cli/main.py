@@ -32,7 +32,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "controller": (
         "kuota.cli.controller_command:controller",
-        "Run Kueue's controllers against a Kubernetes API server (cluster mode).",
+        "Run Kueue's controllers and scheduler against a Kubernetes API server.",
     ),
     "must-gather": (
         "kuota.cli.must_gather:must_gather",

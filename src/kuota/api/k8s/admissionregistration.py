@@ -4,11 +4,11 @@ what ``kuota serve`` reads to call admission webhooks as kube-apiserver does
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
-from kuota.api.base import Object
+from kuota.api.base import Meta, Object
 from kuota.api.meta import LabelSelector, ObjectMeta
 
 __all__ = [
@@ -36,7 +36,8 @@ class ServiceReference(Object, kw_only=True):
 class WebhookClientConfig(Object, kw_only=True):
     url: str | None = None
     service: ServiceReference | None = None
-    ca_bundle: str | None = None  # base64 PEM, as on the wire
+    # base64 PEM, as on the wire (Go's []byte: published as format byte)
+    ca_bundle: Annotated[str, Meta(extra_json_schema={"format": "byte"})] | None = None
 
 
 class RuleWithOperations(Object, kw_only=True):

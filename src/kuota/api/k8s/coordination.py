@@ -17,11 +17,16 @@ __all__ = ["GROUP", "Lease", "LeaseSpec"]
 GROUP = "coordination.k8s.io"
 
 
+_MICRO_TIME = Meta(extra_json_schema={"format": "date-time"})
+
+
 class LeaseSpec(Object):
     holder_identity: str | None = None
     lease_duration_seconds: Annotated[int, Meta(ge=0, le=2**31 - 1)] | None = None
-    acquire_time: str | None = None
-    renew_time: str | None = None
+    # metav1.MicroTime, kept as the client wrote it (leader election compares
+    # the record it reads back), published as a date-time string.
+    acquire_time: Annotated[str, _MICRO_TIME] | None = None
+    renew_time: Annotated[str, _MICRO_TIME] | None = None
     lease_transitions: Annotated[int, Meta(ge=0, le=2**31 - 1)] | None = None
     strategy: str | None = None
     preferred_holder: str | None = None

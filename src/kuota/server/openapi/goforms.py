@@ -41,6 +41,8 @@ REQUIRED: Final[dict[str, list[str]]] = {
     "ControllerRevision": ["revision"],
     "Event": ["metadata", "involvedObject"],
     "PolicyRule": ["verbs"],
+    "ValidatingWebhook": ["admissionReviewVersions", "clientConfig", "name", "sideEffects"],
+    "MutatingWebhook": ["admissionReviewVersions", "clientConfig", "name", "sideEffects"],
 }
 
 # +structType=atomic: server-side apply owns the struct as one value.

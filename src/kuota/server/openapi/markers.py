@@ -136,4 +136,15 @@ MARKERS: dict[tuple[str, str], dict[str, Any]] = {
     ("AggregationRule", "clusterRoleSelectors"): _ATOMIC,
     ("RoleBinding", "subjects"): _ATOMIC,
     ("ClusterRoleBinding", "subjects"): _ATOMIC,
+    # admissionregistration.k8s.io/v1
+    ("ValidatingWebhookConfiguration", "webhooks"): _map("name"),
+    ("MutatingWebhookConfiguration", "webhooks"): _map("name"),
+    ("ValidatingWebhook", "rules"): _ATOMIC,
+    ("MutatingWebhook", "rules"): _ATOMIC,
+    ("ValidatingWebhook", "admissionReviewVersions"): _ATOMIC,
+    ("MutatingWebhook", "admissionReviewVersions"): _ATOMIC,
+    ("RuleWithOperations", "operations"): _ATOMIC,
+    ("RuleWithOperations", "apiGroups"): _ATOMIC,
+    ("RuleWithOperations", "apiVersions"): _ATOMIC,
+    ("RuleWithOperations", "resources"): _ATOMIC,
 }
