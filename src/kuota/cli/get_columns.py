@@ -5,7 +5,6 @@ kind's server-side table)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -13,6 +12,7 @@ from typing import Any, Final
 
 from kuota.api import registry
 from kuota.api.conditions import status_condition
+from kuota.api.jsonpath import json_path
 from kuota.api.kindspec import KindSpec, PrinterColumn
 from kuota.api.kueue import types as kt
 from kuota.cli.served_form import served_form
@@ -399,36 +399,6 @@ def _iso(v: Any) -> datetime | None:
         return datetime.fromisoformat(str(v).replace("Z", "+00:00"))
     except ValueError:
         return None
-
-
-# One step of the JSONPath printer columns use: ``.field``, ``[N]`` (``[-1]``
-# counts from the end), ``[?(@.field=="value")]``, ``[N:]`` (the training
-# operator's ``.status.conditions[-1:].type``).
-_STEP: Final = re.compile(
-    r'\.([A-Za-z0-9_-]+)|\[(-?\d+)\]|\[\?\(@\.([A-Za-z0-9_-]+)=="([^"]*)"\)\]|\[(-?\d+):\]'
-)
-
-
-def json_path(doc: Any, path: str) -> list[Any]:
-    """The values ``path`` selects in ``doc`` (an object as the API serves it)."""
-    found = [doc]
-    pos = 0
-    for m in _STEP.finditer(path):
-        if m.start() != pos:
-            return []
-        pos = m.end()
-        nxt: list[Any] = []
-        for cur in found:
-            if m[1] is not None and isinstance(cur, dict) and m[1] in cur:
-                nxt.append(cur[m[1]])
-            elif m[2] is not None and isinstance(cur, list) and -len(cur) <= int(m[2]) < len(cur):
-                nxt.append(cur[int(m[2])])
-            elif m[3] is not None and isinstance(cur, list):
-                nxt += [x for x in cur if isinstance(x, dict) and str(x.get(m[3])) == m[4]]
-            elif m[5] is not None and isinstance(cur, list):
-                nxt += cur[int(m[5]) :]
-        found = nxt
-    return found if pos == len(path) else []
 
 
 def _cell(col: PrinterColumn, doc: dict[str, Any], now: datetime) -> str:

@@ -9,14 +9,13 @@ kube's human ages (``5m``, ``3d4h``), against the control plane's clock.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import msgspec
 
+from kuota.api.jsonpath import select
 from kuota.api.kindspec import PrinterColumn
 from kuota.server.builtin_cells import BUILTIN_CELLS, human_age
 from kuota.server.served import Served, encode
@@ -24,63 +23,20 @@ from kuota.server.wireform import attr_of, full_builtins
 
 TABLE_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
-_STEP = re.compile(r'\.([A-Za-z0-9_\-/]+)|\[(\d+)\]|\[\?\(@\.(\w+)\s*==\s*["\']([^"\']*)["\']\)\]')
 
-
-def json_path(obj: Any, path: str) -> list[Any]:
-    """The values at a CRD printer column's JSONPath (the subset CRDs use:
-    fields, indexes and ``[?(@.f=="v")]`` filters)."""
-    current = [obj]
-    for m in _STEP.finditer(path):
-        field, idx, fkey, fval = m.groups()
-        nxt: list[Any] = []
-        for v in current:
-            if field is not None and isinstance(v, dict) and field in v:
-                nxt.append(v[field])
-            elif idx is not None and isinstance(v, list) and int(idx) < len(v):
-                nxt.append(v[int(idx)])
-            elif fkey is not None and isinstance(v, list):
-                nxt += [x for x in v if isinstance(x, dict) and str(x.get(fkey)) == fval]
-        current = nxt
-    return current
-
-
-@functools.cache
-def _tokens(path: str) -> tuple[tuple[str | None, ...], ...]:
-    return tuple(m.groups() for m in _STEP.finditer(path))
+def _struct_field(node: Any, name: str) -> Any:
+    if isinstance(node, msgspec.Struct):
+        attr = attr_of(type(node), name)
+        return getattr(node, attr, None) if attr is not None else None
+    return node.get(name) if isinstance(node, dict) else None
 
 
 def struct_path(value: Any, path: str) -> list[Any]:
-    """``json_path`` read on the API struct itself (wire names mapped to its
-    fields), without encoding the object: a column reads a few fields of
-    each of thousands of objects. A struct's defaulted fields are there."""
-    current = [value]
-    for field, idx, fkey, fval in _tokens(path):
-        nxt: list[Any] = []
-        for v in current:
-            if field is not None:
-                if isinstance(v, msgspec.Struct):
-                    attr = attr_of(type(v), field)
-                    got = getattr(v, attr, None) if attr is not None else None
-                elif isinstance(v, dict):
-                    got = v.get(field)
-                else:
-                    got = None
-                if got is not None:
-                    nxt.append(got)
-            elif idx is not None and isinstance(v, list) and int(idx) < len(v):
-                nxt.append(v[int(idx)])
-            elif fkey is not None and isinstance(v, list):
-                for x in v:
-                    if isinstance(x, msgspec.Struct):
-                        attr = attr_of(type(x), fkey)
-                        got = getattr(x, attr, None) if attr is not None else None
-                    else:
-                        got = x.get(fkey) if isinstance(x, dict) else None
-                    if got is not None and str(got) == fval:
-                        nxt.append(x)
-        current = nxt
-    return [full_builtins(v) for v in current]
+    """A printer column's JSONPath read on the API struct itself (wire names
+    mapped to its fields), without encoding the object: a column reads a few
+    fields of each of thousands of objects. A struct's defaulted fields are
+    there."""
+    return [full_builtins(v) for v in select(value, path, _struct_field)]
 
 
 def _cell(col: PrinterColumn, wire_obj: Any, now: datetime) -> Any:
