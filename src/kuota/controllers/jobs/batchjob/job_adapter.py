@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kuota.api import errors as e
 from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo, go_atoi, go_parse_bool
+from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import JOB
@@ -128,14 +127,7 @@ class BatchJobAdapter:
         info = next((i for i in infos if i.name == "main"), None)
         if info is None:
             return job
-        tmpl = spec.template
-        tmpl.metadata.labels = {**(tmpl.metadata.labels or {}), **info.labels} or None
-        if tmpl.spec is not None:
-            if info.node_selector:
-                tmpl.spec.node_selector = {**(tmpl.spec.node_selector or {}), **info.node_selector}
-            tols = list(tmpl.spec.tolerations or ())
-            tols += [t for t in info.tolerations if t not in tols]
-            tmpl.spec.tolerations = tols or None
+        merge_into(spec.template, info)
         if _partial(job) and info.count != spec.parallelism:
             spec.parallelism = info.count
             if _sync_completions(job):
@@ -227,7 +219,11 @@ class BatchJobAdapter:
         admission set) and the stopping annotation removed."""
         assert job.spec is not None
         ps = next((p for p in original if p.name == "main"), None)
-        restored = restored_template(job.spec.template, ps.template) if ps else None
+        restored = (
+            restored_template(job.spec.template, ps.template, _JOB_CONTROLLER_LABELS)
+            if ps
+            else None
+        )
         partial = ps is not None and _partial(job) and job.spec.parallelism != ps.count
         stopping = STOPPING in (job.metadata.annotations or {})
         if not stopping and not partial and (restored is None or restored == job.spec.template):
@@ -246,21 +242,3 @@ class BatchJobAdapter:
             rest = {k: v for k, v in (job.metadata.annotations or {}).items() if k != STOPPING}
             job.metadata.annotations = rest or None
         return job
-
-
-def restored_template(current: kc.PodTemplateSpec, original: Any) -> kc.PodTemplateSpec:
-    """podset.RestorePodSpec: labels, annotations, nodeSelector, tolerations
-    and scheduling gates back to the Workload's copy of the template."""
-    t = clone(current)
-    t.metadata.labels = clone(original.metadata.labels)
-    # The Job controller's own labels stay (they were left out of the podSet).
-    for k in _JOB_CONTROLLER_LABELS:
-        v = (current.metadata.labels or {}).get(k)
-        if v is not None:
-            t.metadata.labels = {**(t.metadata.labels or {}), k: v}
-    t.metadata.annotations = clone(original.metadata.annotations)
-    if t.spec is not None and original.spec is not None:
-        t.spec.node_selector = clone(original.spec.node_selector)
-        t.spec.tolerations = clone(original.spec.tolerations)
-        t.spec.scheduling_gates = clone(original.spec.scheduling_gates)
-    return t

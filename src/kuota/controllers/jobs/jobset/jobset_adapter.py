@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from kuota.api import errors as e
 from kuota.api.jobset import v1alpha2 as js
-from kuota.api.k8s import PodTemplateSpec
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo
-from kuota.controllers.jobs.batchjob.job_adapter import restored_template
+from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import JOB_SET
@@ -21,20 +20,6 @@ from kuota.store.resources import JOB_SET
 def podset_name(rjob: js.ReplicatedJob) -> str:
     """``kueue.NewPodSetReference``: the replicated job's name, lowercased."""
     return rjob.name.lower()
-
-
-def merge_into(template: PodTemplateSpec, info: PodSetInfo) -> None:
-    """``podset.Merge``: the admission's labels, node selector and
-    tolerations added to a pod template (in place)."""
-    template.metadata.labels = {**(template.metadata.labels or {}), **info.labels} or None
-    spec = template.spec
-    if spec is None:
-        return
-    if info.node_selector:
-        spec.node_selector = {**(spec.node_selector or {}), **info.node_selector}
-    tols = list(spec.tolerations or ())
-    tols += [t for t in info.tolerations if t not in tols]
-    spec.tolerations = tols or None
 
 
 class JobSetAdapter:

@@ -13,8 +13,7 @@ from kuota.api import errors as e
 from kuota.api.kubeflow import v1
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo
-from kuota.controllers.jobs.batchjob.job_adapter import restored_template
-from kuota.controllers.jobs.jobset.jobset_adapter import merge_into
+from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.store import clone
 from kuota.store.kinds import resource_for
 from kuota.store.protocol import ResourceType
