@@ -564,22 +564,15 @@ def _replicated_statuses(js: JobSet, children: _Children) -> list[ReplicatedJobS
     ]
 
 
-def _global_index(js: JobSet, rjob_name: str, index: int) -> int:
+def _index_among(js: JobSet, rjob_name: str, index: int, group: str | None = None) -> int:
+    """A child Job's index counted over the replicated jobs before its own
+    (``globalJobIndex``), or over those of its group only (``groupJobIndex``)."""
     before = 0
     for r in js.spec.replicated_jobs or ():
-        if r.name == rjob_name:
-            return before + index
-        before += r.replicas
-    return before + index
-
-
-def _group_index(js: JobSet, group: str, rjob_name: str, index: int) -> int:
-    before = 0
-    for r in js.spec.replicated_jobs or ():
-        if r.group_name != group:
+        if group is not None and r.group_name != group:
             continue
         if r.name == rjob_name:
-            return before + index
+            break
         before += r.replicas
     return before + index
 
@@ -599,12 +592,12 @@ def _marks(js: JobSet, rjob: ReplicatedJob, index: int) -> dict[str, str]:
         v.GLOBAL_REPLICAS_KEY: str(sum(r.replicas for r in rjobs)),
         v.JOB_INDEX_KEY: str(index),
         v.JOB_KEY: hashlib.sha1(f"{m.namespace}/{name}".encode()).hexdigest(),
-        v.JOB_GLOBAL_INDEX_KEY: str(_global_index(js, rjob.name, index)),
+        v.JOB_GLOBAL_INDEX_KEY: str(_index_among(js, rjob.name, index)),
         v.GROUP_NAME_KEY: rjob.group_name,
         v.GROUP_REPLICAS_KEY: str(
             sum(r.replicas for r in rjobs if r.group_name == rjob.group_name)
         ),
-        v.JOB_GROUP_INDEX_KEY: str(_group_index(js, rjob.group_name, rjob.name, index)),
+        v.JOB_GROUP_INDEX_KEY: str(_index_among(js, rjob.name, index, rjob.group_name)),
     }
     c = js.spec.coordinator
     if c is not None:
