@@ -48,6 +48,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "Would a job be admitted now, in which flavor; if not, why, its queue positions"
         " and its estimated start (a fork of a state run forward).",
     ),
+    "recommend": (
+        "kuota.cli.recommend_command:recommend",
+        "Find the cheapest quota design that meets wait, utilization and fairness goals"
+        " on a job trace.",
+    ),
     "serve": (
         "kuota.cli.serve_command:serve",
         "Serve the Kubernetes API over the embedded control plane (WORLD files' objects"

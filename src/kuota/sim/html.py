@@ -662,21 +662,28 @@ def _stopped_early(results: Sequence[DesignResult]) -> str:
     )
 
 
-def render_html(results: Sequence[DesignResult], trace_rows: int, trace_span_s: float) -> str:
-    """The whole report as one HTML document."""
+def render_html(
+    results: Sequence[DesignResult],
+    trace_rows: int,
+    trace_span_s: float,
+    title: str = "kuota simulate",
+    preface: str = "",
+) -> str:
+    """The whole report as one HTML document (``preface``: HTML before the plots)."""
     r0 = results[0]
     compare = len(results) > 1
     names = ", ".join(r.name for r in results)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>kuota simulate: {escape(r0.trace)}</title>",
+        f"<title>{escape(title)}: {escape(r0.trace)}</title>",
         f"<style>{_CSS}</style></head><body>",
-        f"<h1>kuota simulate: {escape(r0.trace)}</h1>",
+        f"<h1>{escape(title)}: {escape(r0.trace)}</h1>",
         f'<p class="meta">{trace_rows:,} jobs submitted over {fmt_seconds(trace_span_s)}; '
         f"design{'s' if compare else ''}: {escape(names)}.{_stopped_early(results)}</p>",
         f'<p class="meta" id="policy">Fractional GPUs: {escape(r0.policy)}.</p>',
     ]
+    parts.append(preface)
     if compare:
         parts.append(_compare_section(results))
     parts.append('<h2>Plots</h2><div class="grid">')

@@ -63,6 +63,8 @@ class Series:
     dash: str = ""
     step: bool = True  # a step function (hold the value until the next point)
     width: float = 1.8
+    line: bool = True  # False: points only (a scatter plot, with marker > 0)
+    marker: float = 0.0  # radius of a dot drawn at each point
 
 
 # ---------------------------------------------------------------------- axes
@@ -214,10 +216,17 @@ def line_chart(
         if s.step and px is not None:
             d.append(f"H{left + pw:.1f}")
         dash = f' stroke-dasharray="{s.dash}"' if s.dash else ""
-        out.append(
-            f'<path class="series" d="{"".join(d)}" fill="none" stroke="{s.color}" '
-            f'stroke-width="{s.width}"{dash}><title>{escape(s.name)}</title></path>'
-        )
+        if s.line:
+            out.append(
+                f'<path class="series" d="{"".join(d)}" fill="none" stroke="{s.color}" '
+                f'stroke-width="{s.width}"{dash}><title>{escape(s.name)}</title></path>'
+            )
+        if s.marker:
+            out.extend(
+                f'<circle class="point" cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="{s.marker}" '
+                f'fill="{s.color}"><title>{escape(s.name)}</title></circle>'
+                for x, y in s.points
+            )
     out.append("</g>")
     if legend:
         lx = left + pw + 14
