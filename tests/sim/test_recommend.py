@@ -272,3 +272,51 @@ def test_bad_budget_base_and_runner_choices_are_clear(tmp_path: Path) -> None:
     flavors_only.write_text(Path(POOL).read_text().replace("nvidia.com/gpu", "example.com/fpga"))
     r = recommend("--trace", trace, "--world", str(flavors_only), "--goal", "p95-wait<=1h", code=2)
     assert "error: " in r.output and "Traceback" not in r.output
+
+
+BIZRQ_TREE = """
+---
+apiVersion: kuota.dev/v1alpha1
+kind: BizGroupResourceQuota
+metadata: {name: org}
+spec:
+  hard: {limits.nvidia.com/gpu: "8", "cash/limits.nvidia.com/gpu": "1k", limits.cpu: "64"}
+---
+apiVersion: kuota.dev/v1alpha1
+kind: BizGroupResourceQuota
+metadata: {name: team}
+spec:
+  parentBizGroup: org
+  hard: {limits.nvidia.com/gpu: "7", "cash/limits.nvidia.com/gpu": "999", limits.cpu: "64"}
+"""
+
+
+def test_bizrq_gpu_keys_follow_the_quota_and_children_still_fit(tmp_path: Path) -> None:
+    # The winner holds 4 of the base's 8 GPUs: the tree's GPU keys are halved,
+    # the root rounded up and the child down (3.5 -> 3, 499.5 -> 499), so the
+    # child still fits; other keys are left alone.
+    base = tmp_path / "base.yaml"
+    base.write_text(Path(eight_gpu_pool(tmp_path)).read_text() + BIZRQ_TREE)
+    out = tmp_path / "out"
+    recommend(
+        "--trace", waves(tmp_path / "t.csv"), "--world", str(base), "--goal", "p95-wait<=0s",
+        "--candidates", "8", "--finalists", "2", "--budget", "7", "--out", str(out),
+    )  # fmt: skip
+    assert quotas(out / "recommended.yaml") == {"pool": "4"}
+    hard = {
+        d["metadata"]["name"]: d["spec"]["hard"]
+        for d in yaml.safe_load_all((out / "recommended.yaml").read_text())
+        if d and d["kind"] == "BizGroupResourceQuota"
+    }
+    assert hard == {
+        "org": {
+            "limits.nvidia.com/gpu": "4",
+            "cash/limits.nvidia.com/gpu": "500",
+            "limits.cpu": "64",
+        },
+        "team": {
+            "limits.nvidia.com/gpu": "3",
+            "cash/limits.nvidia.com/gpu": "499",
+            "limits.cpu": "64",
+        },
+    }

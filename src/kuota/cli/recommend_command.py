@@ -306,6 +306,7 @@ def _run(
         f"({res.plan.cost:.1f} full replays' worth of jobs) on {runner.name}; "
         f"{res.cpu_s:.1f} s of CPU in the evaluations.",
         markup=False,
+        soft_wrap=True,
     )
     goals_text = ", ".join(g.text for g in goals)
     w = res.winner
@@ -322,10 +323,15 @@ def _run(
         console.print(
             f"recommended: {w.candidate}, {w.gpus:g} GPUs (base: {base_gpus:g}), meets {goals_text}",
             markup=False,
+            soft_wrap=True,
         )
         click.echo(manifest, nl=False)
     else:
-        console.print(f"no design met every goal ({goals_text}) on the whole trace", markup=False)
+        console.print(
+            f"no design met every goal ({goals_text}) on the whole trace",
+            markup=False,
+            soft_wrap=True,
+        )
     if out_dir is not None:
         out = Path(out_dir)
         span = float(trace.last_submit_s - trace.first_submit_s)
@@ -342,5 +348,7 @@ def _run(
                 (out / name).write_text(text, encoding="utf-8")
         except OSError as err:
             return _error(f"--out {out_dir}: {err.strerror or err}")
-        console.print(f"wrote {', '.join(str(out / n) for n in files)}", markup=False)
+        console.print(
+            f"wrote {', '.join(str(out / n) for n in files)}", markup=False, soft_wrap=True
+        )
     return 0 if w is not None else EXIT_NONE

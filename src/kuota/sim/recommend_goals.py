@@ -58,6 +58,8 @@ class Goal:
     def shown(self, value: float) -> str:
         if self.metric == "wait":
             return _fmt_s(value)
+        if math.isinf(value):  # fair share with no team that waited
+            return "no team waited"
         return "-" if math.isnan(value) else f"{value:.2f}"
 
 

@@ -6,6 +6,7 @@ deterministic, so every runner returns the same scores, in the tasks' order.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -96,7 +97,7 @@ class RayCluster:
                 address=address,
                 ignore_reinit_error=True,
                 log_to_driver=False,
-                logging_level="ERROR",
+                logging_level=logging.ERROR,
                 include_dashboard=False,
             )
         except Exception as err:  # Ray raises ConnectionError, ValueError, RuntimeError, ...

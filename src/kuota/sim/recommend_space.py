@@ -126,7 +126,7 @@ def base_design(raws: list[Any], resource: str, scale: int, fair_sharing: bool) 
     base = BaseDesign(docs, resource, scale, fair_sharing)
     for i, d in enumerate(docs):
         api, kind = str(d.get("apiVersion", "")), d.get("kind")
-        spec = d.get("spec") if isinstance(d.get("spec"), dict) else {}
+        spec: dict[str, Any] = d["spec"] if isinstance(d.get("spec"), dict) else {}
         name = (d.get("metadata") or {}).get("name", "")
         if api.startswith(KUEUE_GROUP) and kind in QUOTA_KINDS:
             # cohortName (v1beta2), cohort (v1beta1), parentName / parent (Cohorts)
@@ -217,8 +217,8 @@ def _apply(
             units = _units(spec["hard"][k])
             if units is None:
                 continue
-            v = units * factor
-            spec["hard"][k] = _quantity(math.floor(v) if child else math.ceil(v))
+            scaled = units * factor
+            spec["hard"][k] = _quantity(math.floor(scaled) if child else math.ceil(scaled))
     return docs
 
 
