@@ -10,6 +10,7 @@ another machine of a Ray cluster.
 
 from __future__ import annotations
 
+import gc
 import math
 import tempfile
 import time
@@ -102,6 +103,10 @@ def evaluate(ctx: Context, task: Task) -> Score:
         trace = read_trace(path)
         nodes = list(ctx.node_rows) if ctx.node_rows is not None else None
         (result,) = simulate(trace, [design], ctx.mapping, nodes)
+    # A replay process collects almost never (runtime.gcpolicy: one replay,
+    # then exit); a search runs many in one process, and each leaves its
+    # control plane's cycles behind: free them before the next.
+    gc.collect()
     values = tuple(goal_value(g, result) for g in ctx.goals)
     missed = sum(shortfall(g, v) for g, v in zip(ctx.goals, values, strict=True))
     return Score(
