@@ -683,7 +683,8 @@ def render_html(
         f"design{'s' if compare else ''}: {escape(names)}.{_stopped_early(results)}</p>",
         f'<p class="meta" id="policy">Fractional GPUs: {escape(r0.policy)}.</p>',
     ]
-    parts.append(preface)
+    if preface:
+        parts.append(preface)
     if compare:
         parts.append(_compare_section(results))
     parts.append('<h2>Plots</h2><div class="grid">')

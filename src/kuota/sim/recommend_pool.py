@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import socket
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Protocol
@@ -72,6 +73,23 @@ class Processes:
         self._pool.shutdown(cancel_futures=True)
 
 
+def _reachable(address: str, timeout_s: float = 10.0) -> None:
+    """Raise RunnerError unless something listens at ``[ray://]host:port``
+    (``auto`` and other forms are left to Ray)."""
+    hostport = address.removeprefix("ray://")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except OSError as err:
+        raise RunnerError(
+            f"--ray {address}: cannot connect to a Ray cluster: nothing answers at "
+            f"{host}:{port} ({err.strerror or err})"
+        ) from None
+
+
 def _ray_evaluate(ctx: Context, task: Task, trace_csv: str) -> Score:
     from dataclasses import replace
 
@@ -92,6 +110,7 @@ class RayCluster:
             ) from None
         self._ray: Any = ray
         self.name = f"the Ray cluster at {address}"
+        _reachable(address)  # ray.init retries an address where nothing listens for minutes
         try:
             ray.init(
                 address=address,
