@@ -4,10 +4,8 @@ full replays of the finalists.
 Rung 0 replays every candidate on the trace's first jobs (a slice: the
 trace's first N rows in submission order, so that each slice is the start
 of the full replay); each later rung keeps the better half and doubles the
-slice, so every rung costs about the same. "Better" is Pareto rank over
-(GPUs, shortfall from the goals, worst p95 wait), cheapest first within a
-rank: cheap designs that miss and dear ones with slack both go on, because
-a short slice flatters the cheap ones (its queues are short). The
+slice, so every rung costs about the same. "Better": meeting the goals on
+the slice, cheapest first, then missing them, nearest first. The
 finalists, and the base for comparison, are then replayed on the whole
 trace; the answer is the cheapest that meets every goal there.
 
@@ -107,28 +105,20 @@ def _dominates(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return all(x <= y for x, y in zip(a, b, strict=True)) and a != b
 
 
-def _layers(scores: Sequence[Score]) -> list[int]:
-    """Each score's Pareto rank (0: not dominated) over GPUs, shortfall and wait."""
-    objs = [(s.gpus, s.shortfall, s.p95_wait) for s in scores]
-    rank = [-1] * len(scores)
-    left = set(range(len(scores)))
-    layer = 0
-    while left:
-        front = {i for i in left if not any(_dominates(objs[j], objs[i]) for j in left)}
-        for i in front:
-            rank[i] = layer
-        left -= front
-        layer += 1
-    return rank
-
-
 def promote(scores: Sequence[Score], keep: int) -> list[Score]:
-    rank = _layers(scores)
+    """The designs that met the goals on the slice, cheapest first, then
+    those that missed, nearest first. A longer slice only lengthens the
+    queues, so a design that misses on a slice misses on the trace: cheap
+    designs go on only while they meet the goals (on openb, ranking by GPUs
+    first sent three designs of 16-24 GPUs that missed by weeks to the
+    finals)."""
     order = sorted(
-        range(len(scores)),
-        key=lambda i: (rank[i], scores[i].gpus, scores[i].shortfall, scores[i].candidate),
+        scores,
+        key=lambda s: (
+            (0, s.gpus, s.p95_wait, s.candidate) if s.met else (1, s.shortfall, s.gpus, s.candidate)
+        ),
     )
-    return [scores[i] for i in order[:keep]]
+    return order[:keep]
 
 
 def pareto_front(scores: Sequence[Score]) -> list[Score]:
