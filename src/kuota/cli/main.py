@@ -50,8 +50,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "recommend": (
         "kuota.cli.recommend_command:recommend",
-        "Find the cheapest quota design that meets wait, utilization and fairness goals"
-        " on a job trace.",
+        "Find the cheapest quota design that meets goals on a job trace.",
     ),
     "serve": (
         "kuota.cli.serve_command:serve",
