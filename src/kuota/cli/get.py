@@ -262,7 +262,10 @@ def _workload_line(store: ReadOnlyStore, wl: Any | None, now: datetime) -> str:
     if admitted:
         return f"{name} (admitted{cq})"
     if _cond_status(wl, "QuotaReserved") == "True":
-        return f"{name} (not admitted: quota reserved{cq}, waiting for admission checks)"
+        from kuota.scheduler.explain import pending_checks
+
+        checks = pending_checks(wl)
+        return f"{name} (not admitted: quota reserved{cq}, waiting for admission checks{checks})"
     reason = _pending_reason(store, wl, now)
     return f"{name} (not admitted: {reason})" if reason else f"{name} (not admitted)"
 
@@ -343,12 +346,15 @@ def pending_reasons(store: ReadOnlyStore, now: datetime) -> Callable[[Any], str]
     objects once, at the first workload that waits."""
     from kuota.controllers.kueue import WATCHED
     from kuota.scheduler.admission.admission_core import AdmissionCore
+    from kuota.scheduler.explain import pending_checks
 
     core: list[AdmissionCore] = []
 
     def reason(wl: Any) -> str:
-        if _cond_status(wl, "QuotaReserved") == "True" or _cond_status(wl, "Finished") == "True":
+        if _cond_status(wl, "Finished") == "True":
             return ""
+        if _cond_status(wl, "QuotaReserved") == "True":
+            return pending_checks(wl)[2:]  # what its admission checks wait for, if anything
         try:
             if not core:
                 core.append(AdmissionCore(_stored_config(store), now))

@@ -8,11 +8,14 @@ borrowing limit, what the cohort has unused).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kuota.api.conditions import find_condition
 from kuota.quota.requests import resource_quantity
 from kuota.quota.tree import FR, available, cq_available, local_quota, potential_available
-from kuota.quota.workload import has_quota_reservation, is_finished
+from kuota.quota.workload import has_quota_reservation, is_admitted, is_finished
 from kuota.scheduler.admission.admissibility import Admissibility
+from kuota.scheduler.admission.admission_checks import checks_message
 from kuota.scheduler.admission.state import CoreState
 from kuota.scheduler.cache import ClusterQueueState
 from kuota.scheduler.flavorassigner.matching import flavor_mismatch
@@ -55,6 +58,16 @@ def quota_line(cq: ClusterQueueState, fr: FR, requested: int, taken: int = 0) ->
     )
 
 
+def pending_checks(wl: Any) -> str:
+    """``; AdmissionCheck in Pending state: "bizrq" (its message)`` for a
+    reserving workload its checks still hold back ("" when none does)."""
+    st = wl.status
+    if st is None or is_admitted(wl):
+        return ""
+    waiting = [c for c in st.admission_checks or () if c.state == "Pending"]
+    return "; " + checks_message(waiting, "Pending") if waiting else ""
+
+
 def explain(state: CoreState, adm: Admissibility, key: str) -> str:
     wl = state.workloads.get(key)
     if wl is None:
@@ -62,7 +75,7 @@ def explain(state: CoreState, adm: Admissibility, key: str) -> str:
     if is_finished(wl):
         return "finished"
     if has_quota_reservation(wl):
-        return "holds its quota reservation"
+        return "holds its quota reservation" + pending_checks(wl)
     if not wl.spec.active:
         return "deactivated (spec.active is false)"
     ns, _ = key.split("/", 1)

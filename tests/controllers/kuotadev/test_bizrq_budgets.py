@@ -153,3 +153,28 @@ def test_the_budget_gauge_reports_used_over_hard(tmp_path: Path) -> None:
     line = next(x for x in body.splitlines() if x.startswith("kuota_bizrq_budget_used_ratio{"))
     assert 'bizrq="ml"' in line and 'resource="cash/limits.nvidia.com/gpu"' in line
     assert float(line.rsplit(" ", 1)[1]) == 1.6  # 16 of 10 GPU-hours
+
+
+def test_queue_holds_the_job_after_the_budget_is_spent(tmp_path: Path) -> None:
+    res, state = _run(tmp_path, "Queue")
+    assert res.exit_code == 0, res.output  # nothing refused: held instead
+    _spent(state)
+    assert _succeeded(state, "a") and _succeeded(state, "b")
+    wls = _get(state, "workloads", "-n", "default")["items"]
+    held = next(w for w in wls if w["metadata"]["ownerReferences"][0]["name"] == "c")
+    check = held["status"]["admissionChecks"][0]
+    assert check["name"] == "bizrq" and check["state"] == "Pending"
+    # re-checked when the group last changed (job b ended at 3h: 8 + 8)
+    assert (
+        "bizrq ml: budget cash/limits.nvidia.com/gpu is spent (16 of 10 used)" in check["message"]
+    )
+    job_c = _get(state, "job", "c", "-n", "default")
+    assert job_c["spec"]["suspend"] is True  # never started
+    described = CliRunner().invoke(
+        main, ["describe", "job", "c", "-n", "default", "--state", str(state)]
+    )
+    line = " ".join(described.output.split())
+    assert (
+        'waiting for admission checks; AdmissionCheck in Pending state: "bizrq" (bizrq ml: budget'
+        in line
+    )

@@ -21,6 +21,11 @@ from typing import TYPE_CHECKING, Any, Final
 from kuota.api.kueue.config.durations import parse_duration
 from kuota.api.kuotadev.bizrq import BizGroupResourceQuota, BizGroupStatus, is_cash
 from kuota.controllers.kuotadev.bizrq.accounts import used_of
+from kuota.controllers.kuotadev.bizrq.admission_check import (
+    BizrqAdmissionCheck,
+    check_holds,
+    owner_of,
+)
 from kuota.controllers.kuotadev.bizrq.budget_status import budget_condition
 from kuota.controllers.kuotadev.bizrq.object_webhook import ObjectQuotaWebhook, group_of
 from kuota.controllers.kuotadev.bizrq.pod_runs import PodRunTracker
@@ -32,7 +37,7 @@ from kuota.runtime.clock import VirtualClock
 from kuota.runtime.informer import Informer
 from kuota.store import NotFound
 from kuota.store.protocol import EventType
-from kuota.store.resources import BIZRQ, POD
+from kuota.store.resources import BIZRQ, POD, WORKLOAD
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
@@ -41,6 +46,11 @@ __all__ = ["BizrqController", "recompute"]
 
 log = logging.getLogger("kuota.bizrq")
 _BY_GROUP: Final = "bizrq-group"
+_BY_OWNER: Final = "bizrq-owner"
+
+
+def _owner_index(wl: Any) -> list[str]:
+    return [r.uid for r in wl.metadata.owner_references or () if r.controller and r.uid]
 
 
 def _group_index(obj: Any) -> list[str]:
@@ -74,8 +84,15 @@ class BizrqController:
     name = "bizrq"
     component = "kuota-bizrq"
 
-    def __init__(self, webhook: ObjectQuotaWebhook, ledger: BudgetLedger | None = None) -> None:
+    def __init__(
+        self,
+        webhook: ObjectQuotaWebhook,
+        check: BizrqAdmissionCheck,
+        ledger: BudgetLedger | None = None,
+    ) -> None:
         self._webhook = webhook
+        self._check = check
+        self._workloads: Informer | None = None
         self._mgr: Manager | None = None
         self._groups: Informer | None = None
         self._objects: list[Informer] = []
@@ -94,6 +111,31 @@ class BizrqController:
             lambda: mgr.store, self.ledger, mgr.clock.now, lambda g: mgr.enqueue(self.name, g)
         )
         mgr.informer(POD).on_change(tracker.on_pod)
+        self._workloads = mgr.informer(WORKLOAD)
+        self._workloads.add_index(_BY_OWNER, _owner_index)
+        self._workloads.on_change(self._on_workload)
+
+    def _on_workload(self, etype: EventType, wl: Any, old: Any | None) -> None:
+        # Queue mode: a workload whose check passed holds its job's charge
+        # until it finishes, is evicted (its checks reset) or goes.
+        if self._mgr is None:
+            return
+        ours = self._check.ours()
+        was = old is not None and check_holds(old, ours)
+        now = etype != "DELETED" and check_holds(wl, ours)
+        if was and not now:
+            owner = owner_of(self._mgr.store, wl)
+            group = group_of(owner) or group_of(wl)
+            if group:
+                self._mgr.enqueue(self.name, group)
+
+    def _holds(self, obj: Any, ours: set[str]) -> bool:
+        """Queue mode: an object counts while a workload of it holds our check."""
+        assert self._workloads is not None
+        uid = obj.metadata.uid
+        return bool(uid) and any(
+            check_holds(wl, ours) for wl in self._workloads.by_index(_BY_OWNER, uid)
+        )
 
     def _on_group(self, etype: EventType, obj: Any, old: Any | None) -> None:
         if self._mgr is None:
@@ -122,9 +164,13 @@ class BizrqController:
         mgr = self._mgr
         now = mgr.clock.now()
         objects_use: Usage = {}
+        queue = node.spec.enforcement == "Queue"
+        ours = self._check.ours() if queue else set()
         for inf in self._objects:
             for obj in inf.by_index(_BY_GROUP, key):
-                if obj.metadata.deletion_timestamp is None:
+                if obj.metadata.deletion_timestamp is None and (
+                    not queue or self._holds(obj, ours)
+                ):
                     add_into(objects_use, self._webhook.usage(obj))
         children = [c for c in self._groups.list() if c.spec.parent_biz_group == key]
         cash = [k for k in node.spec.hard or {} if is_cash(k)]
