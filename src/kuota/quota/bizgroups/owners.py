@@ -23,6 +23,7 @@ __all__ = [
     "PathRegistration",
     "charge",
     "charged_kinds",
+    "workload_parts",
 ]
 
 # (apiVersion, kind) -> the (replicas, pod spec) parts of an object
@@ -60,6 +61,14 @@ def _pod(obj: Any) -> Iterator[tuple[int, Any]]:
         obj.status is None or obj.status.phase not in ("Succeeded", "Failed")
     ):
         yield 1, obj.spec
+
+
+def workload_parts(obj: Any) -> Iterator[tuple[int, Any]]:
+    """A Kueue Workload of its own (no job behind it): its pod sets. Not a
+    charged kind (a job's Workload is charged through its job); the Queue
+    mode's check charges a labelled standalone Workload by it."""
+    for ps in obj.spec.pod_sets:
+        yield ps.count, ps.template.spec
 
 
 BUILTIN_KINDS: Final[dict[tuple[str, str], Parts]] = {

@@ -30,6 +30,7 @@ from kuota.controllers.kuotadev.bizrq.object_webhook import (
     refusal_text,
 )
 from kuota.controllers.kuotadev.bizrq.status_cas import update_status_cas
+from kuota.quota.bizgroups.owners import charge, workload_parts
 from kuota.quota.bizgroups.usage import exceeded
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import Conflict, NotFound
@@ -138,7 +139,8 @@ class BizrqAdmissionCheck:
             return None
         store = self._mgr.store
         owner = owner_of(store, wl)
-        group = group_of(owner)
+        # A job's Workload is its job's group; a standalone one, its own label's.
+        group = group_of(owner) if owner is not None else group_of(wl)
         if not group:
             self._write(wl, pending, "Ready", "not in a business group")
             return None
@@ -150,7 +152,7 @@ class BizrqAdmissionCheck:
         if bizrq.spec.enforcement != "Queue":
             self._write(wl, pending, "Ready", f"bizrq {group}: Reject mode, charged at creation")
             return None
-        use = self._webhook.usage(owner)
+        use = self._webhook.usage(owner) if owner is not None else charge(wl, workload_parts)
 
         def change(cur: BizGroupResourceQuota) -> Any:
             used, _ = used_of(cur)

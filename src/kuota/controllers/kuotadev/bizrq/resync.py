@@ -31,6 +31,7 @@ from kuota.controllers.kuotadev.bizrq.object_webhook import ObjectQuotaWebhook, 
 from kuota.controllers.kuotadev.bizrq.pod_runs import PodRunTracker
 from kuota.controllers.kuotadev.bizrq.status_cas import resource_list, update_status_cas
 from kuota.quota.bizgroups.budget import BudgetLedger, run_out_at
+from kuota.quota.bizgroups.owners import charge, workload_parts
 from kuota.quota.bizgroups.tree import hard_milli, shown
 from kuota.quota.bizgroups.usage import Usage, add_into
 from kuota.runtime.clock import VirtualClock
@@ -49,6 +50,13 @@ _BY_GROUP: Final = "bizrq-group"
 _BY_OWNER: Final = "bizrq-owner"
 
 
+def _standalone_group(wl: Any) -> list[str]:
+    """A Workload with no job behind it, labelled into a group (Queue mode)."""
+    if any(r.controller for r in wl.metadata.owner_references or ()):
+        return []
+    return _group_index(wl)
+
+
 def _owner_index(wl: Any) -> list[str]:
     return [r.uid for r in wl.metadata.owner_references or () if r.controller and r.uid]
 
@@ -56,6 +64,10 @@ def _owner_index(wl: Any) -> list[str]:
 def _group_index(obj: Any) -> list[str]:
     g = group_of(obj)
     return [g] if g else []
+
+
+def _first(values: list[str]) -> str:
+    return values[0] if values else ""
 
 
 def recompute(
@@ -113,6 +125,7 @@ class BizrqController:
         mgr.informer(POD).on_change(tracker.on_pod)
         self._workloads = mgr.informer(WORKLOAD)
         self._workloads.add_index(_BY_OWNER, _owner_index)
+        self._workloads.add_index(_BY_GROUP, _standalone_group)
         self._workloads.on_change(self._on_workload)
 
     def _on_workload(self, etype: EventType, wl: Any, old: Any | None) -> None:
@@ -125,7 +138,7 @@ class BizrqController:
         now = etype != "DELETED" and check_holds(wl, ours)
         if was and not now:
             owner = owner_of(self._mgr.store, wl)
-            group = group_of(owner) or group_of(wl)
+            group = group_of(owner) if owner is not None else _first(_standalone_group(wl))
             if group:
                 self._mgr.enqueue(self.name, group)
 
@@ -172,6 +185,10 @@ class BizrqController:
                     not queue or self._holds(obj, ours)
                 ):
                     add_into(objects_use, self._webhook.usage(obj))
+        if queue and self._workloads is not None:
+            for wl in self._workloads.by_index(_BY_GROUP, key):
+                if check_holds(wl, ours):
+                    add_into(objects_use, charge(wl, workload_parts))
         children = [c for c in self._groups.list() if c.spec.parent_biz_group == key]
         cash = [k for k in node.spec.hard or {} if is_cash(k)]
         # Accrued once, outside the compare-and-set (a retry must not count twice).
