@@ -3,6 +3,7 @@ columns users know from ``oc get``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable
@@ -106,6 +107,11 @@ def get(
             where = f" in {ns} namespace" if ns else ""
             console.print(f"No resources found{where}.", markup=False)
         return code
+    if plural == "bizgroupresourcequotas":  # the tree, key by key
+        from kuota.cli.bizrq_view import bizrq_tree
+
+        with contextlib.closing(open_state(state)[0]) as again:
+            return bizrq_tree(again, items, now, console) or code
     wide = output == "wide"
     if not view.named:
         items = sorted(items, key=_event_time)

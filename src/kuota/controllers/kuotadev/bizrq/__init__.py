@@ -40,6 +40,10 @@ class _BoundController(BizrqController):
 
     def setup(self, mgr: Any) -> None:
         self._ref.store = mgr.store
+        recorder = mgr.recorder
+        self._webhook.on_refusal = lambda node, why: recorder.event(
+            node, "Warning", "Refused", why, self.component
+        )
         super().setup(mgr)
 
 

@@ -179,6 +179,13 @@ class BizrqAdmissionCheck:
 
     def _hold(self, group: str, key: str, wl: Any, pending: list[Any], message: str) -> None:
         self._waiting.setdefault(group, set()).add(key)
+        if self._mgr is not None and any(c.message != message for c in pending):
+            try:  # an Event of the group: its recent holds, as Reject's refusals
+                node = self._mgr.store.get(BIZRQ, "", group)
+                why = f"Workload {key} held: {message}"
+                self._mgr.recorder.event(node, "Warning", "Held", why, self.component)
+            except NotFound:
+                pass
         self._write(wl, pending, "Pending", message)
 
     def _write(self, wl: Any, checks: list[Any], state: str, message: str) -> None:

@@ -58,6 +58,9 @@ class ObjectQuotaWebhook:
         self._parts = _stored_kinds(kinds)
         self._owner_kinds = frozenset(kinds)
         self.kinds = frozenset(self._parts)
+        # Told of each refusal (the group, the request, why): the control plane
+        # records it as an Event of the group ("recent refusals").
+        self.on_refusal: Callable[[BizGroupResourceQuota, str], None] | None = None
 
     def usage(self, obj: Any) -> Usage:
         # An object a charged kind controls (an LWS's StatefulSets, a JobSet's
@@ -92,6 +95,9 @@ class ObjectQuotaWebhook:
             if grows or new_request:
                 errs = self._errors(bizrq, delta, new_request)
                 if errs:
+                    if self.on_refusal is not None:
+                        why = "; ".join(dict.fromkeys(e.detail for e in errs))
+                        self.on_refusal(bizrq, f"{_ref(obj)} refused: {why}")
                     raise Invalid(_ref(obj), errs)
             return charged_status(bizrq, delta, own=True)
 

@@ -17,7 +17,7 @@ from kuota.store import NotFound
 from kuota.store.kinds import resource_for
 from kuota.store.protocol import EventType, ObjectStore
 
-__all__ = ["PodRunTracker"]
+__all__ = ["PodRunTracker", "group_owner"]
 
 _MAX_DEPTH: Final = 5  # pod -> ReplicaSet -> Deployment, pod -> StatefulSet -> LWS, ...
 _ENDED: Final = frozenset(("Succeeded", "Failed"))
@@ -79,18 +79,24 @@ class PodRunTracker:
                 self._wake(g)
 
     def _group_owner(self, pod: Any) -> tuple[str, dict[str, str]] | None:
-        obj = pod
-        for _ in range(_MAX_DEPTH):
-            labels = obj.metadata.labels or {}
-            group = labels.get(GROUP_LABEL)
-            if group:
-                return group, labels
-            ref = next((r for r in obj.metadata.owner_references or () if r.controller), None)
-            if ref is None:
-                return None
-            try:
-                rtype = resource_for(ref.api_version, ref.kind)
-                obj = self._store().get(rtype, obj.metadata.namespace or "", ref.name)
-            except (KeyError, ValueError, NotFound):
-                return None
-        return None
+        return group_owner(self._store(), pod)
+
+
+def group_owner(store: Any, pod: Any) -> tuple[str, dict[str, str]] | None:
+    """The group a pod burns for and the labels declaring its models: those
+    of its first ancestor labelled ``biz.group.resource.quota`` (None: none)."""
+    obj = pod
+    for _ in range(_MAX_DEPTH):
+        labels = obj.metadata.labels or {}
+        group = labels.get(GROUP_LABEL)
+        if group:
+            return group, labels
+        ref = next((r for r in obj.metadata.owner_references or () if r.controller), None)
+        if ref is None:
+            return None
+        try:
+            rtype = resource_for(ref.api_version, ref.kind)
+            obj = store.get(rtype, obj.metadata.namespace or "", ref.name)
+        except (KeyError, ValueError, NotFound):
+            return None
+    return None
