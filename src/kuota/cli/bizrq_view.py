@@ -14,6 +14,7 @@ from rich.console import Console
 
 from kuota.api.kuotadev.bizrq import GROUP_LABEL, is_cash
 from kuota.cli.table_text import output_width, render
+from kuota.controllers.kuotadev.bizrq.admission_check import CONTROLLER_NAME, check_holds
 from kuota.controllers.kuotadev.bizrq.budget_status import BUDGET_EXHAUSTED
 from kuota.controllers.kuotadev.bizrq.object_webhook import ObjectQuotaWebhook, group_of
 from kuota.controllers.kuotadev.bizrq.pod_runs import group_owner
@@ -21,7 +22,7 @@ from kuota.quota.bizgroups.budget import US_PER_HOUR, cash_rates, run_out_at
 from kuota.quota.bizgroups.tree import shown
 from kuota.quota.bizgroups.usage import Usage, add_into, models_of, pod_usage
 from kuota.store import ReadOnlyStore, StoreError
-from kuota.store.resources import BIZRQ, POD
+from kuota.store.resources import ADMISSION_CHECK, BIZRQ, POD, WORKLOAD
 
 __all__ = ["bizrq_tree", "burn_rates", "describe_bizrq"]
 
@@ -128,8 +129,23 @@ def bizrq_tree(store: ReadOnlyStore, items: list[Any], now: datetime, console: C
     return 0
 
 
-def _objects(store: ReadOnlyStore, name: str) -> list[tuple[str, Usage]]:
+def _objects(store: ReadOnlyStore, node: Any) -> list[tuple[str, Usage, bool]]:
+    """The group's objects, their charge, and whether it counts (in Queue
+    mode only while a Workload of the object passed the check)."""
+    name = node.metadata.name
     hook = ObjectQuotaWebhook(lambda: store)  # type: ignore[arg-type,return-value]
+    queue = node.spec.enforcement == "Queue"
+    ours = {
+        ac.metadata.name
+        for ac in store.list(ADMISSION_CHECK).items
+        if ac.spec.controller_name == CONTROLLER_NAME
+    }
+    holding = {
+        r.uid
+        for wl in (store.list(WORKLOAD).items if queue else ())
+        if check_holds(wl, ours)
+        for r in wl.metadata.owner_references or ()
+    }
     out = []
     for rtype in sorted(hook.kinds):
         for obj in store.list(rtype).items:
@@ -138,7 +154,7 @@ def _objects(store: ReadOnlyStore, name: str) -> list[tuple[str, Usage]]:
             use = hook.usage(obj)
             m = obj.metadata
             ref = f"{obj.kind}/{m.namespace}/{m.name}" if m.namespace else f"{obj.kind}/{m.name}"
-            out.append((ref, use))
+            out.append((ref, use, not queue or m.uid in holding))
     return out
 
 
@@ -157,7 +173,7 @@ def describe_bizrq(name: str, state: str | None, namespace: str | None, console:
             return 1
         nodes = store.list(BIZRQ).items
         burn = burn_rates(store).get(name, {})
-        objects = _objects(store, name)
+        objects = _objects(store, node)
         events = events_for(store, node)
     finally:
         store.close()
@@ -193,9 +209,13 @@ def describe_bizrq(name: str, state: str | None, namespace: str | None, console:
         grant = ", ".join(f"{k}={q}" for k, q in sorted((c.spec.hard or {}).items()))
         p(f"  {c.metadata.name}: {grant}", markup=False)
     p(f"Objects ({GROUP_LABEL}={name}):" + ("" if objects else " <none>"), markup=False)
-    for ref, use in objects:
+    for ref, use, counts in objects:
         charged = ", ".join(f"{k}={shown(v)}" for k, v in sorted(use.items()) if k in hard_keys)
-        p(f"  {ref}: {charged or 'nothing (finished, or charged through its owner)'}", markup=False)
+        if not charged:
+            charged = "nothing (finished, or charged through its owner)"
+        elif not counts:
+            charged = f"not charged: waiting on the bizrq admission check ({charged})"
+        p(f"  {ref}: {charged}", markup=False)
     conds = (st.conditions if st is not None else None) or []
     for c in conds:
         if c.type == BUDGET_EXHAUSTED:

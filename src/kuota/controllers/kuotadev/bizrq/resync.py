@@ -243,6 +243,9 @@ class BizrqController:
         if written is not None and cash:
             used_now, _ = used_of(written)
             at = run_out_at(now, used_now, hard_milli(written), self.ledger.burn(key, cash))
+            # The burn changed: an older run-out instant no longer holds (and
+            # must not keep a virtual-time run going).
+            mgr.cancel_timer(self.name, key)
             if at is not None:  # refreshed at the instant a budget is spent
                 mgr.enqueue_at(self.name, key, at)
         if isinstance(mgr.clock, VirtualClock):
