@@ -11,6 +11,7 @@ from typing import Any
 
 from kuota.controllers.integration import Integration, Wiring
 from kuota.controllers.kuotadev.bizrq.admission_check import BizrqAdmissionCheck
+from kuota.controllers.kuotadev.bizrq.hpa_webhook import HpaQuotaWebhook
 from kuota.controllers.kuotadev.bizrq.object_webhook import ObjectQuotaWebhook
 from kuota.controllers.kuotadev.bizrq.resync import BizrqController
 from kuota.controllers.kuotadev.bizrq.tree_webhook import BizrqTreeWebhook
@@ -65,7 +66,7 @@ def _pair(wiring: Wiring) -> tuple[_StoreRef, ObjectQuotaWebhook]:
 
 def _webhooks(wiring: Wiring) -> Sequence[Any]:
     ref, hook = _pair(wiring)
-    return (BizrqTreeWebhook(ref), hook)
+    return (BizrqTreeWebhook(ref), hook, HpaQuotaWebhook(hook))
 
 
 def _reconcilers(wiring: Wiring) -> Sequence[Any]:

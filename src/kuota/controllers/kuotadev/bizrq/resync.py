@@ -27,6 +27,7 @@ from kuota.controllers.kuotadev.bizrq.admission_check import (
     owner_of,
 )
 from kuota.controllers.kuotadev.bizrq.budget_status import budget_condition
+from kuota.controllers.kuotadev.bizrq.hpa_webhook import hpa_target
 from kuota.controllers.kuotadev.bizrq.object_webhook import ObjectQuotaWebhook, group_of
 from kuota.controllers.kuotadev.bizrq.pod_runs import PodRunTracker
 from kuota.controllers.kuotadev.bizrq.status_cas import resource_list, update_status_cas
@@ -38,7 +39,7 @@ from kuota.runtime.clock import VirtualClock
 from kuota.runtime.informer import Informer
 from kuota.store import NotFound
 from kuota.store.protocol import EventType
-from kuota.store.resources import BIZRQ, POD, WORKLOAD
+from kuota.store.resources import BIZRQ, HPA, POD, WORKLOAD
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
@@ -127,6 +128,16 @@ class BizrqController:
         self._workloads.add_index(_BY_OWNER, _owner_index)
         self._workloads.add_index(_BY_GROUP, _standalone_group)
         self._workloads.on_change(self._on_workload)
+        mgr.informer(HPA).on_change(self._on_hpa)
+
+    def _on_hpa(self, etype: EventType, hpa: Any, old: Any | None) -> None:
+        # An HPA deleted or lowered gives back what its maxReplicas charged.
+        if self._mgr is None:
+            return
+        target = hpa_target(self._mgr.store, hpa)
+        group = group_of(target)
+        if group:
+            self._mgr.enqueue(self.name, group)
 
     def _on_workload(self, etype: EventType, wl: Any, old: Any | None) -> None:
         # Queue mode: a workload whose check passed holds its job's charge
