@@ -97,7 +97,17 @@ def _run(tmp_path: Path, enforcement: str) -> tuple[Any, Path]:
     path = tmp_path / "world.yaml"
     path.write_text(world(enforcement))
     state = tmp_path / "state"
-    res = CliRunner().invoke(main, ["run", "--state", str(state), str(path)])
+    # to 2h first: the Event of the budget spent at 1h45m (Events live an hour)
+    res = CliRunner().invoke(main, ["run", "--state", str(state), "--until", "2h", str(path)])
+    assert res.exit_code == 0, res.output
+    events = _get(state, "events", "-A")["items"]
+    assert any(
+        e["reason"] == "BudgetExhausted"
+        and e["involvedObject"]["name"] == "ml"
+        and "budget cash/limits.nvidia.com/gpu is spent (10 of 10 used)" in e["message"]
+        for e in events
+    ), events
+    res = CliRunner().invoke(main, ["run", "--state", str(state)])  # resumed to the end
     return res, state
 
 
@@ -117,10 +127,6 @@ def _spent(state: Path) -> dict[str, Any]:
     assert cond["status"] == "True"
     assert cond["lastTransitionTime"] == "2026-01-01T01:45:00Z"  # 4x1h45m + 4x45m = 10
     assert "cash/limits.nvidia.com/gpu is spent (16 of 10 used)" in cond["message"]
-    events = _get(state, "events", "-A")["items"]
-    assert any(
-        e["reason"] == "BudgetExhausted" and e["involvedObject"]["name"] == "ml" for e in events
-    ), events
     return st
 
 
