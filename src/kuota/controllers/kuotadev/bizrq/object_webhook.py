@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from kuota.api.errors import FieldError, invalid, key
 from kuota.api.kuotadev.bizrq import GROUP_LABEL, BizGroupResourceQuota
-from kuota.controllers.kuotadev.bizrq.accounts import charged_status, spent_budgets, used_of
+from kuota.controllers.kuotadev.bizrq.accounts import charged_status, spent_budgets, used_for
 from kuota.controllers.kuotadev.bizrq.status_cas import update_status_cas
 from kuota.quota.bizgroups.owners import Parts, charge, charged_kinds
 from kuota.quota.bizgroups.tree import shown
@@ -153,7 +153,7 @@ class ObjectQuotaWebhook:
         bizrq: BizGroupResourceQuota, delta: Usage, new_request: bool, path: str = _LABEL_PATH
     ) -> list[FieldError]:
         group = bizrq.metadata.name
-        used, _ = used_of(bizrq)
+        used = used_for(bizrq, delta)
         errs = [
             invalid(path, group, refusal_text(group, k, need, left, hard))
             for k, need, left, hard in exceeded(bizrq.spec.hard or {}, used, delta)
