@@ -106,7 +106,9 @@ class BizrqAdmissionCheck:
             self._mgr.enqueue(self.name, "ac:" + ac.metadata.name)
 
     def _on_workload(self, etype: EventType, wl: Any, old: Any | None) -> None:
-        if self._mgr is None or etype == "DELETED":
+        if self._mgr is None or etype == "DELETED" or self._checks is None:
+            return
+        if not self._checks.objects:  # no AdmissionCheck at all: none of ours
             return
         st = wl.status
         if st is not None and st.admission_checks and condition_true(wl, "QuotaReserved"):

@@ -42,15 +42,17 @@ class PodRunTracker:
         ledger: BudgetLedger,
         now: Callable[[], datetime],
         wake: Callable[[str], None],
+        active: Callable[[], bool] = lambda: True,
     ) -> None:
         self._store = store
         self.ledger = ledger
         self._now = now
         self._wake = wake
+        self._active = active  # False while no group exists: nothing burns
 
     def on_pod(self, etype: EventType, pod: Any, old: Any | None) -> None:
         uid = pod.metadata.uid
-        if not uid:
+        if not uid or not self._active():
             return
         st = pod.status
         phase = st.phase if st is not None else None

@@ -120,8 +120,13 @@ class BizrqController:
             inf.add_index(_BY_GROUP, _group_index)
             inf.on_change(self._on_object)
             self._objects.append(inf)
+        groups = self._groups
         tracker = PodRunTracker(
-            lambda: mgr.store, self.ledger, mgr.clock.now, lambda g: mgr.enqueue(self.name, g)
+            lambda: mgr.store,
+            self.ledger,
+            mgr.clock.now,
+            lambda g: mgr.enqueue(self.name, g),
+            lambda: bool(groups.objects),
         )
         mgr.informer(POD).on_change(tracker.on_pod)
         self._workloads = mgr.informer(WORKLOAD)
@@ -130,9 +135,13 @@ class BizrqController:
         self._workloads.on_change(self._on_workload)
         mgr.informer(HPA).on_change(self._on_hpa)
 
+    def _no_tree(self) -> bool:
+        """No group at all (most runs): nothing to charge, watch or accrue."""
+        return self._mgr is None or self._groups is None or not self._groups.objects
+
     def _on_hpa(self, etype: EventType, hpa: Any, old: Any | None) -> None:
         # An HPA deleted or lowered gives back what its maxReplicas charged.
-        if self._mgr is None:
+        if self._no_tree() or self._mgr is None:
             return
         target = hpa_target(self._mgr.store, hpa)
         group = group_of(target)
@@ -142,7 +151,7 @@ class BizrqController:
     def _on_workload(self, etype: EventType, wl: Any, old: Any | None) -> None:
         # Queue mode: a workload whose check passed holds its job's charge
         # until it finishes, is evicted (its checks reset) or goes.
-        if self._mgr is None:
+        if self._no_tree() or self._mgr is None:
             return
         ours = self._check.ours()
         was = old is not None and check_holds(old, ours)
@@ -173,7 +182,7 @@ class BizrqController:
     def _on_object(self, etype: EventType, obj: Any, old: Any | None) -> None:
         # Creations and updates are charged by the webhook; what it never sees
         # (a deletion, a label removed by a controller) the refresh repairs.
-        if self._mgr is None:
+        if self._no_tree() or self._mgr is None:
             return
         g_new = group_of(obj) if etype != "DELETED" else ""
         g_old = group_of(old) if old is not None else (group_of(obj) if etype == "DELETED" else "")
