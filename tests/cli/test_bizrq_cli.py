@@ -175,7 +175,7 @@ def test_get_shows_budgets_in_hours_with_their_run_out_and_describe_the_refusals
     state = tmp_path / "state"
     res = CliRunner().invoke(main, ["run", "--state", str(state), "--until", "1h", str(world)])
     assert res.exit_code == 1, res.output  # big: 5 GPUs, 2 of 8 left (a, b, 2 granted to ml-team)
-    got = CliRunner().invoke(main, ["get", "bizrq", "--state", str(state)])
+    got = CliRunner().invoke(main, ["get", "bizrq", "--state", str(state)], env={"COLUMNS": "300"})
     rows = [line.split() for line in got.output.splitlines()]
     # at 1h: 2 GPUs x 1h + 2 GPUs x 30m = 3 of 10 own hours, + 1 granted to ml-team = 4;
     # 4 GPUs burning: the 6 hours left run out in 1h30m
