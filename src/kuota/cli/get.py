@@ -268,12 +268,20 @@ def _workload_line(store: ReadOnlyStore, wl: Any | None, now: datetime) -> str:
     if admitted:
         return f"{name} (admitted{cq})"
     if _cond_status(wl, "QuotaReserved") == "True":
-        from kuota.scheduler.explain import pending_checks
-
-        checks = pending_checks(wl)
+        checks = _pending_checks(wl)
         return f"{name} (not admitted: quota reserved{cq}, waiting for admission checks{checks})"
     reason = _pending_reason(store, wl, now)
     return f"{name} (not admitted: {reason})" if reason else f"{name} (not admitted)"
+
+
+def _pending_checks(wl: Any) -> str:
+    """``; AdmissionCheck in Pending state: "bizrq" (its message)`` for the
+    checks that still hold a reserving workload back ("" when none does)."""
+    from kuota.scheduler.admission.admission_checks import checks_message
+
+    st = wl.status
+    waiting = [c for c in (st.admission_checks if st else None) or () if c.state == "Pending"]
+    return "; " + checks_message(waiting, "Pending") if waiting else ""
 
 
 def describe_job(name: str, state: str | None, namespace: str | None, console: Console) -> int:
@@ -352,15 +360,12 @@ def pending_reasons(store: ReadOnlyStore, now: datetime) -> Callable[[Any], str]
     objects once, at the first workload that waits."""
     from kuota.controllers.kueue import WATCHED
     from kuota.scheduler.admission.admission_core import AdmissionCore
-    from kuota.scheduler.explain import pending_checks
 
     core: list[AdmissionCore] = []
 
     def reason(wl: Any) -> str:
-        if _cond_status(wl, "Finished") == "True":
+        if _cond_status(wl, "Finished") == "True" or _cond_status(wl, "Admitted") == "True":
             return ""
-        if _cond_status(wl, "QuotaReserved") == "True":
-            return pending_checks(wl)[2:]  # what its admission checks wait for, if anything
         try:
             if not core:
                 core.append(AdmissionCore(_stored_config(store), now))

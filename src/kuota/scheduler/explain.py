@@ -15,7 +15,6 @@ from kuota.quota.requests import resource_quantity
 from kuota.quota.tree import FR, available, cq_available, local_quota, potential_available
 from kuota.quota.workload import has_quota_reservation, is_admitted, is_finished
 from kuota.scheduler.admission.admissibility import Admissibility
-from kuota.scheduler.admission.admission_checks import checks_message
 from kuota.scheduler.admission.state import CoreState
 from kuota.scheduler.cache import ClusterQueueState
 from kuota.scheduler.flavorassigner.matching import flavor_mismatch
@@ -58,14 +57,16 @@ def quota_line(cq: ClusterQueueState, fr: FR, requested: int, taken: int = 0) ->
     )
 
 
-def pending_checks(wl: Any) -> str:
-    """``; AdmissionCheck in Pending state: "bizrq" (its message)`` for a
-    reserving workload its checks still hold back ("" when none does)."""
+def _reserving(wl: Any) -> str:
+    """A workload holding quota: admitted, or waiting for its admission
+    checks (each named with its state and its controller's message)."""
     st = wl.status
-    if st is None or is_admitted(wl):
-        return ""
-    waiting = [c for c in st.admission_checks or () if c.state == "Pending"]
-    return "; " + checks_message(waiting, "Pending") if waiting else ""
+    waiting = [c for c in (st.admission_checks or () if st else ()) if c.state != "Ready"]
+    if is_admitted(wl) or not waiting:
+        return "holds its quota reservation"
+    cq = st.admission.cluster_queue if st.admission is not None else ""
+    parts = [f"{c.name} ({c.state}{': ' + c.message if c.message else ''})" for c in waiting]
+    return f"holds its quota in ClusterQueue {cq}, waiting for admission checks: {'; '.join(parts)}"
 
 
 def explain(state: CoreState, adm: Admissibility, key: str) -> str:
@@ -75,7 +76,7 @@ def explain(state: CoreState, adm: Admissibility, key: str) -> str:
     if is_finished(wl):
         return "finished"
     if has_quota_reservation(wl):
-        return "holds its quota reservation" + pending_checks(wl)
+        return _reserving(wl)
     if not wl.spec.active:
         return "deactivated (spec.active is false)"
     ns, _ = key.split("/", 1)
