@@ -15,6 +15,7 @@ from kuota.api.kueue.kueue_kinds import KUEUE_KINDS
 from kuota.api.kuotadev.kuota_kinds import KUOTA_KINDS
 from kuota.api.lws.lws_kinds import LWS_KINDS
 from kuota.api.openshift.openshift_kinds import OPENSHIFT_KINDS
+from kuota.api.ray.ray_kinds import RAY_KINDS
 
 __all__ = [
     "KINDS",
@@ -34,6 +35,7 @@ KINDS: tuple[KindSpec, ...] = (
     *LWS_KINDS,
     *JOBSET_KINDS,
     *KUBEFLOW_KINDS,
+    *RAY_KINDS,
     *OPENSHIFT_KINDS,
     *KUOTA_KINDS,
 )

@@ -29,6 +29,9 @@ from kuota.cluster.jobset.jobset_controller import JobSetController
 from kuota.cluster.jobset.jobset_webhooks import JobSetDefaulting, JobSetValidation
 from kuota.cluster.kubeflow.training_operator import TrainingOperator
 from kuota.cluster.kubeflow.training_webhooks import TrainingJobDefaulting, TrainingJobValidation
+from kuota.cluster.kuberay.raycluster_controller import RayClusterController
+from kuota.cluster.kuberay.rayjob_controller import RayJobController
+from kuota.cluster.kuberay.rayservice_controller import RayServiceController
 from kuota.cluster.kubescheduler.placement import Placement
 from kuota.cluster.kubescheduler.pod_scheduler import PodScheduler
 from kuota.cluster.lws.lws_controller import LeaderWorkerSetController
@@ -66,6 +69,9 @@ class EmbeddedCluster:
     leader_worker_sets: LeaderWorkerSetController = field(default_factory=LeaderWorkerSetController)
     job_sets: JobSetController = field(default_factory=JobSetController)
     training: TrainingOperator = field(default_factory=TrainingOperator)
+    ray_clusters: RayClusterController = field(default_factory=RayClusterController)
+    ray_jobs: RayJobController = field(default_factory=RayJobController)
+    ray_services: RayServiceController = field(default_factory=RayServiceController)
 
 
 def install(
@@ -105,6 +111,10 @@ def install(
         cluster.job_sets,
         # Kubeflow's training operator: PyTorchJob, TFJob, ... pods.
         cluster.training,
+        # KubeRay's operator: RayClusters' pods, RayJobs' and RayServices' clusters.
+        cluster.ray_clusters,
+        cluster.ray_jobs,
+        cluster.ray_services,
     ):
         mgr.add(extra)
     return cluster

@@ -24,6 +24,9 @@ _PACKAGES: Final = (
     "xgboostjob",
     "jaxjob",
     "mpijob",
+    "raycluster",
+    "rayjob",
+    "rayservice",
 )
 
 
