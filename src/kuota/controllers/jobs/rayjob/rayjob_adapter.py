@@ -58,6 +58,15 @@ class RayJobAdapter:
         spec = job.spec.ray_cluster_spec or r.RayClusterSpec()
         return rs.expected_pod_sets(spec) + (1 if _mode(job) == "K8sJobMode" else 0)
 
+    def skip(self, job: r.RayJob) -> bool:
+        """JobWithSkip: a job on an existing cluster (``clusterSelector``)
+        is not Kueue's to admit."""
+        return bool(job.spec.cluster_selector)
+
+    def on_hold(self, job: r.RayJob) -> bool:
+        """JobWithOnHold: KubeRay refused the spec (ValidationFailed)."""
+        return job.status is not None and job.status.job_deployment_status == "ValidationFailed"
+
     def is_suspended(self, job: r.RayJob) -> bool:
         return job.spec.suspend
 
