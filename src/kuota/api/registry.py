@@ -7,6 +7,7 @@ Pure: no I/O. Lookups are plain dict reads of tables built at import.
 
 from __future__ import annotations
 
+from kuota.api.appwrapper.appwrapper_kinds import APPWRAPPER_KINDS
 from kuota.api.jobset.jobset_kinds import JOBSET_KINDS
 from kuota.api.k8s.k8s_kinds import K8S_KINDS
 from kuota.api.kindspec import KindSpec, VersionSpec
@@ -36,6 +37,7 @@ KINDS: tuple[KindSpec, ...] = (
     *JOBSET_KINDS,
     *KUBEFLOW_KINDS,
     *RAY_KINDS,
+    *APPWRAPPER_KINDS,
     *OPENSHIFT_KINDS,
     *KUOTA_KINDS,
 )

@@ -29,6 +29,8 @@ from kuota.cluster.jobset.jobset_controller import JobSetController
 from kuota.cluster.jobset.jobset_webhooks import JobSetDefaulting, JobSetValidation
 from kuota.cluster.kubeflow.training_operator import TrainingOperator
 from kuota.cluster.kubeflow.training_webhooks import TrainingJobDefaulting, TrainingJobValidation
+from kuota.cluster.appwrapper.appwrapper_controller import AppWrapperController
+from kuota.cluster.appwrapper.appwrapper_webhooks import AppWrapperValidation
 from kuota.cluster.kuberay.raycluster_controller import RayClusterController
 from kuota.cluster.kuberay.rayjob_controller import RayJobController
 from kuota.cluster.kuberay.rayservice_controller import RayServiceController
@@ -72,6 +74,7 @@ class EmbeddedCluster:
     ray_clusters: RayClusterController = field(default_factory=RayClusterController)
     ray_jobs: RayJobController = field(default_factory=RayJobController)
     ray_services: RayServiceController = field(default_factory=RayServiceController)
+    app_wrappers: AppWrapperController = field(default_factory=AppWrapperController)
 
 
 def install(
@@ -115,6 +118,8 @@ def install(
         cluster.ray_clusters,
         cluster.ray_jobs,
         cluster.ray_services,
+        # CodeFlare's AppWrapper controller: the wrapped objects.
+        cluster.app_wrappers,
     ):
         mgr.add(extra)
     return cluster
@@ -152,6 +157,8 @@ def api_server_hooks(
         # The training operator's defaulting and webhooks.
         TrainingJobDefaulting(),
         TrainingJobValidation(),
+        # The AppWrapper operator's validating webhook.
+        AppWrapperValidation(),
         PodResourceAdmission(lambda ns: store().list(LIMIT_RANGE, ns).items),
         # Priority from PriorityClasses, the default not-ready/unreachable tolerations.
         priority,

@@ -27,6 +27,7 @@ _PACKAGES: Final = (
     "raycluster",
     "rayjob",
     "rayservice",
+    "appwrapper",
 )
 
 
