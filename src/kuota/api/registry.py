@@ -17,6 +17,7 @@ from kuota.api.kuotadev.kuota_kinds import KUOTA_KINDS
 from kuota.api.lws.lws_kinds import LWS_KINDS
 from kuota.api.openshift.openshift_kinds import OPENSHIFT_KINDS
 from kuota.api.ray.ray_kinds import RAY_KINDS
+from kuota.api.trainer.trainer_kinds import TRAINER_KINDS
 
 __all__ = [
     "KINDS",
@@ -38,6 +39,7 @@ KINDS: tuple[KindSpec, ...] = (
     *KUBEFLOW_KINDS,
     *RAY_KINDS,
     *APPWRAPPER_KINDS,
+    *TRAINER_KINDS,
     *OPENSHIFT_KINDS,
     *KUOTA_KINDS,
 )

@@ -13,6 +13,8 @@ from kuota.cluster.apiserver.limitrange import LIMIT_RANGE, PodResourceAdmission
 from kuota.cluster.apiserver.node_registration import NodeRegistration
 from kuota.cluster.apiserver.pod_admission import PodAdmission, ProjectNodeSelector
 from kuota.cluster.apiserver.pod_strategy import SchedulingGatedCondition
+from kuota.cluster.appwrapper.appwrapper_controller import AppWrapperController
+from kuota.cluster.appwrapper.appwrapper_webhooks import AppWrapperValidation
 from kuota.cluster.controllers.cronjob_controller import CronJobController
 from kuota.cluster.controllers.daemonset_controller import DaemonSetController
 from kuota.cluster.controllers.deployment_controller import DeploymentController
@@ -29,8 +31,6 @@ from kuota.cluster.jobset.jobset_controller import JobSetController
 from kuota.cluster.jobset.jobset_webhooks import JobSetDefaulting, JobSetValidation
 from kuota.cluster.kubeflow.training_operator import TrainingOperator
 from kuota.cluster.kubeflow.training_webhooks import TrainingJobDefaulting, TrainingJobValidation
-from kuota.cluster.appwrapper.appwrapper_controller import AppWrapperController
-from kuota.cluster.appwrapper.appwrapper_webhooks import AppWrapperValidation
 from kuota.cluster.kuberay.raycluster_controller import RayClusterController
 from kuota.cluster.kuberay.rayjob_controller import RayJobController
 from kuota.cluster.kuberay.rayservice_controller import RayServiceController
@@ -43,6 +43,7 @@ from kuota.cluster.lws.lws_webhooks import (
     LeaderWorkerSetValidation,
 )
 from kuota.cluster.nodeutil import DEFAULT_MAX_PODS, OPENSHIFT_MAX_PODS
+from kuota.cluster.trainer.trainjob_controller import TrainJobController
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -75,6 +76,7 @@ class EmbeddedCluster:
     ray_jobs: RayJobController = field(default_factory=RayJobController)
     ray_services: RayServiceController = field(default_factory=RayServiceController)
     app_wrappers: AppWrapperController = field(default_factory=AppWrapperController)
+    train_jobs: TrainJobController = field(default_factory=TrainJobController)
 
 
 def install(
@@ -120,6 +122,8 @@ def install(
         cluster.ray_services,
         # CodeFlare's AppWrapper controller: the wrapped objects.
         cluster.app_wrappers,
+        # Kubeflow Trainer v2: a TrainJob's JobSet.
+        cluster.train_jobs,
     ):
         mgr.add(extra)
     return cluster

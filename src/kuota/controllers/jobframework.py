@@ -316,6 +316,9 @@ class JobReconciler:
 
     def setup(self, mgr: Manager) -> None:
         self.mgr = mgr
+        bind = getattr(self.adapter, "bind", None)
+        if bind is not None:
+            bind(mgr)  # a kind whose podSets read other objects (a TrainJob's runtime)
         jobs = mgr.informer(self.adapter.rtype)
         jobs.on_change(lambda t, o, old: mgr.enqueue(self.name, key_of(o)))
         wls = mgr.informer(WORKLOAD)

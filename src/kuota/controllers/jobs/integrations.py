@@ -28,6 +28,7 @@ _PACKAGES: Final = (
     "rayjob",
     "rayservice",
     "appwrapper",
+    "trainjob",
 )
 
 
