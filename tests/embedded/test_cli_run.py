@@ -272,7 +272,9 @@ def test_jobs_are_managed_only_when_the_configuration_enables_batch_job(tmp_path
     r = CliRunner().invoke(main, ["run", world, "--state", str(state), "--no-live"])
     out = " ".join(r.output.split())
     assert r.exit_code == 0, r.output
-    assert 'integrations.frameworks: "sparkoperator.k8s.io/sparkapplication" is not simulated' in out
+    assert (
+        'integrations.frameworks: "sparkoperator.k8s.io/sparkapplication" is not simulated' in out
+    )
     assert "batch/job is not in the Configuration's integrations.frameworks" in out
     r = CliRunner().invoke(main, ["get", "workloads", "-A", "--state", str(state)])
     assert "No resources found" in r.output

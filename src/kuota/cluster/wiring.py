@@ -15,6 +15,7 @@ from kuota.cluster.apiserver.pod_admission import PodAdmission, ProjectNodeSelec
 from kuota.cluster.apiserver.pod_strategy import SchedulingGatedCondition
 from kuota.cluster.appwrapper.appwrapper_controller import AppWrapperController
 from kuota.cluster.appwrapper.appwrapper_webhooks import AppWrapperValidation
+from kuota.cluster.autoscaler import ClusterAutoscaler
 from kuota.cluster.controllers.cronjob_controller import CronJobController
 from kuota.cluster.controllers.daemonset_controller import DaemonSetController
 from kuota.cluster.controllers.deployment_controller import DeploymentController
@@ -77,6 +78,7 @@ class EmbeddedCluster:
     ray_services: RayServiceController = field(default_factory=RayServiceController)
     app_wrappers: AppWrapperController = field(default_factory=AppWrapperController)
     train_jobs: TrainJobController = field(default_factory=TrainJobController)
+    autoscaler: ClusterAutoscaler = field(default_factory=ClusterAutoscaler)
 
 
 def install(
@@ -124,6 +126,8 @@ def install(
         cluster.app_wrappers,
         # Kubeflow Trainer v2: a TrainJob's JobSet.
         cluster.train_jobs,
+        # cluster-autoscaler: ProvisioningRequests and kuota.dev NodeGroups.
+        cluster.autoscaler,
     ):
         mgr.add(extra)
     return cluster
