@@ -23,7 +23,7 @@ from typing import Any, Final, NoReturn, Protocol
 
 from kuota.api import errors as e
 from kuota.api import k8s as kc
-from kuota.api.conditions import with_condition
+from kuota.api.conditions import set_condition, with_condition
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
@@ -320,6 +320,9 @@ class JobReconciler:
 
     def setup(self, mgr: Manager) -> None:
         self.mgr = mgr
+        bind = getattr(self.adapter, "bind", None)
+        if bind is not None:
+            bind(mgr)  # a kind whose podSets read other objects (a TrainJob's runtime)
         jobs = mgr.informer(self.adapter.rtype)
         jobs.on_change(lambda t, o, old: mgr.enqueue(self.name, key_of(o)))
         wls = mgr.informer(WORKLOAD)
@@ -345,6 +348,9 @@ class JobReconciler:
         job = mgr.informer(self.adapter.rtype).get(key)
         if job is None or job.metadata.deletion_timestamp is not None:
             return None  # the store's garbage collection removes its Workload
+        skip = getattr(self.adapter, "skip", None)
+        if skip is not None and skip(job):
+            return None  # JobWithSkip: the kind says Kueue leaves this one alone
         m = job.metadata
         ns = mgr.informer(NAMESPACE).get(m.namespace)
         if not self.policy.namespace_managed(ns, m.namespace):
@@ -360,6 +366,13 @@ class JobReconciler:
         if wl is not None:
             # ensureOneWorkload's last step, before anything else reads it.
             wl = sync_workload_priority(mgr, job, wl, _JOB_COMPONENT)
+        on_hold = getattr(self.adapter, "on_hold", None)
+        if on_hold is not None and on_hold(job):
+            # JobWithOnHold: the job cannot run as it is; its quota goes back.
+            if wl is not None and has_quota_reservation(wl):
+                obs = self.config.gate("UnadmittedWorkloadsObservability")
+                unset_quota_reservation(mgr, wl, "OnHold", "Job is on hold", obs)
+            return None
         fin = self.adapter.finished(job)
         if fin is not None:
             if wl is not None:
@@ -708,6 +721,40 @@ def set_workload_condition(
         return False
     write_workload_status(mgr, new)
     return True
+
+
+def unset_quota_reservation(
+    mgr: Manager, wl: kt.Workload, reason: str, message: str, observability: bool
+) -> None:
+    """UnsetQuotaReservationWithCondition: QuotaReserved=False with
+    ``reason``, no admission, and Admitted as SyncAdmittedCondition has it
+    (``observability``: the UnadmittedWorkloadsObservability gate)."""
+    now = mgr.clock.now()
+    new = clone(wl)
+    was_admitted = is_admitted(new)
+    adm = find_condition(new, "Admitted")
+    since = adm.last_transition_time if adm is not None else None
+    changed = set_condition(new, "QuotaReserved", "False", reason, message, now)
+    st = new.status
+    assert st is not None
+    if st.admission is not None:
+        st.admission = None
+        changed = True
+    checks_ready = all(c.state == "Ready" for c in st.admission_checks or ())
+    if observability or was_admitted:
+        if not observability and not checks_ready:
+            a_reason = "NoReservationUnsatisfiedChecks"
+            a_msg = "The workload has no reservation and not all checks ready"
+        else:
+            a_reason, a_msg = "NoReservation", "The workload has no reservation"
+        if was_admitted and since is not None:
+            ran = int((now - since).total_seconds())
+            st.accumulated_past_execution_time_seconds = (
+                st.accumulated_past_execution_time_seconds or 0
+            ) + ran
+        changed = set_condition(new, "Admitted", "False", a_reason, a_msg, now) or changed
+    if changed:
+        write_workload_status(mgr, new)
 
 
 def write_workload_status(mgr: Manager, wl: kt.Workload) -> None:

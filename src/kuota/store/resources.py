@@ -51,6 +51,17 @@ PADDLE_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "PaddleJob")
 XGBOOST_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "XGBoostJob")
 JAX_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "JAXJob")
 MPI_JOB: Final[ResourceType] = resource_for("kubeflow.org/v2beta1", "MPIJob")
+RAY_CLUSTER: Final[ResourceType] = resource_for("ray.io/v1", "RayCluster")
+RAY_JOB: Final[ResourceType] = resource_for("ray.io/v1", "RayJob")
+RAY_SERVICE: Final[ResourceType] = resource_for("ray.io/v1", "RayService")
+TRAIN_JOB: Final[ResourceType] = resource_for("trainer.kubeflow.org/v1alpha1", "TrainJob")
+TRAINING_RUNTIME: Final[ResourceType] = resource_for(
+    "trainer.kubeflow.org/v1alpha1", "TrainingRuntime"
+)
+CLUSTER_TRAINING_RUNTIME: Final[ResourceType] = resource_for(
+    "trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"
+)
+APP_WRAPPER: Final[ResourceType] = resource_for("workload.codeflare.dev/v1beta2", "AppWrapper")
 NODE_OPERATION: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeOperation")
 BIZRQ: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "BizGroupResourceQuota")
 NODE_GROUP: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeGroup")
