@@ -19,6 +19,7 @@ from kuota.api.base import Meta, Object, Rule, cel, crd_default, list_map, patte
 from kuota.api.k8s.corev1 import PodTemplateSpec, ResourceList
 from kuota.api.kueue import types as t
 from kuota.api.kueue.quota_types import no_borrowing_limits
+from kuota.api.kueue.topology import TopologyV1, topology_from_internal, topology_to_internal
 from kuota.api.kueue.workload_types import quota_reserved
 from kuota.api.meta import Conditions, LabelSelector, ObjectMeta
 
@@ -750,6 +751,7 @@ KINDS: dict[str, tuple[type[Object], Any, Any]] = {
     "Workload": (Workload, wl_to_internal, wl_from_internal),
     "AdmissionCheck": (AdmissionCheck, ac_to_internal, ac_from_internal),
     "WorkloadPriorityClass": (WorkloadPriorityClass, wpc_to_internal, wpc_from_internal),
+    "Topology": (TopologyV1, topology_to_internal, topology_from_internal),
 }
 
 # Rules on the whole object, by kind (v1beta2's are kueue.types.ROOT_RULES).
