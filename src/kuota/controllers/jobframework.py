@@ -27,6 +27,7 @@ from kuota.api.conditions import with_condition
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
+from kuota.controllers.tas_requests import with_topology_requests
 from kuota.quota.workload import (
     find_condition,
     has_quota_reservation,
@@ -501,6 +502,7 @@ def new_workload(
     """jobframework.NewWorkload + prepareWorkload: the Workload of ``owner``
     (the object whose labels say its queue and maximum execution time)."""
     m = owner.metadata
+    with_topology_requests(pod_sets)
     return kt.Workload(
         api_version=kt.V1BETA2,
         metadata=ObjectMeta(
