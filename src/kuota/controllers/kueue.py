@@ -29,6 +29,7 @@ from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import Condition
 from kuota.api.quantity import Quantity
+from kuota.controllers.tas.cluster_view import tas_cluster
 from kuota.controllers.workload_events import workload_events
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
@@ -47,6 +48,7 @@ from kuota.store.resources import (
     PRIORITY_CLASS,
     RESOURCE_FLAVOR,
     RUNTIME_CLASS,
+    TOPOLOGY,
     WORKLOAD,
     WORKLOAD_PRIORITY_CLASS,
 )
@@ -60,6 +62,7 @@ WATCHED: Final[tuple[ResourceType, ...]] = (
     RUNTIME_CLASS,
     LIMIT_RANGE,
     RESOURCE_FLAVOR,
+    TOPOLOGY,
     ADMISSION_CHECK,
     WORKLOAD_PRIORITY_CLASS,
     COHORT,
@@ -226,6 +229,7 @@ class KueueController:
             "PriorityClass": core.pcs,
             "RuntimeClass": core.runtime_classes,
             "AdmissionCheck": core.checks,
+            "Topology": core.topologies,
         }
         if kind == "LimitRange":
             ns, _, name = key.partition("/")
@@ -285,8 +289,11 @@ class KueueController:
         return True
 
     def run_cycle(self) -> CycleResult:
-        core, _ = self._parts()
+        core, mgr = self._parts()
         self._advance()
+        if core.uses_tas():
+            # Only worlds with TAS flavors pay for reading nodes and pods.
+            core.set_tas_cluster(*tas_cluster(mgr))
         if self.cycle_seconds is not None:
             t = time.perf_counter()
             result = core.cycle()

@@ -30,6 +30,7 @@ from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
+from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
 from kuota.embedded.repetition import RepetitionDetector, horizon_of
 from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
@@ -146,6 +147,8 @@ class ControlPlane:
         self.kueue.auto_schedule = auto_schedule
         if kueue:
             self.mgr.add(self.kueue)
+            if config.gate("TopologyAwareScheduling"):
+                self.mgr.add(TopologyUngater())
         if kueue and config.object_retention != ObjectRetention():
             self.mgr.add(WorkloadRetention(config.object_retention))
         for r in self.integrations.reconcilers():

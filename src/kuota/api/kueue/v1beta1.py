@@ -452,6 +452,19 @@ def _slices(ta: TopologyAssignment) -> t.TopologyAssignment:
     return t.TopologyAssignment(levels=ta.levels, slices=[sl])
 
 
+def ta_from_domains(
+    levels: list[str], domains: list[tuple[list[str], int]]
+) -> t.TopologyAssignment:
+    """A v1beta2 assignment of domains listed one by one (the scheduler's TAS)."""
+    listed = [TopologyDomainAssignment(values=v, count=c) for v, c in domains]
+    return _slices(TopologyAssignment(levels=levels, domains=listed))
+
+
+def domains_of(ta: t.TopologyAssignment) -> list[tuple[list[str], int]]:
+    """The (values, count) of each domain of a v1beta2 assignment."""
+    return [(d.values, d.count) for d in _domains(ta)]
+
+
 def _ta_from_v2(ta: t.TopologyAssignment) -> TopologyAssignment:
     return TopologyAssignment(levels=ta.levels, domains=_domains(ta))
 

@@ -26,6 +26,7 @@ CLUSTER_SCOPED: Final = frozenset(
         "PriorityClass",
         "RuntimeClass",
         "Node",
+        "Topology",
     }
 )
 
@@ -81,6 +82,27 @@ class FlavorHandler(KindHandler):
 
     def delete(self, namespace: str, name: str) -> bool:
         if self.state.flavors.pop(name, None) is None:
+            return False
+        self.qc.refresh_cqs()
+        return True
+
+
+class TopologyHandler(KindHandler):
+    """Kueue's Topology controller and TAS cache: a TAS flavor's queues are
+    active only while its Topology exists."""
+
+    def __init__(self, state: CoreState, qc: QueueController, wakes: Wakes) -> None:
+        super().__init__(state)
+        self.qc = qc
+        self.wakes = wakes
+
+    def put(self, obj: Any, keep_status: bool) -> None:
+        self.state.tas.topologies[obj.metadata.name] = obj
+        self.qc.refresh_cqs()
+        self.wakes.retry_all()
+
+    def delete(self, namespace: str, name: str) -> bool:
+        if self.state.tas.topologies.pop(name, None) is None:
             return False
         self.qc.refresh_cqs()
         return True
@@ -326,6 +348,7 @@ def handlers(
         "RuntimeClass": RuntimeClassHandler(state, wlc),
         "AdmissionCheck": AdmissionCheckHandler(state, qc),
         "Workload": WorkloadHandler(state, wlc, fair),
+        "Topology": TopologyHandler(state, qc, wakes),
     }
 
 
