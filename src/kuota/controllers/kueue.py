@@ -45,6 +45,8 @@ from kuota.store.resources import (
     LIMIT_RANGE,
     LOCAL_QUEUE,
     NAMESPACE,
+    NODE,
+    POD,
     PRIORITY_CLASS,
     RESOURCE_FLAVOR,
     RUNTIME_CLASS,
@@ -145,6 +147,9 @@ class KueueController:
         self.core = AdmissionCore(self.config, mgr.clock.now())
         for rtype in WATCHED:
             mgr.informer(rtype).on_change(self._handler(rtype))
+        # Read (not watched) for topology-aware scheduling, at cycle time.
+        mgr.informer(NODE)
+        mgr.informer(POD)
         mgr.on_idle(self._idle)
 
     def _handler(self, rtype: ResourceType) -> Any:

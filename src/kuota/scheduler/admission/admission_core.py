@@ -130,12 +130,12 @@ class AdmissionCore:
         return h is not None and h.delete(namespace, name)
 
     def set_tas_cluster(
-        self, nodes: list[TASNode], non_tas_usage: dict[str, dict[str, int]]
+        self, nodes: dict[str, TASNode], pods: dict[str, tuple[str, dict[str, int]]]
     ) -> None:
-        """The nodes and the usage of the pods Kueue did not place, for
+        """The nodes and the pods Kueue did not place (node, requests), for
         topology-aware scheduling (read by the next cycles)."""
         self.state.tas.nodes = nodes
-        self.state.tas.non_tas_usage = non_tas_usage
+        self.state.tas.pods = pods
 
     def uses_tas(self) -> bool:
         """Whether any ResourceFlavor names a Topology."""

@@ -23,7 +23,13 @@ from kuota.scheduler.flavorassigner.assignment import (
 )
 from kuota.scheduler.tas.placement import Assignment as TopologyAssignment
 from kuota.scheduler.tas.placement import PodSetRequest, find, has_level
-from kuota.scheduler.tas.snapshot import PODS, FlavorTopology, TASNode, domain_id
+from kuota.scheduler.tas.snapshot import (
+    PODS,
+    FlavorTopology,
+    TASNode,
+    domain_id,
+    node_matches_flavor,
+)
 
 TOPOLOGY_PLACEMENT_FAILED: Final = "TopologyPlacementFailed"
 
@@ -48,8 +54,9 @@ class TASInputs:
 
     def __init__(self) -> None:
         self.topologies: dict[str, kt.Topology] = {}
-        self.nodes: list[TASNode] = []
-        self.non_tas_usage: dict[str, dict[str, int]] = {}
+        self.nodes: dict[str, TASNode] = {}
+        # pod key -> (node, requests) of the pods Kueue did not place
+        self.pods: dict[str, tuple[str, dict[str, int]]] = {}
         self.least_free_profile = True  # TASProfileMixed
 
     def flavor_topology(
@@ -65,13 +72,11 @@ class TASInputs:
         labels = flavor.spec.node_labels or {}
         nodes = [
             n
-            for n in self.nodes
-            if n.ready
-            and all(n.labels.get(k) == v for k, v in labels.items())
-            and all(lv in n.labels for lv in levels)
+            for _, n in sorted(self.nodes.items())
+            if n.ready and node_matches_flavor(n.labels, labels, levels)
         ]
         ft = FlavorTopology(tname, levels, nodes, list(flavor.spec.tolerations or ()))
-        for node, usage in self.non_tas_usage.items():
+        for node, usage in self.pods.values():
             ft.add_non_tas_usage(node, usage)
         fname = flavor.metadata.name
         for wl in workloads:

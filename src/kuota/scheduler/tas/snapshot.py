@@ -6,10 +6,11 @@ the usage of the workloads TAS placed there."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from kuota.api.k8s import NodeSelector, Taint, Toleration
 from kuota.api.k8s.nodeselection import node_selector_requirement_matches, tolerates
+from kuota.quota.requests import pod_requests, resource_value
 
 HOSTNAME: Final = "kubernetes.io/hostname"
 PODS: Final = "pods"
@@ -227,3 +228,41 @@ def untolerated(taints: list[Taint], tolerations: list[Toleration]) -> Taint | N
         if not any(tolerates(tol, t) for tol in tolerations):
             return t
     return None
+
+
+_TAS_ANNOTATIONS: Final = (
+    "kueue.x-k8s.io/podset-required-topology",
+    "kueue.x-k8s.io/podset-preferred-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology",
+    "kueue.x-k8s.io/podset-unconstrained-topology",
+)
+
+
+def tas_node(n: Any) -> TASNode:
+    """What TAS reads of a Node (the TAS node cache's stripped copy)."""
+    st = n.status
+    alloc = {r: resource_value(r, q) for r, q in ((st.allocatable if st else None) or {}).items()}
+    conds = (st.conditions if st else None) or ()
+    ready = any(c.type == "Ready" and c.status == "True" for c in conds)
+    spec = n.spec
+    unschedulable = bool(spec is not None and spec.unschedulable)
+    taints = list((spec.taints if spec is not None else None) or ())
+    labels = dict(n.metadata.labels or {})
+    return TASNode(n.metadata.name, labels, alloc, taints, ready and not unschedulable)
+
+
+def non_tas_pod_usage(pod: Any) -> tuple[str, dict[str, int]] | None:
+    """The node and requests of a pod Kueue did not place on a topology
+    (utiltas.IsTAS false) that holds its node (bound, not terminated)."""
+    node = pod.spec.node_name if pod.spec is not None else None
+    if not node:
+        return None
+    ann = pod.metadata.annotations or {}
+    if any(k in ann for k in _TAS_ANNOTATIONS):
+        return None
+    phase = pod.status.phase if pod.status is not None else None
+    if phase in ("Succeeded", "Failed"):
+        return None
+    usage = dict(pod_requests(pod.spec))
+    usage[PODS] = usage.get(PODS, 0) + 1
+    return node, usage
