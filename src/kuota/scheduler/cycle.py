@@ -237,7 +237,7 @@ class Cycle:
             return full, base
         if mode == PREEMPT_MODE:
             t = self.preemptor.get_targets(
-                info, cq, full.frs_need_preemption(), full.total_requests_for(info)
+                info, cq, full.frs_need_preemption(), full.total_requests_for(info), tas=fa.tas
             )
             if t:
                 return full, base + t
@@ -260,7 +260,7 @@ class Cycle:
             explicit(ps) for ps in pod_sets
         ):
             return None
-        return TASAssigner(state.tas, rfs, flavors, state.workloads, pod_sets)
+        return TASAssigner(state.tas, rfs, flavors, self.snap.holders, pod_sets)
 
     def _replacement_for(self, info: WorkloadInfo) -> str | None:
         """The key of the workload slice this one replaces, if slices are on."""

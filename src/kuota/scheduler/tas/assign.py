@@ -226,13 +226,17 @@ class TASAssigner:
         inputs: TASInputs,
         flavors: dict[str, kt.ResourceFlavor],
         cq_flavors: list[str],
-        workloads: dict[str, kt.Workload],
+        holders: dict[str, ClusterQueueState],
         pod_sets: list[kt.PodSet],
     ) -> None:
         self.inputs = inputs
         self.flavors = flavors
-        self.workloads = workloads
+        # The quota holders (key -> queue), live: a preemption search takes
+        # candidates out of them, and their topology usage goes with them.
+        self.holders = holders
         self.pod_sets = pod_sets
+        # The pod sets' requests per TAS flavor, kept from place() for fits().
+        self.requests: dict[str, list[PodSetRequest]] = {}
         self.tas_flavors = [
             f for f in cq_flavors if f in flavors and flavors[f].spec.topology_name is not None
         ]
@@ -242,16 +246,26 @@ class TASAssigner:
 
     def snapshot(self, fname: str) -> FlavorTopology | None:
         if fname not in self._snapshots:
-            rf = self.flavors.get(fname)
-            held = [
-                w
-                for w in self.workloads.values()
-                if w.status is not None and w.status.admission is not None
-            ]
-            self._snapshots[fname] = (
-                self.inputs.flavor_topology(rf, held) if rf is not None else None
-            )
+            self._snapshots[fname] = self._fresh(fname)
         return self._snapshots[fname]
+
+    def _fresh(self, fname: str) -> FlavorTopology | None:
+        """The flavor's topology with the usage of the quota holders now."""
+        rf = self.flavors.get(fname)
+        if rf is None:
+            return None
+        held = [cq.workloads[k].obj for k, cq in self.holders.items() if k in cq.workloads]
+        return self.inputs.flavor_topology(rf, held)
+
+    def fits(self) -> bool:
+        """workloadFits' TAS half for the preemption search: the pod sets
+        still placed, on the usage of the holders left (candidates taken out)."""
+        least = self.inputs.least_free_profile
+        for fname in sorted(self.requests):
+            topo = self._fresh(fname)
+            if topo is not None and find_for_flavor(topo, self.requests[fname], False, least)[2]:
+                return False
+        return True
 
     def requested(self, ps: kt.PodSet) -> bool:
         """isTASRequested: explicitly, or implied by a TAS-only queue."""
@@ -290,6 +304,7 @@ class TASAssigner:
             updates = [u for u in ready_updates if u.name == ps.name]
             implied = not explicit(ps) and self.tas_only
             by_flavor.setdefault(tas[0], []).append(request_of(ps, psa.count, implied, updates))
+        self.requests = by_flavor
         if not by_flavor:
             return
         names = {ps.name: i for i, ps in enumerate(self.pod_sets)}
