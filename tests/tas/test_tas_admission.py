@@ -53,7 +53,7 @@ def test_exclusions_are_counted_in_the_message() -> None:
     cp.settle()
     qr = _cond(_wl(cp, "huge"), "QuotaReserved")
     assert qr.message == (
-        'couldn\'t assign flavors to pod set main: topology "default" doesn\'t allow to fit '
+        "couldn't assign flavors to pod set main: topology \"default\" doesn't allow to fit "
         'any of 1 pod(s). Total nodes: 3; excluded: resource "cpu": 3'
     )
 
