@@ -4,7 +4,8 @@ use them: accepted by `kuota validate`, and the three sample Jobs run on the
 eight workers of its kind cluster (tests/data/tas/kind-nodes.yaml) with each
 Job's pods where its annotation asks: the required Job in one rack, the
 preferred one in one block, every pod on the host its ungated node selector
-names, as many pods per host as the admission's topology assignment says."""
+names, as many pods per host as the admission's topology assignment says;
+and the JobSet samples' pods in the rack, block and rack slices they ask."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from embedded.world import T0, control_plane, namespace
+from embedded.world import T0, config, control_plane, namespace, obj
 from kuota.api.decode import decode_yaml
 from kuota.api.kueue.v1beta1 import domains_of
 from kuota.cli.main import main
@@ -91,3 +92,34 @@ def test_kuota_run_admits_the_three_sample_jobs() -> None:
     r = CliRunner().invoke(main, ["run", *paths, "--no-live"])
     assert r.exit_code == 0, r.output
     assert "3 admissions of 3 workloads" in r.output
+
+
+def _rack_of_pods(example: str) -> list[tuple[str, str]]:
+    cfg = config(integrations={"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]})
+    cp = control_plane(cfg)
+    lq = obj(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "user-queue", "namespace": "default"},
+            "spec": {"clusterQueue": "tas-cluster-queue"},
+        }
+    )
+    objs = _objects("kind-nodes", "sample-queues", example)
+    objs[-1].metadata.namespace = "default"
+    cp.create([namespace("default"), lq, *objs])
+    cp.settle()
+    cp.advance(T0 + timedelta(seconds=10))
+    nodes = {n.metadata.name: n.metadata.labels for n in cp.store.list(NODE).items}
+    pods = [p for p in cp.store.list(POD, "default").items if p.spec.node_name]
+    return [(nodes[p.spec.node_name][BLOCK], nodes[p.spec.node_name][RACK]) for p in pods]
+
+
+def test_jobset_samples_run_in_the_domains_they_ask() -> None:
+    required = _rack_of_pods("sample-jobset-tas-required")
+    assert len(required) == 4 and len(set(required)) == 1  # one rack
+    sliced = Counter(_rack_of_pods("sample-jobset-tas-sliced"))
+    assert sum(sliced.values()) == 8 and all(n % 4 == 0 for n in sliced.values())
+    combined = _rack_of_pods("sample-jobset-tas-combined")
+    assert len(combined) == 8 and len({b for b, _ in combined}) == 1  # one block
+    assert all(n % 4 == 0 for n in Counter(combined).values())  # slices of 4 per rack
