@@ -251,14 +251,19 @@ def tas_node(n: Any) -> TASNode:
     return TASNode(n.metadata.name, labels, alloc, taints, ready and not unschedulable)
 
 
+def is_tas_pod(pod: Any) -> bool:
+    """utiltas.IsTAS: the pod carries a topology annotation."""
+    ann = pod.metadata.annotations or {}
+    return any(k in ann for k in _TAS_ANNOTATIONS)
+
+
 def non_tas_pod_usage(pod: Any) -> tuple[str, dict[str, int]] | None:
     """The node and requests of a pod Kueue did not place on a topology
     (utiltas.IsTAS false) that holds its node (bound, not terminated)."""
     node = pod.spec.node_name if pod.spec is not None else None
     if not node:
         return None
-    ann = pod.metadata.annotations or {}
-    if any(k in ann for k in _TAS_ANNOTATIONS):
+    if is_tas_pod(pod):
         return None
     phase = pod.status.phase if pod.status is not None else None
     if phase in ("Succeeded", "Failed"):

@@ -22,6 +22,7 @@ from kuota.controllers.jobframework import (
     OwnerRules,
 )
 from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.scheduler.tas.snapshot import is_tas_pod
 from kuota.store import Invalid, clone
 from kuota.store.kinds import resource_type
 from kuota.store.protocol import Operation, ResourceType, group_of
@@ -108,6 +109,10 @@ class PodWebhook:
             new.metadata.finalizers = [*(new.metadata.finalizers or ()), pm.MANAGED]
         if new.spec is not None:
             pm.gate(new.spec)
+            if is_tas_pod(new):
+                # Kueue gates every pod for TAS; kuota only those asking for a
+                # topology (the gate goes at admission when TAS placed nothing).
+                pm.gate(new.spec, pm.TOPOLOGY_GATE)
         new.metadata.annotations = {
             **(new.metadata.annotations or {}),
             pm.ROLE_HASH: pm.role_hash(new),
