@@ -16,7 +16,6 @@ from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
-from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
 from kuota.runtime.clock import Clock
 from kuota.runtime.manager import Manager
@@ -53,10 +52,9 @@ def build(
         INTEGRATIONS, config, policy, lookup, always_on=KUOTA_CONTROLLERS
     )
     mgr = Manager(store, clock)
-    kueue = KueueController(config)
+    # TAS reads every node and pod: not yet over a real API server.
+    kueue = KueueController(config, tas_cluster=False)
     mgr.add(kueue)
-    if config.gate("TopologyAwareScheduling"):
-        mgr.add(TopologyUngater())
     if config.object_retention != ObjectRetention():
         mgr.add(WorkloadRetention(config.object_retention))
     for r in integrations.reconcilers():

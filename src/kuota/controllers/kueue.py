@@ -113,8 +113,11 @@ def _split(ref: str) -> tuple[ResourceType, str]:
 class KueueController:
     name = "kueue"
 
-    def __init__(self, config: KueueConfig) -> None:
+    def __init__(self, config: KueueConfig, tas_cluster: bool = True) -> None:
         self.config = config
+        # Read nodes and pods for topology-aware scheduling (the embedded
+        # plane's informers hold them anyway; cluster mode does not watch them yet).
+        self.tas_cluster = tas_cluster
         self.core: AdmissionCore | None = None
         self.mgr: Manager | None = None
         # The resourceVersion of each Workload status the core has seen or
@@ -147,9 +150,10 @@ class KueueController:
         self.core = AdmissionCore(self.config, mgr.clock.now())
         for rtype in WATCHED:
             mgr.informer(rtype).on_change(self._handler(rtype))
-        # Read (not watched) for topology-aware scheduling, at cycle time.
-        mgr.informer(NODE)
-        mgr.informer(POD)
+        if self.tas_cluster:
+            # Read (not watched) for topology-aware scheduling, at cycle time.
+            mgr.informer(NODE)
+            mgr.informer(POD)
         mgr.on_idle(self._idle)
 
     def _handler(self, rtype: ResourceType) -> Any:
@@ -296,7 +300,7 @@ class KueueController:
     def run_cycle(self) -> CycleResult:
         core, mgr = self._parts()
         self._advance()
-        if core.uses_tas():
+        if self.tas_cluster and core.uses_tas():
             # Only worlds with TAS flavors pay for reading nodes and pods.
             core.set_tas_cluster(*tas_cluster(mgr))
         if self.cycle_seconds is not None:

@@ -130,6 +130,12 @@ def topology_from_internal(o: Topology) -> TopologyV1:
     return TopologyV1(metadata=o.metadata, spec=TopologySpecV1(levels=levels))
 
 
+def is_tas_pod(pod: Any) -> bool:
+    """utiltas.IsTAS: the pod carries a topology annotation."""
+    ann = pod.metadata.annotations or {}
+    return any(k in ann for k in (REQUIRED, PREFERRED, SLICE_REQUIRED, UNCONSTRAINED))
+
+
 def validate_topology(*_: Any) -> list[Any]:
     """Kueue has no webhook for Topology: the CRD's schema and rules are all."""
     return []

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from kuota.api.k8s import NodeSelector, Taint, Toleration
 from kuota.api.k8s.nodeselection import node_selector_requirement_matches, tolerates
+from kuota.api.kueue.topology import is_tas_pod
 from kuota.quota.requests import pod_requests, resource_value
 
 HOSTNAME: Final = "kubernetes.io/hostname"
@@ -230,14 +231,6 @@ def untolerated(taints: list[Taint], tolerations: list[Toleration]) -> Taint | N
     return None
 
 
-_TAS_ANNOTATIONS: Final = (
-    "kueue.x-k8s.io/podset-required-topology",
-    "kueue.x-k8s.io/podset-preferred-topology",
-    "kueue.x-k8s.io/podset-slice-required-topology",
-    "kueue.x-k8s.io/podset-unconstrained-topology",
-)
-
-
 def tas_node(n: Any) -> TASNode:
     """What TAS reads of a Node (the TAS node cache's stripped copy)."""
     st = n.status
@@ -249,12 +242,6 @@ def tas_node(n: Any) -> TASNode:
     taints = list((spec.taints if spec is not None else None) or ())
     labels = dict(n.metadata.labels or {})
     return TASNode(n.metadata.name, labels, alloc, taints, ready and not unschedulable)
-
-
-def is_tas_pod(pod: Any) -> bool:
-    """utiltas.IsTAS: the pod carries a topology annotation."""
-    ann = pod.metadata.annotations or {}
-    return any(k in ann for k in _TAS_ANNOTATIONS)
 
 
 def non_tas_pod_usage(pod: Any) -> tuple[str, dict[str, int]] | None:

@@ -10,6 +10,7 @@ from typing import Any, Final, NoReturn
 
 from kuota.api import errors as e
 from kuota.api.kueue.config import BUILTIN_FRAMEWORKS
+from kuota.api.kueue.topology import is_tas_pod
 from kuota.api.names import is_dns1123_subdomain
 from kuota.controllers.jobframework import (
     DEFAULT_QUEUE,
@@ -22,7 +23,6 @@ from kuota.controllers.jobframework import (
     OwnerRules,
 )
 from kuota.controllers.jobs.pod import podmeta as pm
-from kuota.scheduler.tas.snapshot import is_tas_pod
 from kuota.store import Invalid, clone
 from kuota.store.kinds import resource_type
 from kuota.store.protocol import Operation, ResourceType, group_of
