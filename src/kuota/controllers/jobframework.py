@@ -26,7 +26,9 @@ from kuota.api import k8s as kc
 from kuota.api.conditions import set_condition, with_condition
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
+from kuota.api.kueue.topology import TOPOLOGY_GATE, UNCONSTRAINED, WORKLOAD_ANNOTATION
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
+from kuota.controllers.tas_requests import with_topology_requests
 from kuota.quota.workload import (
     find_condition,
     has_quota_reservation,
@@ -72,8 +74,9 @@ class PodSetInfo:
     tolerations: list[kc.Toleration] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
     # From admission checks' podSetUpdates (the provisioning check's
-    # consume-provisioning-request, for one).
+    # consume-provisioning-request, for one) and TAS (the workload's name).
     annotations: dict[str, str] = field(default_factory=dict)
+    scheduling_gates: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -523,6 +526,7 @@ def new_workload(
     """jobframework.NewWorkload + prepareWorkload: the Workload of ``owner``
     (the object whose labels say its queue and maximum execution time)."""
     m = owner.metadata
+    with_topology_requests(pod_sets)
     return kt.Workload(
         api_version=kt.V1BETA2,
         metadata=ObjectMeta(
@@ -681,8 +685,27 @@ def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
                     annotations.update(upd.annotations or {})
                     tolerations += [t for t in upd.tolerations or () if t not in tolerations]
         count = psa.count if psa.count is not None else _podset_count(wl, psa.name)
-        out.append(PodSetInfo(psa.name, count, selector, tolerations, labels, annotations))
+        gates: list[str] = []
+        if psa.topology_assignment is not None:
+            # Placed on a topology: gated until the ungater gives each pod
+            # its domain (podset.FromAssignment, getPodSetsInfoFromStatus).
+            gates.append(TOPOLOGY_GATE)
+            annotations[WORKLOAD_ANNOTATION] = wl.metadata.name
+            if not explicit_tas(wl, psa.name):
+                annotations[UNCONSTRAINED] = "true"
+        out.append(PodSetInfo(psa.name, count, selector, tolerations, labels, annotations, gates))
     return out
+
+
+def explicit_tas(wl: kt.Workload, podset: str) -> bool:
+    """The pod set asks for a topology itself (else TAS was implied by its queue)."""
+    for ps in wl.spec.pod_sets:
+        tr = ps.topology_request
+        if ps.name == podset and tr is not None:
+            return (
+                tr.required is not None or tr.preferred is not None or tr.unconstrained is not None
+            )
+    return False
 
 
 def sync_pods_ready(mgr: Manager, wl: kt.Workload, ready: bool) -> bool:

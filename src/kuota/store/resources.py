@@ -17,6 +17,7 @@ CLUSTER_QUEUE: Final[ResourceType] = resource_for(_KUEUE, "ClusterQueue")
 COHORT: Final[ResourceType] = resource_for(_KUEUE, "Cohort")
 LOCAL_QUEUE: Final[ResourceType] = resource_for(_KUEUE, "LocalQueue")
 RESOURCE_FLAVOR: Final[ResourceType] = resource_for(_KUEUE, "ResourceFlavor")
+TOPOLOGY: Final[ResourceType] = resource_for(_KUEUE, "Topology")
 WORKLOAD: Final[ResourceType] = resource_for(_KUEUE, "Workload")
 WORKLOAD_PRIORITY_CLASS: Final[ResourceType] = resource_for(_KUEUE, "WorkloadPriorityClass")
 

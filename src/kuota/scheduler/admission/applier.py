@@ -75,7 +75,11 @@ class DecisionApplier:
             usage = {r: resource_quantity(r, v) for r, v in values.items()}
             psas.append(
                 kt.PodSetAssignment(
-                    name=ps.name, flavors=flavors, resource_usage=usage, count=ps.count
+                    name=ps.name,
+                    flavors=flavors,
+                    resource_usage=usage,
+                    count=ps.count,
+                    topology_assignment=ps.topology,
                 )
             )
             res = PodSetResources(ps.name, ps.count, values, dict(flavors))
