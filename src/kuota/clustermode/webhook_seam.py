@@ -51,8 +51,12 @@ class WebhookServer:
         self.thread.join(10)
 
 
-def configurations(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
-    """Kueue's two webhook configurations pointing at ``base_url``."""
+def configurations(
+    base_url: str = "", ca_bundle: str = "", service: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Kueue's two webhook configurations pointing at ``base_url``, or at
+    the ``service`` (namespace, name) on port 443 as Kueue's install does
+    (caBundle left for the manager to inject when ``ca_bundle`` is "")."""
     mutating: list[dict[str, Any]] = []
     validating: list[dict[str, Any]] = []
     for ep in endpoints():
@@ -65,7 +69,7 @@ def configurations(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
         )
         hook: dict[str, Any] = {
             "name": f"{'m' if ep.mutating else 'v'}{ep.kind.lower()}.kb.io",
-            "clientConfig": {"url": base_url.rstrip("/") + ep.path, "caBundle": ca_bundle},
+            "clientConfig": _client_config(base_url, ep.path, service, ca_bundle),
             "rules": [
                 {
                     "apiGroups": [group],
@@ -97,6 +101,19 @@ def configurations(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
             ),
         )
     ]
+
+
+def _client_config(
+    base_url: str, path: str, service: tuple[str, str] | None, ca_bundle: str
+) -> dict[str, Any]:
+    out: dict[str, Any]
+    if service is not None:
+        out = {"service": {"namespace": service[0], "name": service[1], "path": path, "port": 443}}
+    else:
+        out = {"url": base_url.rstrip("/") + path}
+    if ca_bundle:
+        out["caBundle"] = ca_bundle
+    return out
 
 
 def _register(store: Any, conf: dict[str, Any]) -> None:
