@@ -174,3 +174,75 @@ def test_the_manager_rbac_is_all_the_controller_needs(tmp_path: Path) -> None:
         served.stop()
     logs = "".join(ctl.logs if ctl else [])
     assert "forbidden" not in logs.lower() and " 403" not in logs, logs[-3000:]
+
+
+@needs_kubectl
+def test_in_cluster_webhooks_take_their_certificates_from_the_secret(tmp_path: Path) -> None:
+    """As Kueue's internal certificate management: the manager fills the
+    installed Secret, serves with it behind the Service's port and injects
+    its CA into the installed webhook configurations; a second replica
+    takes the same certificates."""
+    import base64
+    import ssl
+    import urllib.request
+
+    token = "kuota-manager-token-for-the-test"
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text(f'{token},{SA_USER},uid-sa,"{SA_GROUPS}"\n')
+    served = start_server(
+        tmp_path / "state",
+        "--without-kueue",
+        "--token-auth-file",
+        str(tokens),
+        home=tmp_path / "home",
+    )
+    docs = _manifests()
+    keep = ("Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRoleBinding", "Secret")
+    installed = [
+        d
+        for d in docs
+        if d["kind"] in keep
+        or d["kind"].endswith("WebhookConfiguration")
+        or (d["kind"] == "ClusterRole" and d["metadata"]["name"] == "kueue-manager-role")
+    ]
+    port = _free_port()
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+                "kind": "Configuration",
+                "webhook": {"host": "127.0.0.1", "port": port},
+            }
+        )
+    )
+    ctls = []
+    try:
+        served.ok("apply", "-f", "-", input=yaml.safe_dump_all(installed))
+        kc = _token_kubeconfig(served.kubeconfig, token, tmp_path / "sa-kubeconfig")
+        ctls.append(start_controller(served, "--kubeconfig", str(kc), "--config", str(config)))
+        ctls[0].wait_line("leading", 60)
+        secret = served.json("get", "secret", "-n", "kueue-system", "kueue-webhook-server-cert")
+        assert {"ca.crt", "ca.key", "tls.crt", "tls.key"} <= set(secret["data"])
+        conf = served.json(
+            "get", "validatingwebhookconfiguration", "kueue-validating-webhook-configuration"
+        )
+        assert {h["clientConfig"].get("caBundle") for h in conf["webhooks"]} == {
+            secret["data"]["ca.crt"]
+        }
+        ca = base64.b64decode(secret["data"]["ca.crt"]).decode()
+        ctx = ssl.create_default_context(cadata=ca)
+        ctx.check_hostname = False  # the certificate names the Service, the test dials 127.0.0.1
+        with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=ctx) as r:
+            assert r.read() == b"ok"
+        ctls[0].stop()
+        ctls.append(start_controller(served, "--kubeconfig", str(kc), "--config", str(config)))
+        ctls[1].wait_line("leading", 60)
+        again = served.json("get", "secret", "-n", "kueue-system", "kueue-webhook-server-cert")
+        assert again["data"] == secret["data"]
+    finally:
+        for c in ctls:
+            c.stop()
+        served.stop()
+    logs = "".join(line for c in ctls for line in c.logs)
+    assert "forbidden" not in logs.lower(), logs[-3000:]

@@ -118,6 +118,12 @@ def controller(
         _usage(str(err))
     if webhook_url is not None and not webhook_url.startswith("https://"):
         _usage(f"--webhook-url {webhook_url!r}: must be an https:// URL")
+    # In a cluster (or with a Configuration naming webhook.port) the webhooks
+    # are served at the Configuration's host:port, behind Kueue's Service.
+    webhook_bind: tuple[str, int] | None = None
+    if webhook_url is None and (kubeconfig is None or (src.webhook and src.webhook.port)):
+        wh = src.webhook
+        webhook_bind = ((wh and wh.host) or "0.0.0.0", (wh and wh.port) or 9443)
     try:
         kc = load_kubeconfig(kubeconfig)
     except (ConfigError, OSError, ValueError, KeyError) as err:
@@ -149,6 +155,7 @@ def controller(
         health_address=health_addr,
         metrics_address=metrics_addr,
         webhook_url=webhook_url,
+        webhook_bind=webhook_bind,
         lease=lease,
     )
     try:

@@ -26,6 +26,7 @@ LIMIT_RANGE: Final[ResourceType] = resource_for("v1", "LimitRange")
 NAMESPACE: Final[ResourceType] = resource_for("v1", "Namespace")
 NODE: Final[ResourceType] = resource_for("v1", "Node")
 POD: Final[ResourceType] = resource_for("v1", "Pod")
+SECRET: Final[ResourceType] = resource_for("v1", "Secret")
 SERVICE: Final[ResourceType] = resource_for("v1", "Service")
 
 # Other Kubernetes groups
