@@ -19,7 +19,7 @@ import msgspec
 from aiohttp import web
 
 from kuota.api.decode import decode_object
-from kuota.store.protocol import Conflict, NotFound, StoreError
+from kuota.store.protocol import AlreadyExists, Conflict, NotFound, StoreError
 from kuota.webhooks import certs
 from kuota.webhooks.caller import MUTATING, VALIDATING
 from kuota.webhooks.endpoints import endpoints
@@ -138,7 +138,22 @@ def _secret_certs(store: Any, namespace: str, name: str) -> certs.ServingCerts:
 
     names = certs.serving_names(namespace=namespace)
     for _ in range(5):
-        secret = store.get(SECRET, namespace, name)
+        try:
+            secret = store.get(SECRET, namespace, name)
+        except NotFound:  # not installed (kuota manifests makes it): made here
+            secret = decode_object(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": name, "namespace": namespace},
+                    "type": "Opaque",
+                },
+                source="webhook certificates",
+            ).obj
+            try:
+                secret = store.create(secret)
+            except AlreadyExists:
+                continue
         have = certs.from_secret_data(secret.data, names)
         if have.secret_data() == (secret.data or {}):
             return have
