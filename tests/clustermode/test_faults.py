@@ -117,3 +117,45 @@ def test_injected_conflicts_and_server_errors_are_retried(tmp_path: Path) -> Non
     assert all(v["finished"] for v in got.values())
     counts = check_writes(log, cqs)  # none booked twice, quota never exceeded
     assert counts["admissions"] >= WORKLOADS
+
+
+@needs_kubectl
+def test_a_refused_event_write_is_dropped_not_raised(tmp_path: Path) -> None:
+    """Events are best effort (client-go's broadcaster): an API server that
+    refuses one (403 here: RBAC grants the writer no events) leaves the
+    write that recorded it alone."""
+    from datetime import UTC, datetime
+
+    import yaml
+
+    from kuota.api.decode import decode_object
+    from kuota.store.kube import KubeStore, load_kubeconfig
+
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text('nobody-token,nobody,9,"team"\n')
+    served = start_server(
+        tmp_path / "state", "--token-auth-file", str(tokens), home=tmp_path / "home"
+    )
+    kc = yaml.safe_load(served.kubeconfig.read_text())
+    for u in kc["users"]:
+        u["user"] = {"token": "nobody-token"}
+    path = tmp_path / "nobody"
+    path.write_text(yaml.safe_dump(kc))
+    event = decode_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "w.1", "namespace": "default"},
+            "involvedObject": {"kind": "Workload", "name": "w", "namespace": "default"},
+            "reason": "QuotaReserved",
+            "message": "m",
+            "type": "Normal",
+            "firstTimestamp": datetime(2026, 1, 1, tzinfo=UTC).isoformat(),
+        }
+    ).obj
+    store = KubeStore(load_kubeconfig(str(path)), retry_for=2.0)
+    try:
+        assert store.create(event) is event  # refused (403), dropped
+    finally:
+        store.close()
+        served.stop()
