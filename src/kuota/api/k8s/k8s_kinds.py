@@ -299,6 +299,15 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         ),
         short_names=("sa",),
     ),
+    KindSpec(
+        group="",
+        kind="PodTemplate",
+        plural="podtemplates",
+        namespaced=True,
+        internal=corev1.PodTemplate,
+        versions=_v1(corev1.PodTemplate, _cols("Containers", "Images", "Pod Labels")),
+        validate=gateless(cv.validate_pod_template),
+    ),
     # Leader election's lock (kuota controller's replicas, as Kueue's).
     KindSpec(
         group=coordination.GROUP,
