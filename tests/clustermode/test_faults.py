@@ -63,7 +63,7 @@ def test_the_controller_goes_on_after_the_api_server_restarts(tmp_path: Path) ->
         # The world again: its Jobs still to arrive are input, not state (a
         # resumed serve creates only those not made yet).
         served = start_server(tmp_path / "state", str(world), *args, home=tmp_path / "home")
-        got = wait_for(_all_finished(served), 120, "every workload finished")
+        got = wait_for(_all_finished(served), 240, "every workload finished")
         cqs = served.json("get", "clusterqueues")["items"]
         assert ctl.proc.poll() is None  # it never exited: it listed again and went on
     finally:
@@ -102,7 +102,7 @@ def test_injected_conflicts_and_server_errors_are_retried(tmp_path: Path) -> Non
         ):
             ctl = start_controller(served, "--kubeconfig", str(kc))
             ctl.wait_line("leading", 30)
-            got = wait_for(_all_finished(served), 150, "every workload finished")
+            got = wait_for(_all_finished(served), 240, "every workload finished")
             cqs = served.json("get", "clusterqueues")["items"]
             injected = dict(proxy.injected)
     finally:

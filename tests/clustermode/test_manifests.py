@@ -167,7 +167,7 @@ def test_the_manager_rbac_is_all_the_controller_needs(tmp_path: Path) -> None:
             done = sum(1 for v in got.values() if v["finished"])
             return got if len(got) == n and done == n else f"{done} of {n} finished"
 
-        wait_for(finished, 120, "every workload finished")
+        wait_for(finished, 240, "every workload finished")
     finally:
         if ctl is not None:
             ctl.stop()

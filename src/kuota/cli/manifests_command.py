@@ -23,8 +23,9 @@ import yaml
 )
 @click.option("--replicas", default=2, show_default=True, type=click.IntRange(min=1))
 def manifests(openshift: bool, service_monitor: bool, image: str | None, replicas: int) -> None:
-    """Print what to apply to a cluster to run kuota there in Kueue's place:
-    kubectl apply --server-side -f <(kuota manifests)."""
+    """Print what to apply to a cluster to run kuota there in Kueue's place.
+
+    kuota manifests | kubectl apply --server-side -f -"""
     from kuota.api.decode import to_wire
     from kuota.clustermode.manifests import DEFAULT_IMAGE, Options, objects
     from kuota.server.auth.bootstrap import kueue_roles

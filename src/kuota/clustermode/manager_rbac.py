@@ -37,8 +37,9 @@ _WRITES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ("", "pods", ("update", "patch", "delete")),
     ("", "pods/status", ("get", "update", "patch")),
     # the recorder (client-go's: create, then patch the count); at start it
-    # lists the kept Events to take over their counts and expiry
-    ("", "events", ("list", "create", "update", "patch")),
+    # lists the kept Events to take over their counts, and deletes them at
+    # their one-hour expiry
+    ("", "events", ("list", "create", "update", "patch", "delete")),
     # the webhook server registers its configurations and injects its CA
     (
         "admissionregistration.k8s.io",
