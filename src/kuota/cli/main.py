@@ -388,6 +388,7 @@ _BASE_DESCRIBED = (
     ("localqueue", "kueue.x-k8s.io", "localqueues"),
     ("cohort", "kueue.x-k8s.io", "cohorts"),
     ("node", "", "nodes"),
+    ("bizgroupresourcequota", "kuota.dev", "bizgroupresourcequotas"),
 )
 
 
@@ -408,6 +409,7 @@ def describe(kind: str, name: str, state: str | None, namespace: str | None) -> 
     from rich.console import Console
 
     from kuota.cli.appsview import describe_set
+    from kuota.cli.bizrq_view import describe_bizrq
     from kuota.cli.describe_node import describe_node
     from kuota.cli.describe_queues import (
         describe_clusterqueue,
@@ -421,6 +423,7 @@ def describe(kind: str, name: str, state: str | None, namespace: str | None) -> 
     shows = {"workload": describe_workload, "pod": describe_pod, "job": describe_job}
     shows |= {"clusterqueue": describe_clusterqueue, "localqueue": describe_localqueue}
     shows |= {"cohort": describe_cohort, "node": describe_node}
+    shows |= {"bizgroupresourcequota": describe_bizrq}
     what = _describe_kinds()[kind]
     show = shows.get(what) or partial(describe_set, what)
     try:

@@ -33,6 +33,7 @@ SERVICE: Final[ResourceType] = resource_for("v1", "Service")
 # Other Kubernetes groups
 CONTROLLER_REVISION: Final[ResourceType] = resource_for("apps/v1", "ControllerRevision")
 DAEMON_SET: Final[ResourceType] = resource_for("apps/v1", "DaemonSet")
+HPA: Final[ResourceType] = resource_for("autoscaling/v2", "HorizontalPodAutoscaler")
 DEPLOYMENT: Final[ResourceType] = resource_for("apps/v1", "Deployment")
 REPLICA_SET: Final[ResourceType] = resource_for("apps/v1", "ReplicaSet")
 STATEFUL_SET: Final[ResourceType] = resource_for("apps/v1", "StatefulSet")
