@@ -34,6 +34,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "kuota.cli.controller_command:controller",
         "Run Kueue's controllers and scheduler against a Kubernetes API server.",
     ),
+    "manifests": (
+        "kuota.cli.manifests_command:manifests",
+        "Print what to apply to a cluster to run kuota there in Kueue's place.",
+    ),
     "must-gather": (
         "kuota.cli.must_gather:must_gather",
         "Write a diagnostics bundle of a state (objects, Events, Configuration, nodes,"

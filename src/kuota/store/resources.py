@@ -22,11 +22,13 @@ WORKLOAD: Final[ResourceType] = resource_for(_KUEUE, "Workload")
 WORKLOAD_PRIORITY_CLASS: Final[ResourceType] = resource_for(_KUEUE, "WorkloadPriorityClass")
 
 # core/v1
+CONFIG_MAP: Final[ResourceType] = resource_for("v1", "ConfigMap")
 EVENT: Final[ResourceType] = resource_for("v1", "Event")
 LIMIT_RANGE: Final[ResourceType] = resource_for("v1", "LimitRange")
 NAMESPACE: Final[ResourceType] = resource_for("v1", "Namespace")
 NODE: Final[ResourceType] = resource_for("v1", "Node")
 POD: Final[ResourceType] = resource_for("v1", "Pod")
+SECRET: Final[ResourceType] = resource_for("v1", "Secret")
 SERVICE: Final[ResourceType] = resource_for("v1", "Service")
 
 # Other Kubernetes groups

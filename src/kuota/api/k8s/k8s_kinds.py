@@ -6,7 +6,16 @@ path; ``priority`` 1 is ``-o wide``), subresources, structs and create rules."""
 from __future__ import annotations
 
 from kuota.api.k8s import admissionregistration as ar
-from kuota.api.k8s import apps, autoscaling, batch, coordination, corev1, rbac, service
+from kuota.api.k8s import (
+    apps,
+    autoscaling,
+    batch,
+    configobjects,
+    coordination,
+    corev1,
+    rbac,
+    service,
+)
 from kuota.api.k8s import validation as cv
 from kuota.api.k8s.event import Event
 from kuota.api.kindspec import KindSpec, PrinterColumn, VersionSpec, gateless
@@ -257,6 +266,47 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         status_subresource=True,
         validate=gateless(service.validate_service),
         name_fn=is_dns1035_label,
+    ),
+    # What a deployment applies beside its controller (kuota manifests) and
+    # what Kueue's internal certificate management keeps its certificates in.
+    KindSpec(
+        group="",
+        kind="ConfigMap",
+        plural="configmaps",
+        namespaced=True,
+        internal=configobjects.ConfigMap,
+        versions=_v1(
+            configobjects.ConfigMap, (PrinterColumn("Age", "date", ".metadata.creationTimestamp"),)
+        ),
+        short_names=("cm",),
+    ),
+    KindSpec(
+        group="",
+        kind="Secret",
+        plural="secrets",
+        namespaced=True,
+        internal=configobjects.Secret,
+        versions=_v1(
+            configobjects.Secret,
+            (
+                PrinterColumn("Type", "string", ".type"),
+                PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+            ),
+        ),
+        validate=gateless(configobjects.validate_secret),
+        default=configobjects.default_secret,
+    ),
+    KindSpec(
+        group="",
+        kind="ServiceAccount",
+        plural="serviceaccounts",
+        namespaced=True,
+        internal=configobjects.ServiceAccount,
+        versions=_v1(
+            configobjects.ServiceAccount,
+            (PrinterColumn("Age", "date", ".metadata.creationTimestamp"),),
+        ),
+        short_names=("sa",),
     ),
     KindSpec(
         group="",
