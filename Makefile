@@ -78,6 +78,7 @@ bench: $(COMPILED)/.stamp
 	$(BIN)/kuota bench bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml bench/worlds/kueue-baseline-no-preemption.yaml --json bench/results-virtual.json
 	$(BIN)/kuota bench --real-time bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml --json bench/results-real-time.json
 	$(BIN)/python bench/placement.py
+	$(BIN)/python bench/cluster_mode.py bench/worlds/kueue-baseline.yaml --json bench/results-cluster-mode.json
 	$(BIN)/python bench/serve_api.py --json bench/results-serve.json
 	$(BIN)/python bench/tiny_jobs.py --jobs 10000 100000
 	$(BIN)/python bench/sim_replay.py --json bench/results-sim.json

@@ -7,6 +7,7 @@ Pure: no I/O. Lookups are plain dict reads of tables built at import.
 
 from __future__ import annotations
 
+from kuota.api.appwrapper.appwrapper_kinds import APPWRAPPER_KINDS
 from kuota.api.autoscaling.autoscaling_kinds import AUTOSCALING_KINDS
 from kuota.api.jobset.jobset_kinds import JOBSET_KINDS
 from kuota.api.k8s.k8s_kinds import K8S_KINDS
@@ -17,6 +18,8 @@ from kuota.api.kueue.provisioning_config import PROVISIONING_CONFIG_KINDS
 from kuota.api.kuotadev.kuota_kinds import KUOTA_KINDS
 from kuota.api.lws.lws_kinds import LWS_KINDS
 from kuota.api.openshift.openshift_kinds import OPENSHIFT_KINDS
+from kuota.api.ray.ray_kinds import RAY_KINDS
+from kuota.api.trainer.trainer_kinds import TRAINER_KINDS
 
 __all__ = [
     "KINDS",
@@ -37,6 +40,9 @@ KINDS: tuple[KindSpec, ...] = (
     *LWS_KINDS,
     *JOBSET_KINDS,
     *KUBEFLOW_KINDS,
+    *RAY_KINDS,
+    *APPWRAPPER_KINDS,
+    *TRAINER_KINDS,
     *OPENSHIFT_KINDS,
     *AUTOSCALING_KINDS,
     *KUOTA_KINDS,

@@ -19,8 +19,9 @@ def _usage(msg: str) -> None:
     sys.exit(2)
 
 
-def _config(path: str | None) -> Any:
-    """The Configuration as Kueue reads it (defaults when no file)."""
+def _config(path: str | None) -> tuple[Any, dict[str, Any]]:
+    """The Configuration as Kueue reads it (defaults when no file), and the
+    file's own fields."""
     import yaml
 
     from kuota.api.kueue.config import load_config
@@ -44,7 +45,7 @@ def _config(path: str | None) -> Any:
         for e in errs:
             click.echo(f"{path}: {e}", err=True)
         _usage(f"--config {path}: {len(errs)} problem(s); Kueue would not start with it")
-    return cfg
+    return cfg, raw
 
 
 @click.command()
@@ -103,7 +104,7 @@ def controller(
     from kuota.runtime.simclock import SimClockError, read_sim_clock
     from kuota.store.kube import load_kubeconfig
 
-    cfg = _config(config_path)
+    cfg, raw = _config(config_path)
     src = cfg.source
     metrics = metrics_bind_address or (src.metrics.bind_address if src.metrics else ":8443")
     health = health_probe_bind_address or (
@@ -118,6 +119,14 @@ def controller(
         _usage(str(err))
     if webhook_url is not None and not webhook_url.startswith("https://"):
         _usage(f"--webhook-url {webhook_url!r}: must be an https:// URL")
+    # In a cluster (or with a Configuration file naming webhook.port) the
+    # webhooks are served at the Configuration's host:port, behind Kueue's
+    # Service.
+    webhook_bind: tuple[str, int] | None = None
+    named_port = isinstance(raw.get("webhook"), dict) and "port" in raw["webhook"]
+    if webhook_url is None and (kubeconfig is None or named_port):
+        wh = src.webhook
+        webhook_bind = ((wh and wh.host) or "0.0.0.0", (wh and wh.port) or 9443)
     try:
         kc = load_kubeconfig(kubeconfig)
     except (ConfigError, OSError, ValueError, KeyError) as err:
@@ -149,6 +158,7 @@ def controller(
         health_address=health_addr,
         metrics_address=metrics_addr,
         webhook_url=webhook_url,
+        webhook_bind=webhook_bind,
         lease=lease,
     )
     try:

@@ -3,6 +3,7 @@ columns users know from ``oc get``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable
@@ -106,6 +107,11 @@ def get(
             where = f" in {ns} namespace" if ns else ""
             console.print(f"No resources found{where}.", markup=False)
         return code
+    if plural == "bizgroupresourcequotas":  # the tree, key by key
+        from kuota.cli.bizrq_view import bizrq_tree
+
+        with contextlib.closing(open_state(state)[0]) as again:
+            return bizrq_tree(again, items, now, console) or code
     wide = output == "wide"
     if not view.named:
         items = sorted(items, key=_event_time)
@@ -262,9 +268,20 @@ def _workload_line(store: ReadOnlyStore, wl: Any | None, now: datetime) -> str:
     if admitted:
         return f"{name} (admitted{cq})"
     if _cond_status(wl, "QuotaReserved") == "True":
-        return f"{name} (not admitted: quota reserved{cq}, waiting for admission checks)"
+        checks = _pending_checks(wl)
+        return f"{name} (not admitted: quota reserved{cq}, waiting for admission checks{checks})"
     reason = _pending_reason(store, wl, now)
     return f"{name} (not admitted: {reason})" if reason else f"{name} (not admitted)"
+
+
+def _pending_checks(wl: Any) -> str:
+    """``; AdmissionCheck in Pending state: "bizrq" (its message)`` for the
+    checks that still hold a reserving workload back ("" when none does)."""
+    from kuota.scheduler.admission.admission_checks import checks_message
+
+    st = wl.status
+    waiting = [c for c in (st.admission_checks if st else None) or () if c.state == "Pending"]
+    return "; " + checks_message(waiting, "Pending") if waiting else ""
 
 
 def describe_job(name: str, state: str | None, namespace: str | None, console: Console) -> int:

@@ -34,6 +34,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "kuota.cli.controller_command:controller",
         "Run Kueue's controllers and scheduler against a Kubernetes API server.",
     ),
+    "manifests": (
+        "kuota.cli.manifests_command:manifests",
+        "Print what to apply to a cluster to run kuota there in Kueue's place.",
+    ),
     "must-gather": (
         "kuota.cli.must_gather:must_gather",
         "Write a diagnostics bundle of a state (objects, Events, Configuration, nodes,"
@@ -388,6 +392,7 @@ _BASE_DESCRIBED = (
     ("localqueue", "kueue.x-k8s.io", "localqueues"),
     ("cohort", "kueue.x-k8s.io", "cohorts"),
     ("node", "", "nodes"),
+    ("bizgroupresourcequota", "kuota.dev", "bizgroupresourcequotas"),
 )
 
 
@@ -408,6 +413,7 @@ def describe(kind: str, name: str, state: str | None, namespace: str | None) -> 
     from rich.console import Console
 
     from kuota.cli.appsview import describe_set
+    from kuota.cli.bizrq_view import describe_bizrq
     from kuota.cli.describe_node import describe_node
     from kuota.cli.describe_queues import (
         describe_clusterqueue,
@@ -421,6 +427,7 @@ def describe(kind: str, name: str, state: str | None, namespace: str | None) -> 
     shows = {"workload": describe_workload, "pod": describe_pod, "job": describe_job}
     shows |= {"clusterqueue": describe_clusterqueue, "localqueue": describe_localqueue}
     shows |= {"cohort": describe_cohort, "node": describe_node}
+    shows |= {"bizgroupresourcequota": describe_bizrq}
     what = _describe_kinds()[kind]
     show = shows.get(what) or partial(describe_set, what)
     try:

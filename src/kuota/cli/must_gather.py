@@ -228,8 +228,18 @@ def _write(path: str, files: dict[str, bytes]) -> None:
     " summary.txt); no secrets.",
 )
 @click.option("--state", envvar="KUOTA_STATE", default=None, help="State directory of a run.")
+@click.option(
+    "--kubeconfig",
+    default=None,
+    help="Gather from this API server instead (a cluster, or a kuota serve).",
+)
+@click.option(
+    "--sim-clock",
+    default=None,
+    help="With --kubeconfig: a kuota serve's STATE/sim-clock.json, its simulated time as now.",
+)
 @click.option("-o", "--output", "out", required=True, help="The bundle to write (FILE.tar.gz).")
-def must_gather(state: str | None, out: str) -> None:
+def must_gather(state: str | None, kubeconfig: str | None, sim_clock: str | None, out: str) -> None:
     """Write a diagnostics bundle of a kept (or live) state: every object with
     status, Events, the Configuration, node summaries and summary.txt (pending
     workloads with their reasons, inactive queues, quota-tree nodes over
@@ -238,8 +248,19 @@ def must_gather(state: str | None, out: str) -> None:
     from kuota.cli.files import CannotRead
     from kuota.cli.get import open_state
 
+    skipped: list[str] = []
     try:
-        store, now = open_state(state)
+        if kubeconfig is not None:
+            from kuota.cli.cluster_source import memory_store, read_cluster
+
+            if state:
+                raise CannotRead("give --state DIR or --kubeconfig K, not both")
+            cluster = read_cluster(kubeconfig, sim_clock)
+            store, now, skipped = memory_store(cluster), cluster.now, cluster.skipped
+        else:
+            if sim_clock:
+                raise CannotRead("--sim-clock goes with --kubeconfig")
+            store, now = open_state(state)
     except CannotRead as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
@@ -247,6 +268,8 @@ def must_gather(state: str | None, out: str) -> None:
         files = gather(store, now)
     finally:
         store.close()
+    if skipped:  # what the reader's RBAC (or the server) did not let us list
+        files["skipped.txt"] = ("\n".join(skipped) + "\n").encode()
     try:
         _write(out, files)
     except OSError as err:

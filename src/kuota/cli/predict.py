@@ -33,8 +33,24 @@ def _seconds(s: float | None) -> str:
 )
 @click.argument("job_file", metavar="JOB.yaml")
 @click.option("--state", envvar="KUOTA_STATE", default=None, help="State directory of a run.")
+@click.option(
+    "--kubeconfig",
+    default=None,
+    help="Read the state from this API server instead (a cluster, or a kuota serve).",
+)
+@click.option(
+    "--sim-clock",
+    default=None,
+    help="With --kubeconfig: a kuota serve's STATE/sim-clock.json, its simulated time as now.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the prediction as JSON.")
-def predict(job_file: str, state: str | None, as_json: bool) -> None:
+def predict(
+    job_file: str,
+    state: str | None,
+    kubeconfig: str | None,
+    sim_clock: str | None,
+    as_json: bool,
+) -> None:
     """Whether JOB.yaml (one job) would be admitted now and in which flavor;
     if not, its one-line reason, its 0-based positions in its ClusterQueue and
     LocalQueue, and an estimated start from a fork of the state run forward in
@@ -47,11 +63,14 @@ def predict(job_file: str, state: str | None, as_json: bool) -> None:
     from kuota.store import StoreError, open_readonly
     from kuota.store.readonly import read_state
 
-    if not state:
-        _fail("give --state DIR (the state of a `kuota run` or `kuota serve`)")
-    assert state is not None
-    if not Path(state).is_dir():
+    if kubeconfig and state:
+        _fail("give --state DIR or --kubeconfig K, not both")
+    if not state and not kubeconfig:
+        _fail("give --state DIR (the state of a `kuota run` or `kuota serve`) or --kubeconfig K")
+    if state and not Path(state).is_dir():
         _fail(f"--state {state}: no such state directory")
+    if sim_clock and not kubeconfig:
+        _fail("--sim-clock goes with --kubeconfig")
     try:
         world = load_world([job_file])
     except CannotRead as err:
@@ -63,12 +82,25 @@ def predict(job_file: str, state: str | None, as_json: bool) -> None:
     jobs = [o for o in world.objects if o.kind != "Namespace"]
     if len(jobs) != 1:
         _fail(f"{job_file}: holds {len(jobs)} objects; give one job")
-    try:
-        with open_readonly(state) as store:
-            config = _stored_config(store)
-        recovered = read_state(state)
-    except StoreError as err:
-        _fail(f"--state {state}: {err}")
+    if kubeconfig is not None:
+        from kuota.cli.cluster_source import memory_store, read_cluster
+
+        try:
+            cluster = read_cluster(kubeconfig, sim_clock)
+        except CannotRead as err:
+            _fail(str(err))
+        for note in cluster.skipped:
+            click.echo(f"warning: not read: {note}", err=True)
+        config = _stored_config(memory_store(cluster))
+        recovered = cluster.recovered
+    else:
+        assert state is not None
+        try:
+            with open_readonly(state) as store:
+                config = _stored_config(store)
+            recovered = read_state(state)
+        except StoreError as err:
+            _fail(f"--state {state}: {err}")
     try:
         result = do_predict(fork(recovered, config), jobs[0])
     except CannotPredict as err:

@@ -282,6 +282,12 @@ def _notes(cp: ControlPlane, limit: int = 10) -> list[str]:
         for wl in cp.mgr.informer(WORKLOAD).objects.values()
         for r in wl.metadata.owner_references or ()
     }
+    # A JobSet made by a Kueue-managed owner (a TrainJob) is managed through it.
+    owned |= {
+        js.metadata.uid
+        for js in cp.mgr.informer(JOB_SET).objects.values()
+        if any(r.uid in owned for r in js.metadata.owner_references or ())
+    }
     # A Job whose owner (a JobSet) has the Workload is managed through it.
     jobs = [
         (key, job)

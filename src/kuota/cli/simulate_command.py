@@ -228,6 +228,10 @@ def run_simulate(
         for w in r.warnings:
             click.echo(f"warning: {w}", err=True)
         console.print(summary_table(r))
+        if r.budgets:
+            from kuota.sim.budget_burn import budget_table
+
+            console.print(budget_table(r.budgets))
         for e in r.errors:
             console.print(e, markup=False, soft_wrap=True)
     if compare:

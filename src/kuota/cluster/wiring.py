@@ -13,6 +13,8 @@ from kuota.cluster.apiserver.limitrange import LIMIT_RANGE, PodResourceAdmission
 from kuota.cluster.apiserver.node_registration import NodeRegistration
 from kuota.cluster.apiserver.pod_admission import PodAdmission, ProjectNodeSelector
 from kuota.cluster.apiserver.pod_strategy import SchedulingGatedCondition
+from kuota.cluster.appwrapper.appwrapper_controller import AppWrapperController
+from kuota.cluster.appwrapper.appwrapper_webhooks import AppWrapperValidation
 from kuota.cluster.autoscaler import ClusterAutoscaler
 from kuota.cluster.controllers.cronjob_controller import CronJobController
 from kuota.cluster.controllers.daemonset_controller import DaemonSetController
@@ -30,6 +32,9 @@ from kuota.cluster.jobset.jobset_controller import JobSetController
 from kuota.cluster.jobset.jobset_webhooks import JobSetDefaulting, JobSetValidation
 from kuota.cluster.kubeflow.training_operator import TrainingOperator
 from kuota.cluster.kubeflow.training_webhooks import TrainingJobDefaulting, TrainingJobValidation
+from kuota.cluster.kuberay.raycluster_controller import RayClusterController
+from kuota.cluster.kuberay.rayjob_controller import RayJobController
+from kuota.cluster.kuberay.rayservice_controller import RayServiceController
 from kuota.cluster.kubescheduler.placement import Placement
 from kuota.cluster.kubescheduler.pod_scheduler import PodScheduler
 from kuota.cluster.lws.lws_controller import LeaderWorkerSetController
@@ -39,6 +44,7 @@ from kuota.cluster.lws.lws_webhooks import (
     LeaderWorkerSetValidation,
 )
 from kuota.cluster.nodeutil import DEFAULT_MAX_PODS, OPENSHIFT_MAX_PODS
+from kuota.cluster.trainer.trainjob_controller import TrainJobController
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -67,6 +73,11 @@ class EmbeddedCluster:
     leader_worker_sets: LeaderWorkerSetController = field(default_factory=LeaderWorkerSetController)
     job_sets: JobSetController = field(default_factory=JobSetController)
     training: TrainingOperator = field(default_factory=TrainingOperator)
+    ray_clusters: RayClusterController = field(default_factory=RayClusterController)
+    ray_jobs: RayJobController = field(default_factory=RayJobController)
+    ray_services: RayServiceController = field(default_factory=RayServiceController)
+    app_wrappers: AppWrapperController = field(default_factory=AppWrapperController)
+    train_jobs: TrainJobController = field(default_factory=TrainJobController)
     autoscaler: ClusterAutoscaler = field(default_factory=ClusterAutoscaler)
 
 
@@ -107,6 +118,14 @@ def install(
         cluster.job_sets,
         # Kubeflow's training operator: PyTorchJob, TFJob, ... pods.
         cluster.training,
+        # KubeRay's operator: RayClusters' pods, RayJobs' and RayServices' clusters.
+        cluster.ray_clusters,
+        cluster.ray_jobs,
+        cluster.ray_services,
+        # CodeFlare's AppWrapper controller: the wrapped objects.
+        cluster.app_wrappers,
+        # Kubeflow Trainer v2: a TrainJob's JobSet.
+        cluster.train_jobs,
         # cluster-autoscaler: ProvisioningRequests and kuota.dev NodeGroups.
         cluster.autoscaler,
     ):
@@ -146,6 +165,8 @@ def api_server_hooks(
         # The training operator's defaulting and webhooks.
         TrainingJobDefaulting(),
         TrainingJobValidation(),
+        # The AppWrapper operator's validating webhook.
+        AppWrapperValidation(),
         PodResourceAdmission(lambda ns: store().list(LIMIT_RANGE, ns).items),
         # Priority from PriorityClasses, the default not-ready/unreachable tolerations.
         priority,

@@ -48,6 +48,7 @@ class ControllerOptions:
     health_address: tuple[str, int] | None
     metrics_address: tuple[str, int] | None
     webhook_url: str | None = None
+    webhook_bind: tuple[str, int] | None = None  # in a cluster: behind the webhook Service
     lease: LeaseConfig | None = None
     resync_period: float = RESYNC_PERIOD
     openshift: bool = False
@@ -115,7 +116,12 @@ def run(opts: ControllerOptions, say: Callable[[str], None]) -> int:
         runners.append(runner)
         say(f"kuota controller: metrics on {opts.metrics_address[0]}:{port}")
     webhooks = start_webhook_server(
-        opts.webhook_url, km.admission_hooks(), opts.config, store=store, log=log
+        opts.webhook_url,
+        km.admission_hooks(),
+        opts.config,
+        store=store,
+        log=log,
+        bind=opts.webhook_bind,
     )
     # Webhooks and probes serve on every replica; readiness does not wait for the lease.
     state["ready"] = ""

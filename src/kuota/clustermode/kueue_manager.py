@@ -52,7 +52,8 @@ def build(
         INTEGRATIONS, config, policy, lookup, always_on=KUOTA_CONTROLLERS
     )
     mgr = Manager(store, clock)
-    kueue = KueueController(config)
+    # TAS reads every node and pod: not yet over a real API server.
+    kueue = KueueController(config, tas_cluster=False)
     mgr.add(kueue)
     if config.object_retention != ObjectRetention():
         mgr.add(WorkloadRetention(config.object_retention))

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import msgspec
 from aiohttp import web
 
 from kuota.api.decode import decode_object
-from kuota.store.protocol import NotFound
+from kuota.store.protocol import AlreadyExists, Conflict, NotFound, StoreError
 from kuota.webhooks import certs
 from kuota.webhooks.caller import MUTATING, VALIDATING
 from kuota.webhooks.endpoints import endpoints
@@ -51,8 +52,12 @@ class WebhookServer:
         self.thread.join(10)
 
 
-def configurations(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
-    """Kueue's two webhook configurations pointing at ``base_url``."""
+def configurations(
+    base_url: str = "", ca_bundle: str = "", service: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Kueue's two webhook configurations pointing at ``base_url``, or at
+    the ``service`` (namespace, name) on port 443 as Kueue's install does
+    (caBundle left for the manager to inject when ``ca_bundle`` is "")."""
     mutating: list[dict[str, Any]] = []
     validating: list[dict[str, Any]] = []
     for ep in endpoints():
@@ -65,7 +70,7 @@ def configurations(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
         )
         hook: dict[str, Any] = {
             "name": f"{'m' if ep.mutating else 'v'}{ep.kind.lower()}.kb.io",
-            "clientConfig": {"url": base_url.rstrip("/") + ep.path, "caBundle": ca_bundle},
+            "clientConfig": _client_config(base_url, ep.path, service, ca_bundle),
             "rules": [
                 {
                     "apiGroups": [group],
@@ -99,6 +104,19 @@ def configurations(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
     ]
 
 
+def _client_config(
+    base_url: str, path: str, service: tuple[str, str] | None, ca_bundle: str
+) -> dict[str, Any]:
+    out: dict[str, Any]
+    if service is not None:
+        out = {"service": {"namespace": service[0], "name": service[1], "path": path, "port": 443}}
+    else:
+        out = {"url": base_url.rstrip("/") + path}
+    if ca_bundle:
+        out["caBundle"] = ca_bundle
+    return out
+
+
 def _register(store: Any, conf: dict[str, Any]) -> None:
     doc = decode_object(conf, source="webhook configuration")
     assert not doc.errors, doc.errors
@@ -112,6 +130,64 @@ def _register(store: Any, conf: dict[str, Any]) -> None:
     store.update(doc.obj)
 
 
+def _secret_certs(store: Any, namespace: str, name: str) -> certs.ServingCerts:
+    """The rotator's certificates, kept in the Secret every replica shares:
+    those it holds when complete, else new ones written into it (on a
+    conflict another replica wrote first: its certificates are taken)."""
+    from kuota.store.resources import SECRET
+
+    names = certs.serving_names(namespace=namespace)
+    for _ in range(5):
+        try:
+            secret = store.get(SECRET, namespace, name)
+        except NotFound:  # not installed (kuota manifests makes it): made here
+            secret = decode_object(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": name, "namespace": namespace},
+                    "type": "Opaque",
+                },
+                source="webhook certificates",
+            ).obj
+            try:
+                secret = store.create(secret)
+            except AlreadyExists:
+                continue
+        have = certs.from_secret_data(secret.data, names)
+        if have.secret_data() == (secret.data or {}):
+            return have
+        try:
+            store.update(msgspec.structs.replace(secret, data=have.secret_data()))
+            return have
+        except Conflict:
+            continue
+    raise StoreError(
+        f"secret {namespace}/{name}: kept changing while the certificates were written"
+    )
+
+
+def _inject(store: Any, ca_bundle: str) -> None:
+    """The caBundle into Kueue's two configurations as installed (kuota
+    manifests), as the rotator injects it; a configuration not there yet is
+    left for the next start."""
+    for rtype, name in (
+        (MUTATING, "kueue-mutating-webhook-configuration"),
+        (VALIDATING, "kueue-validating-webhook-configuration"),
+    ):
+        try:
+            old = store.get(rtype, "", name)
+        except NotFound:
+            continue
+        hooks = [
+            msgspec.structs.replace(
+                h, client_config=msgspec.structs.replace(h.client_config, ca_bundle=ca_bundle)
+            )
+            for h in old.webhooks or ()
+        ]
+        store.update(msgspec.structs.replace(old, webhooks=hooks))
+
+
 def start_webhook_server(
     webhook_url: str | None,
     hooks: list[Any],
@@ -119,19 +195,40 @@ def start_webhook_server(
     *,
     store: Any,
     log: Any,
+    bind: tuple[str, int] | None = None,
 ) -> WebhookServer | None:
     """Serve ``hooks`` at ``webhook_url`` (https://HOST:PORT) and register
-    the webhook configurations pointing there. Returns a handle to stop it,
-    or None without ``--webhook-url`` (in a cluster the Deployment's Service
-    fronts the server; not run by this build)."""
+    the webhook configurations pointing there. Without it, with ``bind``
+    (in a cluster: the Configuration's webhook port behind the Service),
+    serve there with the certificates of the Secret of internal certificate
+    management and inject its CA into the installed configurations.
+    Returns a handle to stop it, or None when there is nothing to serve."""
+    cert_dir = Path(tempfile.mkdtemp(prefix="kuota-webhook-certs-"))
     if webhook_url is None:
-        log.info("no --webhook-url: no admission webhooks served")
-        return None
+        icm = config.source.internal_cert_management
+        if bind is None or (icm is not None and icm.enable is False):
+            log.info("no --webhook-url: no admission webhooks served")
+            return None
+        secret_name = (icm and icm.webhook_secret_name) or certs.SECRET
+        served = _secret_certs(store, config.namespace, secret_name)
+        served.write(cert_dir)
+        server = _serve(hooks, config, cert_dir, *bind)
+        _inject(store, served.ca_bundle)
+        log.info("webhook server started", bind=f"{bind[0]}:{bind[1]}", hooks=len(hooks))
+        return server
     url = urlsplit(webhook_url)
     host, port = url.hostname or "127.0.0.1", url.port or 443
     served = certs.generate((host, *certs.serving_names()))
-    cert_dir = Path(tempfile.mkdtemp(prefix="kuota-webhook-certs-"))
     served.write(cert_dir)
+    server = _serve(hooks, config, cert_dir, host, port)
+    base = f"{url.scheme}://{url.netloc}{url.path}"
+    for conf in configurations(base, served.ca_bundle):
+        _register(store, conf)
+    log.info("webhook server started", webhook_url=base, hooks=len(hooks))
+    return server
+
+
+def _serve(hooks: list[Any], config: Any, cert_dir: Path, host: str, port: int) -> WebhookServer:
     loop = asyncio.new_event_loop()
     runner = web.AppRunner(
         webhook_app(hooks, config.feature_gates), access_log=None, handle_signals=False
@@ -141,8 +238,4 @@ def start_webhook_server(
     loop.run_until_complete(site.start())
     thread = threading.Thread(target=loop.run_forever, name="webhooks", daemon=True)
     thread.start()
-    base = f"{url.scheme}://{url.netloc}{url.path}"
-    for conf in configurations(base, served.ca_bundle):
-        _register(store, conf)
-    log.info("webhook server started", webhook_url=base, hooks=len(hooks))
     return WebhookServer(loop, runner, thread)

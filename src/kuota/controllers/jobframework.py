@@ -23,10 +23,12 @@ from typing import Any, Final, NoReturn, Protocol
 
 from kuota.api import errors as e
 from kuota.api import k8s as kc
-from kuota.api.conditions import with_condition
+from kuota.api.conditions import set_condition, with_condition
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
+from kuota.api.kueue.topology import TOPOLOGY_GATE, UNCONSTRAINED, WORKLOAD_ANNOTATION
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
+from kuota.controllers.tas_requests import with_topology_requests
 from kuota.quota.workload import (
     find_condition,
     has_quota_reservation,
@@ -72,8 +74,9 @@ class PodSetInfo:
     tolerations: list[kc.Toleration] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
     # From admission checks' podSetUpdates (the provisioning check's
-    # consume-provisioning-request, for one).
+    # consume-provisioning-request, for one) and TAS (the workload's name).
     annotations: dict[str, str] = field(default_factory=dict)
+    scheduling_gates: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -320,6 +323,9 @@ class JobReconciler:
 
     def setup(self, mgr: Manager) -> None:
         self.mgr = mgr
+        bind = getattr(self.adapter, "bind", None)
+        if bind is not None:
+            bind(mgr)  # a kind whose podSets read other objects (a TrainJob's runtime)
         jobs = mgr.informer(self.adapter.rtype)
         jobs.on_change(lambda t, o, old: mgr.enqueue(self.name, key_of(o)))
         wls = mgr.informer(WORKLOAD)
@@ -345,6 +351,9 @@ class JobReconciler:
         job = mgr.informer(self.adapter.rtype).get(key)
         if job is None or job.metadata.deletion_timestamp is not None:
             return None  # the store's garbage collection removes its Workload
+        skip = getattr(self.adapter, "skip", None)
+        if skip is not None and skip(job):
+            return None  # JobWithSkip: the kind says Kueue leaves this one alone
         m = job.metadata
         ns = mgr.informer(NAMESPACE).get(m.namespace)
         if not self.policy.namespace_managed(ns, m.namespace):
@@ -360,6 +369,13 @@ class JobReconciler:
         if wl is not None:
             # ensureOneWorkload's last step, before anything else reads it.
             wl = sync_workload_priority(mgr, job, wl, _JOB_COMPONENT)
+        on_hold = getattr(self.adapter, "on_hold", None)
+        if on_hold is not None and on_hold(job):
+            # JobWithOnHold: the job cannot run as it is; its quota goes back.
+            if wl is not None and has_quota_reservation(wl):
+                obs = self.config.gate("UnadmittedWorkloadsObservability")
+                unset_quota_reservation(mgr, wl, "OnHold", "Job is on hold", obs)
+            return None
         fin = self.adapter.finished(job)
         if fin is not None:
             if wl is not None:
@@ -510,6 +526,7 @@ def new_workload(
     """jobframework.NewWorkload + prepareWorkload: the Workload of ``owner``
     (the object whose labels say its queue and maximum execution time)."""
     m = owner.metadata
+    with_topology_requests(pod_sets)
     return kt.Workload(
         api_version=kt.V1BETA2,
         metadata=ObjectMeta(
@@ -668,8 +685,27 @@ def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
                     annotations.update(upd.annotations or {})
                     tolerations += [t for t in upd.tolerations or () if t not in tolerations]
         count = psa.count if psa.count is not None else _podset_count(wl, psa.name)
-        out.append(PodSetInfo(psa.name, count, selector, tolerations, labels, annotations))
+        gates: list[str] = []
+        if psa.topology_assignment is not None:
+            # Placed on a topology: gated until the ungater gives each pod
+            # its domain (podset.FromAssignment, getPodSetsInfoFromStatus).
+            gates.append(TOPOLOGY_GATE)
+            annotations[WORKLOAD_ANNOTATION] = wl.metadata.name
+            if not explicit_tas(wl, psa.name):
+                annotations[UNCONSTRAINED] = "true"
+        out.append(PodSetInfo(psa.name, count, selector, tolerations, labels, annotations, gates))
     return out
+
+
+def explicit_tas(wl: kt.Workload, podset: str) -> bool:
+    """The pod set asks for a topology itself (else TAS was implied by its queue)."""
+    for ps in wl.spec.pod_sets:
+        tr = ps.topology_request
+        if ps.name == podset and tr is not None:
+            return (
+                tr.required is not None or tr.preferred is not None or tr.unconstrained is not None
+            )
+    return False
 
 
 def sync_pods_ready(mgr: Manager, wl: kt.Workload, ready: bool) -> bool:
@@ -708,6 +744,40 @@ def set_workload_condition(
         return False
     write_workload_status(mgr, new)
     return True
+
+
+def unset_quota_reservation(
+    mgr: Manager, wl: kt.Workload, reason: str, message: str, observability: bool
+) -> None:
+    """UnsetQuotaReservationWithCondition: QuotaReserved=False with
+    ``reason``, no admission, and Admitted as SyncAdmittedCondition has it
+    (``observability``: the UnadmittedWorkloadsObservability gate)."""
+    now = mgr.clock.now()
+    new = clone(wl)
+    was_admitted = is_admitted(new)
+    adm = find_condition(new, "Admitted")
+    since = adm.last_transition_time if adm is not None else None
+    changed = set_condition(new, "QuotaReserved", "False", reason, message, now)
+    st = new.status
+    assert st is not None
+    if st.admission is not None:
+        st.admission = None
+        changed = True
+    checks_ready = all(c.state == "Ready" for c in st.admission_checks or ())
+    if observability or was_admitted:
+        if not observability and not checks_ready:
+            a_reason = "NoReservationUnsatisfiedChecks"
+            a_msg = "The workload has no reservation and not all checks ready"
+        else:
+            a_reason, a_msg = "NoReservation", "The workload has no reservation"
+        if was_admitted and since is not None:
+            ran = int((now - since).total_seconds())
+            st.accumulated_past_execution_time_seconds = (
+                st.accumulated_past_execution_time_seconds or 0
+            ) + ran
+        changed = set_condition(new, "Admitted", "False", a_reason, a_msg, now) or changed
+    if changed:
+        write_workload_status(mgr, new)
 
 
 def write_workload_status(mgr: Manager, wl: kt.Workload) -> None:

@@ -29,6 +29,7 @@ from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import Condition
 from kuota.api.quantity import Quantity
+from kuota.controllers.tas.cluster_view import tas_cluster
 from kuota.controllers.workload_events import workload_events
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
@@ -44,9 +45,12 @@ from kuota.store.resources import (
     LIMIT_RANGE,
     LOCAL_QUEUE,
     NAMESPACE,
+    NODE,
+    POD,
     PRIORITY_CLASS,
     RESOURCE_FLAVOR,
     RUNTIME_CLASS,
+    TOPOLOGY,
     WORKLOAD,
     WORKLOAD_PRIORITY_CLASS,
 )
@@ -60,6 +64,7 @@ WATCHED: Final[tuple[ResourceType, ...]] = (
     RUNTIME_CLASS,
     LIMIT_RANGE,
     RESOURCE_FLAVOR,
+    TOPOLOGY,
     ADMISSION_CHECK,
     WORKLOAD_PRIORITY_CLASS,
     COHORT,
@@ -108,8 +113,11 @@ def _split(ref: str) -> tuple[ResourceType, str]:
 class KueueController:
     name = "kueue"
 
-    def __init__(self, config: KueueConfig) -> None:
+    def __init__(self, config: KueueConfig, tas_cluster: bool = True) -> None:
         self.config = config
+        # Read nodes and pods for topology-aware scheduling (the embedded
+        # plane's informers hold them anyway; cluster mode does not watch them yet).
+        self.tas_cluster = tas_cluster
         self.core: AdmissionCore | None = None
         self.mgr: Manager | None = None
         # The resourceVersion of each Workload status the core has seen or
@@ -142,6 +150,10 @@ class KueueController:
         self.core = AdmissionCore(self.config, mgr.clock.now())
         for rtype in WATCHED:
             mgr.informer(rtype).on_change(self._handler(rtype))
+        if self.tas_cluster:
+            # Read (not watched) for topology-aware scheduling, at cycle time.
+            mgr.informer(NODE)
+            mgr.informer(POD)
         mgr.on_idle(self._idle)
 
     def _handler(self, rtype: ResourceType) -> Any:
@@ -226,6 +238,7 @@ class KueueController:
             "PriorityClass": core.pcs,
             "RuntimeClass": core.runtime_classes,
             "AdmissionCheck": core.checks,
+            "Topology": core.topologies,
         }
         if kind == "LimitRange":
             ns, _, name = key.partition("/")
@@ -285,8 +298,11 @@ class KueueController:
         return True
 
     def run_cycle(self) -> CycleResult:
-        core, _ = self._parts()
+        core, mgr = self._parts()
         self._advance()
+        if self.tas_cluster and core.uses_tas():
+            # Only worlds with TAS flavors pay for reading nodes and pods.
+            core.set_tas_cluster(*tas_cluster(mgr))
         if self.cycle_seconds is not None:
             t = time.perf_counter()
             result = core.cycle()

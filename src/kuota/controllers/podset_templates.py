@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kuota.api.k8s import PodTemplateSpec
+from kuota.api.k8s import PodSchedulingGate, PodTemplateSpec
 from kuota.controllers.jobframework import PodSetInfo
 from kuota.store import clone
 
@@ -26,6 +26,11 @@ def merge_into(template: PodTemplateSpec, info: PodSetInfo) -> None:
     spec = template.spec
     if spec is None:
         return
+    if info.scheduling_gates:
+        gates = list(spec.scheduling_gates or ())
+        have = {g.name for g in gates}
+        gates += [PodSchedulingGate(name=g) for g in info.scheduling_gates if g not in have]
+        spec.scheduling_gates = gates
     if info.node_selector:
         spec.node_selector = {**(spec.node_selector or {}), **info.node_selector}
     tols = list(spec.tolerations or ())

@@ -31,6 +31,7 @@ from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
 from kuota.controllers.provisioning import provisioning_controllers
+from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
 from kuota.embedded.repetition import RepetitionDetector, horizon_of
 from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
@@ -147,6 +148,8 @@ class ControlPlane:
         self.kueue.auto_schedule = auto_schedule
         if kueue:
             self.mgr.add(self.kueue)
+            if config.gate("TopologyAwareScheduling"):
+                self.mgr.add(TopologyUngater())
         if kueue and config.object_retention != ObjectRetention():
             self.mgr.add(WorkloadRetention(config.object_retention))
         if kueue and cluster:

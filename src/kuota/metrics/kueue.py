@@ -29,6 +29,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from kuota.api.conditions import find_condition
+from kuota.metrics.bizrq import BizrqCollector
 from kuota.metrics.buckets import E14, E16
 from kuota.store import Gone
 from kuota.store.protocol import ObjectStore
@@ -171,6 +172,7 @@ class KueueMetrics:
             registry=r,
         )
         r.register(_StateCollector(self))
+        r.register(BizrqCollector(store, role))  # kuota's own trees' budgets
         self._seen: dict[str, _Seen] = {}
         self._uid_cq: dict[str, str] = {}
         self._watch: Any = None

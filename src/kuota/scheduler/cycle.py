@@ -53,6 +53,7 @@ from kuota.scheduler.flavorassigner.assignment import (
 )
 from kuota.scheduler.preemption.preemptor import Preemptor
 from kuota.scheduler.preemption.targets import Target
+from kuota.scheduler.tas.assign import TASAssigner, explicit
 from kuota.scheduler.views import CycleResult
 
 # On a new workload slice (ElasticJobsViaWorkloadSlices): the key of the slice it replaces.
@@ -225,6 +226,7 @@ class Cycle:
             nomination=nomination,
             replaced=replaced,
             allowed=self._allowed_flavors(info),
+            tas=self._tas_for(info, cq),
         )
         full = fa.assign(None, last)
         mode = full.mode()
@@ -235,7 +237,7 @@ class Cycle:
             return full, base
         if mode == PREEMPT_MODE:
             t = self.preemptor.get_targets(
-                info, cq, full.frs_need_preemption(), full.total_requests_for(info)
+                info, cq, full.frs_need_preemption(), full.total_requests_for(info), tas=fa.tas
             )
             if t:
                 return full, base + t
@@ -244,6 +246,21 @@ class Cycle:
             if found is not None:
                 return found[0], base + found[1]
         return full, []
+
+    def _tas_for(self, info: WorkloadInfo, cq: ClusterQueueState) -> TASAssigner | None:
+        """Topology-aware scheduling, when the queue has a flavor naming a
+        Topology or a pod set asks for one; else None (nothing changes)."""
+        state = self.state
+        if not state.gate("TopologyAwareScheduling"):
+            return None
+        flavors = [f for rg in cq.resource_groups for f in rg.flavors]
+        pod_sets = info.obj.spec.pod_sets
+        rfs = state.flavors
+        if not any(f in rfs and rfs[f].spec.topology_name is not None for f in flavors) and not any(
+            explicit(ps) for ps in pod_sets
+        ):
+            return None
+        return TASAssigner(state.tas, rfs, flavors, self.snap.holders, pod_sets)
 
     def _replacement_for(self, info: WorkloadInfo) -> str | None:
         """The key of the workload slice this one replaces, if slices are on."""

@@ -40,6 +40,8 @@ class WorkloadView:
     requeue_state_set: bool
     # kuota's one-line reason, with numbers, for a workload that holds no quota.
     explanation: str = ""
+    # podSet -> topology domain (its level values joined by ",") -> pods, if placed by TAS.
+    topology: dict[str, dict[str, int]] | None = None
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from kuota.server.auth import (
 from kuota.server.auth import review as rv
 from kuota.server.auth.aggregate import Aggregator
 from kuota.server.auth.impersonate import ImpersonationDenied, ImpersonationInvalid, impersonate
-from kuota.server.crds import crd_objects
+from kuota.server.crds import crd_objects, crd_write
 from kuota.server.hub import Hub
 from kuota.server.rest import BUILTIN_GROUPS, Reply, Request, Resources, parse_bool
 from kuota.server.served import Served, encode, lookup
@@ -322,6 +322,11 @@ class ApiServer:
             and version == "v1"
             and resource == "customresourcedefinitions"
         ):
+            if method != "GET":  # kuota's CRDs are built in: only a dry run writes them
+                body, code = crd_write(
+                    method, name, query, request.content_type, await request.read()
+                )
+                return json_response(body, code)
             return self._crds(method, name)
         served = lookup(group, version, resource)
         if served is None:

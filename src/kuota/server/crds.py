@@ -36,3 +36,47 @@ def crd_objects() -> list[dict[str, Any]]:
         }
         out.append(doc)
     return out
+
+
+def crd_write(
+    method: str, name: str, query: dict[str, str], content_type: str, body: bytes
+) -> tuple[dict[str, Any], int]:
+    """A write of a CustomResourceDefinition: kuota's are built in (the
+    registry's kinds), so only a dry run (``kubectl apply --dry-run=server``
+    of a deployment's manifests) is answered, with what the write would
+    make; anything else is refused as before."""
+    from kuota.server import discovery, patching
+    from kuota.server import status as st
+
+    if query.get("dryRun") != "All":
+        raise st.method_not_allowed()
+    if method == "POST":
+        doc = patching.parse_patch("", body)
+        name = ((doc or {}).get("metadata") or {}).get("name", "") if isinstance(doc, dict) else ""
+    live = next((c for c in crd_objects() if c["metadata"]["name"] == name), None)
+    if method == "POST":
+        if live is not None:
+            raise st.already_exists(discovery.CRD_GROUP, "customresourcedefinitions", name)
+        return doc, 201
+    if live is None:
+        raise st.not_found(discovery.CRD_GROUP, "customresourcedefinitions", name)
+    if method == "PUT":
+        new = patching.parse_patch("", body)
+    elif method == "PATCH":
+        new = patching.apply(
+            content_type,
+            live,
+            patching.parse_patch(content_type, body),
+            gvk=(discovery.CRD_GROUP, "v1", "CustomResourceDefinition"),
+            builtin=True,
+            manager=query.get("fieldManager", ""),
+            force=query.get("force") == "true",
+            now=live["metadata"]["creationTimestamp"],
+        )
+    else:
+        raise st.method_not_allowed()
+    if not isinstance(new, dict):
+        raise st.bad_request("the body of the request must be a CustomResourceDefinition")
+    new["metadata"] = {**live["metadata"], **(new.get("metadata") or {})}
+    new["status"] = live["status"]
+    return new, 200

@@ -41,6 +41,7 @@ from kuota.quota.requests import resource_value
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.admission.admission_core import AdmissionCore
+from kuota.sim.budget_burn import budget_json
 from kuota.sim.mapping import GPU
 
 if TYPE_CHECKING:
@@ -387,6 +388,7 @@ class DesignResult:
     submit_s: list[float] = field(default_factory=list)  # sorted: each job's creation
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    budgets: list[Any] = field(default_factory=list)  # sim.budget_burn.BudgetResult
 
     @property
     def overall(self) -> TeamResult:
@@ -554,7 +556,7 @@ def design_json(r: DesignResult) -> dict[str, Any]:
         "overall": o,
         "warnings": r.warnings,
         "errors": r.errors,
-    }
+    } | ({"budgets": [budget_json(b) for b in r.budgets]} if r.budgets else {})
 
 
 def report_json(results: list[DesignResult], compare: bool) -> dict[str, Any]:

@@ -330,6 +330,11 @@ def _check_workload(we: WorkloadExpect, view: WorkloadView) -> Iterator[tuple[st
             shown_count = {ps: counts.get(ps, "-") for ps in we.count}
             if shown_count != we.count:
                 yield f"count: {_fmt(we.count)}", f"count: {_fmt(shown_count)}"
+    if we.topology is not None:
+        got_t = view.topology or {}
+        shown_t = {ps: got_t.get(ps, {}) for ps in we.topology}
+        if shown_t != we.topology:
+            yield f"topology: {_fmt(we.topology)}", f"topology: {_fmt(shown_t)}"
     if we.active is not None and view.active != we.active:
         yield f"active: {_fmt(we.active)}", f"active: {_fmt(view.active)}"
     if we.check_requeue:

@@ -68,6 +68,7 @@ class WorkloadExpect:
     reason: tuple[str, ...] | None = None  # any of these
     flavors: dict[str, dict[str, str]] | None = None
     count: dict[str, int] | None = None
+    topology: dict[str, dict[str, int]] | None = None  # podSet -> domain -> pods
     active: bool | None = None
     check_requeue: bool = False
     requeue: RequeueExpect | None = None  # None with check_requeue: must be unset

@@ -44,7 +44,7 @@ STAMP_STEP_INITIAL = timedelta(seconds=1)
 STAMP_STEP_APPLIED = timedelta(milliseconds=1)
 MAX_FILE_BYTES = 256 * 1024 * 1024
 
-WORKLOAD_KEYS = ("state", "reason", "flavors", "count", "active", "requeueState")
+WORKLOAD_KEYS = ("state", "reason", "flavors", "count", "topology", "active", "requeueState")
 QUEUE_KEYS = (
     "usage",
     "admittedUsage",
@@ -482,6 +482,17 @@ def _parse_workload_expect(value: Any, path: str, errs: list[FieldError]) -> Wor
             if v is not None:
                 counts[str(ps)] = v
         out.count = counts
+    if "topology" in m:
+        tp = child(path, "topology")
+        topology: dict[str, dict[str, int]] = {}
+        for ps, doms in (_mapping(m["topology"], tp, errs) or {}).items():
+            dp = key(tp, str(ps))
+            topology[str(ps)] = {}
+            for d, n in (_mapping(doms, dp, errs) or {}).items():
+                v = _int(n, key(dp, str(d)), errs)
+                if v is not None:
+                    topology[str(ps)][str(d)] = v
+        out.topology = topology
     if "active" in m:
         out.active = _bool(m["active"], child(path, "active"), errs)
     if "requeueState" in m:

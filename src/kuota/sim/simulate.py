@@ -36,6 +36,7 @@ from kuota.api.kueue.config import KueueConfig
 from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.requests import resource_value
 from kuota.runtime import gcpolicy
+from kuota.sim.budget_burn import BudgetBurn, group_labels, job_labels, refused_by_group
 from kuota.sim.mapping import Mapping, TeamTarget, gpu_request, k8s_name
 from kuota.sim.report import DesignResult, SimRecorder, build_result
 from kuota.sim.trace import InputError, NodeRow, Trace, TraceRow
@@ -111,6 +112,8 @@ class Plan:
     job_created: dict[str, datetime] = field(default_factory=dict)  # until its first pod runs
     # Every job's submission, seconds from the first (the report's time axis).
     submit_s: list[float] = field(default_factory=list)
+    # LocalQueue key -> the business group its label names (sim.budget_burn)
+    queue_groups: dict[str, str] = field(default_factory=dict)
 
     @property
     def total_jobs(self) -> int:
@@ -131,6 +134,9 @@ class Plan:
             name = _job_name(row, tp.target.namespace, used)
             sel = self.selectors.get(row.gpu_model) if row.gpus > 0 else None
             job = _job(row, name, tp.target, self.mapping, sel, origin)
+            if self.queue_groups:
+                biz = self.queue_groups.get(tp.target.key)
+                job.metadata.labels.update(job_labels(biz, _label_value(row.gpu_model)))
             key = f"{tp.target.namespace}/{name}"
             self.job_team[key] = row.team
             self.job_created[key] = job.metadata.creation_timestamp
@@ -616,6 +622,7 @@ def prepare(
         nodes_from,
         nominal / mapping.gpu_scale,
         warnings,
+        queue_groups=group_labels(design.objects),
     )
 
 
@@ -639,6 +646,7 @@ def run_plan(
         rec = SimRecorder(
             cp.mgr, cp.kueue.core, plan.job_team, plan.mapping.milli_resource, plan.job_created
         )
+        burn = BudgetBurn(cp.mgr, START) if plan.queue_groups else None
         total = plan.total_jobs
         last = [0.0]
 
@@ -667,13 +675,16 @@ def run_plan(
                 "same evictions and re-admissions); these workloads cycle:",
                 *cp.repeating,
             ]
-        return build_result(
+        result = build_result(
             plan,
             rec,
             stopped=reason,
             admissions=cp.kueue.admissions,
             errors=errors,
         )
+        if burn is not None:
+            result.budgets = burn.results(refused_by_group(cp.refused))
+        return result
     finally:
         cp.close()
 

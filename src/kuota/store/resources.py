@@ -17,20 +17,24 @@ CLUSTER_QUEUE: Final[ResourceType] = resource_for(_KUEUE, "ClusterQueue")
 COHORT: Final[ResourceType] = resource_for(_KUEUE, "Cohort")
 LOCAL_QUEUE: Final[ResourceType] = resource_for(_KUEUE, "LocalQueue")
 RESOURCE_FLAVOR: Final[ResourceType] = resource_for(_KUEUE, "ResourceFlavor")
+TOPOLOGY: Final[ResourceType] = resource_for(_KUEUE, "Topology")
 WORKLOAD: Final[ResourceType] = resource_for(_KUEUE, "Workload")
 WORKLOAD_PRIORITY_CLASS: Final[ResourceType] = resource_for(_KUEUE, "WorkloadPriorityClass")
 
 # core/v1
+CONFIG_MAP: Final[ResourceType] = resource_for("v1", "ConfigMap")
 EVENT: Final[ResourceType] = resource_for("v1", "Event")
 LIMIT_RANGE: Final[ResourceType] = resource_for("v1", "LimitRange")
 NAMESPACE: Final[ResourceType] = resource_for("v1", "Namespace")
 NODE: Final[ResourceType] = resource_for("v1", "Node")
 POD: Final[ResourceType] = resource_for("v1", "Pod")
+SECRET: Final[ResourceType] = resource_for("v1", "Secret")
 SERVICE: Final[ResourceType] = resource_for("v1", "Service")
 
 # Other Kubernetes groups
 CONTROLLER_REVISION: Final[ResourceType] = resource_for("apps/v1", "ControllerRevision")
 DAEMON_SET: Final[ResourceType] = resource_for("apps/v1", "DaemonSet")
+HPA: Final[ResourceType] = resource_for("autoscaling/v2", "HorizontalPodAutoscaler")
 DEPLOYMENT: Final[ResourceType] = resource_for("apps/v1", "Deployment")
 REPLICA_SET: Final[ResourceType] = resource_for("apps/v1", "ReplicaSet")
 STATEFUL_SET: Final[ResourceType] = resource_for("apps/v1", "StatefulSet")
@@ -50,6 +54,17 @@ PADDLE_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "PaddleJob")
 XGBOOST_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "XGBoostJob")
 JAX_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "JAXJob")
 MPI_JOB: Final[ResourceType] = resource_for("kubeflow.org/v2beta1", "MPIJob")
+RAY_CLUSTER: Final[ResourceType] = resource_for("ray.io/v1", "RayCluster")
+RAY_JOB: Final[ResourceType] = resource_for("ray.io/v1", "RayJob")
+RAY_SERVICE: Final[ResourceType] = resource_for("ray.io/v1", "RayService")
+TRAIN_JOB: Final[ResourceType] = resource_for("trainer.kubeflow.org/v1alpha1", "TrainJob")
+TRAINING_RUNTIME: Final[ResourceType] = resource_for(
+    "trainer.kubeflow.org/v1alpha1", "TrainingRuntime"
+)
+CLUSTER_TRAINING_RUNTIME: Final[ResourceType] = resource_for(
+    "trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"
+)
+APP_WRAPPER: Final[ResourceType] = resource_for("workload.codeflare.dev/v1beta2", "AppWrapper")
 NODE_OPERATION: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeOperation")
 BIZRQ: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "BizGroupResourceQuota")
 NODE_GROUP: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeGroup")

@@ -6,7 +6,16 @@ path; ``priority`` 1 is ``-o wide``), subresources, structs and create rules."""
 from __future__ import annotations
 
 from kuota.api.k8s import admissionregistration as ar
-from kuota.api.k8s import apps, batch, coordination, corev1, rbac, service
+from kuota.api.k8s import (
+    apps,
+    autoscaling,
+    batch,
+    configobjects,
+    coordination,
+    corev1,
+    rbac,
+    service,
+)
 from kuota.api.k8s import validation as cv
 from kuota.api.k8s.event import Event
 from kuota.api.kindspec import KindSpec, PrinterColumn, VersionSpec, gateless
@@ -258,6 +267,47 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         validate=gateless(service.validate_service),
         name_fn=is_dns1035_label,
     ),
+    # What a deployment applies beside its controller (kuota manifests) and
+    # what Kueue's internal certificate management keeps its certificates in.
+    KindSpec(
+        group="",
+        kind="ConfigMap",
+        plural="configmaps",
+        namespaced=True,
+        internal=configobjects.ConfigMap,
+        versions=_v1(
+            configobjects.ConfigMap, (PrinterColumn("Age", "date", ".metadata.creationTimestamp"),)
+        ),
+        short_names=("cm",),
+    ),
+    KindSpec(
+        group="",
+        kind="Secret",
+        plural="secrets",
+        namespaced=True,
+        internal=configobjects.Secret,
+        versions=_v1(
+            configobjects.Secret,
+            (
+                PrinterColumn("Type", "string", ".type"),
+                PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+            ),
+        ),
+        validate=gateless(configobjects.validate_secret),
+        default=configobjects.default_secret,
+    ),
+    KindSpec(
+        group="",
+        kind="ServiceAccount",
+        plural="serviceaccounts",
+        namespaced=True,
+        internal=configobjects.ServiceAccount,
+        versions=_v1(
+            configobjects.ServiceAccount,
+            (PrinterColumn("Age", "date", ".metadata.creationTimestamp"),),
+        ),
+        short_names=("sa",),
+    ),
     KindSpec(
         group="",
         kind="PodTemplate",
@@ -281,6 +331,32 @@ K8S_KINDS: tuple[KindSpec, ...] = (
                 PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
             ),
         ),
+    ),
+    # Stored, not acted on (kuota runs no autoscaler): a business-group quota
+    # tree charges its target's maxReplicas.
+    KindSpec(
+        group=autoscaling.GROUP,
+        kind="HorizontalPodAutoscaler",
+        plural="horizontalpodautoscalers",
+        namespaced=True,
+        internal=autoscaling.HorizontalPodAutoscaler,
+        versions=(
+            VersionSpec(
+                "v2",
+                autoscaling.HorizontalPodAutoscaler,
+                storage=True,
+                columns=(
+                    PrinterColumn("Reference", "string", ".spec.scaleTargetRef.name"),
+                    PrinterColumn("MinPods", "integer", ".spec.minReplicas"),
+                    PrinterColumn("MaxPods", "integer", ".spec.maxReplicas"),
+                    PrinterColumn("Replicas", "integer", ".status.currentReplicas"),
+                    PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+                ),
+            ),
+        ),
+        short_names=("hpa",),
+        categories=_ALL,
+        status_subresource=True,
     ),
     # Written by the recorders: the control plane's, and over the API those
     # of controllers in other processes (kuota controller).

@@ -47,6 +47,7 @@ _NAMES: dict[str, tuple[str, tuple[str, ...], bool]] = {
     "WorkloadPriorityClass": ("workloadpriorityclasses", ("wpc",), False),
     "AdmissionCheck": ("admissionchecks", ("ac",), True),
     "Workload": ("workloads", ("kwl", "kueueworkload", "kueueworkloads"), True),
+    "Topology": ("topologies", ("topo",), False),
 }
 
 

@@ -78,6 +78,7 @@ from kuota.api.kueue.quota_types import (
     StopPolicy,
     Subdomain,
 )
+from kuota.api.kueue.topology import Topology, TopologyLevel, TopologySpec
 from kuota.api.kueue.workload_types import (
     CONTROLLER_NAME_IMMUTABLE,
     EXACTLY_ONE_POD_COUNT,
@@ -233,11 +234,14 @@ __all__ = [
     "SchedulingStats",
     "StopPolicy",
     "Subdomain",
+    "Topology",
     "TopologyAssignment",
     "TopologyAssignmentSlice",
     "TopologyAssignmentSliceLevelIndividualValues",
     "TopologyAssignmentSliceLevelValues",
     "TopologyAssignmentSlicePodCounts",
+    "TopologyLevel",
+    "TopologySpec",
     "UnhealthyNode",
     "Value63",
     "Workload",
@@ -258,6 +262,7 @@ KINDS: dict[str, type[Object]] = {
     "WorkloadPriorityClass": WorkloadPriorityClass,
     "AdmissionCheck": AdmissionCheck,
     "Workload": Workload,
+    "Topology": Topology,
 }
 
 ROOT_RULES: dict[str, Meta] = {"Workload": WL_RULES}

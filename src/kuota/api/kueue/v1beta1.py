@@ -19,6 +19,7 @@ from kuota.api.base import Meta, Object, Rule, cel, crd_default, list_map, patte
 from kuota.api.k8s.corev1 import PodTemplateSpec, ResourceList
 from kuota.api.kueue import types as t
 from kuota.api.kueue.quota_types import no_borrowing_limits
+from kuota.api.kueue.topology import TopologyV1, topology_from_internal, topology_to_internal
 from kuota.api.kueue.workload_types import quota_reserved
 from kuota.api.meta import Conditions, LabelSelector, ObjectMeta
 
@@ -451,6 +452,19 @@ def _slices(ta: TopologyAssignment) -> t.TopologyAssignment:
     return t.TopologyAssignment(levels=ta.levels, slices=[sl])
 
 
+def ta_from_domains(
+    levels: list[str], domains: list[tuple[list[str], int]]
+) -> t.TopologyAssignment:
+    """A v1beta2 assignment of domains listed one by one (the scheduler's TAS)."""
+    listed = [TopologyDomainAssignment(values=v, count=c) for v, c in domains]
+    return _slices(TopologyAssignment(levels=levels, domains=listed))
+
+
+def domains_of(ta: t.TopologyAssignment) -> list[tuple[list[str], int]]:
+    """The (values, count) of each domain of a v1beta2 assignment."""
+    return [(d.values, d.count) for d in _domains(ta)]
+
+
 def _ta_from_v2(ta: t.TopologyAssignment) -> TopologyAssignment:
     return TopologyAssignment(levels=ta.levels, domains=_domains(ta))
 
@@ -750,6 +764,7 @@ KINDS: dict[str, tuple[type[Object], Any, Any]] = {
     "Workload": (Workload, wl_to_internal, wl_from_internal),
     "AdmissionCheck": (AdmissionCheck, ac_to_internal, ac_from_internal),
     "WorkloadPriorityClass": (WorkloadPriorityClass, wpc_to_internal, wpc_from_internal),
+    "Topology": (TopologyV1, topology_to_internal, topology_from_internal),
 }
 
 # Rules on the whole object, by kind (v1beta2's are kueue.types.ROOT_RULES).

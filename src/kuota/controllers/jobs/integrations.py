@@ -24,6 +24,11 @@ _PACKAGES: Final = (
     "xgboostjob",
     "jaxjob",
     "mpijob",
+    "raycluster",
+    "rayjob",
+    "rayservice",
+    "appwrapper",
+    "trainjob",
 )
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "PathRegistration",
     "charge",
     "charged_kinds",
+    "workload_parts",
 ]
 
 # (apiVersion, kind) -> the (replicas, pod spec) parts of an object
@@ -60,6 +61,14 @@ def _pod(obj: Any) -> Iterator[tuple[int, Any]]:
         obj.status is None or obj.status.phase not in ("Succeeded", "Failed")
     ):
         yield 1, obj.spec
+
+
+def workload_parts(obj: Any) -> Iterator[tuple[int, Any]]:
+    """A Kueue Workload of its own (no job behind it): its pod sets. Not a
+    charged kind (a job's Workload is charged through its job); the Queue
+    mode's check charges a labelled standalone Workload by it."""
+    for ps in obj.spec.pod_sets:
+        yield ps.count, ps.template.spec
 
 
 BUILTIN_KINDS: Final[dict[tuple[str, str], Parts]] = {
@@ -134,11 +143,18 @@ def charged_kinds(
     return kinds
 
 
-def charge(obj: Any, parts: Parts, labels: Mapping[str, str] | None = None) -> Usage:
-    """The object's whole use: every part's replicas x its pod's use."""
+def charge(
+    obj: Any, parts: Parts, labels: Mapping[str, str] | None = None, scale_to: int = 0
+) -> Usage:
+    """The object's whole use: every part's replicas x its pod's use.
+    ``scale_to``: what an HPA may scale it to (its maxReplicas), charged
+    when above the replicas (a kind of one pod set: what an HPA scales)."""
     models = models_of(labels if labels is not None else obj.metadata.labels)
     total: Usage = {}
-    for n, spec in parts(obj):
+    sets = list(parts(obj))
+    for n, spec in sets:
+        if scale_to and len(sets) == 1:
+            n = max(n, scale_to)
         if n > 0:
             add_into(total, scaled(pod_usage(spec, models), n))
     return total

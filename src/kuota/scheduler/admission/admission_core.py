@@ -35,6 +35,7 @@ from kuota.scheduler.admission.unreserved import UnreservedReasons
 from kuota.scheduler.admission.wakes import Wakes
 from kuota.scheduler.admission.workloads import WorkloadController
 from kuota.scheduler.cycle import Cycle
+from kuota.scheduler.tas.snapshot import TASNode
 from kuota.scheduler.views import ClusterQueueView, CycleResult, LocalQueueView, WorkloadView
 
 
@@ -71,6 +72,7 @@ class AdmissionCore:
         self.limit_ranges = st.limit_ranges
         self.runtime_classes = st.runtime_classes
         self.checks = st.checks
+        self.topologies = st.tas.topologies
         self.workloads = st.workloads
         self.tree = st.tree
         self.snap = st.snap
@@ -126,6 +128,18 @@ class AdmissionCore:
     def delete(self, kind: str, namespace: str, name: str) -> bool:
         h = self.handlers.get(kind)
         return h is not None and h.delete(namespace, name)
+
+    def set_tas_cluster(
+        self, nodes: dict[str, TASNode], pods: dict[str, tuple[str, dict[str, int]]]
+    ) -> None:
+        """The nodes and the pods Kueue did not place (node, requests), for
+        topology-aware scheduling (read by the next cycles)."""
+        self.state.tas.nodes = nodes
+        self.state.tas.pods = pods
+
+    def uses_tas(self) -> bool:
+        """Whether any ResourceFlavor names a Topology."""
+        return any(rf.spec.topology_name is not None for rf in self.state.flavors.values())
 
     def finish(self, key: str) -> None:
         self.wlc.finish(key)

@@ -194,6 +194,14 @@ class QueueController:
                 "Cannot use both MultiKueue and ProvisioningRequest AdmissionChecks together, "
                 f"found: {','.join(mk)}, {','.join(prov)}"
             )
+        if not mk and self.state.gate("TopologyAwareScheduling"):
+            # A TAS flavor whose Topology is missing (Kueue's isTASViolated).
+            for f in sorted(all_flavors):
+                rf = self.state.flavors.get(f)
+                topo = rf.spec.topology_name if rf is not None else None
+                if topo is not None and topo not in self.state.tas.topologies:
+                    reasons.append("TopologyNotFound")
+                    messages.append(f'there is no Topology "{topo}" for TAS flavor "{f}"')
         if reasons:
             return False, reasons[0], f"Can't admit new workloads: {', '.join(messages)}."
         if self.state.tree.in_cycle(st.node):

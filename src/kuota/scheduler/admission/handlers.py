@@ -14,6 +14,7 @@ from kuota.scheduler.admission.state import CoreState, key_of
 from kuota.scheduler.admission.unreserved import UnreservedReasons
 from kuota.scheduler.admission.wakes import Wakes
 from kuota.scheduler.admission.workloads import WorkloadController
+from kuota.scheduler.tas.snapshot import non_tas_pod_usage, tas_node
 
 CLUSTER_SCOPED: Final = frozenset(
     {
@@ -26,6 +27,7 @@ CLUSTER_SCOPED: Final = frozenset(
         "PriorityClass",
         "RuntimeClass",
         "Node",
+        "Topology",
     }
 )
 
@@ -84,6 +86,53 @@ class FlavorHandler(KindHandler):
             return False
         self.qc.refresh_cqs()
         return True
+
+
+class TopologyHandler(KindHandler):
+    """Kueue's Topology controller and TAS cache: a TAS flavor's queues are
+    active only while its Topology exists."""
+
+    def __init__(self, state: CoreState, qc: QueueController, wakes: Wakes) -> None:
+        super().__init__(state)
+        self.qc = qc
+        self.wakes = wakes
+
+    def put(self, obj: Any, keep_status: bool) -> None:
+        self.state.tas.topologies[obj.metadata.name] = obj
+        self.qc.refresh_cqs()
+        self.wakes.retry_all()
+
+    def delete(self, namespace: str, name: str) -> bool:
+        if self.state.tas.topologies.pop(name, None) is None:
+            return False
+        self.qc.refresh_cqs()
+        return True
+
+
+class NodeHandler(KindHandler):
+    """Kueue's TAS node cache (the control plane gives nodes at cycle time
+    instead; this serves the core alone)."""
+
+    def put(self, obj: Any, keep_status: bool) -> None:
+        self.state.tas.nodes[obj.metadata.name] = tas_node(obj)
+
+    def delete(self, namespace: str, name: str) -> bool:
+        return self.state.tas.nodes.pop(name, None) is not None
+
+
+class PodHandler(KindHandler):
+    """Kueue's non-TAS pod usage cache (as NodeHandler, for the core alone)."""
+
+    def put(self, obj: Any, keep_status: bool) -> None:
+        key = key_of(obj.metadata.namespace, obj.metadata.name)
+        usage = non_tas_pod_usage(obj)
+        if usage is None:
+            self.state.tas.pods.pop(key, None)
+        else:
+            self.state.tas.pods[key] = usage
+
+    def delete(self, namespace: str, name: str) -> bool:
+        return self.state.tas.pods.pop(key_of(namespace, name), None) is not None
 
 
 class ClusterQueueHandler(KindHandler):
@@ -326,6 +375,9 @@ def handlers(
         "RuntimeClass": RuntimeClassHandler(state, wlc),
         "AdmissionCheck": AdmissionCheckHandler(state, qc),
         "Workload": WorkloadHandler(state, wlc, fair),
+        "Topology": TopologyHandler(state, qc, wakes),
+        "Node": NodeHandler(state),
+        "Pod": PodHandler(state),
     }
 
 

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from typing import Final
 
 from kuota.api.conditions import find_condition
+from kuota.api.kueue import types as kt
+from kuota.api.kueue.v1beta1 import domains_of
 from kuota.quota.afs import to_quantity
 from kuota.quota.requests import resource_quantity
 from kuota.quota.tree import FR
@@ -115,6 +117,7 @@ class Queries:
             has_requeue_at=rs is not None and rs.requeue_at is not None,
             requeue_state_set=rs is not None,
             explanation=explanation,
+            topology=_topology(st.admission if st is not None else None),
         )
 
     def explain(self, key: str) -> str:
@@ -193,3 +196,14 @@ class Queries:
             else None,
             last_update=written[1] if written is not None else None,
         )
+
+
+def _topology(adm: kt.Admission | None) -> dict[str, dict[str, int]] | None:
+    """Each podSet's topology assignment as domain -> pods."""
+    if adm is None:
+        return None
+    return {
+        p.name: {",".join(v): c for v, c in domains_of(p.topology_assignment)}
+        for p in adm.pod_set_assignments
+        if p.topology_assignment is not None
+    }

@@ -16,6 +16,7 @@ from kuota.quota.afs import UsageLedger
 from kuota.quota.tree import QuotaTree
 from kuota.quota.workload import ORDER_EVICTION_TS, ORDER_NO_PRIORITY_SORTING, WorkloadInfo
 from kuota.scheduler.cache import CurrentInfos, Snapshot
+from kuota.scheduler.tas.assign import TASInputs
 from kuota.scheduler.views import Preemption
 
 
@@ -50,6 +51,10 @@ class CoreState:
         self.runtime_classes: dict[str, kc.RuntimeClass] = {}
         self.checks: dict[str, kt.AdmissionCheck] = {}
         self.workloads: dict[str, kt.Workload] = {}
+        # Topology-aware scheduling: the Topologies, and the nodes and the
+        # usage of pods Kueue did not place, as the controller last gave them.
+        self.tas = TASInputs()
+        self.tas.least_free_profile = config.gate("TASProfileMixed")
         # LimitRange and RuntimeClass changes, counted: what is worked out of
         # them (requests, resource checks) is kept per generation.
         self.ctx_gen = 0

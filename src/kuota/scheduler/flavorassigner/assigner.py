@@ -40,6 +40,7 @@ from kuota.scheduler.flavorassigner.assignment import (
 from kuota.scheduler.flavorassigner.matching import flavor_mismatch
 from kuota.scheduler.preemption.preemptor import Preemptor
 from kuota.scheduler.preemption.targets import NO_CANDIDATES, PREEMPT
+from kuota.scheduler.tas.assign import TASAssigner
 
 
 def _in_spec_order(a: Assignment, order: list[int]) -> None:
@@ -77,6 +78,7 @@ class FlavorAssigner:
         nomination: dict[str, dict[str, str]] | None = None,
         replaced: WorkloadInfo | None = None,
         allowed: frozenset[str] | None = None,
+        tas: TASAssigner | None = None,
     ) -> None:
         self.info = info
         self.cq = cq
@@ -88,6 +90,7 @@ class FlavorAssigner:
         self.nomination = nomination
         self.replaced = replaced
         self.allowed = allowed  # the only flavors it may use (ConcurrentAdmission), or None
+        self.tas = tas  # topology-aware scheduling, when the queue or workload uses it
 
     def assign(self, counts: list[int] | None = None, last: Assignment | None = None) -> Assignment:
         info, cq = self.info, self.cq
@@ -170,6 +173,8 @@ class FlavorAssigner:
                 break
         if by_group is not None:
             _in_spec_order(a, order)
+        if self.tas is not None and a.mode() != NO_FIT:
+            self.tas.place(a, info, cq)
         self._resolve_no_fit(a)
         return a
 
@@ -261,6 +266,8 @@ class FlavorAssigner:
                 why = self._check_flavor(fname, spec)
                 if why is not None:
                     break
+            if why is None and self.tas is not None:
+                why = self.tas.flavor_mismatch(ps_index, fname, rg.covered)
             if why is not None:
                 reasons.append(why)
                 psa.attempts[fname] = (NO_FIT, NO_MATCHING_FLAVOR)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from kuota.api.kueue.types import TopologyAssignment
 from kuota.quota.tree import (
     FR,
     Usage,
@@ -67,6 +68,7 @@ class PodSetAssignment:
     reasons: list[str]
     error: str | None
     attempts: dict[str, tuple[int, str]]  # flavor -> (mode, reason)
+    topology: TopologyAssignment | None  # where TAS placed its pods
 
     # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
     # generates stays interpreted, and these are made in every cycle.
@@ -87,6 +89,7 @@ class PodSetAssignment:
         self.reasons = [] if reasons is None else reasons
         self.error = error
         self.attempts = {} if attempts is None else attempts
+        self.topology = None
 
     def is_fit(self) -> bool:
         return self.error is None and not self.reasons

@@ -29,6 +29,7 @@ from kuota.scheduler.preemption.targets import (
     Target,
     satisfies_policy,
 )
+from kuota.scheduler.tas.assign import TASAssigner
 
 # A classical candidate: the workload, the lowest common ancestor of its queue
 # and the preemptor's (None: the same queue), its variant.
@@ -50,8 +51,24 @@ _VARIANT_REASON: Final = {
 class Preemptor(CandidateSearch):
     # ------------------------------------------------------------ entry points
     def get_targets(
-        self, wl: WorkloadInfo, cq: ClusterQueueState, frs_need: frozenset[FR], usage: Usage
+        self,
+        wl: WorkloadInfo,
+        cq: ClusterQueueState,
+        frs_need: frozenset[FR],
+        usage: Usage,
+        tas: TASAssigner | None = None,
     ) -> list[Target]:
+        """The workloads to evict to make room; with ``tas``, room on the
+        topology too (Kueue's workloadFits with the TAS requests)."""
+        if tas is not None and tas.requests:
+            self._memo = None
+            self._tas = tas
+            try:
+                if self.fair:
+                    return fair_targets(self, wl, cq, frs_need, usage)
+                return self._classical(wl, cq, frs_need, usage)
+            finally:
+                self._tas = None
         m, self._memo = self._memo, None
         if m is not None and m[0] is wl and m[1] is cq:
             fr, qty = m[2], m[3]

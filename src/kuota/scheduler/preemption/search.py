@@ -13,6 +13,7 @@ from kuota.quota.tree import FR, Cohort, Usage, borrowing_with, cq_available
 from kuota.quota.workload import WorkloadInfo
 from kuota.scheduler.cache import ClusterQueueState, Snapshot
 from kuota.scheduler.preemption.targets import Target
+from kuota.scheduler.tas.assign import TASAssigner
 
 T = TypeVar("T")
 # CandidatesOrdering without admission fair sharing: evicted first, other
@@ -51,6 +52,8 @@ class CandidateSearch:
         # whether the last search met candidates its order could not tell apart.
         self._memo: tuple[WorkloadInfo, ClusterQueueState, FR, int, list[Target]] | None = None
         self._ties = False
+        # The preemptor's topology requests, during a TAS-aware search.
+        self._tas: TASAssigner | None = None
 
     # ------------------------------------------------------------ ordering
     def _order_key(self, cq_name: str) -> Callable[[WorkloadInfo], OrderKey]:
@@ -154,7 +157,7 @@ class CandidateSearch:
                 return False
             if v > cq_available(node, fr):
                 return False
-        return True
+        return self._tas is None or self._tas.fits()
 
     def _fill_back(
         self, cq: ClusterQueueState, usage: Usage, targets: list[Target], allow_borrowing: bool

@@ -38,6 +38,7 @@ REQUIRED: Final[dict[str, list[str]]] = {
     ],
     "ReplicaSetStatus": ["replicas"],
     "StatefulSetStatus": ["replicas"],
+    "HorizontalPodAutoscalerStatus": ["desiredReplicas"],
     "ControllerRevision": ["revision"],
     "Event": ["metadata", "involvedObject"],
     "PolicyRule": ["verbs"],

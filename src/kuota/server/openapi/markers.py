@@ -123,6 +123,7 @@ MARKERS: dict[tuple[str, str], dict[str, Any]] = {
     ("ReplicaSetStatus", "conditions"): _CONDITIONS,
     ("DaemonSetStatus", "conditions"): _CONDITIONS,
     ("StatefulSetStatus", "conditions"): _CONDITIONS,
+    ("HorizontalPodAutoscalerStatus", "conditions"): _CONDITIONS,
     ("StatefulSetSpec", "volumeClaimTemplates"): _ATOMIC,
     ("DeploymentSpec", "strategy"): {"x-kubernetes-patch-strategy": "retainKeys"},
     # rbac.authorization.k8s.io/v1

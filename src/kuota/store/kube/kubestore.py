@@ -183,7 +183,7 @@ class KubeStore:
         try:
             return write()
         except StoreError as err:
-            _log().warning("event not recorded", event=obj.metadata.name, error=str(err))
+            _log().warning("event not recorded", name=obj.metadata.name, error=str(err))
             return obj
 
     def _create(self, info: KindInfo, obj: Any) -> Any:

@@ -7,6 +7,11 @@ from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo, go_atoi, go_parse_bool
 from kuota.controllers.podset_templates import merge_into, restored_template
+from kuota.controllers.tas_requests import (
+    topology_request,
+    validate_annotations,
+    validate_slice_size_bound,
+)
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import JOB
@@ -18,6 +23,8 @@ _MIN_PATH = e.key("metadata.annotations", MIN_PARALLELISM)
 _SYNC_PATH = e.key("metadata.annotations", COMPLETIONS_EQUAL_PARALLELISM)
 # Labels the Job controller adds to its own template: not part of the podSet.
 _JOB_CONTROLLER_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+_TEMPLATE_META = "spec.template.metadata"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
 def _count(job: kc.Job) -> int:
@@ -73,12 +80,16 @@ class BatchJobAdapter:
             if k not in _JOB_CONTROLLER_LABELS
         }
         template.metadata.labels = labels or None
+        tr = topology_request(template.metadata.annotations)
+        if tr is not None:
+            tr.pod_index_label = COMPLETION_INDEX
         return [
             kt.PodSet(
                 name="main",
                 template=template,
                 count=_count(job),
                 min_count=_min_count(job) if partial_admission else None,
+                topology_request=tr,
             )
         ]
 
@@ -176,7 +187,15 @@ class BatchJobAdapter:
                             f"{COMPLETIONS_EQUAL_PARALLELISM} annotation is true",
                         )
                     )
-        return errs
+        return errs + self._topology_errors(job)
+
+    def _topology_errors(self, job: kc.Job) -> list[e.FieldError]:
+        """The job webhook's validateTopologyRequest: the template's TAS
+        annotations, then a slice no larger than the pod set."""
+        assert job.spec is not None
+        ann = job.spec.template.metadata.annotations
+        errs = validate_annotations(_TEMPLATE_META, ann)
+        return errs or validate_slice_size_bound(_TEMPLATE_META, ann, _count(job))
 
     def update_errors(self, new: kc.Job, old: kc.Job) -> list[e.FieldError]:
         """validatePartialAdmissionUpdate: a running job with a minimum

@@ -24,6 +24,7 @@ from kuota.controllers.jobframework import (
     owner_workload_name,
 )
 from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.tas_requests import topology_request
 from kuota.quota.workload import is_finished
 from kuota.store import clone
 
@@ -273,10 +274,17 @@ class GroupMatch:
 
 
 # ------------------------------------------------------------------ podSets
+POD_GROUP_POD_INDEX = "kueue.x-k8s.io/pod-group-pod-index"  # Kueue's PodGroupPodIndexLabel
+
+
 def single_pod_set(pod: kc.Pod) -> kt.PodSet:
     """constructPodSet: podSet ``main`` of one pod, its template the pod's spec."""
     spec = clone(pod.spec) if pod.spec is not None else kc.PodSpec(containers=[])
-    return kt.PodSet(name="main", count=1, template=kc.PodTemplateSpec(spec=spec))
+    tr = topology_request(pod.metadata.annotations)  # from the pod's own annotations
+    if tr is not None:
+        tr.pod_index_label = POD_GROUP_POD_INDEX
+    template = kc.PodTemplateSpec(spec=spec)
+    return kt.PodSet(name="main", count=1, template=template, topology_request=tr)
 
 
 def group_pod_sets(pods: list[kc.Pod]) -> list[kt.PodSet]:

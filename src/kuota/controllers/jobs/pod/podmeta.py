@@ -138,11 +138,11 @@ def has_finalizer(pod: Any) -> bool:
     return MANAGED in (pod.metadata.finalizers or ())
 
 
-def gate(spec: kc.PodSpec) -> None:
-    """Add the admission gate (a spec of the caller's own)."""
+def gate(spec: kc.PodSpec, name: str = SCHEDULING_GATE) -> None:
+    """Add a gate, the admission gate by default (a spec of the caller's own)."""
     gates = list(spec.scheduling_gates or ())
-    if not any(g.name == SCHEDULING_GATE for g in gates):
-        gates.append(kc.PodSchedulingGate(name=SCHEDULING_GATE))
+    if not any(g.name == name for g in gates):
+        gates.append(kc.PodSchedulingGate(name=name))
     spec.scheduling_gates = gates
 
 

@@ -10,6 +10,7 @@ from typing import Any, Final, NoReturn
 
 from kuota.api import errors as e
 from kuota.api.kueue.config import BUILTIN_FRAMEWORKS
+from kuota.api.kueue.topology import is_tas_pod
 from kuota.api.names import is_dns1123_subdomain
 from kuota.controllers.jobframework import (
     DEFAULT_QUEUE,
@@ -108,6 +109,10 @@ class PodWebhook:
             new.metadata.finalizers = [*(new.metadata.finalizers or ()), pm.MANAGED]
         if new.spec is not None:
             pm.gate(new.spec)
+            if is_tas_pod(new):
+                # Kueue gates every pod for TAS; kuota only those asking for a
+                # topology (the gate goes at admission when TAS placed nothing).
+                pm.gate(new.spec, pm.TOPOLOGY_GATE)
         new.metadata.annotations = {
             **(new.metadata.annotations or {}),
             pm.ROLE_HASH: pm.role_hash(new),

@@ -132,8 +132,8 @@ class PodWriter:
 
 def prepared(pod: kc.Pod, info: PodSetInfo) -> kc.Pod:
     """prepare: podset.Merge of the admission's placement into the pod, then
-    the admission gate (and the topology gate, with no topology assignment)
-    removed. A key the pod already has with another value is a permanent
+    the admission gate (and the topology gate, with no topology assignment:
+    with one, the topology ungater lifts it with the pod's domain) removed. A key the pod already has with another value is a permanent
     error (ValueError with Kueue's message)."""
     new = clone(pod)
     m = new.metadata
@@ -154,5 +154,10 @@ def prepared(pod: kc.Pod, info: PodSetInfo) -> kc.Pod:
     tolerations = list(spec.tolerations or ())
     tolerations += [t for t in info.tolerations if t not in tolerations]
     spec.tolerations = tolerations or None
-    pm.ungate(spec, pm.SCHEDULING_GATE, pm.TOPOLOGY_GATE)
+    if info.annotations:
+        m.annotations = {**(m.annotations or {}), **info.annotations}
+    if pm.TOPOLOGY_GATE in info.scheduling_gates:
+        pm.ungate(spec, pm.SCHEDULING_GATE)
+    else:
+        pm.ungate(spec, pm.SCHEDULING_GATE, pm.TOPOLOGY_GATE)
     return new

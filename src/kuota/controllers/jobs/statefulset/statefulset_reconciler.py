@@ -25,7 +25,6 @@ import contextlib
 from typing import Any, Final
 
 from kuota.api import k8s as kc
-from kuota.api.conditions import set_condition
 from kuota.api.k8s.apps import CONTROLLER_REVISION_HASH, POD_INDEX, StatefulSet
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
@@ -40,7 +39,7 @@ from kuota.controllers.jobframework import (
     new_workload,
     retry_on_priority_class,
     sync_workload_priority,
-    write_workload_status,
+    unset_quota_reservation,
 )
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.jobs.pod.podgroup import controller_of
@@ -57,7 +56,6 @@ from kuota.controllers.jobs.statefulset.statefulset_webhook import (
 )
 from kuota.controllers.parentpolicy import ParentPolicy
 from kuota.quota.workload import (
-    find_condition,
     has_quota_reservation,
     is_admitted,
     is_evicted,
@@ -323,35 +321,8 @@ class StatefulSetReconciler(_Base):
         )
 
     def _unset_reservation(self, wl: kt.Workload, reason: str, message: str) -> None:
-        """UnsetQuotaReservationWithCondition: QuotaReserved=False with
-        ``reason``, no admission, and Admitted as SyncAdmittedCondition has it."""
-        now = self._m().clock.now()
-        new = clone(wl)
-        was_admitted = is_admitted(new)
-        adm = find_condition(new, "Admitted")
-        since = adm.last_transition_time if adm is not None else None
-        changed = set_condition(new, "QuotaReserved", "False", reason, message, now)
-        st = new.status
-        assert st is not None
-        if st.admission is not None:
-            st.admission = None
-            changed = True
         obs = self.config.gate("UnadmittedWorkloadsObservability")
-        checks_ready = all(c.state == "Ready" for c in st.admission_checks or ())
-        if obs or was_admitted:
-            if not obs and not checks_ready:
-                a_reason = "NoReservationUnsatisfiedChecks"
-                a_msg = "The workload has no reservation and not all checks ready"
-            else:
-                a_reason, a_msg = "NoReservation", "The workload has no reservation"
-            if was_admitted and since is not None:
-                ran = int((now - since).total_seconds())
-                st.accumulated_past_execution_time_seconds = (
-                    st.accumulated_past_execution_time_seconds or 0
-                ) + ran
-            changed = set_condition(new, "Admitted", "False", a_reason, a_msg, now) or changed
-        if changed:
-            write_workload_status(self._m(), new)
+        unset_quota_reservation(self._m(), wl, reason, message, obs)
 
 
 class StatefulSetPodReconciler(_Base):

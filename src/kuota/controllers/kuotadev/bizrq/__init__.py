@@ -1,7 +1,8 @@
 """The business-group quota tree's controllers (kuota.dev
 BizGroupResourceQuota): the tree webhook (its rules and the grants), the
-Reject webhook on owning objects, and the controller that refreshes and
-resyncs status. One ``Integration``, always on."""
+Reject webhook on owning objects, the Queue mode's admission check on
+Workloads, and the controller that refreshes and resyncs status (and accrues
+budgets). One ``Integration``, always on."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from kuota.controllers.integration import Integration, Wiring
+from kuota.controllers.kuotadev.bizrq.admission_check import BizrqAdmissionCheck
+from kuota.controllers.kuotadev.bizrq.hpa_webhook import HpaQuotaWebhook
 from kuota.controllers.kuotadev.bizrq.object_webhook import ObjectQuotaWebhook
 from kuota.controllers.kuotadev.bizrq.resync import BizrqController
 from kuota.controllers.kuotadev.bizrq.tree_webhook import BizrqTreeWebhook
@@ -30,12 +33,18 @@ class _StoreRef:
 
 
 class _BoundController(BizrqController):
-    def __init__(self, webhook: ObjectQuotaWebhook, ref: _StoreRef) -> None:
-        super().__init__(webhook)
+    def __init__(
+        self, webhook: ObjectQuotaWebhook, ref: _StoreRef, check: BizrqAdmissionCheck
+    ) -> None:
+        super().__init__(webhook, check)
         self._ref = ref
 
     def setup(self, mgr: Any) -> None:
         self._ref.store = mgr.store
+        recorder = mgr.recorder
+        self._webhook.on_refusal = lambda node, why: recorder.event(
+            node, "Warning", "Refused", why, self.component
+        )
         super().setup(mgr)
 
 
@@ -57,12 +66,13 @@ def _pair(wiring: Wiring) -> tuple[_StoreRef, ObjectQuotaWebhook]:
 
 def _webhooks(wiring: Wiring) -> Sequence[Any]:
     ref, hook = _pair(wiring)
-    return (BizrqTreeWebhook(ref), hook)
+    return (BizrqTreeWebhook(ref), hook, HpaQuotaWebhook(hook))
 
 
 def _reconcilers(wiring: Wiring) -> Sequence[Any]:
     ref, hook = _pair(wiring)
-    return (_BoundController(hook, ref),)
+    check = BizrqAdmissionCheck(hook)
+    return (check, _BoundController(hook, ref, check))
 
 
 INTEGRATION = Integration(

@@ -11,7 +11,7 @@ from kuota.api.quantity import Quantity
 from kuota.controllers.kuotadev.bizrq.status_cas import milli_of
 from kuota.quota.bizgroups.usage import Usage
 
-__all__ = ["charged_status", "spent_budgets", "used_of"]
+__all__ = ["charged_status", "spent_budgets", "used_for", "used_of"]
 
 
 def used_of(obj: BizGroupResourceQuota) -> tuple[Usage, Usage]:
@@ -38,20 +38,27 @@ def charged_status(
     zero = Quantity.from_int(0)
     used = dict(old.used or {}) if old is not None else {}
     self_used = dict(old.self_used or {}) if old is not None else {}
-    for k in hard:  # a key new to hard starts at 0
-        if k not in used:
-            used[k] = zero
-        if k not in self_used:
-            self_used[k] = zero
+    # Already over hard's keys in order (every status this module wrote):
+    # changed values keep their places, so no re-sorting of a node's keys.
+    ordered = len(used) == len(hard) == len(self_used) and all(k in used for k in hard)
+    if not ordered:
+        for k in hard:  # a key new to hard starts at 0
+            if k not in used:
+                used[k] = zero
+            if k not in self_used:
+                self_used[k] = zero
     for k, v in delta.items():
         if k in hard and v:
             used[k] = Quantity.from_milli(used[k].milli_value() + v)
             if own:
                 self_used[k] = Quantity.from_milli(self_used[k].milli_value() + v)
+    if not ordered:
+        used = {k: used[k] for k in sorted(hard)}
+        self_used = {k: self_used[k] for k in sorted(hard)}
     return BizGroupStatus(
-        hard=dict(hard),
-        used={k: used[k] for k in sorted(hard)},
-        self_used={k: self_used[k] for k in sorted(hard)},
+        hard=old.hard if ordered and old is not None and old.hard == hard else dict(hard),
+        used=used,
+        self_used=self_used,
         last_reconcile_time=old.last_reconcile_time if old is not None else now,
         conditions=old.conditions if old is not None else None,
     )
@@ -59,11 +66,21 @@ def charged_status(
 
 def spent_budgets(obj: BizGroupResourceQuota) -> list[tuple[str, int, int]]:
     """The ``cash/`` keys whose used reached hard: (key, used, hard)."""
-    used, _ = used_of(obj)
+    st = obj.status
+    used = (st.used if st is not None else None) or {}
     out = []
     for k, q in sorted((obj.spec.hard or {}).items()):
         if is_cash(k):
             h = q.milli_value()
-            if used.get(k, 0) >= h:
-                out.append((k, used.get(k, 0), h))
+            u = used[k].milli_value() if k in used else 0
+            if u >= h:
+                out.append((k, u, h))
     return out
+
+
+def used_for(obj: BizGroupResourceQuota, keys: Mapping[str, int]) -> Usage:
+    """``used`` in milli-units, for these keys only (a request's delta touches
+    a few of a node's many keys)."""
+    st = obj.status
+    used = (st.used if st is not None else None) or {}
+    return {k: used[k].milli_value() for k in keys if k in used}

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from kuota.api.errors import FieldError, invalid, key
 from kuota.api.kuotadev.bizrq import GROUP_LABEL, BizGroupResourceQuota
-from kuota.controllers.kuotadev.bizrq.accounts import charged_status, spent_budgets, used_of
+from kuota.controllers.kuotadev.bizrq.accounts import charged_status, spent_budgets, used_for
 from kuota.controllers.kuotadev.bizrq.status_cas import update_status_cas
 from kuota.quota.bizgroups.owners import Parts, charge, charged_kinds
 from kuota.quota.bizgroups.tree import shown
@@ -20,10 +20,20 @@ from kuota.quota.bizgroups.usage import Usage, exceeded, subtract
 from kuota.store import Invalid, NotFound
 from kuota.store.kinds import resource_for, resource_type
 from kuota.store.protocol import ObjectStore, ResourceType
+from kuota.store.resources import HPA
 
-__all__ = ["ObjectQuotaWebhook", "group_of", "refusal_text"]
+__all__ = ["ObjectQuotaWebhook", "group_of", "refusal_text", "targets"]
 
 _LABEL_PATH: Final = key("metadata.labels", GROUP_LABEL)
+_NOT_SCALED: Final = frozenset(("Job", "Pod"))  # no scale an HPA could drive
+
+
+def targets(hpa: Any, obj: Any) -> bool:
+    """The HPA scales ``obj`` (its scaleTargetRef: kind, name, group)."""
+    ref = hpa.spec.scale_target_ref
+    if ref.kind != obj.kind or ref.name != obj.metadata.name:
+        return False
+    return not ref.api_version or ref.api_version.split("/")[0] == obj.api_version.split("/")[0]
 
 
 def group_of(obj: Any | None) -> str:
@@ -57,15 +67,39 @@ class ObjectQuotaWebhook:
         kinds = charged_kinds()
         self._parts = _stored_kinds(kinds)
         self._owner_kinds = frozenset(kinds)
+        self.owner_kinds = self._owner_kinds
         self.kinds = frozenset(self._parts)
+        # Told of each refusal (the group, the request, why): the control plane
+        # records it as an Event of the group ("recent refusals").
+        self.on_refusal: Callable[[BizGroupResourceQuota, str], None] | None = None
 
-    def usage(self, obj: Any) -> Usage:
+    def usage(self, obj: Any, hpa: tuple[str, Any | None] | None = None) -> Usage:
+        """The object's charge; an HPA targeting it raises its replicas to the
+        HPA's maxReplicas. ``hpa``: (name, HPA or None) stands in for the
+        stored HPA of that name (the HPA webhook's before and after)."""
         # An object a charged kind controls (an LWS's StatefulSets, a JobSet's
         # Jobs) is charged through its owner, never twice.
         for ref in obj.metadata.owner_references or ():
             if ref.controller and (ref.api_version, ref.kind) in self._owner_kinds:
                 return {}
-        return charge(obj, self._parts[resource_type(obj)])
+        return charge(obj, self._parts[resource_type(obj)], scale_to=self._hpa_max(obj, hpa))
+
+    def _hpa_max(self, obj: Any, hpa: tuple[str, Any | None] | None) -> int:
+        if obj.kind in _NOT_SCALED:
+            return 0
+        ns = obj.metadata.namespace
+        try:
+            found = {h.metadata.name: h for h in self._store().list(HPA, ns).items}
+        except (KeyError, NotFound):
+            return 0
+        if hpa is not None:
+            found.pop(hpa[0], None)
+            if hpa[1] is not None:
+                found[hpa[0]] = hpa[1]
+        return max(
+            (h.spec.max_replicas for h in found.values() if targets(h, obj)),
+            default=0,
+        )
 
     def __call__(self, op: str, new: Any, old: Any | None) -> Any:
         g_new, g_old = group_of(new), group_of(old)
@@ -83,15 +117,27 @@ class ObjectQuotaWebhook:
             self._charge(new, g_old, {k: -v for k, v in old_use.items()}, False)
         return new
 
-    def _charge(self, obj: Any, group: str, delta: Usage, new_request: bool) -> None:
+    def store(self) -> ObjectStore:
+        return self._store()
+
+    def charge_delta(self, obj: Any, group: str, delta: Usage, path: str) -> None:
+        """Charge a change made through another object (an HPA's maxReplicas)."""
+        self._charge(obj, group, delta, False, path)
+
+    def _charge(
+        self, obj: Any, group: str, delta: Usage, new_request: bool, path: str = _LABEL_PATH
+    ) -> None:
         grows = any(v > 0 for v in delta.values())
 
         def change(bizrq: BizGroupResourceQuota) -> Any:
             if bizrq.spec.enforcement == "Queue":
                 return None  # held at admission instead (the Workload's check)
             if grows or new_request:
-                errs = self._errors(bizrq, delta, new_request)
+                errs = self._errors(bizrq, delta, new_request, path)
                 if errs:
+                    if self.on_refusal is not None:
+                        why = "; ".join(dict.fromkeys(e.detail for e in errs))
+                        self.on_refusal(bizrq, f"{_ref(obj)} refused: {why}")
                     raise Invalid(_ref(obj), errs)
             return charged_status(bizrq, delta, own=True)
 
@@ -99,21 +145,23 @@ class ObjectQuotaWebhook:
             update_status_cas(self._store(), group, change)
         except NotFound:
             if grows or new_request:
-                err = invalid(_LABEL_PATH, group, f"BizGroupResourceQuota {group} does not exist")
+                err = invalid(path, group, f"BizGroupResourceQuota {group} does not exist")
                 raise Invalid(_ref(obj), [err]) from None
 
     @staticmethod
-    def _errors(bizrq: BizGroupResourceQuota, delta: Usage, new_request: bool) -> list[FieldError]:
+    def _errors(
+        bizrq: BizGroupResourceQuota, delta: Usage, new_request: bool, path: str = _LABEL_PATH
+    ) -> list[FieldError]:
         group = bizrq.metadata.name
-        used, _ = used_of(bizrq)
+        used = used_for(bizrq, delta)
         errs = [
-            invalid(_LABEL_PATH, group, refusal_text(group, k, need, left, hard))
+            invalid(path, group, refusal_text(group, k, need, left, hard))
             for k, need, left, hard in exceeded(bizrq.spec.hard or {}, used, delta)
         ]
         for k, u, h in spent_budgets(bizrq):
             errs.append(
                 invalid(
-                    _LABEL_PATH,
+                    path,
                     group,
                     f"bizrq {group}: budget {k} is spent ({shown(u)} of {shown(h)} used): "
                     "no new requests until it is raised",

@@ -1,0 +1,1 @@
+"""workload.codeflare.dev: CodeFlare's AppWrapper."""

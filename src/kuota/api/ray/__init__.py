@@ -1,0 +1,1 @@
+"""ray.io: KubeRay's RayCluster, RayJob and RayService."""

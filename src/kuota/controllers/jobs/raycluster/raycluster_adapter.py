@@ -1,0 +1,80 @@
+"""A RayCluster as Kueue's jobframework sees it (``pkg/controller/jobs/
+raycluster/raycluster_controller.go``): podSets head then each worker group,
+started by merging the admission into the templates and setting
+``spec.suspend: false``, stopped by suspending it (KubeRay deletes its pods),
+active and its pods ready while its state is ``ready``; a cluster never
+finishes (it serves until deleted)."""
+
+from __future__ import annotations
+
+from kuota.api import errors as e
+from kuota.api.kueue import types as kt
+from kuota.api.ray import ray_types as r
+from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
+from kuota.store import clone
+from kuota.store.protocol import ResourceType
+from kuota.store.resources import RAY_CLUSTER
+
+__all__ = ["RayClusterAdapter"]
+
+
+def _ready(rc: r.RayCluster) -> bool:
+    return rc.status is not None and rc.status.state == "ready"
+
+
+class RayClusterAdapter:
+    rtype: ResourceType = RAY_CLUSTER
+    kind = "RayCluster"
+    api_version = r.API_VERSION
+
+    def pod_sets(self, rc: r.RayCluster, partial_admission: bool) -> list[kt.PodSet]:
+        return rs.build_pod_sets(rc.spec, rc.metadata.annotations or {})
+
+    def is_suspended(self, rc: r.RayCluster) -> bool:
+        return bool(rc.spec.suspend)
+
+    def is_active(self, rc: r.RayCluster) -> bool:
+        return _ready(rc)
+
+    def finished(self, rc: r.RayCluster) -> Finished | None:
+        return None
+
+    def pods_ready(self, rc: r.RayCluster, wl: kt.Workload) -> bool:
+        return _ready(rc)
+
+    def reclaimable_pods(self, rc: r.RayCluster) -> list[kt.ReclaimablePod] | None:
+        return None
+
+    def suspend_on_create(self, rc: r.RayCluster) -> r.RayCluster:
+        if rc.spec.suspend:
+            return rc
+        rc = clone(rc)
+        rc.spec.suspend = True
+        return rc
+
+    def run(self, rc: r.RayCluster, infos: list[PodSetInfo]) -> r.RayCluster:
+        rc = clone(rc)
+        rc.spec.suspend = False
+        if len(infos) == rs.expected_pod_sets(rc.spec):
+            rs.run_cluster_spec(rc.spec, infos)
+        return rc
+
+    def validate(
+        self, rc: r.RayCluster, old: r.RayCluster | None, elastic: bool
+    ) -> list[e.FieldError]:
+        return []  # the Ray rules need the manage policy: RayValidation
+
+    def update_errors(self, new: r.RayCluster, old: r.RayCluster) -> list[e.FieldError]:
+        return []
+
+    def stop(self, rc: r.RayCluster) -> r.RayCluster | None:
+        if rc.spec.suspend:
+            return None
+        rc = clone(rc)
+        rc.spec.suspend = True
+        return rc
+
+    def restore(self, rc: r.RayCluster, original: list[kt.PodSet]) -> r.RayCluster | None:
+        new = clone(rc)
+        return new if rs.restore_cluster_spec(new.spec, original) else None

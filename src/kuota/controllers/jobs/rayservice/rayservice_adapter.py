@@ -1,0 +1,82 @@
+"""A RayService as Kueue's jobframework sees it (``pkg/controller/jobs/
+rayservice/rayservice_controller.go``): the podSets of its
+``rayClusterConfig`` (head, then each worker group), suspended and resumed
+through ``rayClusterConfig.suspend`` (KubeRay carries it to the RayCluster it
+serves from), active and its pods ready while its Ready condition is True;
+a service never finishes."""
+
+from __future__ import annotations
+
+from kuota.api import errors as e
+from kuota.api.kueue import types as kt
+from kuota.api.ray import ray_types as r
+from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
+from kuota.store import clone
+from kuota.store.protocol import ResourceType
+from kuota.store.resources import RAY_SERVICE
+
+__all__ = ["RayServiceAdapter"]
+
+
+def _ready(svc: r.RayService) -> bool:
+    conds = svc.status.conditions if svc.status else None
+    return any(c.type == "Ready" and c.status == "True" for c in conds or ())
+
+
+class RayServiceAdapter:
+    rtype: ResourceType = RAY_SERVICE
+    kind = "RayService"
+    api_version = r.API_VERSION
+
+    def pod_sets(self, svc: r.RayService, partial_admission: bool) -> list[kt.PodSet]:
+        return rs.build_pod_sets(svc.spec.ray_cluster_config, svc.metadata.annotations or {})
+
+    def is_suspended(self, svc: r.RayService) -> bool:
+        return bool(svc.spec.ray_cluster_config.suspend)
+
+    def is_active(self, svc: r.RayService) -> bool:
+        return _ready(svc)
+
+    def finished(self, svc: r.RayService) -> Finished | None:
+        return None
+
+    def pods_ready(self, svc: r.RayService, wl: kt.Workload) -> bool:
+        return _ready(svc)
+
+    def reclaimable_pods(self, svc: r.RayService) -> list[kt.ReclaimablePod] | None:
+        return None
+
+    def suspend_on_create(self, svc: r.RayService) -> r.RayService:
+        if svc.spec.ray_cluster_config.suspend:
+            return svc
+        svc = clone(svc)
+        svc.spec.ray_cluster_config.suspend = True
+        return svc
+
+    def run(self, svc: r.RayService, infos: list[PodSetInfo]) -> r.RayService:
+        svc = clone(svc)
+        spec = svc.spec.ray_cluster_config
+        spec.suspend = False
+        if len(infos) == rs.expected_pod_sets(spec):
+            rs.run_cluster_spec(spec, infos)
+        return svc
+
+    def validate(
+        self, svc: r.RayService, old: r.RayService | None, elastic: bool
+    ) -> list[e.FieldError]:
+        return []  # the Ray rules need the manage policy: RayValidation
+
+    def update_errors(self, new: r.RayService, old: r.RayService) -> list[e.FieldError]:
+        return []
+
+    def stop(self, svc: r.RayService) -> r.RayService | None:
+        if svc.spec.ray_cluster_config.suspend:
+            return None
+        svc = clone(svc)
+        svc.spec.ray_cluster_config.suspend = True
+        return svc
+
+    def restore(self, svc: r.RayService, original: list[kt.PodSet]) -> r.RayService | None:
+        new = clone(svc)
+        return new if rs.restore_cluster_spec(new.spec.ray_cluster_config, original) else None

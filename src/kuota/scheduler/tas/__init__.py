@@ -1,0 +1,1 @@
+"""Topology-aware scheduling in the pure core (Kueue pkg/cache/scheduler/tas_*)."""
