@@ -387,6 +387,8 @@ class DesignResult:
     submit_s: list[float] = field(default_factory=list)  # sorted: each job's creation
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # "fast" (the admission core alone) or "full: <why>" (kuota.sim.replay_path)
+    replay: str = "full"
 
     @property
     def overall(self) -> TeamResult:
@@ -537,6 +539,7 @@ def design_json(r: DesignResult) -> dict[str, Any]:
         "gpu_resource": r.gpu_resource,
         "policy": r.policy,
         "nodes_from": r.nodes_from,
+        "replay": r.replay.partition(":")[0],
         "stopped": r.stopped,
         "simulated_s": _r(r.end_s, 3),
         "jobs": overall.jobs,
