@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 from kuota.api.conditions import with_condition
 from kuota.api.kueue.config.durations import parse_duration
@@ -40,6 +40,7 @@ from kuota.cluster.nodeutil import node_allocatable
 from kuota.embedded.controlplane import NAME_LABEL, creation_rank
 from kuota.quota.requests import resource_value
 from kuota.scheduler.admission.admission_core import AdmissionCore
+from kuota.sim.decision_log import DecisionLog
 from kuota.sim.fast_meter import FastMeter
 from kuota.sim.fast_workloads import WorkloadMaker
 from kuota.sim.report import DesignResult, build_result
@@ -48,17 +49,21 @@ from kuota.store import clone
 
 __all__ = ["DecisionLog", "run_fast"]
 
-# (virtual seconds, event, job id) in the order they happen: "admit",
-# "preempt:<reason>", "finish". The equality test compares the two replays'.
-DecisionLog = list[tuple[float, str, str]]
 Progress = Callable[[str, int, int, float], None]
 
-_QUIET_CYCLES = 3  # as KueueController: heads tried again and again rest after these
-_FINISH, _DELETE = 0, 1
-_TTL = timedelta(seconds=1)
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
+_QUIET_CYCLES: Final = 3  # as KueueController: heads tried again and again rest after these
+_FINISH: Final = 0
+_DELETE: Final = 1
+# Cycles at one instant before the replay is stopped as one that only repeats
+# itself there (workloads preempting each other for ever; the full replay
+# would spin until its manager's step limit).
+MAX_CYCLES_PER_INSTANT: Final = 10_000
+_TTL: Final = timedelta(seconds=1)
 # What the Job integration writes as PodsReady (jobframework) with waitForPodsReady on.
-_READY = ("True", "Started", "All pods reached readiness and the workload is running")
-_NOT_READY = ("False", "WaitForStart", "Not all pods are ready or succeeded")
+_READY: Final = ("True", "Started", "All pods reached readiness and the workload is running")
+_NOT_READY: Final = ("False", "WaitForStart", "Not all pods are ready or succeeded")
 
 
 class _Job:
@@ -69,11 +74,12 @@ class _Job:
         "cq",
         "created",
         "duration",
-        "job_id",
+        "job",
         "key",
         "milli",
         "name",
         "namespace",
+        "preempted_at",
         "run",
         "started",
         "team",
@@ -85,21 +91,23 @@ class _Job:
         row: TraceRow,
         namespace: str,
         name: str,
+        job: str,
         milli: int,
         duration: timedelta,
         created: datetime,
     ) -> None:
         self.key = key
-        self.job_id = row.job_id
         self.team = row.team
         self.namespace = namespace
         self.name = name
+        self.job = job  # the Job's name
         self.milli = milli  # milli-GPUs of all its pods
         self.duration = duration
         self.created = created
         self.cq = ""
         self.admitted = False  # ever
         self.started: datetime | None = None  # its pods' start, while they run
+        self.preempted_at: datetime | None = None
         self.run = 0  # which run of it the queued finish belongs to
 
 
@@ -143,6 +151,7 @@ class FastReplay:
         self._seq = 0
         self.admissions = 0
         self.pods_ready = design.config.wait_for_pods_ready is not None
+        self.spinning: list[str] = []  # workloads preempting each other at one instant
 
     # ------------------------------------------------------------ arrivals
     def _arrivals(self) -> Iterator[tuple[datetime, list[TraceRow]]]:
@@ -174,24 +183,29 @@ class FastReplay:
             wl = self.maker.make(row, name, now, text)
             key = f"{ns}/{wl.metadata.name}"
             milli = self.maker.gpu_milli(row) * row.pods
-            self.jobs[key] = _Job(key, row, ns, wl.metadata.name, milli, parse_duration(text), now)
+            self.jobs[key] = _Job(
+                key, row, ns, wl.metadata.name, name, milli, parse_duration(text), now
+            )
             plan.submit_s.append(float(row.submit_s - origin))
             self.meter.submitted(row.team)
-            core.add(wl)
             if self.pods_ready:
-                self._set_pods_ready(key, _NOT_READY)
+                # The Job integration's first write: the core files the
+                # Workload once with it (the full replay files it twice, the
+                # same way: nothing in the first filing outlives the second).
+                wl = with_condition(wl, "PodsReady", *_NOT_READY, now) or wl
+            core.add(wl)
 
     # ------------------------------------------------------------ events
     def _push(self, at: datetime, kind: int, key: str, run: int) -> None:
         self._seq += 1
-        heapq.heappush(self.events, (at, kind, self._seq, key, run))
+        heappush(self.events, (at, kind, self._seq, key, run))
 
     def _due(self, now: datetime) -> bool:
         """Handle the events due by now; whether any changed the core."""
         ev = self.events
         changed = False
         while ev and ev[0][0] <= now:
-            _, kind, _, key, run = heapq.heappop(ev)
+            _, kind, _, key, run = heappop(ev)
             job = self.jobs.get(key)
             if job is None:
                 continue
@@ -200,15 +214,19 @@ class FastReplay:
                 del self.jobs[key]
                 changed = True
             elif job.started is not None and job.run == run:
-                self._stop_pods(job)
-                self.core.finish(key)
-                self.meter.finished(job.team)
-                self.meter.released(job.team, job.cq, job.milli, False)
-                if self.log is not None:
-                    self.log.append((self._t(), "finish", job.job_id))
-                self._push(now + _TTL, _DELETE, key, 0)
+                self._finish(job)
                 changed = True
         return changed
+
+    def _finish(self, job: _Job) -> None:
+        """Its pods succeeded: the Job integration finishes the Workload."""
+        self._stop_pods(job)
+        self.core.finish(job.key)
+        self.meter.finished(job.team)
+        self.meter.released(job.team, job.cq, job.milli, False)
+        if self.log is not None:
+            self.log.append((self._t(), "finish", job.job))
+        self._push(self.core.now + _TTL, _DELETE, job.key, 0)
 
     def _t(self) -> float:
         return (self.core.now - self.start).total_seconds()
@@ -230,7 +248,7 @@ class FastReplay:
             core.add(new)
 
     # ------------------------------------------------------------ cycles
-    def _admitted(self, key: str) -> None:
+    def _admitted(self, key: str) -> _Job:
         job = self.jobs[key]
         now = self.core.now
         wl = self.core.workloads[key]
@@ -242,11 +260,28 @@ class FastReplay:
         job.started = now
         job.run += 1
         self.meter.pods_started(job.team, job.milli, first)
-        self._push(now + job.duration, _FINISH, key, job.run)
-        if self.pods_ready:
-            self._set_pods_ready(key, _READY)
+        if job.duration:
+            self._push(now + job.duration, _FINISH, key, job.run)
         if self.log is not None:
-            self.log.append((self._t(), "admit", job.job_id))
+            self.log.append((self._t(), "admit", job.job))
+        return job
+
+    def _place(self, placed: list[_Job]) -> bool:
+        """The pods of the jobs admitted by the cycle before run: the kubelet
+        starts them in the control plane's idle pass after that cycle's
+        (placement is an idle hook after Kueue's), so the Job integration
+        writes PodsReady then, and a job that runs for no time finishes
+        then. Whether one finished."""
+        finished = False
+        for job in placed:
+            if job.started is None:
+                continue  # evicted meanwhile
+            if self.pods_ready:
+                self._set_pods_ready(job.key, _READY)
+            if not job.duration:
+                self._finish(job)
+                finished = True
+        return finished
 
     def _held(self, adm: Any) -> int:
         """Milli-GPUs of an admission's usage, as SimRecorder counts them."""
@@ -277,12 +312,24 @@ class FastReplay:
                 continue
             self.meter.released(job.team, job.cq, held[key], True)
 
-    def _settle(self) -> None:
+    def _settle(self) -> bool:
         """Cycles as KueueController._idle runs them at one instant."""
         core = self.core
         quiet = 0
         tried: set[str] = set()
-        while quiet < _QUIET_CYCLES:
+        cycles = 0
+        placing: list[_Job] = []
+        while quiet < _QUIET_CYCLES or placing:
+            if quiet >= _QUIET_CYCLES:  # an idle pass without a cycle
+                if self._place(placing):
+                    quiet = 0
+                    tried.clear()
+                placing = []
+                continue
+            cycles += 1
+            if cycles > MAX_CYCLES_PER_INSTANT:
+                self.spinning = sorted({p.victim for p in core.preemptions})[:10]
+                return False
             self._complete_evictions()
             r = core.cycle()
             self.admissions += len(r.admitted)
@@ -292,26 +339,32 @@ class FastReplay:
                     continue
                 if job.started is not None:
                     self._stop_pods(job)
-                self.meter.preempted(job.team, p.reason)
+                if job.preempted_at != core.now:
+                    # Counted as the report counts Preempted transitions: by
+                    # their time, once per instant.
+                    job.preempted_at = core.now
+                    self.meter.preempted(job.team, p.reason)
                 if self.pods_ready:
                     self._set_pods_ready(p.victim, _NOT_READY)
                 if self.log is not None:
-                    self.log.append((self._t(), f"preempt:{p.reason}", job.job_id))
-            for key in r.admitted:
-                self._admitted(key)
-            woke = self._due(core.now)  # pods that ran for no time
+                    self.log.append((self._t(), f"preempt:{p.reason}", job.job))
+            admitted = [self._admitted(key) for key in r.admitted]
+            woke = self._place(placing)
+            placing = admitted
             if r.changed or core.has_pending_evictions or woke:
                 quiet = 0
                 tried.clear()
                 continue
             if not core.queues.any_heads():
-                break
+                quiet = _QUIET_CYCLES  # more cycles do nothing (the pass still places)
+                continue
             if not r.waiting.keys() - tried:
                 quiet += 1
             tried.update(r.waiting)
         core.take_touched()  # (nobody writes statuses here)
         core.preemptions.clear()
         core.evictions.clear()
+        return True
 
     # ------------------------------------------------------------ the run
     def run(self, until: timedelta | None, progress: Progress | None) -> str:
@@ -349,7 +402,9 @@ class FastReplay:
             if nxt is not None and nxt[0] <= core.now:
                 self._submit(nxt[1], used)
                 nxt = next(arrivals, None)
-            self._settle()
+            if not self._settle():
+                meter.sample()
+                return "repeating"
             meter.sample()
             if progress is not None:
                 t = time.monotonic()
@@ -387,10 +442,18 @@ def run_fast(
     meter.close(fr.running())
     if progress is not None:
         progress(plan.design.name, meter.finished_jobs, plan.total_jobs, meter.elapsed())
+    errors = []
+    if stopped == "repeating":
+        errors = [
+            f"{plan.design.name}: stopped: the replay only repeats itself (more than "
+            f"{MAX_CYCLES_PER_INSTANT} scheduling cycles at {meter.elapsed():.0f}s, "
+            "workloads preempting each other); these workloads cycle:",
+            *fr.spinning,
+        ]
     return build_result(
         plan,
         meter,  # type: ignore[arg-type]
         stopped=stopped,
         admissions=fr.admissions,
-        errors=[],
+        errors=errors,
     )

@@ -36,9 +36,11 @@ from kuota.api.kueue.config import KueueConfig
 from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.requests import resource_value
 from kuota.runtime import gcpolicy
+from kuota.sim.decision_log import DecisionLog, WorkloadWatcher
 from kuota.sim.mapping import Mapping, TeamTarget, gpu_request, k8s_name
 from kuota.sim.report import DesignResult, SimRecorder, build_result
 from kuota.sim.trace import InputError, NodeRow, Trace, TraceRow
+from kuota.store.resources import WORKLOAD
 
 __all__ = [
     "START",
@@ -638,23 +640,28 @@ def run_plan(
     progress: Progress | None = None,
     *,
     full: bool = False,
+    log: DecisionLog | None = None,
 ) -> DesignResult:
     """One design's replay: the fast one (the admission core alone,
     ``kuota.sim.fastreplay``) when it decides the same, else (or with
-    ``full``) the full one in the embedded control plane."""
+    ``full``) the full one in the embedded control plane. ``log``: filled
+    with the decisions (``kuota.sim.decision_log``)."""
     path = replay_path(plan, full)
     if path == "fast":
         from kuota.sim.fastreplay import run_fast
 
-        result = run_fast(plan, until, progress)
+        result = run_fast(plan, until, progress, log)
     else:
-        result = _run_full(plan, until, progress)
+        result = _run_full(plan, until, progress, log)
     result.replay = path
     return result
 
 
 def _run_full(
-    plan: Plan, until: timedelta | None = None, progress: Progress | None = None
+    plan: Plan,
+    until: timedelta | None = None,
+    progress: Progress | None = None,
+    log: DecisionLog | None = None,
 ) -> DesignResult:
     design = plan.design
     cp = ControlPlane(design.config, START, openshift=design.openshift, scheduler=design.scheduler)
@@ -670,6 +677,8 @@ def _run_full(
         cp.submit([*plan.objects, *first])
         cp.arrivals.add_stream(groups)
         assert cp.kueue.core is not None
+        if log is not None:
+            cp.mgr.informer(WORKLOAD).on_change(WorkloadWatcher(log, START, cp.mgr.clock.now))
         rec = SimRecorder(
             cp.mgr, cp.kueue.core, plan.job_team, plan.mapping.milli_resource, plan.job_created
         )
