@@ -51,7 +51,10 @@ def _structural_problems(s: dict[str, Any], path: str) -> list[str]:
 
 def test_every_kueue_kind_has_a_structural_crd() -> None:
     crds = _crds()
-    assert {c["spec"]["names"]["kind"] for c in crds} == set(kt.KINDS)
+    # Kueue's kinds, and the ProvisioningRequestConfig of its provisioning check.
+    assert {c["spec"]["names"]["kind"] for c in crds} == set(kt.KINDS) | {
+        "ProvisioningRequestConfig"
+    }
     for c in crds:
         assert c["apiVersion"] == "apiextensions.k8s.io/v1"
         spec = c["spec"]

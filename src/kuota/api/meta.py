@@ -49,6 +49,19 @@ class LabelSelector(Object, kw_only=True):
     match_expressions: Annotated[list[LabelSelectorRequirement], LIST_ATOMIC] | None = None
 
 
+def owner_reference(owner: Any) -> OwnerReference:
+    """``SetControllerReference``: ``owner`` as the controller of what it makes."""
+    m = owner.metadata
+    return OwnerReference(
+        api_version=owner.api_version,
+        kind=owner.kind,
+        name=m.name,
+        uid=m.uid,
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
 ConditionStatus = Literal["True", "False", "Unknown"]
 
 

@@ -7,11 +7,13 @@ Pure: no I/O. Lookups are plain dict reads of tables built at import.
 
 from __future__ import annotations
 
+from kuota.api.autoscaling.autoscaling_kinds import AUTOSCALING_KINDS
 from kuota.api.jobset.jobset_kinds import JOBSET_KINDS
 from kuota.api.k8s.k8s_kinds import K8S_KINDS
 from kuota.api.kindspec import KindSpec, VersionSpec
 from kuota.api.kubeflow.kubeflow_kinds import KUBEFLOW_KINDS
 from kuota.api.kueue.kueue_kinds import KUEUE_KINDS
+from kuota.api.kueue.provisioning_config import PROVISIONING_CONFIG_KINDS
 from kuota.api.kuotadev.kuota_kinds import KUOTA_KINDS
 from kuota.api.lws.lws_kinds import LWS_KINDS
 from kuota.api.openshift.openshift_kinds import OPENSHIFT_KINDS
@@ -30,11 +32,13 @@ __all__ = [
 # Kueue first: its kinds are the ones kuota is about.
 KINDS: tuple[KindSpec, ...] = (
     *KUEUE_KINDS,
+    *PROVISIONING_CONFIG_KINDS,
     *K8S_KINDS,
     *LWS_KINDS,
     *JOBSET_KINDS,
     *KUBEFLOW_KINDS,
     *OPENSHIFT_KINDS,
+    *AUTOSCALING_KINDS,
     *KUOTA_KINDS,
 )
 

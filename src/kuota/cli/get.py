@@ -347,7 +347,7 @@ def pending_reasons(store: ReadOnlyStore, now: datetime) -> Callable[[Any], str]
     core: list[AdmissionCore] = []
 
     def reason(wl: Any) -> str:
-        if _cond_status(wl, "QuotaReserved") == "True" or _cond_status(wl, "Finished") == "True":
+        if _cond_status(wl, "Finished") == "True" or _cond_status(wl, "Admitted") == "True":
             return ""
         try:
             if not core:

@@ -435,6 +435,13 @@ def _owner(o: Any) -> str:
     return f"{kind}/{refs[0].name}"
 
 
+def _template_containers(o: Any, attr: str) -> str:
+    spec = o.template.spec if o.template is not None else None
+    return ",".join(getattr(c, attr) or "" for c in (spec.containers if spec else None) or ()) or (
+        "<none>"
+    )
+
+
 _COMPUTED: Final[dict[tuple[str, str], Callable[[Any, datetime], str]]] = {
     ("namespaces", "Status"): lambda o, now: (o.status.phase if o.status else None) or "Active",
     ("priorityclasses", "Value"): lambda o, now: str(o.value),
@@ -450,6 +457,13 @@ _COMPUTED: Final[dict[tuple[str, str], Callable[[Any, datetime], str]]] = {
     ),
     ("services", "Selector"): lambda o, now: (
         ",".join(f"{k}={v}" for k, v in sorted((o.spec.selector or {}).items())) or "<none>"
+    ),
+    ("podtemplates", "Containers"): lambda o, now: _template_containers(o, "name"),
+    ("podtemplates", "Images"): lambda o, now: _template_containers(o, "image"),
+    ("podtemplates", "Pod Labels"): lambda o, now: (
+        ",".join(f"{k}={v}" for k, v in sorted((o.template.metadata.labels or {}).items()))
+        if o.template is not None and o.template.metadata.labels
+        else "<none>"
     ),
     ("limitranges", "Created At"): lambda o, now: (
         o.metadata.creation_timestamp.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -8,7 +8,7 @@ from typing import Any
 
 from kuota.api.conditions import find
 from kuota.api.k8s import Pod, PodCondition, PodStatus
-from kuota.api.meta import OwnerReference
+from kuota.api.meta import OwnerReference, owner_reference
 from kuota.store.resources import JOB, NODE, POD
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "is_deleting",
     "is_pod_ready",
     "is_terminal",
+    "owner_reference",
     "pod_phase",
     "set_pod_condition",
 ]
@@ -107,16 +108,3 @@ def controller_key(obj: Any, kind: str, api_version: str) -> str | None:
     if ref is None or ref.kind != kind or ref.api_version != api_version:
         return None
     return f"{obj.metadata.namespace}/{ref.name}"
-
-
-def owner_reference(owner: Any) -> OwnerReference:
-    """The controller reference a controller puts on what it creates."""
-    m = owner.metadata
-    return OwnerReference(
-        api_version=owner.api_version,
-        kind=owner.kind,
-        name=m.name,
-        uid=m.uid,
-        controller=True,
-        block_owner_deletion=True,
-    )

@@ -13,6 +13,7 @@ from kuota.cluster.apiserver.limitrange import LIMIT_RANGE, PodResourceAdmission
 from kuota.cluster.apiserver.node_registration import NodeRegistration
 from kuota.cluster.apiserver.pod_admission import PodAdmission, ProjectNodeSelector
 from kuota.cluster.apiserver.pod_strategy import SchedulingGatedCondition
+from kuota.cluster.autoscaler import ClusterAutoscaler
 from kuota.cluster.controllers.cronjob_controller import CronJobController
 from kuota.cluster.controllers.daemonset_controller import DaemonSetController
 from kuota.cluster.controllers.deployment_controller import DeploymentController
@@ -66,6 +67,7 @@ class EmbeddedCluster:
     leader_worker_sets: LeaderWorkerSetController = field(default_factory=LeaderWorkerSetController)
     job_sets: JobSetController = field(default_factory=JobSetController)
     training: TrainingOperator = field(default_factory=TrainingOperator)
+    autoscaler: ClusterAutoscaler = field(default_factory=ClusterAutoscaler)
 
 
 def install(
@@ -105,6 +107,8 @@ def install(
         cluster.job_sets,
         # Kubeflow's training operator: PyTorchJob, TFJob, ... pods.
         cluster.training,
+        # cluster-autoscaler: ProvisioningRequests and kuota.dev NodeGroups.
+        cluster.autoscaler,
     ):
         mgr.add(extra)
     return cluster

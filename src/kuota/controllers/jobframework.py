@@ -54,6 +54,7 @@ CQ_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
 RESOURCE_IN_USE: Final = "kueue.x-k8s.io/resource-in-use"
 DEFAULT_QUEUE: Final = "default"
 OPENSHIFT_MANAGED: Final = "kueue.openshift.io/managed"
+PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"  # passed on to ProvisioningRequests
 
 _READY_MSG: Final = "All pods reached readiness and the workload is running"
 _NOT_READY_MSG: Final = "Not all pods are ready or succeeded"
@@ -70,6 +71,9 @@ class PodSetInfo:
     node_selector: dict[str, str] = field(default_factory=dict)
     tolerations: list[kc.Toleration] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
+    # From admission checks' podSetUpdates (the provisioning check's
+    # consume-provisioning-request, for one).
+    annotations: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -425,6 +429,11 @@ class JobReconciler:
             ],
             ref,
             priority,
+            # NewWorkload: the job's provreq.kueue.x-k8s.io/ annotations, which
+            # the provisioning check passes on as ProvisioningRequest parameters.
+            annotations={
+                k: v for k, v in (m.annotations or {}).items() if k.startswith(PROVREQ_PREFIX)
+            },
         )
         mgr.store.create(wl)
         self._event(job, "Normal", "CreatedWorkload", f"Created Workload: {key_of(wl)}")
@@ -646,6 +655,7 @@ def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
                 if t not in tolerations:
                     tolerations.append(t)
         labels = {PODSET_LABEL: psa.name}
+        annotations: dict[str, str] = {}
         if wl.spec.queue_name:
             labels[LQ_LABEL] = wl.spec.queue_name
         if adm is not None and len(adm.cluster_queue) <= 63:
@@ -655,9 +665,10 @@ def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
                 if upd.name == psa.name:
                     selector.update(upd.node_selector or {})
                     labels.update(upd.labels or {})
+                    annotations.update(upd.annotations or {})
                     tolerations += [t for t in upd.tolerations or () if t not in tolerations]
         count = psa.count if psa.count is not None else _podset_count(wl, psa.name)
-        out.append(PodSetInfo(psa.name, count, selector, tolerations, labels))
+        out.append(PodSetInfo(psa.name, count, selector, tolerations, labels, annotations))
     return out
 
 

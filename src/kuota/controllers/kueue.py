@@ -517,6 +517,14 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
             # core's own reset to Pending (on eviction) is newer otherwise.
             if cur is None or (cur.state == "Pending" and s.state != "Pending"):
                 states[s.name] = clone(s)
+            elif (
+                cur.state == s.state == "Pending"
+                and cur.message != s.message
+                and (s.retry_count or 0) >= (cur.retry_count or 0)
+            ):
+                # A check controller's word on a pending check (the
+                # autoscaler's "capacity is not found"): kept.
+                states[s.name] = clone(s)
         mine.admission_checks = [states[n] for n in sorted(states)] or None
     mine.reclaimable_pods = clone(theirs.reclaimable_pods) if theirs.reclaimable_pods else None
     if _hold_moved(mine, theirs):

@@ -15,9 +15,14 @@ __all__ = ["merge_into", "restored_template"]
 
 
 def merge_into(template: PodTemplateSpec, info: PodSetInfo) -> None:
-    """``podset.Merge``: the admission's labels, node selector and
-    tolerations added to a pod template (in place)."""
+    """``podset.Merge``: the admission's labels, annotations, node selector
+    and tolerations added to a pod template (in place)."""
     template.metadata.labels = {**(template.metadata.labels or {}), **info.labels} or None
+    if info.annotations:
+        template.metadata.annotations = {
+            **(template.metadata.annotations or {}),
+            **info.annotations,
+        }
     spec = template.spec
     if spec is None:
         return

@@ -30,6 +30,7 @@ from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
+from kuota.controllers.provisioning import provisioning_controllers
 from kuota.controllers.workload_retention import WorkloadRetention
 from kuota.embedded.repetition import RepetitionDetector, horizon_of
 from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
@@ -148,6 +149,13 @@ class ControlPlane:
             self.mgr.add(self.kueue)
         if kueue and config.object_retention != ObjectRetention():
             self.mgr.add(WorkloadRetention(config.object_retention))
+        if kueue and cluster:
+            # Kueue's ProvisioningRequest admission check: Kueue sets it up
+            # only when the API server serves ProvisioningRequests
+            # (ServerSupportsProvisioningRequest), which the embedded cluster's
+            # autoscaler brings; scenarios without a cluster have neither.
+            for c in provisioning_controllers():
+                self.mgr.add(c)  # type: ignore[arg-type]
         for r in self.integrations.reconcilers():
             self.mgr.add(r)
         self.refused: list[Refusal] = []
@@ -417,10 +425,12 @@ _RANK = {
     "LimitRange": 2,
     "ResourceFlavor": 3,
     "AdmissionCheck": 3,
+    "ProvisioningRequestConfig": 3,
     "Cohort": 4,
     "ClusterQueue": 5,
     "LocalQueue": 6,
     "Node": 7,
+    "NodeGroup": 7,
 }
 
 

@@ -8,10 +8,12 @@ borrowing limit, what the cohort has unused).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kuota.api.conditions import find_condition
 from kuota.quota.requests import resource_quantity
 from kuota.quota.tree import FR, available, cq_available, local_quota, potential_available
-from kuota.quota.workload import has_quota_reservation, is_finished
+from kuota.quota.workload import has_quota_reservation, is_admitted, is_finished
 from kuota.scheduler.admission.admissibility import Admissibility
 from kuota.scheduler.admission.state import CoreState
 from kuota.scheduler.cache import ClusterQueueState
@@ -55,6 +57,18 @@ def quota_line(cq: ClusterQueueState, fr: FR, requested: int, taken: int = 0) ->
     )
 
 
+def _reserving(wl: Any) -> str:
+    """A workload holding quota: admitted, or waiting for its admission
+    checks (each named with its state and its controller's message)."""
+    st = wl.status
+    waiting = [c for c in (st.admission_checks or () if st else ()) if c.state != "Ready"]
+    if is_admitted(wl) or not waiting:
+        return "holds its quota reservation"
+    cq = st.admission.cluster_queue if st.admission is not None else ""
+    parts = [f"{c.name} ({c.state}{': ' + c.message if c.message else ''})" for c in waiting]
+    return f"holds its quota in ClusterQueue {cq}, waiting for admission checks: {'; '.join(parts)}"
+
+
 def explain(state: CoreState, adm: Admissibility, key: str) -> str:
     wl = state.workloads.get(key)
     if wl is None:
@@ -62,7 +76,7 @@ def explain(state: CoreState, adm: Admissibility, key: str) -> str:
     if is_finished(wl):
         return "finished"
     if has_quota_reservation(wl):
-        return "holds its quota reservation"
+        return _reserving(wl)
     if not wl.spec.active:
         return "deactivated (spec.active is false)"
     ns, _ = key.split("/", 1)

@@ -323,6 +323,14 @@ def _event(w: Wire, now: datetime) -> list[Any]:
     ]
 
 
+def _podtemplate(w: Wire, now: datetime) -> list[Any]:
+    tmpl = w.get("template") or {}
+    names, images = _containers(tmpl.get("spec") or {})
+    labels = (tmpl.get("metadata") or {}).get("labels") or {}
+    shown = ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"
+    return [names, images, shown]
+
+
 BUILTIN_CELLS: dict[tuple[str, str], Callable[[Wire, datetime], list[Any]]] = {
     ("", "Pod"): _pod,
     ("", "Namespace"): _namespace,
@@ -330,6 +338,7 @@ BUILTIN_CELLS: dict[tuple[str, str], Callable[[Wire, datetime], list[Any]]] = {
     ("", "LimitRange"): _limitrange,
     ("", "Service"): _service,
     ("", "Event"): _event,
+    ("", "PodTemplate"): _podtemplate,
     ("scheduling.k8s.io", "PriorityClass"): _priorityclass,
     ("node.k8s.io", "RuntimeClass"): _runtimeclass,
     ("batch", "Job"): _job,

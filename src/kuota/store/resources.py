@@ -52,3 +52,11 @@ JAX_JOB: Final[ResourceType] = resource_for("kubeflow.org/v1", "JAXJob")
 MPI_JOB: Final[ResourceType] = resource_for("kubeflow.org/v2beta1", "MPIJob")
 NODE_OPERATION: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeOperation")
 BIZRQ: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "BizGroupResourceQuota")
+NODE_GROUP: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeGroup")
+
+# Kueue's provisioning admission check and cluster-autoscaler's request
+PROVISIONING_REQUEST_CONFIG: Final[ResourceType] = resource_for(_KUEUE, "ProvisioningRequestConfig")
+PROVISIONING_REQUEST: Final[ResourceType] = resource_for(
+    "autoscaling.x-k8s.io/v1", "ProvisioningRequest"
+)
+POD_TEMPLATE: Final[ResourceType] = resource_for("v1", "PodTemplate")

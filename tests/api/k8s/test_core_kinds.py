@@ -22,6 +22,7 @@ from kuota.api.errors import DUPLICATE, FORBIDDEN, INVALID, NOT_SUPPORTED, REQUI
 from kuota.api.k8s import apps
 from kuota.api.k8s import validation as cv
 from kuota.api.kuotadev.bizrq import BizGroupResourceQuota, validate_bizrq
+from kuota.api.kuotadev.nodegroup import NodeGroup, validate_node_group
 from kuota.api.kuotadev.nodeoperation import NodeOperation, validate_node_operation
 from kuota.api.lws import v1 as lws
 from kuota.api.meta import LabelSelector
@@ -50,6 +51,7 @@ VALIDATORS = {
     **apps.VALIDATORS,
     apps.DaemonSet: apps.validate_daemon_set,
     NodeOperation: validate_node_operation,
+    NodeGroup: validate_node_group,
     BizGroupResourceQuota: validate_bizrq,
     lws.LeaderWorkerSet: lws.validate_leader_worker_set,
 }

@@ -308,6 +308,16 @@ class PodTemplateSpec(Object):
     spec: PodSpec | None = None
 
 
+class PodTemplate(Object):
+    """core/v1 PodTemplate: a stored pod template (Kueue's provisioning check
+    writes one per pod set of a ProvisioningRequest)."""
+
+    api_version: str
+    kind: str
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    template: PodTemplateSpec | None = None
+
+
 # --------------------------------------------------------------------------- Pod
 class PodCondition(Object):
     type: str

@@ -258,6 +258,15 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         validate=gateless(service.validate_service),
         name_fn=is_dns1035_label,
     ),
+    KindSpec(
+        group="",
+        kind="PodTemplate",
+        plural="podtemplates",
+        namespaced=True,
+        internal=corev1.PodTemplate,
+        versions=_v1(corev1.PodTemplate, _cols("Containers", "Images", "Pod Labels")),
+        validate=gateless(cv.validate_pod_template),
+    ),
     # Leader election's lock (kuota controller's replicas, as Kueue's).
     KindSpec(
         group=coordination.GROUP,

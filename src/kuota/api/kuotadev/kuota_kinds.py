@@ -4,7 +4,7 @@ its module to this package and its ``KindSpec`` here."""
 from __future__ import annotations
 
 from kuota.api.kindspec import KindSpec, PrinterColumn, VersionSpec, gateless
-from kuota.api.kuotadev import bizrq, nodeoperation
+from kuota.api.kuotadev import bizrq, nodegroup, nodeoperation
 
 __all__ = ["KUOTA_KINDS"]
 
@@ -54,5 +54,28 @@ KUOTA_KINDS: tuple[KindSpec, ...] = (
         status_subresource=True,
         validate=gateless(bizrq.validate_bizrq),
         default=bizrq.default_bizrq,
+    ),
+    KindSpec(
+        group=nodegroup.GROUP,
+        kind=nodegroup.KIND,
+        plural="nodegroups",
+        namespaced=False,
+        internal=nodegroup.NodeGroup,
+        versions=(
+            VersionSpec(
+                "v1alpha1",
+                nodegroup.NodeGroup,
+                storage=True,
+                columns=(
+                    PrinterColumn("Min", "integer", ".spec.minSize"),
+                    PrinterColumn("Max", "integer", ".spec.maxSize"),
+                    PrinterColumn("Nodes", "integer", ".status.nodes"),
+                    PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+                ),
+            ),
+        ),
+        short_names=("ng",),
+        status_subresource=True,
+        validate=gateless(nodegroup.validate_node_group),
     ),
 )

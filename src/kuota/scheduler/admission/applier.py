@@ -81,6 +81,7 @@ class DecisionApplier:
             res = PodSetResources(ps.name, ps.count, values, dict(flavors))
             held.append(held_part(res, spec_counts.get(ps.name, 0), rec.get(ps.name, 0)))
         wl.status.admission = kt.Admission(cluster_queue=cq.name, pod_set_assignments=psas)
+        wl.status.resource_requests = None  # the admission's resourceUsage supersedes it
         self.state.cond(
             wl,
             "QuotaReserved",
@@ -175,6 +176,20 @@ class DecisionApplier:
         self.state.queues.requeue(info, reason, self.state.now, pending, qr_reason)
         if skip_status:
             return
+        # PropagateResourceRequests: what the pending workload asked for, per
+        # pod set, for those who read the Workload (admission clears it).
+        requests = [
+            kt.PodSetRequest(
+                name=ps.name,
+                resources={r: resource_quantity(r, v) for r, v in ps.requests.items()} or None,
+            )
+            for ps in info.podsets
+        ]
+        if wl.status is None:
+            wl.status = kt.WorkloadStatus()
+        if wl.status.resource_requests != requests:
+            wl.status.resource_requests = requests
+            self.state.touched.add(key)
         # Touched only when a condition changed, as Kueue patches the status
         # only then: a head left waiting with the same reason, cycle after
         # cycle, is not written again.

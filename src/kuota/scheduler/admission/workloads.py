@@ -339,10 +339,16 @@ class WorkloadController:
         wl = self.state.workloads[key]
         self.state.cond(wl, "Evicted", "True", reason, message, self.state.now)
         self.state.evictions.append((key, reason))
-        # Admission checks go back to Pending on eviction.
+        # Kueue's resetChecksOnEviction: checks go back to Pending, saying
+        # what they were; a Retry counts as one more retry.
         if wl.status is not None and wl.status.admission_checks:
             for s in wl.status.admission_checks:
-                s.state = "Pending"
+                if s.state == "Pending":
+                    continue
+                retry = (s.retry_count or 0) + 1 if s.state == "Retry" else None
+                s.message = f"Reset to Pending after eviction. Previously: {s.state}"
+                s.state, s.retry_count = "Pending", retry
+                s.last_transition_time, s.pod_set_updates = self.state.now, None
         # Kueue's prepareForEviction: the preemption-gate signal is withdrawn
         # and every gate closes again.
         if condition_true(wl, "BlockedOnPreemptionGates"):

@@ -56,7 +56,15 @@ from collections.abc import Callable
 from typing import Any
 
 from kuota.api.k8s.batch import CronJob, Job
-from kuota.api.k8s.corev1 import LimitRange, Namespace, Node, Pod, PriorityClass, RuntimeClass
+from kuota.api.k8s.corev1 import (
+    LimitRange,
+    Namespace,
+    Node,
+    Pod,
+    PodTemplate,
+    PriorityClass,
+    RuntimeClass,
+)
 from kuota.api.k8s.validation.affinity import (
     validate_affinity,
     validate_node_selector,
@@ -86,6 +94,7 @@ from kuota.api.k8s.validation.objectmeta import (
 from kuota.api.k8s.validation.podspec import (
     validate_pod,
     validate_pod_spec,
+    validate_pod_template,
     validate_pod_template_spec,
 )
 from kuota.api.k8s.validation.resource_requirements import (
@@ -115,6 +124,7 @@ __all__ = [
     "validate_object_meta",
     "validate_pod",
     "validate_pod_spec",
+    "validate_pod_template",
     "validate_pod_template_spec",
     "validate_priority_class",
     "validate_resource_quantity_value",
@@ -128,6 +138,7 @@ __all__ = [
 # The create rules of the core/v1, scheduling, node and batch kinds, by struct.
 VALIDATORS: dict[type, Callable[[Any], Errors]] = {
     Pod: validate_pod,
+    PodTemplate: validate_pod_template,
     Namespace: validate_namespace,
     Node: validate_node,
     PriorityClass: validate_priority_class,

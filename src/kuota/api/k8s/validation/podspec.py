@@ -10,8 +10,9 @@ from kuota.api.errors import (
     index,
     invalid,
     not_supported,
+    required,
 )
-from kuota.api.k8s.corev1 import Pod, PodSpec, PodTemplateSpec
+from kuota.api.k8s.corev1 import Pod, PodSpec, PodTemplate, PodTemplateSpec
 from kuota.api.k8s.validation.affinity import (
     validate_affinity,
     validate_tolerations,
@@ -154,6 +155,14 @@ def validate_pod_template_spec(tmpl: PodTemplateSpec, path: str) -> Errors:
 
 
 # ---------------------------------------------------------------------- kinds
+def validate_pod_template(pt: PodTemplate) -> Errors:
+    """``ValidatePodTemplate``: the object's metadata and its template."""
+    errs = validate_object_meta(pt.metadata, True, names.is_dns1123_subdomain)
+    if pt.template is None:
+        return [*errs, required("template", "")]
+    return errs + validate_pod_template_spec(pt.template, "template")
+
+
 def validate_pod(pod: Pod) -> Errors:
     errs = validate_object_meta(pod.metadata, True, names.is_dns1123_subdomain)
     errs += validate_pod_spec(pod.spec, "spec", is_pod=True)

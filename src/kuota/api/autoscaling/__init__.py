@@ -1,0 +1,1 @@
+"""``autoscaling.x-k8s.io``: cluster-autoscaler's ProvisioningRequest."""
