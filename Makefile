@@ -16,7 +16,8 @@ HOT := kuota/scheduler kuota/quota kuota/queueing kuota/controllers/kueue.py kuo
   kuota/runtime/informer.py kuota/runtime/workqueue.py kuota/sim/bench.py \
   kuota/store/events.py kuota/store/kinds.py kuota/store/copier.py \
   kuota/controllers/jobframework.py \
-  kuota/runtime/clock.py kuota/runtime/recorder.py
+  kuota/runtime/clock.py kuota/runtime/recorder.py \
+  kuota/sim/fastreplay.py kuota/sim/fast_meter.py
 COMPILED := build/mypyc
 SOURCES := $(shell find src/kuota -name '*.py')
 

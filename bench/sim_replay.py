@@ -1,7 +1,11 @@
 """``kuota simulate`` at scale (issue 30.1, 24.9): the openb trace on one design,
 the dlrm month on every shipped design, and a synthetic year (the dlrm month
-tiled with time offsets, SYNTHETIC: no such year was recorded) cut at N jobs,
-each run as a user runs it (a ``kuota simulate`` process) on each build.
+tiled with time offsets, SYNTHETIC: no such year was recorded) cut at N jobs
+(past 12 months the tiles go on: ``--sizes 1000000`` for issue 24.9's
+million rows), each run as a user runs it (a ``kuota simulate`` process) on
+each build. ``kuota simulate`` picks the fast replay where it decides the
+same (kuota.sim.replay_path); ``--paths fast full`` runs openb and the dlrm
+designs on both and checks the two reports are equal but for the path.
 
 Every figure is CPU time (user + system of the process, from wait4) and the
 process's peak RSS, with the build that produced it (``kuota --version`` in
@@ -63,8 +67,11 @@ def build_name(build: str) -> str:
     return out.removeprefix("kuota, version ")
 
 
-def run(build: str, args: list[str]) -> tuple[float, float]:
-    """(CPU seconds, peak RSS MiB) of one ``kuota simulate`` process."""
+def run(
+    build: str, args: list[str], report: list[dict[str, object]] | None = None
+) -> tuple[float, float]:
+    """(CPU seconds, peak RSS MiB) of one ``kuota simulate`` process; its
+    JSON report appended to ``report``."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "kuota.cli.main", "simulate", "--no-progress", *args]
         cmd += ["--json", str(Path(tmp) / "out.json")]
@@ -77,12 +84,15 @@ def run(build: str, args: list[str]) -> tuple[float, float]:
         p.returncode = os.waitstatus_to_exitcode(status)
         if p.returncode != 0:
             sys.exit(f"kuota simulate {' '.join(args)} failed ({p.returncode}):\n{err[-2000:]!r}")
+        if report is not None:
+            report.append(json.loads((Path(tmp) / "out.json").read_text()))
     return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
 
 
 def synthetic_year(dlrm: Path, out: Path, jobs: int) -> int:
-    """The dlrm month tiled 12x, each copy MONTH_S later, job ids suffixed by
-    the copy; the first ``jobs`` rows. Returns the rows written."""
+    """The dlrm month tiled (12x for a year, more for more rows), each copy
+    MONTH_S later, job ids suffixed by the copy; the first ``jobs`` rows.
+    Returns the rows written."""
     with dlrm.open(newline="") as f:
         rows = list(csv.reader(f))
     header, body = rows[0], rows[1:]
@@ -91,7 +101,7 @@ def synthetic_year(dlrm: Path, out: Path, jobs: int) -> int:
     with out.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(header)
-        for copy in range(12):
+        for copy in range(-(-jobs // len(body))):
             for r in body:
                 if n >= jobs:
                     return n
@@ -107,7 +117,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--traces", type=Path, default=REPO.parent / "shared" / "traces")
     ap.add_argument("--runs", nargs="+", default=["openb", "dlrm", "year"])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 290_000])
+    ap.add_argument(
+        "--paths",
+        nargs="+",
+        default=["auto"],
+        help="auto (what kuota simulate picks), or fast and full to compare the two",
+    )
     ap.add_argument("--builds", nargs="+", default=["interpreted", "mypyc"])
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--compiled", type=Path, default=COMPILED, help="the mypyc overlay")
@@ -145,27 +161,43 @@ def main() -> None:
         for build in builds:
             name = build_name(build)
             for what, jobs, runs in cases:
-                cpu, peak = 0.0, 0.0
-                for r in runs:
-                    c, m = run(build, r)
-                    cpu, peak = cpu + c, max(peak, m)
-                per_k = cpu / jobs * 1000
-                print(
-                    f"{what:42} {name:44} {cpu:8.1f} {cpu / loop:8.0f} {per_k:11.3f} {peak:9.0f}",
-                    flush=True,
-                )
-                results.append(
-                    {
-                        "case": what,
-                        "synthetic": what.startswith("SYNTHETIC"),
-                        "build": name,
-                        "jobs": jobs,
-                        "cpu_s": round(cpu, 2),
-                        "loop_ratio": round(cpu / loop, 1),
-                        "cpu_per_1000_jobs_s": round(per_k, 4),
-                        "peak_rss_mib": round(peak),
-                    }
-                )
+                reports: dict[str, list[dict[str, object]]] = {}
+                for path in a.paths:
+                    flag = ["--full-replay"] if path == "full" else []
+                    cpu, peak = 0.0, 0.0
+                    reports[path] = []
+                    for r in runs:
+                        c, m = run(build, [*r, *flag], reports[path])
+                        cpu, peak = cpu + c, max(peak, m)
+                    per_k = cpu / jobs * 1000
+                    ran = sorted({str(d["replay"]) for d in reports[path]})
+                    label = f"{what} [{'+'.join(ran)}]"
+                    print(
+                        f"{label:42} {name:44} {cpu:8.1f} {cpu / loop:8.0f} {per_k:11.3f} "
+                        f"{peak:9.0f}",
+                        flush=True,
+                    )
+                    results.append(
+                        {
+                            "case": what,
+                            "replay": ran,
+                            "synthetic": what.startswith("SYNTHETIC"),
+                            "build": name,
+                            "jobs": jobs,
+                            "cpu_s": round(cpu, 2),
+                            "loop_ratio": round(cpu / loop, 1),
+                            "cpu_per_1000_jobs_s": round(per_k, 4),
+                            "peak_rss_mib": round(peak),
+                        }
+                    )
+                if "fast" in reports and "full" in reports:
+                    strip = [
+                        [{k: v for k, v in d.items() if k != "replay"} for d in reports[p]]
+                        for p in ("fast", "full")
+                    ]
+                    same = strip[0] == strip[1]
+                    print(f"  {what}: fast and full reports {'equal' if same else 'DIFFER'}")
+                    results.append({"case": what, "build": name, "fast_equals_full": same})
     if a.json is not None:
         a.json.write_text(
             json.dumps({"reference_loop_s": round(loop, 4), "runs": results}, indent=1)

@@ -98,6 +98,15 @@ def _design_name(paths: list[str], taken: set[str]) -> str:
     help="Stop this long after the trace's first submission (e.g. 720h).",
     metavar="DURATION",
 )
+@click.option(
+    "--full-replay",
+    is_flag=True,
+    help="Replay every design in the embedded control plane (Jobs, pods, placement), "
+    "even where the fast replay on the admission core alone decides the same.",
+)
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Say on stderr which replay each design ran on, and why."
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def simulate(
     trace_path: str,
@@ -110,6 +119,8 @@ def simulate(
     json_path: str | None,
     html_path: str | None,
     until: timedelta | None,
+    full_replay: bool,
+    verbose: bool,
     no_progress: bool,
 ) -> None:
     """Replay a job trace against quota designs, in virtual time.
@@ -142,6 +153,8 @@ def simulate(
             until,
             not no_progress,
             console,
+            full_replay,
+            verbose,
         )
     )
 
@@ -159,6 +172,8 @@ def run_simulate(
     until: timedelta | None,
     progress: bool,
     console: Any,
+    full: bool = False,
+    verbose: bool = False,
 ) -> int:
     from kuota.cli.files import CannotRead
     from kuota.cli.progress import Progress
@@ -219,12 +234,20 @@ def run_simulate(
         if path is not None and Path(path).is_dir():
             return error(f"{path}: is a directory")
     try:
-        results = _run(trace, designs, mapping, node_rows, until, jobs, progress)
+        results = _run(trace, designs, mapping, node_rows, until, jobs, progress, full)
     except InputError as err:
         return error(str(err))
     except KeyboardInterrupt:
         return error("interrupted")
     for r in results:
+        if verbose:
+            how = r.replay.partition(": ")
+            why = (
+                "the admission core alone: nothing but quota decides"
+                if how[0] == "fast"
+                else how[2]
+            )
+            click.echo(f"design {r.name}: {how[0]} replay ({why})", err=True)
         for w in r.warnings:
             click.echo(f"warning: {w}", err=True)
         console.print(summary_table(r))
@@ -264,6 +287,7 @@ def _run(
     until: timedelta | None,
     jobs: int,
     show: bool,
+    full: bool = False,
 ) -> list[Any]:
     from kuota.cli.progress import Progress
     from kuota.sim.report import fmt_seconds
@@ -299,4 +323,5 @@ def _run(
             jobs=jobs,
             progress=update if show else None,
             checking=checking if show else None,
+            full=full,
         )

@@ -389,6 +389,8 @@ class DesignResult:
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     budgets: list[Any] = field(default_factory=list)  # sim.budget_burn.BudgetResult
+    # "fast" (the admission core alone) or "full: <why>" (kuota.sim.replay_path)
+    replay: str = "full"
 
     @property
     def overall(self) -> TeamResult:
@@ -539,6 +541,7 @@ def design_json(r: DesignResult) -> dict[str, Any]:
         "gpu_resource": r.gpu_resource,
         "policy": r.policy,
         "nodes_from": r.nodes_from,
+        "replay": r.replay.partition(":")[0],
         "stopped": r.stopped,
         "simulated_s": _r(r.end_s, 3),
         "jobs": overall.jobs,

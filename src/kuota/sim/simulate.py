@@ -37,9 +37,11 @@ from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.requests import resource_value
 from kuota.runtime import gcpolicy
 from kuota.sim.budget_burn import BudgetBurn, group_labels, job_labels, refused_by_group
+from kuota.sim.decision_log import DecisionLog, WorkloadWatcher
 from kuota.sim.mapping import Mapping, TeamTarget, gpu_request, k8s_name
 from kuota.sim.report import DesignResult, SimRecorder, build_result
 from kuota.sim.trace import InputError, NodeRow, Trace, TraceRow
+from kuota.store.resources import WORKLOAD
 
 __all__ = [
     "START",
@@ -49,6 +51,8 @@ __all__ = [
     "nodes_from_list",
     "nodes_from_quota",
     "prepare",
+    "replay",
+    "replay_path",
     "run_plan",
     "simulate",
 ]
@@ -626,8 +630,45 @@ def prepare(
     )
 
 
+def replay_path(plan: Plan, full: bool = False) -> str:
+    """``fast``, or ``full: <why>`` (``kuota.sim.replay_path``): the replay
+    :func:`run_plan` runs ``plan`` on."""
+    from kuota.sim.replay_path import decline_reason
+
+    if full:
+        return "full: asked for (--full-replay)"
+    why = decline_reason(plan)
+    return "fast" if why is None else f"full: {why}"
+
+
 def run_plan(
-    plan: Plan, until: timedelta | None = None, progress: Progress | None = None
+    plan: Plan,
+    until: timedelta | None = None,
+    progress: Progress | None = None,
+    *,
+    full: bool = False,
+    log: DecisionLog | None = None,
+) -> DesignResult:
+    """One design's replay: the fast one (the admission core alone,
+    ``kuota.sim.fastreplay``) when it decides the same, else (or with
+    ``full``) the full one in the embedded control plane. ``log``: filled
+    with the decisions (``kuota.sim.decision_log``)."""
+    path = replay_path(plan, full)
+    if path == "fast":
+        from kuota.sim.fastreplay import run_fast
+
+        result = run_fast(plan, until, progress, log)
+    else:
+        result = _run_full(plan, until, progress, log)
+    result.replay = path
+    return result
+
+
+def _run_full(
+    plan: Plan,
+    until: timedelta | None = None,
+    progress: Progress | None = None,
+    log: DecisionLog | None = None,
 ) -> DesignResult:
     design = plan.design
     cp = ControlPlane(design.config, START, openshift=design.openshift, scheduler=design.scheduler)
@@ -643,6 +684,8 @@ def run_plan(
         cp.submit([*plan.objects, *first])
         cp.arrivals.add_stream(groups)
         assert cp.kueue.core is not None
+        if log is not None:
+            cp.mgr.informer(WORKLOAD).on_change(WorkloadWatcher(log, START, cp.mgr.clock.now))
         rec = SimRecorder(
             cp.mgr, cp.kueue.core, plan.job_team, plan.mapping.milli_resource, plan.job_created
         )
@@ -712,9 +755,27 @@ def _worker(
     node_rows: list[NodeRow] | None,
     until: timedelta | None,
     report_progress: bool,
+    full: bool = False,
 ) -> DesignResult:
     plan = prepare(trace, design, mapping, node_rows)
-    return run_plan(plan, until, _queue_progress if report_progress else None)
+    return run_plan(plan, until, _queue_progress if report_progress else None, full=full)
+
+
+def replay(
+    trace: Trace,
+    design: Design,
+    mapping: Mapping,
+    node_rows: list[NodeRow] | None = None,
+    *,
+    until: timedelta | None = None,
+    full: bool = False,
+    progress: Progress | None = None,
+) -> DesignResult:
+    """One design on a trace, as a function (``kuota simulate`` without the
+    CLI): checked (an :class:`InputError` before anything runs), then
+    replayed on the fast path when it decides the same, else on the full one
+    (``full``: always the full one). ``DesignResult.replay`` says which."""
+    return run_plan(prepare(trace, design, mapping, node_rows), until, progress, full=full)
 
 
 def simulate(
@@ -728,6 +789,7 @@ def simulate(
     progress: Progress | None = None,
     on_plans: Callable[[list[Plan]], None] | None = None,
     checking: Callable[[str, int], None] | None = None,
+    full: bool = False,
 ) -> list[DesignResult]:
     """Every design on the same trace; results in the designs' order. All designs
     are checked first: an :class:`InputError` comes before anything runs.
@@ -745,7 +807,7 @@ def simulate(
     if on_plans is not None:
         on_plans(plans)
     if jobs <= 1 or len(designs) <= 1:
-        return [run_plan(p, until, progress) for p in plans]
+        return [run_plan(p, until, progress, full=full) for p in plans]
     del plans  # the workers build their own (what crosses processes is the input)
     ctx = multiprocessing.get_context("spawn")
     q = ctx.Queue()
@@ -756,7 +818,7 @@ def simulate(
         initargs=(q,),
     ) as pool:
         futures: list[Future[DesignResult]] = [
-            pool.submit(_worker, trace, d, mapping, node_rows, until, progress is not None)
+            pool.submit(_worker, trace, d, mapping, node_rows, until, progress is not None, full)
             for d in designs
         ]
         while progress is not None and not all(f.done() for f in futures):
