@@ -129,6 +129,8 @@ class BizrqController:
             lambda: bool(groups.objects),
         )
         mgr.informer(POD).on_change(tracker.on_pod)
+        self._tracker = tracker
+        self._pods_seen = False  # the pods met while no group existed, replayed once
         self._workloads = mgr.informer(WORKLOAD)
         self._workloads.add_index(_BY_OWNER, _owner_index)
         self._workloads.add_index(_BY_GROUP, _standalone_group)
@@ -173,6 +175,14 @@ class BizrqController:
     def _on_group(self, etype: EventType, obj: Any, old: Any | None) -> None:
         if self._mgr is None:
             return
+        if not self._pods_seen and etype != "DELETED":
+            # The tracker ignores pods while no group exists; on a resumed
+            # state the pods may be listed before the groups (informers
+            # start in the order controllers asked for them): go over them
+            # once now that there is a group (started/ended are idempotent).
+            self._pods_seen = True
+            for pod in self._mgr.informer(POD).list():
+                self._tracker.on_pod("ADDED", pod, None)
         if etype != "DELETED" and (old is None or old.spec != obj.spec):
             self._mgr.enqueue(self.name, obj.metadata.name)
         parent = obj.spec.parent_biz_group
