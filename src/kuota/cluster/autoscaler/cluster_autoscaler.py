@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from kuota.api.autoscaling import provisioningrequest as apr
-from kuota.api.conditions import find
+from kuota.api.conditions import condition_true, find_condition
 from kuota.api.k8s.corev1 import (
     Node,
     NodeCondition,
@@ -67,15 +67,6 @@ _NOT_FOUND_MSG: Final = "Capacity is not found, CA will try to find it later."
 _FOUND_MSG: Final = "Capacity is found in the cluster"
 _PR: Final = "pr:"
 _NG: Final = "ng:"
-
-
-def _cond(pr: apr.ProvisioningRequest, ctype: str) -> Condition | None:
-    return find(pr.status.conditions if pr.status is not None else None, ctype)
-
-
-def _true(pr: apr.ProvisioningRequest, ctype: str) -> bool:
-    c = _cond(pr, ctype)
-    return c is not None and c.status == "True"
 
 
 def _fails(ng: ngapi.NodeGroup, request: str) -> bool:
@@ -171,15 +162,15 @@ class ClusterAutoscaler(ClusterController):
     def _request(self, key: str) -> None:
         pr: apr.ProvisioningRequest | None = self._requests.get(key)
         self._waiting.discard(key)
-        if pr is None or _true(pr, apr.FAILED) or _true(pr, apr.BOOKING_EXPIRED):
+        if pr is None or condition_true(pr, apr.FAILED) or condition_true(pr, apr.BOOKING_EXPIRED):
             return
         cls = pr.spec.provisioning_class_name
         if cls not in (apr.CHECK_CAPACITY, apr.BEST_EFFORT_ATOMIC):
             return  # not a class this autoscaler serves: left for another
         now = self.mgr.clock.now()
-        if _true(pr, apr.PROVISIONED):
+        if condition_true(pr, apr.PROVISIONED):
             if cls == apr.CHECK_CAPACITY:
-                since = _cond(pr, apr.PROVISIONED).last_transition_time or now  # type: ignore[union-attr]
+                since = find_condition(pr, apr.PROVISIONED).last_transition_time or now  # type: ignore[union-attr]
                 if since + RESERVATION < now:
                     self._set(
                         pr,
@@ -254,9 +245,9 @@ class ClusterAutoscaler(ClusterController):
                     consumed[k] = consumed.get(k, 0) + 1
         for other in self._requests.list():
             k = key_of(other)
-            if k == exclude or not _true(other, apr.PROVISIONED):
+            if k == exclude or not condition_true(other, apr.PROVISIONED):
                 continue
-            if _true(other, apr.BOOKING_EXPIRED) or _true(other, apr.FAILED):
+            if condition_true(other, apr.BOOKING_EXPIRED) or condition_true(other, apr.FAILED):
                 continue
             booked = self._pods_of(other) or []
             _fit(booked[consumed.get(k, 0) :], table, key=f"booked:{k}")
@@ -337,7 +328,7 @@ class ClusterAutoscaler(ClusterController):
         details: dict[str, str] | None = None,
     ) -> apr.ProvisioningRequest | None:
         """``AddOrUpdateCondition`` and a status write when it changes something."""
-        c = _cond(pr, ctype)
+        c = find_condition(pr, ctype)
         same = c is not None and (c.status, c.reason, c.message) == (status, reason, message)
         if same and details is None:
             return pr

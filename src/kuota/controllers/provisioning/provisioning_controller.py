@@ -22,7 +22,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from kuota.api.autoscaling import provisioningrequest as apr
-from kuota.api.conditions import find
+from kuota.api.conditions import condition_true, find_condition
 from kuota.api.k8s.corev1 import PodTemplate
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.provisioning_config import CONTROLLER_NAME
@@ -69,13 +69,8 @@ def backoff_seconds(retry_count: int, base: int, cap: int) -> int:
     return min(base * 2 ** (n - 1), cap) if cap > 0 else base * 2 ** (n - 1)
 
 
-def _true(pr: apr.ProvisioningRequest, ctype: str) -> bool:
-    c = find(pr.status.conditions if pr.status is not None else None, ctype)
-    return c is not None and c.status == "True"
-
-
 def _message(pr: apr.ProvisioningRequest, ctype: str) -> str:
-    c = find(pr.status.conditions if pr.status is not None else None, ctype)
+    c = find_condition(pr, ctype)
     return c.message if c is not None else ""
 
 
@@ -356,21 +351,21 @@ class ProvisioningController:
             else:
                 s.state, s.message = "Rejected", _message(pr, ctype)
 
-        if _true(pr, apr.FAILED):
+        if condition_true(pr, apr.FAILED):
             retry_or_reject(apr.FAILED, "Retrying after failure")
-        elif _true(pr, apr.CAPACITY_REVOKED):
+        elif condition_true(pr, apr.CAPACITY_REVOKED):
             if wl.spec.active and not is_finished(wl):
                 s.state, s.message = "Rejected", _message(pr, apr.CAPACITY_REVOKED)
-        elif _true(pr, apr.BOOKING_EXPIRED):
+        elif condition_true(pr, apr.BOOKING_EXPIRED):
             if not is_admitted(wl):
                 retry_or_reject(apr.BOOKING_EXPIRED, "Retrying after booking expired")
-        elif _true(pr, apr.PROVISIONED):
+        elif condition_true(pr, apr.PROVISIONED):
             if s.state != "Ready":
                 s.state = "Ready"
                 s.pod_set_updates = _pod_set_updates(wl, pr, prc)
                 s.message = _message(pr, apr.PROVISIONED)
-        elif _true(pr, apr.ACCEPTED):
-            c = find(pr.status.conditions if pr.status else None, apr.PROVISIONED)
+        elif condition_true(pr, apr.ACCEPTED):
+            c = find_condition(pr, apr.PROVISIONED)
             if c is not None:
                 s.state, s.message = "Pending", c.message
         else:
@@ -395,7 +390,10 @@ class ProvisioningController:
             attempt = (s.retry_count or 0) + 1 if s is not None else 1
             create = pr is None
             if pr is not None and (
-                (_true(pr, apr.FAILED) or (_true(pr, apr.BOOKING_EXPIRED) and not is_admitted(wl)))
+                (
+                    condition_true(pr, apr.FAILED)
+                    or (condition_true(pr, apr.BOOKING_EXPIRED) and not is_admitted(wl))
+                )
                 and s is not None
                 and s.state == "Pending"
             ):
