@@ -44,7 +44,8 @@ def _err(msg: str) -> None:
     "--without-kueue",
     is_flag=True,
     help="Run only what a cluster provides (API server, nodes, kube-scheduler, kubelet, "
-    "Job/apps/LWS/JobSet controllers): Kueue runs elsewhere (kuota controller).",
+    "Job/apps/LWS/JobSet controllers): Kueue runs elsewhere (kuota controller); the "
+    "simulated clock steps only once that controller has handled each instant.",
 )
 def serve(
     paths: tuple[str, ...],
@@ -62,6 +63,7 @@ def serve(
     from kuota.cli.world import load_world
     from kuota.embedded.controlplane import ControlPlane
     from kuota.runtime.clock import RealClock
+    from kuota.runtime.pacing import PacedClock
     from kuota.runtime.simclock import write_sim_clock
     from kuota.server.auth import TokenFileError, load_token_file
     from kuota.server.daemon import serve as run_server
@@ -92,13 +94,14 @@ def serve(
         cp = ControlPlane(
             world.config,
             start,
-            clock=RealClock(start, speed),
+            # Paced: the clock steps as the controller acknowledges (runtime/pacing.py).
+            clock=PacedClock(start, speed) if without_kueue else RealClock(start, speed),
             state_dir=state_dir,
             openshift=world.openshift,
             scheduler=world.scheduler,
             kueue=not without_kueue,
         )
-        write_sim_clock(state_dir, cp.clock.now(), speed)
+        write_sim_clock(state_dir, cp.clock.now(), speed, paced=without_kueue)
     except StoreError as err:
         _err(f"--state {state}: {err}")
         sys.exit(2)

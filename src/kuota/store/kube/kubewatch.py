@@ -11,7 +11,13 @@ The store also puts the objects it wrote (and re-read after a conflict)
 into the queue at once, so the informers see a write before its echo
 comes back over the stream, as they do over the memory store; ``poll``
 then drops the echo (the same object at the same resourceVersion, with
-nothing of that object in between)."""
+nothing of that object in between).
+
+``seen`` is the newest resourceVersion of the stream that ``poll`` has
+handed out: every write on this resource up to it has reached the
+manager (an injected write does not count: the stream may still carry
+older writes of others). A paced controller acknowledges it
+(runtime/pacing.py)."""
 
 from __future__ import annotations
 
@@ -52,6 +58,7 @@ class KubeWatch:
         bookmarks: bool,
         wake: Callable[[], None],
         on_close: Callable[[KubeWatch], None],
+        ignore: str | None = None,
     ) -> None:
         self.info = info
         self.namespace = namespace
@@ -62,7 +69,9 @@ class KubeWatch:
         self._wake = wake
         self._on_close = on_close
         self._lock = threading.Lock()
-        self._queue: deque[Event] = deque()
+        self._queue: deque[tuple[Event, bool]] = deque()  # (event, from the stream)
+        self.seen = int(since) if since.isdigit() else 0
+        self._ignore = ignore  # (namespace/name: an object whose writes ``seen`` skips)
         self._gone: str | None = None
         self._closed = False
         # key -> the resourceVersion ``poll`` last handed out for it.
@@ -85,10 +94,9 @@ class KubeWatch:
                     meta = raw.get("metadata") or {}
                     rv = meta.get("resourceVersion") or rv
                     if etype == "BOOKMARK":
-                        if self._bookmarks:
-                            self._push(Event("BOOKMARK", None, rv))
+                        self._push(Event("BOOKMARK", None, rv), True)
                         continue
-                    self._push(Event(etype, decode(raw, self.info), rv))
+                    self._push(Event(etype, decode(raw, self.info), rv), True)
             except asyncio.CancelledError:
                 raise
             except ApiError as err:
@@ -102,9 +110,9 @@ class KubeWatch:
             self.reconnects += 1
             delay = min(delay * 2, _MAX_RETRY)
 
-    def _push(self, ev: Event) -> None:
+    def _push(self, ev: Event, streamed: bool) -> None:
         with self._lock:
-            self._queue.append(ev)
+            self._queue.append((ev, streamed))
         self._wake()
 
     # ------------------------------------------------------------ the manager's thread
@@ -113,7 +121,12 @@ class KubeWatch:
         m = ev.object.metadata
         if self.namespace is not None and m.namespace != self.namespace:
             return
-        self._push(ev)
+        self._push(ev, False)
+
+    @property
+    def pending(self) -> bool:
+        """Events wait for the next ``poll``."""
+        return bool(self._queue)
 
     def poll(self) -> list[Event]:
         if self._gone is not None:
@@ -125,11 +138,15 @@ class KubeWatch:
             self._queue.clear()
         out: list[Event] = []
         delivered = self._delivered
-        for ev in events:
+        for ev, streamed in events:
             if ev.type == "BOOKMARK":
-                out.append(ev)
+                self._saw(ev.resource_version)
+                if self._bookmarks:
+                    out.append(ev)
                 continue
             key = _key(ev.object)
+            if streamed and key != self._ignore:
+                self._saw(ev.resource_version)
             if ev.type == "DELETED":
                 delivered.pop(key, None)
             elif delivered.get(key) == ev.resource_version:
@@ -138,6 +155,10 @@ class KubeWatch:
                 delivered[key] = ev.resource_version
             out.append(ev)
         return out
+
+    def _saw(self, rv: str) -> None:
+        if rv.isdigit():
+            self.seen = max(self.seen, int(rv))
 
     def close(self) -> None:
         if self._closed:
