@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kuota.api.decode import decode_object
+from kuota.controllers.jobs.pod.podmeta import ROLE_HASH, role_hash
 from tests.server.conftest import REPO, Served
 
 
@@ -32,6 +34,10 @@ def _compress(d: dict[str, Any], start: datetime, k: int) -> None:
         minutes = ann["kuota.dev/duration"]
         assert minutes.endswith("m"), minutes
         ann["kuota.dev/duration"] = f"{int(minutes[:-1]) * 60 // k}s"
+
+
+def _queued(d: dict[str, Any]) -> bool:
+    return bool(((d.get("metadata") or {}).get("labels") or {}).get("kueue.x-k8s.io/queue-name"))
 
 
 def webhook_admitted(
@@ -65,6 +71,15 @@ def webhook_admitted(
                 labels = d.setdefault("metadata", {}).setdefault("labels", {})
                 labels.setdefault("kueue.x-k8s.io/queue-name", "default")
                 d["spec"]["suspend"] = True
+            elif d and d.get("kind") == "Pod" and _queued(d):
+                # Kueue's pod webhook (mpod.kb.io): managed, held by its
+                # finalizer, gated until admitted.
+                meta = d["metadata"]
+                meta["labels"]["kueue.x-k8s.io/managed"] = "true"
+                meta["finalizers"] = [*meta.get("finalizers", []), "kueue.x-k8s.io/managed"]
+                gates = d["spec"].setdefault("schedulingGates", [])
+                gates.append({"name": "kueue.x-k8s.io/admission"})
+                meta.setdefault("annotations", {})[ROLE_HASH] = role_hash(decode_object(d).obj)
         (dst / f.name).write_text(yaml.safe_dump_all(docs))
     ns: dict[str, Any] = {
         "apiVersion": "v1",

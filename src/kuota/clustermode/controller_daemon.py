@@ -227,6 +227,8 @@ def _rounds(
                 mgr.resync()
             if acker is not None:
                 acker.tick()
+                if not acker.ready:
+                    continue  # (the cluster has not published its instant yet)
             mgr.fire_due()
             mgr.run_until_idle()
             if acker is not None:

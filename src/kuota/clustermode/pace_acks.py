@@ -36,56 +36,63 @@ class Acknowledger:
         self._watch: Any = None
         self._last: Any = None
         self._created = False
+        self._registered = 0  # the revision of this controller's first acknowledgement
+        self.ready = False  # the cluster has published its instant since
         self.acks = 0
         store.seen_ignores = ACK_KEY  # (before any watch opens)
 
     def open(self) -> None:
-        """After the manager's lists: the clock Lease listed, then watched."""
+        """After the manager's lists: the clock Lease watched, and this
+        controller registered (an acknowledgement of what it listed). It
+        runs no round before the cluster has answered with its instant: a
+        round on a clock that still runs freely would not be the
+        cluster's instant."""
         listed = self.store.list(LEASE, NAMESPACE)
-        for lease in listed.items:
-            self._read(lease)
+        self._created = any(x.metadata.name == ACK for x in listed.items)
         self._watch = self.store.watch(LEASE, listed.resource_version, namespace=NAMESPACE)
+        self._registered = int(self.ack(None, force=True) or 0)
 
-    def _read(self, lease: Any) -> None:
+    def _read(self, lease: Any, rv: str) -> None:
         m = lease.metadata
         if m.name == CLOCK and m.namespace == NAMESPACE and lease.spec.renew_time:
             self.clock.hold(parse_micro(lease.spec.renew_time))
-        elif m.name == ACK and m.namespace == NAMESPACE:
-            self._created = True
+            if rv.isdigit() and int(rv) > self._registered:
+                self.ready = True
 
     def tick(self) -> None:
         """Before a round: the newest instant the cluster published."""
         for ev in self._watch.poll():
             if ev.object is not None and ev.type != "DELETED":
-                self._read(ev.object)
+                self._read(ev.object, ev.resource_version)
 
-    def ack(self, next_timer: datetime | None) -> None:
+    def ack(self, next_timer: datetime | None, force: bool = False) -> str | None:
         """After a round, if nothing waits: say what was seen (only when it
-        changed: an acknowledgement is a write)."""
+        changed: an acknowledgement is a write); its resourceVersion."""
         watches = [*self.mgr.watches, self._watch]
-        if any(w.pending for w in watches):
-            return
+        if not force and (not self.ready or any(w.pending for w in watches)):
+            return None
         seen: dict[tuple[str, str], int] = {}
         for w in watches:
             key = (resource_key(w.info.rtype), w.namespace or "")
             seen[key] = min(seen.get(key, w.seen), w.seen)
         mark = (sorted(seen.items()), next_timer, self.clock.now())
-        if mark == self._last:
-            return
-        self._write(ack_body(self.identity, self.clock.now(), seen, next_timer))
+        if mark == self._last and not force:
+            return None
+        rv = self._write(ack_body(self.identity, self.clock.now(), seen, next_timer))
         self._last = mark
         self.acks += 1
+        return rv
 
     def release(self) -> None:
         """A clean stop: nobody paces the cluster's clock any more."""
         if self._created:
             self.store.patch(LEASE, NAMESPACE, ACK, {"spec": {"holderIdentity": ""}})
 
-    def _write(self, body: dict[str, Any]) -> None:
+    def _write(self, body: dict[str, Any]) -> str:
         if not self._created:
             try:
                 meta, spec = body["metadata"], body["spec"]
-                self.store.create(
+                made = self.store.create(
                     Lease(
                         api_version=body["apiVersion"],
                         kind="Lease",
@@ -98,13 +105,14 @@ class Acknowledger:
                     )
                 )
                 self._created = True
-                return
+                return str(made.metadata.resource_version)
             except AlreadyExists:
                 self._created = True
         try:
-            self.store.patch(
+            out = self.store.patch(
                 LEASE, NAMESPACE, ACK, {"metadata": body["metadata"], "spec": body["spec"]}
             )
         except NotFound:
             self._created = False
-            self._write(body)
+            return self._write(body)
+        return str(out.metadata.resource_version)

@@ -52,6 +52,7 @@ class Stepper:
         self._fired = True  # this instant's own timers fired
         self._anchor: tuple[datetime, float] | None = None  # (instant, monotonic)
         self.steps = 0
+        self._newcomer = False
 
     # ------------------------------------------------------------ reading the store
     def _absorb(self) -> None:
@@ -71,6 +72,8 @@ class Stepper:
     def _read_ack(self, lease: Any, etype: str) -> None:
         holder = "" if etype == "DELETED" else (lease.spec.holder_identity or "")
         ann = lease.metadata.annotations or {}
+        if holder and holder != self._holder:
+            self._newcomer = True  # (a new controller waits for the instant)
         self._holder = holder
         try:
             self._seen = decode_seen(ann.get(SEEN, ""))
@@ -86,7 +89,8 @@ class Stepper:
         for (res, ns), seen in self._seen.items():
             last = self._last_ns.get((res, ns), 0) if ns else self._last.get(res, 0)
             if last > seen:
-                import os, sys
+                import os
+                import sys
                 if os.environ.get("KUOTA_PACING_DEBUG"):
                     print("lag", res, ns, last, seen, file=sys.stderr, flush=True)
                 return False
@@ -130,7 +134,12 @@ class Stepper:
                 await self._free_tick(speed)
                 continue
             try:
+                if self._newcomer and clock.held is not None:
+                    self._newcomer = False
+                    self._publish(clock.held)
+                    continue
                 if clock.held is None:
+                    self._newcomer = False
                     now = clock.now()
                     clock.hold(now)
                     self._anchor = (now, time.monotonic())

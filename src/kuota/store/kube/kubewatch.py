@@ -40,6 +40,16 @@ def _key(obj: Any) -> str:
     return f"{m.namespace}/{m.name}" if m.namespace else str(m.name)
 
 
+def _not_older(streamed: str, written: str) -> bool:
+    """The stream's version of an object is the written one or a later one.
+    resourceVersions are opaque to clients, but every API server issues
+    them from one increasing counter (etcd's revision, kuota serve's): they
+    are compared only when both are decimal."""
+    if streamed.isdigit() and written.isdigit():
+        return int(streamed) >= int(written)
+    return False
+
+
 # Backoff between reconnections of a broken stream (client-go's reflector
 # backs off from 800 ms; a local API server restarts in about a second).
 _FIRST_RETRY = 0.1
@@ -149,8 +159,13 @@ class KubeWatch:
                 self._saw(ev.resource_version)
             if ev.type == "DELETED":
                 delivered.pop(key, None)
-            elif delivered.get(key) == ev.resource_version:
+            elif (prev := delivered.get(key)) == ev.resource_version:
                 continue  # already handed out (written or re-read by this process)
+            elif not streamed and prev is not None and _not_older(prev, ev.resource_version):
+                # The write's answer came after the stream had brought its echo
+                # and what others wrote next (the API server's own reactions):
+                # the cache keeps the newer version.
+                continue
             else:
                 delivered[key] = ev.resource_version
             out.append(ev)
