@@ -44,8 +44,14 @@ def _err(msg: str) -> None:
     "--without-kueue",
     is_flag=True,
     help="Run only what a cluster provides (API server, nodes, kube-scheduler, kubelet, "
-    "Job/apps/LWS/JobSet controllers): Kueue runs elsewhere (kuota controller); the "
-    "simulated clock steps only once that controller has handled each instant.",
+    "Job/apps/LWS/JobSet controllers): Kueue runs elsewhere (kuota controller).",
+)
+@click.option(
+    "--paced",
+    is_flag=True,
+    help="With --without-kueue: the simulated clock waits at the world's start for a "
+    "kuota controller run with --sim-clock STATE/sim-clock.json, then steps only once "
+    "that controller has handled each instant (--speed: at most this fast).",
 )
 def serve(
     paths: tuple[str, ...],
@@ -55,6 +61,7 @@ def serve(
     speed: float,
     token_auth_file: str | None,
     without_kueue: bool,
+    paced: bool,
 ) -> None:
     """Serve the Kubernetes API over the embedded control plane (WORLD files'
     objects created at start); writes STATE/kubeconfig for kubectl."""
@@ -69,6 +76,9 @@ def serve(
     from kuota.server.daemon import serve as run_server
     from kuota.store import StoreError
 
+    if paced and not without_kueue:
+        _err("--paced goes with --without-kueue (it paces the clock on another process's Kueue)")
+        sys.exit(2)
     try:
         tokens = load_token_file(token_auth_file) if token_auth_file else {}
     except TokenFileError as err:
@@ -95,13 +105,13 @@ def serve(
             world.config,
             start,
             # Paced: the clock steps as the controller acknowledges (runtime/pacing.py).
-            clock=PacedClock(start, speed) if without_kueue else RealClock(start, speed),
+            clock=PacedClock(start, speed, held=True) if paced else RealClock(start, speed),
             state_dir=state_dir,
             openshift=world.openshift,
             scheduler=world.scheduler,
             kueue=not without_kueue,
         )
-        write_sim_clock(state_dir, cp.clock.now(), speed, paced=without_kueue)
+        write_sim_clock(state_dir, cp.clock.now(), speed, paced=paced)
     except StoreError as err:
         _err(f"--state {state}: {err}")
         sys.exit(2)

@@ -227,9 +227,12 @@ def _rounds(
                 mgr.resync()
             if acker is not None:
                 acker.tick()
-                if not acker.ready:
-                    continue  # (the cluster has not published its instant yet)
-            mgr.fire_due()
+                if not acker.ready or not acker.synced():
+                    # (the cluster has not published its instant yet, or
+                    # the writes of its instant are still on their way)
+                    continue
+            if acker is None or acker.settled:
+                mgr.fire_due()
             mgr.run_until_idle()
             if acker is not None:
                 acker.ack(mgr.next_timer())

@@ -14,9 +14,12 @@ from kuota.runtime.pacing import (
     ACK,
     ACK_KEY,
     CLOCK,
+    HEADS,
     NAMESPACE,
+    SETTLED,
     PacedClock,
     ack_body,
+    decode_heads,
     parse_micro,
     resource_key,
 )
@@ -38,6 +41,8 @@ class Acknowledger:
         self._created = False
         self._registered = 0  # the revision of this controller's first acknowledgement
         self.ready = False  # the cluster has published its instant since
+        self._heads: dict[str, int] = {}
+        self.settled = False  # the cluster's own timers of the instant have fired
         self.acks = 0
         store.seen_ignores = ACK_KEY  # (before any watch opens)
 
@@ -56,6 +61,11 @@ class Acknowledger:
         m = lease.metadata
         if m.name == CLOCK and m.namespace == NAMESPACE and lease.spec.renew_time:
             self.clock.hold(parse_micro(lease.spec.renew_time))
+            self.settled = (m.annotations or {}).get(SETTLED, "true") == "true"
+            try:
+                self._heads = decode_heads((m.annotations or {}).get(HEADS, ""))
+            except (ValueError, TypeError, AttributeError):
+                self._heads = {}
             if rv.isdigit() and int(rv) > self._registered:
                 self.ready = True
 
@@ -64,6 +74,16 @@ class Acknowledger:
         for ev in self._watch.poll():
             if ev.object is not None and ev.type != "DELETED":
                 self._read(ev.object, ev.resource_version)
+
+    def synced(self) -> bool:
+        """The watches have brought every write the cluster had made when it
+        last published its instant (its heads)."""
+        for w in self.mgr.watches:
+            if w.namespace is None and w.received < self._heads.get(
+                resource_key(w.info.rtype), 0
+            ):
+                return False
+        return True
 
     def ack(self, next_timer: datetime | None, force: bool = False) -> str | None:
         """After a round, if nothing waits: say what was seen (only when it

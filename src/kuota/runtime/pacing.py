@@ -16,7 +16,15 @@ as everything else:
 
 * ``kuota-sim-clock`` (the cluster writes it): ``spec.renewTime`` is the
   simulated instant; the controller's clock reads it, so both see the same
-  instant, never one in between.
+  instant, never one in between. ``kuota.dev/heads``: the newest revision
+  written on each resource when it was published (after the cluster's own
+  timers of the instant settled): the controller starts no round before
+  its watches have brought those, so it sees an instant's arrivals and
+  completions together, as one manager does embedded, and not the first
+  of them alone. ``kuota.dev/settled``: "true" once the cluster's own
+  timers of the instant have fired and settled; the controller fires its
+  own timers of the instant only then, so a Kueue timer (a requeue, a
+  scheduling retry) sees the instant's completions as it does embedded.
 * ``kuota-sim-clock-ack`` (the controller writes it when drained):
   ``spec.holderIdentity`` (empty: nobody paces, the clock runs freely, as
   after a clean stop), the resourceVersion each of its watches has
@@ -45,6 +53,8 @@ CLOCK = "kuota-sim-clock"
 ACK = "kuota-sim-clock-ack"
 SEEN = "kuota.dev/seen"
 NEXT_TIMER = "kuota.dev/next-timer"
+HEADS = "kuota.dev/heads"
+SETTLED = "kuota.dev/settled"
 ACK_KEY = f"{NAMESPACE}/{ACK}"
 
 
@@ -53,13 +63,19 @@ class PacedClock:
     instant: while held, ``now()`` is that instant exactly, as a virtual
     clock's is; released, it runs on from there at ``speed``."""
 
-    virtual = False
-
-    def __init__(self, start: datetime | None = None, speed: float = 1.0) -> None:
+    def __init__(
+        self, start: datetime | None = None, speed: float = 1.0, held: bool = False
+    ) -> None:
         self._origin = start or datetime.now(UTC)
         self._t0 = time.monotonic()
         self.speed = speed
-        self.held: datetime | None = None
+        self.held: datetime | None = self._origin if held else None
+
+    @property
+    def virtual(self) -> bool:
+        """Held, an instant settles as a virtual one does: nothing comes due
+        in the middle of a round."""
+        return self.held is not None
 
     def now(self) -> datetime:
         if self.held is not None:
@@ -105,6 +121,14 @@ def resource_key(rtype: tuple[str, ...]) -> str:
 
 def encode_seen(seen: dict[tuple[str, str], int]) -> str:
     return json.dumps(sorted([res, ns, rv] for (res, ns), rv in seen.items()))
+
+
+def encode_heads(heads: dict[str, int]) -> str:
+    return json.dumps(heads, sort_keys=True)
+
+
+def decode_heads(text: str) -> dict[str, int]:
+    return {str(k): int(v) for k, v in json.loads(text or "{}").items()}
 
 
 def decode_seen(text: str) -> dict[tuple[str, str], int]:

@@ -21,11 +21,14 @@ from kuota.api.meta import ObjectMeta
 from kuota.runtime.pacing import (
     ACK_KEY,
     CLOCK,
+    HEADS,
     NAMESPACE,
     NEXT_TIMER,
     SEEN,
+    SETTLED,
     PacedClock,
     decode_seen,
+    encode_heads,
     micro,
     parse_micro,
     resource_key,
@@ -53,6 +56,7 @@ class Stepper:
         self._anchor: tuple[datetime, float] | None = None  # (instant, monotonic)
         self.steps = 0
         self._newcomer = False
+        self._paced_once = False
 
     # ------------------------------------------------------------ reading the store
     def _absorb(self) -> None:
@@ -89,22 +93,25 @@ class Stepper:
         for (res, ns), seen in self._seen.items():
             last = self._last_ns.get((res, ns), 0) if ns else self._last.get(res, 0)
             if last > seen:
-                import os
-                import sys
-                if os.environ.get("KUOTA_PACING_DEBUG"):
-                    print("lag", res, ns, last, seen, file=sys.stderr, flush=True)
                 return False
         return True
 
     # ------------------------------------------------------------ writing the instant
-    def _publish(self, at: datetime) -> None:
+    def _publish(self, at: datetime, settled: bool) -> None:
         store = self.cp.store
+        self._absorb()
+        ann = {HEADS: encode_heads(self._last), SETTLED: "true" if settled else "false"}
         self.hub.begin_write()  # (joins the group commit: no fsync of its own)
         try:
             cur = store.get(_LEASE, NAMESPACE, CLOCK)
+            meta = msgspec.structs.replace(
+                cur.metadata, annotations={**(cur.metadata.annotations or {}), **ann}
+            )
             store.update(
                 msgspec.structs.replace(
-                    cur, spec=msgspec.structs.replace(cur.spec, renew_time=micro(at))
+                    cur,
+                    metadata=meta,
+                    spec=msgspec.structs.replace(cur.spec, renew_time=micro(at)),
                 )
             )
         except NotFound:
@@ -112,7 +119,9 @@ class Stepper:
                 Lease(
                     api_version="coordination.k8s.io/v1",
                     kind="Lease",
-                    metadata=ObjectMeta(name=CLOCK, namespace=NAMESPACE),
+                    metadata=ObjectMeta(
+                        name=CLOCK, namespace=NAMESPACE, annotations=ann
+                    ),
                     spec=LeaseSpec(holder_identity="kuota-serve", renew_time=micro(at)),
                 )
             )
@@ -125,25 +134,32 @@ class Stepper:
         while not hub.stopping:
             hub.save_clock_now_and_then()
             self._absorb()
+            if not self._holder and not self._paced_once:
+                # The world waits at its start for the controller.
+                await hub.wait(_MAX_SLEEP)
+                continue
             if not self._holder:
-                # Nobody paces: the clock runs freely (as before a controller
-                # leads, or after it stopped cleanly).
+                # The controller stopped cleanly: nobody paces, the clock
+                # runs freely.
                 if clock.held is not None:
                     clock.release()
                     self._anchor = None
                 await self._free_tick(speed)
                 continue
+            self._paced_once = True
             try:
                 if self._newcomer and clock.held is not None:
                     self._newcomer = False
-                    self._publish(clock.held)
+                    if self._anchor is None:
+                        self._anchor = (clock.held, time.monotonic())
+                    self._publish(clock.held, settled=True)
                     continue
                 if clock.held is None:
                     self._newcomer = False
                     now = clock.now()
                     clock.hold(now)
                     self._anchor = (now, time.monotonic())
-                    self._publish(now)
+                    self._publish(now, settled=True)
                     continue
                 if not self._caught_up():
                     await hub.wait(_MAX_SLEEP)
@@ -154,7 +170,9 @@ class Stepper:
                     self._fired = True
                     if cp.mgr.fire_due():
                         hub._settle()
-                        continue
+                    # The heads the controller waits for; its own timers may fire.
+                    self._publish(clock.held, settled=True)
+                    continue
                 nxt = min(
                     (t for t in (cp.mgr.next_timer(), self._ctl_next) if t is not None),
                     default=None,
@@ -174,7 +192,7 @@ class Stepper:
                     clock.hold(nxt)
                     self.steps += 1
                     self._fired = False
-                    self._publish(nxt)
+                    self._publish(nxt, settled=False)
                 else:
                     self._fired = False  # (a timer at this very instant)
             except StoreError as err:  # (a refused write of the clock: try again)

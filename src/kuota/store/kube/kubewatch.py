@@ -81,6 +81,7 @@ class KubeWatch:
         self._lock = threading.Lock()
         self._queue: deque[tuple[Event, bool]] = deque()  # (event, from the stream)
         self.seen = int(since) if since.isdigit() else 0
+        self.received = self.seen  # (the same, for what the stream has brought so far)
         self._ignore = ignore  # (namespace/name: an object whose writes ``seen`` skips)
         self._gone: str | None = None
         self._closed = False
@@ -123,6 +124,8 @@ class KubeWatch:
     def _push(self, ev: Event, streamed: bool) -> None:
         with self._lock:
             self._queue.append((ev, streamed))
+            if streamed and ev.resource_version.isdigit():
+                self.received = max(self.received, int(ev.resource_version))
         self._wake()
 
     # ------------------------------------------------------------ the manager's thread
