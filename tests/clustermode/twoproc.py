@@ -18,9 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from tests.server.conftest import REPO, Served
+
 from kuota.api.decode import decode_object
 from kuota.controllers.jobs.pod.podmeta import ROLE_HASH, role_hash
-from tests.server.conftest import REPO, Served
+
+KUOTA = (sys.executable, "-m", "kuota.cli.main")
 
 
 def _compress(d: dict[str, Any], start: datetime, k: int) -> None:
@@ -232,6 +235,26 @@ def run_embedded(world: Path, state: Path) -> dict[str, Any]:
         cwd=REPO,
     )
     return outcome(json.loads(got.stdout)["items"])
+
+
+def finished_at(state: Path) -> dict[str, datetime]:
+    """namespace/name -> when each Workload of a ``kuota run`` state finished."""
+    got = subprocess.run(
+        [*KUOTA, "get", "workloads", "-A", "-o", "json", "--state", str(state)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    return {key: at for w in json.loads(got.stdout)["items"] for key, at in [finished(w)]}
+
+
+def finished(w: dict[str, Any]) -> tuple[str, datetime]:
+    """A finished Workload's namespace/name and when it finished."""
+    m = w["metadata"]
+    at = next(c for c in w["status"]["conditions"] if c["type"] == "Finished")
+    when = datetime.fromisoformat(at["lastTransitionTime"].replace("Z", "+00:00"))
+    return f"{m['namespace']}/{m['name']}", when
 
 
 def wait_for(cond: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:

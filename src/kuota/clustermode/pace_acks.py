@@ -79,9 +79,7 @@ class Acknowledger:
         """The watches have brought every write the cluster had made when it
         last published its instant (its heads)."""
         for w in self.mgr.watches:
-            if w.namespace is None and w.received < self._heads.get(
-                resource_key(w.info.rtype), 0
-            ):
+            if w.namespace is None and w.received < self._heads.get(resource_key(w.info.rtype), 0):
                 return False
         return True
 

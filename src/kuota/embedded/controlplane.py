@@ -36,8 +36,8 @@ from kuota.controllers.workload_retention import WorkloadRetention
 from kuota.embedded.repetition import RepetitionDetector, horizon_of
 from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
-from kuota.runtime.pacing import PacedClock
 from kuota.runtime.manager import Manager, StopReason
+from kuota.runtime.pacing import PacedClock
 from kuota.scheduler.views import (
     ClusterQueueView,
     CycleResult,

@@ -119,9 +119,7 @@ class Stepper:
                 Lease(
                     api_version="coordination.k8s.io/v1",
                     kind="Lease",
-                    metadata=ObjectMeta(
-                        name=CLOCK, namespace=NAMESPACE, annotations=ann
-                    ),
+                    metadata=ObjectMeta(name=CLOCK, namespace=NAMESPACE, annotations=ann),
                     spec=LeaseSpec(holder_identity="kuota-serve", renew_time=micro(at)),
                 )
             )
@@ -209,4 +207,3 @@ class Stepper:
             await hub.wait_kick(delay)
         if cp.mgr.fire_due():
             hub._settle()
-
