@@ -56,6 +56,7 @@ CQ_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
 RESOURCE_IN_USE: Final = "kueue.x-k8s.io/resource-in-use"
 DEFAULT_QUEUE: Final = "default"
 OPENSHIFT_MANAGED: Final = "kueue.openshift.io/managed"
+PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"
 PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"  # passed on to ProvisioningRequests
 
 _READY_MSG: Final = "All pods reached readiness and the workload is running"
@@ -382,6 +383,8 @@ class JobReconciler:
                 self._finish_workload(wl, fin)
             return None
         if wl is None:
+            if _prebuilt(job):
+                return None  # ensureOneWorkload: the prebuilt Workload is awaited
             if not self.adapter.is_suspended(job):
                 self._stop(job, None, "Not admitted by cluster queue")
                 return None
@@ -415,8 +418,34 @@ class JobReconciler:
         self._event(job, "Normal", "Suspended", "Kueue managed child job suspended")
 
     def _workload_of(self, job: Any) -> kt.Workload | None:
+        name = _prebuilt(job)
+        if name:
+            return self._prebuilt_workload(job, name)
         mine = self._mgr().informer(WORKLOAD).by_index("owner", job.metadata.uid)
         return mine[0] if mine else None
+
+    def _prebuilt_workload(self, job: Any, name: str) -> kt.Workload | None:
+        """ensurePrebuiltWorkloadOwnership: the Workload the job's
+        ``kueue.x-k8s.io/prebuilt-workload-name`` label names (MultiKueue's
+        copy on a worker) is the job's, made so by a controller reference."""
+        mgr = self._mgr()
+        wl: kt.Workload | None = mgr.informer(WORKLOAD).get(f"{job.metadata.namespace}/{name}")
+        if wl is None or job.metadata.uid in _owner_uids(wl):
+            return wl
+        new = clone(wl)
+        new.metadata.owner_references = [
+            *(r for r in wl.metadata.owner_references or () if not r.controller),
+            OwnerReference(
+                api_version=self.adapter.api_version,
+                kind=self.adapter.kind,
+                name=job.metadata.name,
+                uid=job.metadata.uid,
+                controller=True,
+                block_owner_deletion=True,
+            ),
+        ]
+        written: kt.Workload = mgr.store.update(new)
+        return written
 
     def _create_workload(self, job: Any) -> None:
         mgr = self._mgr()
@@ -799,6 +828,11 @@ def max_exec_seconds(labels: dict[str, str] | None) -> int | None:
     except ValueError:
         return None
     return v if 0 < v < 2**31 else None
+
+
+def _prebuilt(job: Any) -> str:
+    """PrebuiltWorkloadNameFor (the label; Kueue reads no annotation for jobs)."""
+    return (job.metadata.labels or {}).get(PREBUILT_WORKLOAD, "")
 
 
 def _owner_uids(wl: Any) -> list[str]:
