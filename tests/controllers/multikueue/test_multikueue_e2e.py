@@ -33,6 +33,8 @@ kind: Configuration
 multiKueue:
   gcInterval: 2s
   workerLostTimeout: 3s
+integrations:
+  frameworks: [batch/job, jobset.x-k8s.io/jobset]
 """
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
@@ -80,7 +82,10 @@ def workloads(s: Served) -> list[dict[str, Any]]:
 
 def owned_by(s: Served, kind: str, name: str) -> dict[str, Any] | None:
     for wl in workloads(s):
-        if any(r["kind"] == kind and r["name"] == name for r in wl["metadata"].get("ownerReferences") or ()):
+        if any(
+            r["kind"] == kind and r["name"] == name
+            for r in wl["metadata"].get("ownerReferences") or ()
+        ):
             return wl
     return None
 
@@ -99,9 +104,7 @@ def clusters(tmp_path: Path) -> Iterator[dict[str, Served]]:
     try:
         with ThreadPoolExecutor(3) as pool:
             futs = {
-                n: pool.submit(
-                    start_server, tmp_path / n / "state", str(w), home=tmp_path / "home"
-                )
+                n: pool.submit(start_server, tmp_path / n / "state", str(w), home=tmp_path / "home")
                 for n, w in worlds.items()
             }
             (tmp_path / "home").mkdir(exist_ok=True)
@@ -120,13 +123,24 @@ def test_dispatch_mirror_and_redispatch_after_a_worker_is_killed(
     for name, worker in (("worker1", w1), ("worker2", w2)):
         manager.ok("apply", "-f", "-", input=secret(f"{name}-secret", worker.kubeconfig))
     for name in ("worker1", "worker2"):
-        wait_for(f"{name} Active", lambda n=name: cond(get(manager, "multikueuecluster", n), "Active"))
-    ac = wait_for("the check Active", lambda: cond(get(manager, "admissioncheck", "sample-multikueue"), "Active"))
+        wait_for(
+            f"{name} Active", lambda n=name: cond(get(manager, "multikueuecluster", n), "Active")
+        )
+    ac = wait_for(
+        "the check Active",
+        lambda: cond(get(manager, "admissioncheck", "sample-multikueue"), "Active"),
+    )
     assert ac["message"] == "The admission check is active"
 
     # --- a batch/v1 Job: runs on worker2 (worker1 is full), mirrored back
     manager.ok("apply", "-f", str(EXAMPLE / "job.yaml"))
-    wl = wait_for("the Job's workload admitted", lambda: cond(owned_by(manager, "Job", "sample-job"), "Admitted") and owned_by(manager, "Job", "sample-job"))
+    wl = wait_for(
+        "the Job's workload admitted",
+        lambda: (
+            cond(owned_by(manager, "Job", "sample-job"), "Admitted")
+            and owned_by(manager, "Job", "sample-job")
+        ),
+    )
     assert wl["status"]["clusterName"] == "worker2"
     [check] = wl["status"]["admissionChecks"]
     assert (check["state"], check["message"]) == ("Ready", 'The workload was admitted on "worker2"')
@@ -136,17 +150,42 @@ def test_dispatch_mirror_and_redispatch_after_a_worker_is_killed(
     assert labels["kueue.x-k8s.io/prebuilt-workload-name"] == wl["metadata"]["name"]
     assert "managedBy" not in remote["spec"]
     assert get(w1, "job", "sample-job", "-n", "default") is None
-    job = wait_for("the Job Complete in the manager", lambda: cond(get(manager, "job", "sample-job", "-n", "default"), "Complete") and get(manager, "job", "sample-job", "-n", "default"))
+    job = wait_for(
+        "the Job Complete in the manager",
+        lambda: (
+            cond(get(manager, "job", "sample-job", "-n", "default"), "Complete")
+            and get(manager, "job", "sample-job", "-n", "default")
+        ),
+    )
     assert job["status"]["succeeded"] == 1
-    wait_for("the manager's workload Finished", lambda: cond(owned_by(manager, "Job", "sample-job"), "Finished"))
+    wait_for(
+        "the manager's workload Finished",
+        lambda: cond(owned_by(manager, "Job", "sample-job"), "Finished"),
+    )
     assert get(manager, "pods", "-n", "default")["items"] == []
 
     # --- a JobSet: runs on worker2; worker2 killed mid-run; re-dispatched to worker1
     manager.ok("apply", "-f", str(EXAMPLE / "jobset.yaml"))
-    wl = wait_for("the JobSet's workload admitted", lambda: cond(owned_by(manager, "JobSet", "sleep-jobset"), "Admitted") and owned_by(manager, "JobSet", "sleep-jobset"))
+    wl = wait_for(
+        "the JobSet's workload admitted",
+        lambda: (
+            cond(owned_by(manager, "JobSet", "sleep-jobset"), "Admitted")
+            and owned_by(manager, "JobSet", "sleep-jobset")
+        ),
+    )
     assert wl["status"]["clusterName"] == "worker2"
-    wait_for("the JobSet's pod running in worker2", lambda: any(p["status"].get("phase") == "Running" for p in get(w2, "pods", "-n", "default")["items"]))
-    mirrored = wait_for("the JobSet's status mirrored", lambda: (get(manager, "jobset", "sleep-jobset", "-n", "default").get("status") or {}).get("replicatedJobsStatus"))
+    wait_for(
+        "the JobSet's pod running in worker2",
+        lambda: any(
+            p["status"].get("phase") == "Running" for p in get(w2, "pods", "-n", "default")["items"]
+        ),
+    )
+    mirrored = wait_for(
+        "the JobSet's status mirrored",
+        lambda: (get(manager, "jobset", "sleep-jobset", "-n", "default").get("status") or {}).get(
+            "replicatedJobsStatus"
+        ),
+    )
     assert mirrored[0]["name"] == "workers"
     remote = get(w2, "jobset", "sleep-jobset", "-n", "default")
     assert remote["status"]["replicatedJobsStatus"] == mirrored
@@ -156,14 +195,33 @@ def test_dispatch_mirror_and_redispatch_after_a_worker_is_killed(
 
     w1.ok("delete", "job", "blocker", "-n", "default")
     w2.stop(signal.SIGKILL)
-    wait_for("worker2 inactive", lambda: (get(manager, "multikueuecluster", "worker2")["status"]["conditions"][0]["status"] == "False"), 15)
+    wait_for(
+        "worker2 inactive",
+        lambda: (
+            get(manager, "multikueuecluster", "worker2")["status"]["conditions"][0]["status"]
+            == "False"
+        ),
+        15,
+    )
     again = wait_for(
         "the JobSet re-admitted on worker1",
-        lambda: (w := owned_by(manager, "JobSet", "sleep-jobset")) and (w.get("status") or {}).get("clusterName") == "worker1" and cond(w, "Admitted") and w,
+        lambda: (
+            (w := owned_by(manager, "JobSet", "sleep-jobset"))
+            and (w.get("status") or {}).get("clusterName") == "worker1"
+            and cond(w, "Admitted")
+            and w
+        ),
         40,
     )
     assert again["metadata"]["name"] == wl["metadata"]["name"]
     wait_for("the JobSet in worker1", lambda: get(w1, "jobset", "sleep-jobset", "-n", "default"))
-    wait_for("the JobSet Completed in the manager", lambda: cond(get(manager, "jobset", "sleep-jobset", "-n", "default"), "Completed"), 60)
-    done = wait_for("the manager's workload Finished", lambda: cond(owned_by(manager, "JobSet", "sleep-jobset"), "Finished"))
+    wait_for(
+        "the JobSet Completed in the manager",
+        lambda: cond(get(manager, "jobset", "sleep-jobset", "-n", "default"), "Completed"),
+        60,
+    )
+    done = wait_for(
+        "the manager's workload Finished",
+        lambda: cond(owned_by(manager, "JobSet", "sleep-jobset"), "Finished"),
+    )
     assert done["reason"] == "Succeeded"

@@ -335,7 +335,7 @@ class MultiKueueWorkloads:
         new.status.nominated_cluster_names = None
         try:
             written = self.mgr.store.update_status(new)
-        except (Conflict, NotFound) as err:
+        except (Conflict, NotFound):
             self.mgr.enqueue(self.name, key_of(wl))
             return
         self.mgr.recorder.event(written, "Normal", "MultiKueue", msg, COMPONENT)
