@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.server.conftest import KUBECTL, REPO, Served, start_server
 
 EXAMPLE = REPO / "examples" / "multikueue"
