@@ -26,10 +26,13 @@ class MultiKueueSettings:
     worker_lost_timeout: timedelta
     dispatcher: str
     namespace: str  # where the kubeconfig Secrets are (Kueue's own namespace)
+    step_size: int = 3  # the Incremental dispatcher's workers per round
+    respect_order: bool = True  # MultiKueueIncrementalDispatcherRespectConfigOrder
 
     @classmethod
     def from_config(cls, config: KueueConfig) -> MultiKueueSettings:
         mk = config.source.multi_kueue
+        inc = mk.incremental_dispatcher_config if mk is not None else None
 
         def dur(text: str | None, default: str) -> timedelta:
             return parse_duration(text if text is not None else default)
@@ -40,4 +43,6 @@ class MultiKueueSettings:
             worker_lost_timeout=dur(mk.worker_lost_timeout if mk else None, "15m"),
             dispatcher=(mk.dispatcher_name if mk else None) or DISPATCHER_ALL_AT_ONCE,
             namespace=config.namespace or "kueue-system",
+            step_size=(inc.step_size if inc is not None else None) or 3,
+            respect_order=config.gate("MultiKueueIncrementalDispatcherRespectConfigOrder"),
         )

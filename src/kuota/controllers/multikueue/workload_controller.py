@@ -58,7 +58,6 @@ log = structlog.get_logger("kuota.multikueue")
 COMPONENT: Final = "kueue-admission"
 GC: Final = "#gc"
 RETRY_WRITE: Final = timedelta(seconds=1)  # a worker's write failed: try again
-INCREMENTAL_STEP: Final = 3  # Kueue's incremental dispatcher: workers added per round
 INCREMENTAL_ROUND: Final = timedelta(minutes=5)
 
 
@@ -72,6 +71,7 @@ class MultiKueueWorkloads:
         # Kueue's deletedWlCache: what a deleted Workload's remote objects were.
         self._owners: dict[str, tuple[MultiKueueAdapter, str]] = {}
         self._gc_armed = False
+        self._rounds: dict[str, datetime] = {}  # the Incremental dispatcher's round starts
         clusters.on_news.append(self._on_news)
 
     def setup(self, mgr: Manager) -> None:
@@ -83,6 +83,8 @@ class MultiKueueWorkloads:
             jobs = mgr.informer(a.rtype)
             jobs.on_change(self._on_job)
         self._wls.on_change(self._on_workload)
+        self._checks.on_change(self._on_check)
+        self._configs.on_change(self._on_config)
 
     @property
     def mgr(self) -> Manager:
@@ -98,6 +100,29 @@ class MultiKueueWorkloads:
             return
         if self._mk_state(wl) is not None or key in self._owners:
             self.mgr.enqueue(self.name, key)
+
+    def _on_check(self, etype: EventType, ac: Any, old: Any | None) -> None:
+        """``admissionCheckHandler``: the workloads of a MultiKueue check."""
+        was = old is not None and old.spec.controller_name == CONTROLLER_NAME
+        if ac.spec.controller_name == CONTROLLER_NAME or was:
+            self._workloads_of({ac.metadata.name})
+
+    def _on_config(self, etype: EventType, cfg: Any, old: Any | None) -> None:
+        """``configHandler``: a config's clusters changed or it went."""
+        if etype == "MODIFIED" and old is not None and old.spec.clusters == cfg.spec.clusters:
+            return
+        checks = {
+            ac.metadata.name
+            for ac in self._checks.list()
+            if ac.spec.parameters is not None and ac.spec.parameters.name == cfg.metadata.name
+        }
+        self._workloads_of(checks)
+
+    def _workloads_of(self, checks: set[str]) -> None:
+        for wl in self._wls.list():
+            states = wl.status.admission_checks if wl.status else None
+            if any(s.name in checks for s in states or ()):
+                self.mgr.enqueue(self.name, key_of(wl))
 
     def _on_job(self, etype: EventType, job: Any, old: Any | None) -> None:
         if (job.spec.managed_by if job.spec is not None else None) != CONTROLLER_NAME:
@@ -198,6 +223,7 @@ class MultiKueueWorkloads:
         failed = False
 
         if is_finished(wl) or not has_quota_reservation(wl):
+            self._rounds.pop(key, None)
             for rc in available.values():
                 failed |= not self._remove_remote(rc, key, adapter, job_name)
             if failed:
@@ -287,7 +313,7 @@ class MultiKueueWorkloads:
             nominated, requeue = self._incremental(wl, available, order)
         else:
             nominated = sorted(available)
-        if sorted(wl.status.nominated_cluster_names or ()) != sorted(nominated):
+        if list(wl.status.nominated_cluster_names or ()) != nominated:
             new = clone(wl)
             assert new.status is not None
             new.status.nominated_cluster_names = nominated or None
@@ -308,19 +334,25 @@ class MultiKueueWorkloads:
     def _incremental(
         self, wl: kt.Workload, available: dict[str, RemoteCluster], order: list[str]
     ) -> tuple[list[str], timedelta | None]:
-        """Kueue's Incremental dispatcher: a few more workers per round, in
-        the config's order, while none has admitted the workload."""
+        """Kueue's Incremental dispatcher (``incrementaldispatcher.go``): every
+        five minutes ``stepSize`` more of the config's workers are nominated
+        (in the config's order, or by name without
+        MultiKueueIncrementalDispatcherRespectConfigOrder), while none has
+        admitted the workload."""
         assert wl.status is not None
+        key = key_of(wl)
         now = self.mgr.clock.now()
-        current = [n for n in wl.status.nominated_cluster_names or () if n in available]
-        qr = find_condition(wl, "QuotaReserved")
-        since = qr.last_transition_time if qr is not None and qr.last_transition_time else now
-        rounds = int((now - since) / INCREMENTAL_ROUND) + 1
-        want = [n for n in order if n in available][: INCREMENTAL_STEP * rounds]
-        nominated = sorted(set(current) | set(want))
-        left = since + INCREMENTAL_ROUND * rounds - now
-        more = len(nominated) < len(available)
-        return nominated, (left if more else None)
+        current = list(wl.status.nominated_cluster_names or ())
+        start = self._rounds.get(key)
+        if start is not None and now - start <= INCREMENTAL_ROUND:
+            return current, INCREMENTAL_ROUND - (now - start)
+        rest = [n for n in order if n not in current]
+        if not self.settings.respect_order:
+            rest.sort()
+        if not rest:
+            return current, None
+        self._rounds[key] = now
+        return current + rest[: self.settings.step_size], INCREMENTAL_ROUND
 
     def _admitted_on(self, wl: kt.Workload, acs: kt.AdmissionCheckState, cluster: str) -> None:
         """``syncAdmittingRemoteState``."""
