@@ -6,7 +6,7 @@ MultiKueueConfig lists the clusters an AdmissionCheck of controller
 
 v1beta2 nests the kubeconfig under ``spec.clusterSource`` (exactly one of
 ``kubeConfig`` and ``clusterProfileRef``); v1beta1 has ``spec.kubeConfig``
-(and ``clusterProfile``). Both store as v1beta2."""
+and ``spec.clusterProfileRef``. Both store as v1beta2."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ class MultiKueueConfig(Object, kw_only=True):
 # ------------------------------------------------------------------ v1beta1
 class _ClusterSpecV1Beta1(Object, kw_only=True):
     kube_config: KubeConfig
-    cluster_profile: ClusterProfileReference | None = None
+    cluster_profile_ref: ClusterProfileReference | None = None
 
 
 class MultiKueueClusterV1Beta1(Object, kw_only=True):
@@ -131,8 +131,8 @@ class MultiKueueConfigV1Beta1(Object, kw_only=True):
 
 def _cluster_to_internal(o: MultiKueueClusterV1Beta1) -> MultiKueueCluster:
     # Kueue's conversion: kubeConfig moves under clusterSource; a
-    # clusterProfile, when named, is the source instead.
-    prof = o.spec.cluster_profile
+    # clusterProfileRef, when named, is the source instead.
+    prof = o.spec.cluster_profile_ref
     src = (
         ClusterSource(cluster_profile_ref=prof)
         if prof is not None
@@ -148,7 +148,7 @@ def _cluster_from_internal(o: MultiKueueCluster) -> MultiKueueClusterV1Beta1:
     kc = src.kube_config or KubeConfig(location="", location_type="Secret")
     return MultiKueueClusterV1Beta1(
         metadata=o.metadata,
-        spec=_ClusterSpecV1Beta1(kube_config=kc, cluster_profile=src.cluster_profile_ref),
+        spec=_ClusterSpecV1Beta1(kube_config=kc, cluster_profile_ref=src.cluster_profile_ref),
         status=o.status,
     )
 
