@@ -41,7 +41,15 @@ from kuota.runtime.manager import Manager
 from kuota.store import Invalid, NotFound, clone
 from kuota.store.kinds import resource_type
 from kuota.store.protocol import Operation, ResourceType, group_of
-from kuota.store.resources import LOCAL_QUEUE, NAMESPACE, WORKLOAD
+from kuota.store.resources import (
+    ADMISSION_CHECK,
+    CLUSTER_QUEUE,
+    JOB,
+    JOB_SET,
+    LOCAL_QUEUE,
+    NAMESPACE,
+    WORKLOAD,
+)
 from kuota.store.resources import PRIORITY_CLASS as PC
 from kuota.store.resources import RESOURCE_FLAVOR as FLAVOR
 from kuota.store.resources import WORKLOAD_PRIORITY_CLASS as WPC
@@ -57,6 +65,13 @@ RESOURCE_IN_USE: Final = "kueue.x-k8s.io/resource-in-use"
 DEFAULT_QUEUE: Final = "default"
 OPENSHIFT_MANAGED: Final = "kueue.openshift.io/managed"
 PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"
+MULTIKUEUE_CONTROLLER: Final = "kueue.x-k8s.io/multikueue"
+# The kinds whose managedBy Kueue defaults (JobWithManagedBy), with the value
+# that still counts as unset (the kind's own controller).
+_OWN_CONTROLLERS: Final = {
+    JOB: "kubernetes.io/job-controller",
+    JOB_SET: "jobset.sigs.k8s.io/jobset-controller",
+}
 PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"  # passed on to ProvisioningRequests
 
 _READY_MSG: Final = "All pods reached readiness and the workload is running"
@@ -223,9 +238,34 @@ class JobWebhook:
         if labels != (new.metadata.labels or {}):
             new = clone(new)
             new.metadata.labels = labels or None
+        new = self._default_managed_by(new, labels)
         if self.rules.should_suspend(new, labels):
             return self.adapter.suspend_on_create(new)
         return new
+
+
+    def _default_managed_by(self, job: Any, labels: Mapping[str, str]) -> Any:
+        """ApplyDefaultForManagedBy: a Job or JobSet (CanDefaultManagedBy: no
+        managedBy, or the kind's own controller) queued where the
+        ClusterQueue has a MultiKueue check is managed by MultiKueue."""
+        own = _OWN_CONTROLLERS.get(self.adapter.rtype)
+        spec = getattr(job, "spec", None)
+        if own is None or spec is None or spec.managed_by not in (None, own):
+            return job
+        lookup = getattr(self.rules, "lookup", None)
+        queue = labels.get(QUEUE_NAME)
+        if lookup is None or not queue:
+            return job
+        lq = lookup(LOCAL_QUEUE, job.metadata.namespace, queue)
+        cq = lookup(CLUSTER_QUEUE, "", lq.spec.cluster_queue) if lq is not None else None
+        strategy = cq.spec.admission_checks_strategy if cq is not None else None
+        for rule in strategy.admission_checks if strategy is not None else ():
+            ac = lookup(ADMISSION_CHECK, "", rule.name)
+            if ac is not None and ac.spec.controller_name == MULTIKUEUE_CONTROLLER:
+                job = clone(job)
+                job.spec.managed_by = MULTIKUEUE_CONTROLLER
+                return job
+        return job
 
 
 class JobValidation:

@@ -133,6 +133,9 @@ def test_dispatch_mirror_and_redispatch_after_a_worker_is_killed(
 
     # --- a batch/v1 Job: runs on worker2 (worker1 is full), mirrored back
     manager.ok("apply", "-f", str(EXAMPLE / "job.yaml"))
+    # Kueue's webhook: queued where the ClusterQueue has a MultiKueue check
+    local = get(manager, "job", "sample-job", "-n", "default")
+    assert local["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
     wl = wait_for(
         "the Job's workload admitted",
         lambda: (
@@ -165,6 +168,8 @@ def test_dispatch_mirror_and_redispatch_after_a_worker_is_killed(
 
     # --- a JobSet: runs on worker2; worker2 killed mid-run; re-dispatched to worker1
     manager.ok("apply", "-f", str(EXAMPLE / "jobset.yaml"))
+    local = get(manager, "jobset", "sleep-jobset", "-n", "default")
+    assert local["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
     wl = wait_for(
         "the JobSet's workload admitted",
         lambda: (
