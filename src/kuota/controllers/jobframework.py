@@ -243,7 +243,6 @@ class JobWebhook:
             return self.adapter.suspend_on_create(new)
         return new
 
-
     def _default_managed_by(self, job: Any, labels: Mapping[str, str]) -> Any:
         """ApplyDefaultForManagedBy: a Job or JobSet (CanDefaultManagedBy: no
         managedBy, or the kind's own controller) queued where the

@@ -183,9 +183,9 @@ class Setup:
                 made.status = status
                 self.store.update_status(made)
 
-    def run(self) -> Any:
+    def run(self, gc: timedelta = timedelta(0)) -> Any:
         settings = MultiKueueSettings(
-            gc_interval=timedelta(0),
+            gc_interval=gc,
             origin=ORIGIN,
             worker_lost_timeout=LOST_TIMEOUT,
             dispatcher="kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
@@ -196,8 +196,15 @@ class Setup:
         mgr = Manager(self.store, self.clock, raise_errors=True)
         mgr.add(MultiKueueWorkloads(settings, clusters))  # type: ignore[arg-type]
         mgr.start()
+        if gc:
+            for news in clusters.on_news:  # a worker's watch had news: GC armed
+                news(set(), None)
+            mgr.run(until=T0 + gc * 1.5)
         mgr.run_until_idle()
-        return self.store.get(WORKLOAD, "ns", "wl1")
+        try:
+            return self.store.get(WORKLOAD, "ns", "wl1")
+        except NotFound:
+            return None
 
 
 def state(wl: Any) -> tuple[str, str]:
@@ -365,3 +372,31 @@ def test_handle_workload_evicted_on_worker_cluster() -> None:
         'Workload evicted on worker cluster: "worker1", resetting for re-admission. '
         'Previously: "Ready"',
     )
+
+
+def test_gc_deletes_the_remote_objects_whose_manager_workload_is_gone() -> None:
+    """Kueue's TestGC (multikueuecluster_test.go): a remote Workload of this
+    origin without its manager Workload, and its job, go; another origin's
+    and a live workload's copies stay."""
+    w1 = Worker("worker1")
+    orphan = remote_copy()
+    orphan.metadata.name = "wl-orphan"
+    w1.store.create(orphan)
+    other = remote_copy()
+    other.metadata.name = "wl-other-origin"
+    other.metadata.labels = {"kueue.x-k8s.io/multikueue-origin": "someone-else"}
+    w1.store.create(other)
+    w1.store.create(remote_copy())  # wl1's copy: its manager Workload lives
+    rj = job()
+    rj.metadata.name = "job-orphan"
+    rj.spec.managed_by = None
+    rj.metadata.labels = {
+        "kueue.x-k8s.io/prebuilt-workload-name": "wl-orphan",
+        "kueue.x-k8s.io/multikueue-origin": ORIGIN,
+    }
+    w1.store.create(rj)
+    s = Setup(w1)
+    s.add(job(), workload())
+    s.run(gc=timedelta(minutes=1))
+    assert sorted(w1.names(WORKLOAD)) == ["wl-other-origin", "wl1"]
+    assert w1.names(JOB) == []  # the orphan's job went with it
