@@ -36,6 +36,7 @@ __all__ = ["ClusterController", "kubeconfig_error"]
 
 PUMP: Final = "#pump"  # the key of the periodic drain of the remote clusters
 PUMP_EVERY: Final = timedelta(milliseconds=500)
+VIRTUAL_TIME: Final = "not connected in virtual time: run the manager with kuota serve"
 
 
 class BadKubeConfig(Exception):
@@ -115,6 +116,11 @@ class ClusterController:
         except BadKubeConfig as err:
             self._drop(key)
             self._set_active(mkc, False, err.reason, f"load client config failed: {err}")
+            return None
+        if self.mgr.clock.virtual:
+            # A simulated run's time is not the workers': kuota run and
+            # simulate dispatch nowhere (a manager is served by kuota serve).
+            self._set_active(mkc, False, "ClientConnectionFailed", VIRTUAL_TIME)
             return None
         if self._sources.get(key) != conf:
             # (imported here: lightkube is loaded only where MultiKueue is used)
