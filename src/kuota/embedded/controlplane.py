@@ -160,7 +160,10 @@ class ControlPlane:
             # autoscaler brings; scenarios without a cluster have neither.
             for c in provisioning_controllers():
                 self.mgr.add(c)  # type: ignore[arg-type]
-        if kueue:
+        if kueue and cluster:
+            # MultiKueue's controllers, as the provisioning check's: with a
+            # cluster (kuota run, serve); a scenario of the core alone runs
+            # Kueue's cache as its unit tests do, without them.
             for c in multikueue_controllers(config):
                 self.mgr.add(c)  # type: ignore[arg-type]
         for r in self.integrations.reconcilers():

@@ -81,11 +81,13 @@ class MultiKueueCluster(Object, kw_only=True):
     status: MultiKueueClusterStatus | None = None
 
 
+# The same CEL text and message as Topology's levels rule: rules are found by
+# both, so this one must hold for any items (equality, not hashing).
 _UNIQUE = cel(
     Rule(
         "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0",
         "must be unique",
-        lambda xs: len(set(xs)) == len(xs),
+        lambda xs: all(xs.count(x) == 1 for x in xs),
     )
 )
 
