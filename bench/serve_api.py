@@ -43,16 +43,40 @@ import kuota
 NS = "bench"
 
 
-def _start(state: Path, world: Path | None) -> tuple[subprocess.Popen[str], str]:
-    args = [sys.executable, "-m", "kuota.cli.main", "serve", "--state", str(state), "--port", "0"]
+def _start(
+    state: Path, world: Path | None, profile: Path | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    args = ["-m", "kuota.cli.main", "serve", "--state", str(state), "--port", "0"]
     if world is not None:
-        args.insert(4, str(world))
+        args.insert(3, str(world))
+    if profile is not None:  # the server's own cProfile, written when it stops
+        args = ["-c", _PROFILED, str(profile), *args[2:]]
+    args = [sys.executable, *args]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     for line in proc.stdout:
         if "listening on " in line:
             return proc, line.split("listening on ")[1].split(";")[0].strip()
     raise SystemExit("kuota serve did not start")
+
+
+# The server under cProfile (wall-clock timer: a CPU-time timer is a system
+# call per function event and inflates call-heavy code tenfold; on a loaded
+# machine the wall time of a system call also counts the waits for a core).
+_PROFILED = """
+import cProfile, runpy, sys
+out = sys.argv[1]
+sys.argv = ["kuota", *sys.argv[2:]]
+prof = cProfile.Profile()
+prof.enable()
+try:
+    runpy.run_module("kuota.cli.main", run_name="__main__")
+except SystemExit:
+    pass
+finally:
+    prof.disable()
+    prof.dump_stats(out)
+"""
 
 
 def _ssl(state: Path) -> ssl.SSLContext:
@@ -238,6 +262,10 @@ def _build() -> str:
     return str(kuota.build())
 
 
+def _prof(base: str | None, phase: str) -> Path | None:
+    return Path(f"{base}-{phase}").resolve() if base else None
+
+
 def main() -> None:
     print(f"build: {kuota.build()}, {kuota.interpreter()} (every figure below)")
     ap = argparse.ArgumentParser()
@@ -247,6 +275,11 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=100)
     ap.add_argument("--workloads", type=int, default=50_000)
     ap.add_argument("--json", default=None, help="Write the figures here too.")
+    ap.add_argument(
+        "--profile",
+        default=None,
+        help="Run each server under cProfile; its stats go to PROFILE-creates / -list.",
+    )
     a = ap.parse_args()
     ref = min(_ref_loop() for _ in range(3))
     out: dict[str, Any] = {"build": _build(), "ref_loop_cpu_s": round(ref, 3)}
@@ -257,7 +290,7 @@ def main() -> None:
         world.write_text(
             yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
         )
-        proc, url = _start(tmp / "s1", world)
+        proc, url = _start(tmp / "s1", world, _prof(a.profile, "creates"))
         try:
             if not a.creates:
                 raise _Skip
@@ -272,6 +305,8 @@ def main() -> None:
                 1000 * (time.process_time() - client0) / a.creates, 3
             )
             print("create:", out["create"], flush=True)
+            if not a.events:
+                raise _Skip
             cpu0 = _cpu_s(proc.pid)
             out["watch"] = asyncio.run(_watch_delivery(url, ctx, a.watchers, a.events))
             cpu = _cpu_s(proc.pid) - cpu0
@@ -288,7 +323,7 @@ def main() -> None:
             wl_world = tmp / "workloads.yaml"
             _workloads_world(wl_world, a.workloads)
             t = time.perf_counter()
-            proc, url = _start(tmp / "s2", wl_world)
+            proc, url = _start(tmp / "s2", wl_world, _prof(a.profile, "list"))
             start_s = time.perf_counter() - t
             try:
                 env = {**os.environ, "KUBECONFIG": str(tmp / "s2" / "kubeconfig"), "HOME": str(tmp)}
