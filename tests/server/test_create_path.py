@@ -5,7 +5,8 @@ costs, counted (structural; the speed itself is bench/serve_api.py's).
 - a watch is woken by writes to its own resource only;
 - ClusterRole aggregation lists the ClusterRoles only after one changed;
 - a client's write is synced without waiting for the controllers' reaction
-  to it, which is made durable in a later group."""
+  to it, which is made durable in a later group;
+- a user's RBAC decisions are made once until an RBAC object changes."""
 
 from __future__ import annotations
 
@@ -76,7 +77,10 @@ async def _serve(state: Path, scenario: Scenario) -> Any:
     try:
         hub = Hub(cp)
         reconcile_bootstrap(cp.store)
-        tokens = {"t0k": UserInfo("admin", groups=(MASTERS,))}
+        tokens = {
+            "t0k": UserInfo("admin", groups=(MASTERS,)),
+            "alice": UserInfo("alice", groups=("team-a-users", "system:authenticated")),
+        }
         api = ApiServer(cp, hub, Authenticator(tokens), rbac_authorizer(cp.store), "127.0.0.1:0")
         api.aggregate()
         async with TestClient(TestServer(api.app(), host="127.0.0.1")) as client:
@@ -223,3 +227,40 @@ def test_a_clients_write_is_synced_before_the_controllers_reaction(tmp_path: Pat
     assert created and reacted
     assert b"JobSuspended" not in groups[created[0]]  # answered without waiting for it
     assert reacted[0] > created[0]  # and durable after it
+
+
+def test_rbac_decisions_are_kept_until_an_rbac_object_changes(tmp_path: Path) -> None:
+    alice = {"Authorization": "Bearer alice"}
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "alice-batch-user", "namespace": "w"},
+        "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}],
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "kueue-batch-user-role",
+        },
+    }
+    bindings = "/apis/rbac.authorization.k8s.io/v1/namespaces/w/rolebindings"
+
+    async def scenario(client: TestClient, cp: ControlPlane, hub: Hub, api: ApiServer) -> Any:
+        r = await client.post(bindings, json=binding, headers=AUTH)
+        assert r.status == 201, await r.text()
+        before = api.authz.evaluations
+        codes = []
+        for i in range(4):
+            r = await client.post(
+                "/apis/batch/v1/namespaces/w/jobs", json=_job(f"j{i}"), headers=alice
+            )
+            codes.append(r.status)
+        made = api.authz.evaluations - before
+        r = await client.delete(f"{bindings}/alice-batch-user", headers=AUTH)
+        assert r.status == 200, await r.text()
+        r = await client.post("/apis/batch/v1/namespaces/w/jobs", json=_job("late"), headers=alice)
+        return codes, made, r.status, (await r.json())["reason"]
+
+    codes, made, late, reason = asyncio.run(_serve(tmp_path / "state", scenario))
+    assert codes == [201] * 4
+    assert made == 1  # the first create's decision, kept for the next three
+    assert (late, reason) == (403, "Forbidden")  # the binding's deletion is seen at once
