@@ -206,6 +206,9 @@ class Quantity:
     @classmethod
     def from_milli(cls, milli: int, fmt: str = DECIMAL_SI) -> Quantity:
         """``milli`` thousandths of a unit in format ``fmt`` (NewMilliQuantity)."""
+        if type(milli) is int and fmt is DECIMAL_SI:
+            # The common case (quota arithmetic), without the general checks.
+            return _make_checked(milli * _MICRO_PER_NANO, DECIMAL_SI)
         return cls.from_nanos(_check_int(milli, "milli") * _MICRO_PER_NANO, fmt)
 
     @classmethod
