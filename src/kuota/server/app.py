@@ -34,7 +34,7 @@ from kuota.server.served import Served, encode, lookup
 from kuota.server.tables import TABLE_TYPE, table
 from kuota.server.ui import routes as ui
 from kuota.server.visibility import pending_workloads
-from kuota.server.watching import watch
+from kuota.server.watching import watch, wire_form
 from kuota.server.webhook_calls import NeedsWebhooks
 from kuota.store import StoreError
 
@@ -399,7 +399,7 @@ class ApiServer:
             )
         else:
             if not isinstance(body, dict):
-                body = encode(body, served)
+                body = wire_form(body, served)
             out = json_response(body, reply.code)
         for w in [*warnings, *reply.warnings]:
             out.headers.add("Warning", f'299 - "{w}"')
