@@ -10,7 +10,7 @@ from __future__ import annotations
 from kuota.api.appwrapper.appwrapper_kinds import APPWRAPPER_KINDS
 from kuota.api.autoscaling.autoscaling_kinds import AUTOSCALING_KINDS
 from kuota.api.jobset.jobset_kinds import JOBSET_KINDS
-from kuota.api.k8s.k8s_kinds import K8S_KINDS
+from kuota.api.k8s.k8s_kinds import K8S_KINDS, RESOURCE_KINDS
 from kuota.api.kindspec import KindSpec, VersionSpec
 from kuota.api.kubeflow.kubeflow_kinds import KUBEFLOW_KINDS
 from kuota.api.kueue.kueue_kinds import KUEUE_KINDS
@@ -37,6 +37,7 @@ KINDS: tuple[KindSpec, ...] = (
     *KUEUE_KINDS,
     *PROVISIONING_CONFIG_KINDS,
     *K8S_KINDS,
+    *RESOURCE_KINDS,
     *LWS_KINDS,
     *JOBSET_KINDS,
     *KUBEFLOW_KINDS,
