@@ -17,6 +17,7 @@ from kuota.api.decode import (
     iter_yaml_documents,
 )
 from kuota.api.kueue.config import load_config
+from kuota.api.lws.template_checks import lws_template_warnings
 from kuota.cli.run_annotations import run_annotation_errors, run_annotation_warnings
 from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_timeline
 
@@ -134,7 +135,7 @@ def _documents(
     for doc in decode_document(raw, source=source, index=i, gates=gates):
         if doc.ok:  # what run refuses, validate refuses (and warns of)
             doc.errors += run_annotation_errors(doc.obj)
-            doc.warnings += run_annotation_warnings(doc.obj)
+            doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
         yield doc
 
 

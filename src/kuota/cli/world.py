@@ -12,6 +12,7 @@ from typing import Any
 from kuota.api import errors as e
 from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, iter_yaml_documents
 from kuota.api.kueue.config import KueueConfig, load_config
+from kuota.api.lws.template_checks import lws_template_warnings
 from kuota.cli.files import CannotRead, expand, read_bytes
 from kuota.cli.run_annotations import run_annotation_errors, run_annotation_warnings
 
@@ -112,7 +113,7 @@ def _load_documents(world: World, path: Path, raws: Iterator[Any]) -> None:
             continue
         for doc in decode_document(raw, source=str(path), index=i):
             if doc.ok:
-                doc.warnings += run_annotation_warnings(doc.obj)
+                doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
             for w in doc.warnings:
                 world.warnings.append(f"{doc.where}: {doc.ref}: {w}")
             if doc.ok:
