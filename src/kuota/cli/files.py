@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kuota.api.apiextensions import CustomResourceDefinition, register_crd
 from kuota.api.decode import (
     Document,
     YamlError,
@@ -136,6 +137,8 @@ def _documents(
         if doc.ok:  # what run refuses, validate refuses (and warns of)
             doc.errors += run_annotation_errors(doc.obj)
             doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
+            if isinstance(doc.obj, CustomResourceDefinition):
+                register_crd(doc.obj)  # its kind is read from the next document on
         yield doc
 
 
