@@ -71,6 +71,7 @@ class VersionSpec:
     # Read from manifests (``kuota.api.decode``); an Event is written, never read.
     decoded: bool = True
     prepare: Preparer | None = None  # a CRD-defined kind: its schema's walk
+    crd_schema: Mapping[str, Any] | None = None  # ... and the schema (OpenAPI)
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,7 @@ def custom_kind_spec(crd: CustomResourceDefinition) -> KindSpec:
             deprecated=bool(v.deprecated),
             columns=_columns(v),
             prepare=functools.partial(validate_custom, schema=_schema(v)),
+            crd_schema=_schema(v),
         )
         for v in spec.versions
     )

@@ -101,9 +101,13 @@ def kind_schema(gvk: GVK) -> dict[str, Any] | None:
     if found is None:
         return None
     spec, version = found
-    s = copy.deepcopy(openapi(version.wire))
     builtin = not is_crd(spec)
-    _annotate(mi.type_info(version.wire), s, set(), builtin)
+    if version.crd_schema is not None:  # a kind a CustomResourceDefinition defines
+        s = copy.deepcopy(dict(version.crd_schema))
+        s.setdefault("properties", {})["metadata"] = {"type": "object"}
+    else:
+        s = copy.deepcopy(openapi(version.wire))
+        _annotate(mi.type_info(version.wire), s, set(), builtin)
     if builtin:  # kube-openapi marks no field of a kind required for its type meta
         s["required"] = [r for r in s.get("required") or () if r not in ("apiVersion", "kind")]
         if not s["required"]:

@@ -225,6 +225,11 @@ def _documents() -> dict[str, bytes]:
     return {gv: msgspec.json.encode(d) for gv, d in sorted(docs.items())}
 
 
+def clear() -> None:
+    """Forget the documents (a CustomResourceDefinition defined a kind)."""
+    _documents.cache_clear()
+
+
 def v3_document(path: str) -> bytes | None:
     """The document of ``path`` ("api/v1", "apis/batch/v1", ...); None if not served."""
     return _documents().get(path.strip("/"))
