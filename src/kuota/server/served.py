@@ -75,7 +75,9 @@ SERVED: dict[tuple[str, str, str], Served] = _build()
 def _registered(spec: registry.KindSpec) -> None:
     """A kind a CustomResourceDefinition defines, served from now on (its
     versions the CRD no longer names, no longer)."""
-    for k in [k for k, s in SERVED.items() if (s.spec.group, s.spec.kind) == (spec.group, spec.kind)]:
+    for k in [
+        k for k, s in SERVED.items() if (s.spec.group, s.spec.kind) == (spec.group, spec.kind)
+    ]:
         del SERVED[k]
     rtype = kind_named(spec.group, spec.kind).rtype
     for v in spec.versions:
