@@ -140,3 +140,19 @@ def test_run_stores_custom_resources_whatever_file_holds_the_crd(tmp_path: Path)
     r = _kuota("get", "crd", "-o", "json", "--state", str(state))
     (crd,) = json.loads(r.output)["items"]
     assert [c["type"] for c in crd["status"]["conditions"]] == ["NamesAccepted", "Established"]
+
+
+def test_cel_rules_of_a_crd_are_said_not_evaluated(tmp_path: Path) -> None:
+    crd = CRD.read_text().replace(
+        "            required: [cronSpec]\n",
+        "            required: [cronSpec]\n            x-kubernetes-validations:\n"
+        "            - {rule: self.replicas <= 5, message: too many}\n",
+    )
+    f = tmp_path / "crd.yaml"
+    f.write_text(crd)
+    r = _kuota("validate", str(f))
+    assert r.exit_code == 0, r.output
+    assert (
+        "warning: spec.versions[0].schema.openAPIV3Schema.properties[spec]: "
+        "x-kubernetes-validations rule 'self.replicas <= 5': not evaluated"
+    ) in _flat(r.output)

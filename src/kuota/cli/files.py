@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kuota.api.apiextensions import CustomResourceDefinition, register_crd
+from kuota.api.apiextensions.crd_validation import crd_warnings
 from kuota.api.decode import (
     Document,
     YamlError,
@@ -138,6 +139,7 @@ def _documents(
             doc.errors += run_annotation_errors(doc.obj)
             doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
             if isinstance(doc.obj, CustomResourceDefinition):
+                doc.warnings += crd_warnings(doc.obj)
                 register_crd(doc.obj)  # its kind is read from the next document on
         yield doc
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from kuota.api import errors as e
 from kuota.api.apiextensions import CustomResourceDefinition, register_crd
+from kuota.api.apiextensions.crd_validation import crd_warnings
 from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, iter_yaml_documents
 from kuota.api.kueue.config import KueueConfig, load_config
 from kuota.api.lws.template_checks import lws_template_warnings
@@ -134,6 +135,7 @@ def _decode_into(world: World, path: Path, i: int, raw: Any) -> None:
         if doc.ok:
             doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
             if isinstance(doc.obj, CustomResourceDefinition):
+                doc.warnings += crd_warnings(doc.obj)
                 register_crd(doc.obj)  # its kind is read from now on
         for w in doc.warnings:
             world.warnings.append(f"{doc.where}: {doc.ref}: {w}")

@@ -60,6 +60,36 @@ def _structural(s: Any, path: str, errs: list[FieldError], root: bool = False) -
             _structural(items, child(path, "items"), errs)
 
 
+def _rules(s: Any, path: str, out: list[str]) -> None:
+    if not isinstance(s, dict):
+        return
+    for r in s.get("x-kubernetes-validations") or ():
+        if isinstance(r, dict):
+            out.append(f"{path}: x-kubernetes-validations rule {r.get('rule')!r}")
+    for k, sub in (s.get("properties") or {}).items():
+        _rules(sub, key(child(path, "properties"), k), out)
+    for name in ("items", "additionalProperties"):
+        _rules(s.get(name), child(path, name), out)
+
+
+def crd_warnings(obj: Any) -> list[str]:
+    """What of a CRD kuota does not apply to its objects, said when it is
+    read: CEL rules (kuota evaluates no CEL but the rules of Kueue's own
+    CRDs, written in Python) and conversion webhooks."""
+    if not isinstance(obj, CustomResourceDefinition):
+        return []
+    found: list[str] = []
+    for i, v in enumerate(obj.spec.versions):
+        sch = v.schema.open_apiv3_schema if v.schema is not None else None
+        _rules(sch, f"spec.versions[{i}].schema.openAPIV3Schema", found)
+    out = [f"{where}: not evaluated (kuota has no CEL interpreter)" for where in found]
+    if (obj.spec.conversion or {}).get("strategy") == "Webhook":
+        out.append(
+            "spec.conversion: the conversion webhook is not called: each version is read and kept as written"
+        )
+    return out
+
+
 def validate_crd(crd: CustomResourceDefinition) -> list[FieldError]:
     errs = validate_object_meta(crd.metadata, False, names.is_dns1123_subdomain)
     spec = crd.spec
