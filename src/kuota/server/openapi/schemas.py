@@ -36,9 +36,22 @@ def lookup(gvk: GVK) -> tuple[KindSpec, VersionSpec] | None:
     return None if v is None else (spec, v)
 
 
+# Built-in groups kuota serves only as far as it reads them (the CRD kind,
+# DRA's device classes and claim templates): their schemas are kuota's, not
+# their Go types' published forms (strategic merge still applies to them).
+_PARTIAL_GROUPS = frozenset({"apiextensions.k8s.io", "resource.k8s.io"})
+
+
+def strategic_merge(spec: KindSpec) -> bool:
+    """Strategic merge applies to the built-in kinds, not to CRDs' kinds."""
+    return not ("." in spec.group and not spec.group.endswith(".k8s.io"))
+
+
 def is_crd(spec: KindSpec) -> bool:
-    """Kinds served by CRDs: strategic merge does not apply to them."""
-    return "." in spec.group and not spec.group.endswith(".k8s.io")
+    """Kinds whose schema is not their Go type's published form: the kinds
+    CRDs serve (strategic merge does not apply to them), and the built-in
+    groups kuota reads only in part."""
+    return spec.group in _PARTIAL_GROUPS or not strategic_merge(spec)
 
 
 def _doc(cls: type) -> str:

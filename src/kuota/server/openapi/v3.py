@@ -16,7 +16,12 @@ import msgspec
 
 from kuota.api.kindspec import KindSpec, VersionSpec
 from kuota.server.openapi import meta
-from kuota.server.openapi.schemas import is_crd, kind_schema, schema_name, served_versions
+from kuota.server.openapi.schemas import (
+    kind_schema,
+    schema_name,
+    served_versions,
+    strategic_merge,
+)
 
 JSON = "application/json"
 PATCH_TYPES = (
@@ -103,7 +108,7 @@ def _paths(spec: KindSpec, version: VersionSpec, paths: dict[str, Any]) -> None:
     list_name = schema_name(spec, version.name, spec.list_kind)
     base = "/" + gv_path(spec.group, version.name)
     op = f"{version.name}{spec.kind}"
-    patch_types = tuple(t for t in PATCH_TYPES if not (is_crd(spec) and "strategic" in t))
+    patch_types = tuple(t for t in PATCH_TYPES if strategic_merge(spec) or "strategic" not in t)
     ns = "/namespaces/{namespace}" if spec.namespaced else ""
     scope_params: list[Any] = (
         [{"name": "namespace", "in": "path", "required": True, "schema": {"type": "string"}}]
