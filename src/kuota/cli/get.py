@@ -60,7 +60,7 @@ def get(
     not there is kubectl's NotFound (exit 1), the others still printed."""
     plural = ALIASES.get(resource, resource)
     opened: tuple[ReadOnlyStore, datetime] | None = None
-    if plural not in VIEWS and state:
+    if plural not in VIEWS and state and (Path(state) / "KUOTA-STATE").exists():
         # A kind a stored CustomResourceDefinition defines is known once the
         # state is read.
         opened = open_state(state)
