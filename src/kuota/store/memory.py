@@ -98,6 +98,10 @@ def _meta_copy(value: Any) -> Any:
     return msgspec.json.decode(_json(value))
 
 
+def _crds_first(rtype: ResourceType) -> tuple[bool, ResourceType]:
+    return (rtype[0] != "apiextensions.k8s.io", rtype)
+
+
 class MemoryStore:
     def __init__(
         self,
@@ -201,8 +205,10 @@ class MemoryStore:
         return {k: _meta_copy(v) for k, v in sorted(self._meta.items())}
 
     def objects(self) -> Iterator[tuple[ResourceType, Any]]:
-        """Every stored object, by resource, namespace and name."""
-        for rtype in sorted(self._objects):
+        """Every stored object, by resource, namespace and name; the
+        CustomResourceDefinitions first (a snapshot read back registers the
+        kinds they define before their objects come)."""
+        for rtype in sorted(self._objects, key=_crds_first):
             by_ns = self._objects[rtype]
             for ns in sorted(by_ns):
                 names = by_ns[ns]
