@@ -48,6 +48,7 @@ from kuota.store.resources import (
     NODE,
     POD,
     PRIORITY_CLASS,
+    RESOURCE_CLAIM_TEMPLATE,
     RESOURCE_FLAVOR,
     RUNTIME_CLASS,
     TOPOLOGY,
@@ -63,6 +64,7 @@ WATCHED: Final[tuple[ResourceType, ...]] = (
     PRIORITY_CLASS,
     RUNTIME_CLASS,
     LIMIT_RANGE,
+    RESOURCE_CLAIM_TEMPLATE,
     RESOURCE_FLAVOR,
     TOPOLOGY,
     ADMISSION_CHECK,
@@ -240,9 +242,10 @@ class KueueController:
             "AdmissionCheck": core.checks,
             "Topology": core.topologies,
         }
-        if kind == "LimitRange":
+        if kind in ("LimitRange", "ResourceClaimTemplate"):
             ns, _, name = key.partition("/")
-            return name in core.limit_ranges.get(ns, {})
+            by_ns = core.limit_ranges if kind == "LimitRange" else core.claim_templates
+            return name in by_ns.get(ns, {})
         return key in tables.get(kind, {})
 
     def _observe_workload(self, key: str, stored: kt.Workload) -> None:

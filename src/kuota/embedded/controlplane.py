@@ -433,6 +433,8 @@ _RANK = {
     "WorkloadPriorityClass": 1,
     "RuntimeClass": 1,
     "LimitRange": 2,
+    "DeviceClass": 1,
+    "ResourceClaimTemplate": 2,
     "ResourceFlavor": 3,
     "AdmissionCheck": 3,
     "ProvisioningRequestConfig": 3,

@@ -165,6 +165,8 @@ class WorkloadController:
         if key in self.state.snap.holders and prev is not None:
             self.release(prev)
         self.state.infos[key] = info
+        if not has_quota_reservation(wl):
+            self.reasons.dra_counted(wl)
         if self.admissible(wl):
             self.state.queues.add_or_update(info, self.state.now)
         else:
@@ -254,7 +256,11 @@ class WorkloadController:
         qr = find_condition(wl, "QuotaReserved")
         if qr is not None and qr.status == "False" and qr.reason == "OnHold":
             return False
-        return not condition_true(wl, "WaitingForReplacementPods")
+        if condition_true(wl, "WaitingForReplacementPods"):
+            return False
+        # Kueue's workload controller queues a DRA workload only once its
+        # claims are counted: until then it is in no queue.
+        return not self.adm.dra_error(wl)
 
     def release(self, info: WorkloadInfo) -> None:
         st = self.state.snap.holders.get(info.key)
