@@ -17,6 +17,7 @@ from kuota.api.k8s.k8s_kinds import K8S_KINDS, RESOURCE_KINDS
 from kuota.api.kindspec import KindSpec, VersionSpec
 from kuota.api.kubeflow.kubeflow_kinds import KUBEFLOW_KINDS
 from kuota.api.kueue.kueue_kinds import KUEUE_KINDS
+from kuota.api.kueue.multikueue_types import MULTIKUEUE_KINDS
 from kuota.api.kueue.provisioning_config import PROVISIONING_CONFIG_KINDS
 from kuota.api.kuotadev.kuota_kinds import KUOTA_KINDS
 from kuota.api.lws.lws_kinds import LWS_KINDS
@@ -41,6 +42,7 @@ __all__ = [
 KINDS: tuple[KindSpec, ...] = (
     *KUEUE_KINDS,
     *PROVISIONING_CONFIG_KINDS,
+    *MULTIKUEUE_KINDS,
     *K8S_KINDS,
     *RESOURCE_KINDS,
     *LWS_KINDS,

@@ -546,6 +546,13 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
                 states[s.name] = clone(s)
         mine.admission_checks = [states[n] for n in sorted(states)] or None
     mine.reclaimable_pods = clone(theirs.reclaimable_pods) if theirs.reclaimable_pods else None
+    if mine.admission is not None and not any(
+        c.type == "Evicted" and c.status == "True" for c in mine.conditions or ()
+    ):
+        # MultiKueue's nomination, while the reservation holds (an eviction
+        # resets it: the core's word then).
+        mine.cluster_name = theirs.cluster_name
+        mine.nominated_cluster_names = clone(theirs.nominated_cluster_names)
     if _hold_moved(mine, theirs):
         # An integration put its workload on hold (a StatefulSet scaled to 0:
         # its reservation released, UnsetQuotaReservationWithCondition) or

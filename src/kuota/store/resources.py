@@ -78,3 +78,7 @@ PROVISIONING_REQUEST: Final[ResourceType] = resource_for(
     "autoscaling.x-k8s.io/v1", "ProvisioningRequest"
 )
 POD_TEMPLATE: Final[ResourceType] = resource_for("v1", "PodTemplate")
+
+# MultiKueue
+MULTIKUEUE_CLUSTER: Final[ResourceType] = resource_for(_KUEUE, "MultiKueueCluster")
+MULTIKUEUE_CONFIG: Final[ResourceType] = resource_for(_KUEUE, "MultiKueueConfig")

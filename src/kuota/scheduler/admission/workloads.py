@@ -355,8 +355,11 @@ class WorkloadController:
                 s.message = f"Reset to Pending after eviction. Previously: {s.state}"
                 s.state, s.retry_count = "Pending", retry
                 s.last_transition_time, s.pod_set_updates = self.state.now, None
-        # Kueue's prepareForEviction: the preemption-gate signal is withdrawn
-        # and every gate closes again.
+        # Kueue's prepareForEviction: the MultiKueue cluster nomination is
+        # reset, the preemption-gate signal is withdrawn and every gate
+        # closes again.
+        if wl.status is not None:
+            wl.status.cluster_name = wl.status.nominated_cluster_names = None
         if condition_true(wl, "BlockedOnPreemptionGates"):
             self.state.cond(
                 wl, "BlockedOnPreemptionGates", "False", reason, message, self.state.now
