@@ -172,3 +172,14 @@ def test_predict_bad_input(tmp_path: Path) -> None:
     assert "Traceback" not in out.stderr
     missing = kuota("predict", str(f), "--state", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "nope" in missing.stderr
+
+
+def test_predict_refuses_a_job_that_exists(tmp_path: Path) -> None:
+    """A job of a name the state already holds could not be submitted: no
+    prediction (the fork would otherwise answer for the existing one)."""
+    state = _state(tmp_path)
+    f = tmp_path / "again.yaml"
+    f.write_text(job("running", "busy", 4, "1h"))
+    out = kuota("predict", str(f), "--state", str(state))
+    assert out.returncode == 2, out.stdout
+    assert "again.yaml" in out.stderr and "Job team/running already exists" in out.stderr

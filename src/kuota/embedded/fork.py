@@ -157,6 +157,19 @@ def _expect_ends(state: Recovered, now: datetime) -> list[ExpectedEnd]:
     return ends
 
 
+def snapshot(store: Any, now: datetime) -> Recovered:
+    """A live memory store's present as a state to fork (``kuota serve``'s
+    what-if): the objects are shared, not copied (a fork never writes them),
+    and the fork's clock starts at ``now``."""
+    objects: dict[Any, dict[tuple[str, str], Any]] = {}
+    for rtype, obj in store.objects():
+        objects.setdefault(rtype, {})[(obj.metadata.namespace or "", obj.metadata.name)] = obj
+    # The generated names' sequence goes on from the store's (not part of
+    # the store protocol: only the memory store has one).
+    seq = int(getattr(store, "_seq", 0))
+    return Recovered(objects, store.resource_version, seq, {CLOCK_META: now.isoformat()})
+
+
 def fork(
     state: Recovered,
     config: KueueConfig,
