@@ -20,6 +20,7 @@ them), which is what measures the median rule.
 
     .venv/bin/python bench/predict_error.py --trace ../shared/traces/alibaba-gpu-2023-openb.csv \\
         --world examples/traces/openb/shared-pool.yaml --samples 200
+    .venv/bin/python bench/predict_error.py --preset dlrm --samples 100 --durations hidden
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import statistics
 import sys
 import time
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import kuota
@@ -203,10 +205,26 @@ def measure(
     }
 
 
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples" / "traces"
+# The shipped traces with their example designs (make bench runs these).
+PRESETS = {
+    "openb": ("alibaba-gpu-2023-openb.csv", [EXAMPLES / "openb" / "qos-cohort.yaml"], None),
+    "openb-shared": ("alibaba-gpu-2023-openb.csv", [EXAMPLES / "openb" / "shared-pool.yaml"], None),
+    "dlrm": (
+        "alibaba-gpu-2025-dlrm.csv",
+        [EXAMPLES / "dlrm" / "per-app-quota.yaml"],
+        EXAMPLES / "dlrm" / "mapping.yaml",
+    ),
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trace", required=True)
-    ap.add_argument("--world", required=True, nargs="+")
+    ap.add_argument("--preset", choices=sorted(PRESETS), help="a shipped trace and its design")
+    ap.add_argument("--traces", type=Path, default=REPO.parent / "shared" / "traces")
+    ap.add_argument("--trace")
+    ap.add_argument("--world", nargs="+")
     ap.add_argument("--mapping")
     ap.add_argument("--samples", type=int, default=200)
     ap.add_argument("--horizon-h", type=float, default=24 * 365, help="fork run limit (hours)")
@@ -219,6 +237,12 @@ def main() -> None:
     )
     ap.add_argument("--json", dest="json_out", help="also write the figures to this file")
     a = ap.parse_args()
+    if a.preset:
+        name, world, mapping = PRESETS[a.preset]
+        a.trace, a.world = str(a.traces / name), [str(w) for w in world]
+        a.mapping = str(mapping) if mapping else None
+    if not a.trace or not a.world:
+        ap.error("give --preset, or --trace and --world")
     out = measure(
         a.trace,
         a.world,
