@@ -133,6 +133,7 @@ def measure(
 
     predicted: dict[str, datetime | None] = {}
     waited: set[str] = set()  # not admitted at once in the fork
+    submitted: dict[str, datetime] = {}
     basis: dict[str, int] = {}
     cpu = time.process_time()
     fork_cpu = 0.0
@@ -150,6 +151,7 @@ def measure(
         fork_cpu += time.process_time() - t0
         key = f"{job.metadata.namespace}/{job.metadata.name}"
         predicted[key] = p.estimated_start
+        submitted[key] = at
         if not p.admitted_now:
             waited.add(key)
         for source, n in p.basis().items():
@@ -164,6 +166,7 @@ def measure(
     cp.run()
     errors: list[float] = []
     waiting: list[float] = []
+    waits: list[float] = []  # the replayed waits of those not admitted at once (the scale)
     never = never_started = missed = 0
     for key, est in predicted.items():
         real = started.get(key)
@@ -178,6 +181,7 @@ def measure(
         errors.append(e)
         if key in waited:
             waiting.append(e)
+            waits.append((real - submitted[key]).total_seconds())
     errors.sort()
     waiting.sort()
     return {
@@ -194,6 +198,7 @@ def measure(
         "not_admitted_at_once": len(waited),
         "median_abs_error_s_not_admitted_at_once": statistics.median(waiting) if waiting else None,
         "p90_abs_error_s_not_admitted_at_once": nearest_rank(waiting, 90) if waiting else None,
+        "median_replayed_wait_s_not_admitted_at_once": statistics.median(waits) if waits else None,
         "predicted_never": never,
         "predicted_never_and_never_started": never_started,
         "never_started_in_replay": missed,
