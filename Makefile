@@ -85,6 +85,8 @@ bench: $(COMPILED)/.stamp
 	$(BIN)/python bench/serve_api.py --json bench/results-serve.json
 	$(BIN)/python bench/tiny_jobs.py --jobs 10000 100000
 	$(BIN)/python bench/sim_replay.py --json bench/results-sim.json
+	$(BIN)/python bench/predict_error.py --preset openb --samples 100 --json bench/results-predict-openb.json
+	$(BIN)/python bench/predict_error.py --preset dlrm --samples 100 --json bench/results-predict-dlrm.json
 
 # Re-pin dependencies (needs network); commit the result.
 lock: $(STAMP)

@@ -12,7 +12,7 @@ import yaml
 from aiohttp import web
 
 from kuota import __version__
-from kuota.server import discovery, patching
+from kuota.server import discovery, patching, predict_route
 from kuota.server import status as st
 from kuota.server.auth import (
     Attributes,
@@ -102,6 +102,7 @@ class ApiServer:
         r.add_get("/apis/", self._apis)
         r.add_get("/apis/{group}", self._group)
         r.add_get("/apis/{group}/{version}", self._group_version)
+        predict_route.install(app, self)
         r.add_route("*", "/api/v1/{rest:.+}", self._core)
         r.add_route("*", "/apis/{group}/{version}/{rest:.+}", self._grouped)
         r.add_get("/openapi/v2", self._openapi_v2)
