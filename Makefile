@@ -17,7 +17,9 @@ HOT := kuota/scheduler kuota/quota kuota/queueing kuota/controllers/kueue.py kuo
   kuota/store/events.py kuota/store/kinds.py kuota/store/copier.py \
   kuota/controllers/jobframework.py \
   kuota/runtime/clock.py kuota/runtime/recorder.py \
-  kuota/sim/fastreplay.py kuota/sim/fast_meter.py
+  kuota/sim/fastreplay.py kuota/sim/fast_meter.py \
+  kuota/controllers/kuotadev/bizrq/accounts.py kuota/controllers/kuotadev/bizrq/status_cas.py \
+  kuota/controllers/kuotadev/bizrq/object_webhook.py
 COMPILED := build/mypyc
 SOURCES := $(shell find src/kuota -name '*.py')
 
@@ -83,6 +85,8 @@ bench: $(COMPILED)/.stamp
 	$(BIN)/python bench/serve_api.py --json bench/results-serve.json
 	$(BIN)/python bench/tiny_jobs.py --jobs 10000 100000
 	$(BIN)/python bench/sim_replay.py --json bench/results-sim.json
+	$(BIN)/python bench/predict_error.py --preset openb --samples 100 --json bench/results-predict-openb.json
+	$(BIN)/python bench/predict_error.py --preset dlrm --samples 100 --json bench/results-predict-dlrm.json
 
 # Re-pin dependencies (needs network); commit the result.
 lock: $(STAMP)

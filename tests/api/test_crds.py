@@ -51,9 +51,12 @@ def _structural_problems(s: dict[str, Any], path: str) -> list[str]:
 
 def test_every_kueue_kind_has_a_structural_crd() -> None:
     crds = _crds()
-    # Kueue's kinds, and the ProvisioningRequestConfig of its provisioning check.
+    # Kueue's kinds, the ProvisioningRequestConfig of its provisioning check
+    # and MultiKueue's two kinds.
     assert {c["spec"]["names"]["kind"] for c in crds} == set(kt.KINDS) | {
-        "ProvisioningRequestConfig"
+        "ProvisioningRequestConfig",
+        "MultiKueueCluster",
+        "MultiKueueConfig",
     }
     for c in crds:
         assert c["apiVersion"] == "apiextensions.k8s.io/v1"

@@ -172,3 +172,69 @@ def test_predict_bad_input(tmp_path: Path) -> None:
     assert "Traceback" not in out.stderr
     missing = kuota("predict", str(f), "--state", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "nope" in missing.stderr
+
+
+def test_predict_refuses_a_job_that_exists(tmp_path: Path) -> None:
+    """A job of a name the state already holds could not be submitted: no
+    prediction (the fork would otherwise answer for the existing one)."""
+    state = _state(tmp_path)
+    f = tmp_path / "again.yaml"
+    f.write_text(job("running", "busy", 4, "1h"))
+    out = kuota("predict", str(f), "--state", str(state))
+    assert out.returncode == 2, out.stdout
+    assert "again.yaml" in out.stderr and "Job team/running already exists" in out.stderr
+
+
+def _undeclared_state(tmp_path: Path, gpus: int, until: str) -> Path:
+    """Finished 4-GPU runs of 10m, 20m and 60m in queue busy, then a job of
+    ``gpus`` GPUs that declares no run, started at 02:00; run to ``until``
+    (hh:mm; a job in queue idle then keeps the run going to that instant)."""
+    world = tmp_path / "world.yaml"
+    nodur = job("open-ended", "busy", gpus, "1h", "2026-01-01T02:00:00Z").replace(
+        "      annotations: {kuota.dev/duration: 1h}\n", "      annotations: {}\n"
+    )
+    jobs = [
+        job("a", "busy", 4, "10m", "2026-01-01T00:00:00Z"),
+        job("b", "busy", 4, "20m", "2026-01-01T00:10:00Z"),
+        job("c", "busy", 4, "60m", "2026-01-01T00:30:00Z"),
+        nodur,
+        job("tick", "idle", 1, "1h", f"2026-01-01T{until}:00Z"),
+    ]
+    world.write_text(WORLD + "---" + "---".join(jobs))
+    state = tmp_path / "state"
+    hours, minutes = until.split(":")
+    span = f"{int(hours)}h{int(minutes)}m"
+    done = kuota("run", str(world), "--state", str(state), "--until", span, "--no-live")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return state
+
+
+def _open_ended(out: dict) -> dict:
+    ends = {e["workload"].split("/")[1].rsplit("-", 1)[0]: e for e in out["expected_ends"]}
+    return ends["job-open-ended"]
+
+
+def test_predict_median_of_its_queue_when_no_finished_run_has_its_shape(tmp_path: Path) -> None:
+    """A 2-GPU run nothing of its shape ever finished: the median of its
+    queue's finished runs (20m), not "runs until deleted" (which made every
+    job behind it "never")."""
+    state = _undeclared_state(tmp_path, 2, "02:05")
+    out = _predict(tmp_path, state, job("next", "busy", 4, "1h"))
+    assert out["estimated_start"] == "2026-01-01T02:20:00Z"
+    end = _open_ended(out)
+    assert end["source"] == "median of finished in its queue"
+    assert end["seconds"] == 1200 and end["samples"] == 3
+
+
+def test_predict_median_of_the_runs_longer_than_its_run_so_far(tmp_path: Path) -> None:
+    """At 02:30 the open-ended job has run 30m, past the median (20m): it is
+    taken to run as the finished runs longer than 30m did (60m: to 03:00),
+    not to have ended already."""
+    state = _undeclared_state(tmp_path, 4, "02:30")
+    out = _predict(tmp_path, state, job("next", "busy", 4, "1h"))
+    assert out["now"] == "2026-01-01T02:30:00Z"
+    assert out["admitted_now"] is False
+    assert out["estimated_start"] == "2026-01-01T03:00:00Z"
+    end = _open_ended(out)
+    assert end["source"] == "median of finished" and end["seconds"] == 3600
+    assert end["samples"] == 1

@@ -13,12 +13,15 @@ from hypothesis import strategies as st
 from store_testlib import FakeClock
 from store_testlib import workload as make_workload
 
+from kuota.api.decode import decode_object
+from kuota.api.hooks import dec_hook, enc_hook
 from kuota.api.kueue.types import Admission, PodSetAssignment, RequeueState, WorkloadStatus
+from kuota.api.kuotadev.bizrq import BizGroupStatus
 from kuota.api.meta import Condition
 from kuota.api.quantity import Quantity
 from kuota.store import Invalid, MemoryStore
 from kuota.store.codec import clone, clone_over
-from kuota.store.resources import WORKLOAD
+from kuota.store.resources import BIZRQ, WORKLOAD
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -265,3 +268,87 @@ def test_a_new_condition_is_stored_or_refused_as_converting_it_would(
     assert [type(v) for v in msgspec.structs.astuple(got)] == [
         type(v) for v in msgspec.structs.astuple(expected)
     ]
+
+
+# ------------------------------------------------------------- maps of quantities
+# A bizrq's status holds maps of fifty quantities; charging a request changes a
+# few. The write keeps the stored values of the keys it did not change.
+
+
+def _group_status(**used: Quantity) -> BizGroupStatus:
+    keys = {f"limits.nvidia.com/gpu.M{i:02d}": Quantity.from_int(i) for i in range(50)}
+    keys.update(used)
+    return BizGroupStatus(hard=dict(keys), used=dict(keys), self_used=dict(keys))
+
+
+def test_a_map_write_keeps_the_stored_values_it_did_not_change() -> None:
+    old = clone(_group_status())
+    assert old.used is not None
+    new = BizGroupStatus(hard=old.hard, used=dict(old.used), self_used=old.self_used)
+    assert new.used is not None
+    new.used["limits.nvidia.com/gpu.M07"] = Quantity.from_milli(8_500)
+    out = clone_over(new, old)
+    assert out == new
+    assert out.used is not None
+    assert out.used is not new.used and out.used is not old.used  # private from both
+    assert out.used["limits.nvidia.com/gpu.M08"] is old.used["limits.nvidia.com/gpu.M08"]
+    assert str(out.used["limits.nvidia.com/gpu.M07"]) == "8500m"
+    assert list(out.used) == list(new.used)  # the writer's order
+    new.used["limits.nvidia.com/gpu.M07"] = Quantity.from_int(1)
+    assert str(out.used["limits.nvidia.com/gpu.M07"]) == "8500m"
+
+
+def test_an_equal_map_keeps_the_stored_one_even_in_another_format() -> None:
+    """As for any field equal to the stored one: the stored value is kept (an
+    equal Quantity may print otherwise: 1Ki is 1024)."""
+    old = clone(_group_status(**{"memory": Quantity("1Ki")}))
+    assert old.used is not None
+    used = dict(old.used)
+    used["memory"] = Quantity.from_int(1024)
+    out = clone_over(BizGroupStatus(hard=old.hard, used=used, self_used=old.self_used), old)
+    assert out is old
+    assert out.used is not None and str(out.used["memory"]) == "1Ki"
+
+
+def test_a_bad_changed_map_entry_is_refused_and_nothing_is_written() -> None:
+    store = MemoryStore(FakeClock())
+    store.create(
+        decode_object(
+            {
+                "apiVersion": "kuota.dev/v1alpha1",
+                "kind": "BizGroupResourceQuota",
+                "metadata": {"name": "g"},
+                "spec": {"hard": {"pods": "10"}},
+            }
+        ).obj
+    )
+    cur = store.get(BIZRQ, "", "g")
+    store.update_status(msgspec.structs.replace(cur, status=_group_status()))
+    cur = store.get(BIZRQ, "", "g")
+    assert cur.status is not None and cur.status.used is not None
+    used = dict(cur.status.used)
+    used["limits.nvidia.com/gpu.M03"] = "three"  # not a quantity
+    bad = msgspec.structs.replace(cur.status, used=used)
+    with pytest.raises(Invalid) as err:
+        store.update_status(msgspec.structs.replace(cur, status=bad))
+    # (msgspec names a map's value "[...]", as the whole map's conversion did.)
+    assert [e.path for e in err.value.errors] == ["status.used[...]"]
+    assert store.get(BIZRQ, "", "g").status == cur.status  # nothing written
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    nanos=st.integers(-(10**31), 10**31) | st.integers(-(10**12), 10**12),
+    fmt=st.sampled_from(["DecimalSI", "BinarySI", "DecimalExponent"]),
+)
+def test_a_quantity_the_copier_shares_is_what_the_round_trip_gives(nanos: int, fmt: str) -> None:
+    """The copier keeps a wire-stable quantity itself instead of decoding its
+    text: both must be the same value, format and text."""
+    q = Quantity.from_nanos(nanos, fmt)
+    back = msgspec.json.decode(msgspec.json.encode(q, enc_hook=enc_hook), type=Quantity,
+                               dec_hook=dec_hook)  # fmt: skip
+    if q.wire_stable():
+        assert (back.nanos, back.format, str(back)) == (q.nanos, q.format, str(q))
+    copied = clone_over(BizGroupStatus(used={"k": q}), BizGroupStatus(used={"k": back}))
+    assert copied.used is not None
+    assert (copied.used["k"].nanos, str(copied.used["k"])) == (back.nanos, str(back))

@@ -26,7 +26,7 @@ from kuota.api import registry
 from kuota.api.base import Meta, dec_hook, enc_hook
 from kuota.api.errors import FieldError
 from kuota.api.k8s.validation.objectmeta import validate_object_meta
-from kuota.api.kindspec import Gates, Validator
+from kuota.api.kindspec import Gates, Preparer, Validator
 from kuota.api.kueue import types as kt
 from kuota.api.schema import MAX_NODES, check_rules, validate_raw
 
@@ -47,27 +47,33 @@ class ManifestKind:
     default: Callable[[Any, Gates], None] | None
     root_rules: Meta | None
     name_fn: Callable[[str], list[str]]
+    prepare: Preparer | None = None
+
+
+def _add_kind(reg: dict[tuple[str, str], ManifestKind], spec: registry.KindSpec) -> None:
+    for v in spec.versions:
+        if not v.decoded:
+            continue
+        api_version = spec.api_version(v)
+        reg[(api_version, spec.kind)] = ManifestKind(
+            api_version,
+            spec.kind,
+            v.wire,
+            spec.namespaced,
+            v.to_internal,
+            v.from_internal,
+            spec.validate,
+            spec.default,
+            v.root_rules,
+            spec.name_fn,
+            v.prepare,
+        )
 
 
 def _build_registry() -> dict[tuple[str, str], ManifestKind]:
     reg: dict[tuple[str, str], ManifestKind] = {}
     for spec in registry.KINDS:
-        for v in spec.versions:
-            if not v.decoded:
-                continue
-            api_version = spec.api_version(v)
-            reg[(api_version, spec.kind)] = ManifestKind(
-                api_version,
-                spec.kind,
-                v.wire,
-                spec.namespaced,
-                v.to_internal,
-                v.from_internal,
-                spec.validate,
-                spec.default,
-                v.root_rules,
-                spec.name_fn,
-            )
+        _add_kind(reg, spec)
     return reg
 
 
@@ -77,6 +83,21 @@ REGISTRY = _build_registry()
 KINDS_BY_NAME: dict[str, list[str]] = {}
 for _av, _k in REGISTRY:
     KINDS_BY_NAME.setdefault(_k, []).append(_av)
+
+
+def _registered(spec: registry.KindSpec) -> None:
+    """A kind a CRD defines, read from now on (its old versions forgotten)."""
+    for gk in [
+        gk
+        for gk, m in REGISTRY.items()
+        if m.kind == spec.kind and gk[0].startswith(f"{spec.group}/")
+    ]:
+        del REGISTRY[gk]
+    _add_kind(REGISTRY, spec)
+    KINDS_BY_NAME[spec.kind] = sorted(av for av, k in REGISTRY if k == spec.kind)
+
+
+registry.on_register(_registered)
 
 
 @dataclass(slots=True)
@@ -221,6 +242,13 @@ def _head_errors(api_version: Any, kind: Any) -> list[FieldError]:
 def _decode_known(
     raw: dict[str, Any], info: ManifestKind, doc: Document, gates: Mapping[str, bool]
 ) -> Document:
+    if info.prepare is not None:
+        prepared, errs, warns = info.prepare(raw)
+        doc.warnings.extend(warns)
+        if errs or prepared is None:
+            doc.errors.extend(errs)
+            return doc
+        raw = prepared
     try:
         obj = msgspec.convert(raw, info.wire, dec_hook=dec_hook)
     except (msgspec.ValidationError, RecursionError):

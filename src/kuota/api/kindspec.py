@@ -22,6 +22,10 @@ from kuota.api.names import is_dns1123_subdomain
 
 Gates = Mapping[str, bool]
 Validator = Callable[[Any, Gates], list[FieldError]]
+# A raw document read against a schema before it is decoded (a custom
+# resource's CRD schema): the defaulted and pruned document, the errors, the
+# pruned fields' warnings.
+Preparer = Callable[[dict[str, Any]], tuple[dict[str, Any] | None, list[FieldError], list[str]]]
 
 
 def identity(obj: Any) -> Any:
@@ -66,6 +70,8 @@ class VersionSpec:
     columns: tuple[PrinterColumn, ...] = ()
     # Read from manifests (``kuota.api.decode``); an Event is written, never read.
     decoded: bool = True
+    prepare: Preparer | None = None  # a CRD-defined kind: its schema's walk
+    crd_schema: Mapping[str, Any] | None = None  # ... and the schema (OpenAPI)
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,7 @@ QUANTITY_REGEX: Final = r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 MAX_DIGITS: Final = 1000
 
 _NANO: Final = 10**9
+_WIRE_STABLE: Final = 10**30  # nanos of 10^21, where DecimalSI turns to exponent form
 _MICRO_PER_NANO: Final = 10**6  # nano-units per milli-unit
 _LIMIT_NANOS: Final = 10 ** (MAX_DIGITS + 9)  # exclusive bound on |nanos|
 _INT64_MIN: Final = -(2**63)
@@ -205,6 +206,9 @@ class Quantity:
     @classmethod
     def from_milli(cls, milli: int, fmt: str = DECIMAL_SI) -> Quantity:
         """``milli`` thousandths of a unit in format ``fmt`` (NewMilliQuantity)."""
+        if type(milli) is int and fmt is DECIMAL_SI:
+            # The common case (quota arithmetic), without the general checks.
+            return _make_checked(milli * _MICRO_PER_NANO, DECIMAL_SI)
         return cls.from_nanos(_check_int(milli, "milli") * _MICRO_PER_NANO, fmt)
 
     @classmethod
@@ -253,6 +257,13 @@ class Quantity:
     def sign(self) -> int:
         n = self._nanos
         return (n > 0) - (n < 0)
+
+    def wire_stable(self) -> bool:
+        """Decoding this quantity's text gives it back: same value, format and
+        text. True of every DecimalSI quantity printed with a suffix (below
+        10^21, where printing switches to exponent form); a BinarySI one may
+        print in DecimalSI (below 1024, or not whole) and come back changed."""
+        return self._format is DECIMAL_SI and -_WIRE_STABLE < self._nanos < _WIRE_STABLE
 
     def is_zero(self) -> bool:
         return self._nanos == 0

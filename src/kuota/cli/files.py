@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kuota.api.apiextensions import CustomResourceDefinition, register_crd
+from kuota.api.apiextensions.crd_validation import crd_warnings
 from kuota.api.decode import (
     Document,
     YamlError,
@@ -17,6 +19,7 @@ from kuota.api.decode import (
     iter_yaml_documents,
 )
 from kuota.api.kueue.config import load_config
+from kuota.api.lws.template_checks import lws_template_warnings
 from kuota.cli.run_annotations import run_annotation_errors, run_annotation_warnings
 from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_timeline
 
@@ -134,7 +137,10 @@ def _documents(
     for doc in decode_document(raw, source=source, index=i, gates=gates):
         if doc.ok:  # what run refuses, validate refuses (and warns of)
             doc.errors += run_annotation_errors(doc.obj)
-            doc.warnings += run_annotation_warnings(doc.obj)
+            doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
+            if isinstance(doc.obj, CustomResourceDefinition):
+                doc.warnings += crd_warnings(doc.obj)
+                register_crd(doc.obj)  # its kind is read from the next document on
         yield doc
 
 

@@ -59,6 +59,12 @@ def get(
     """``kuota get RESOURCE [NAME...]``: every stored kind, by name too; a name
     not there is kubectl's NotFound (exit 1), the others still printed."""
     plural = ALIASES.get(resource, resource)
+    opened: tuple[ReadOnlyStore, datetime] | None = None
+    if plural not in VIEWS and state and (Path(state) / "KUOTA-STATE").exists():
+        # A kind a stored CustomResourceDefinition defines is known once the
+        # state is read.
+        opened = open_state(state)
+        plural = ALIASES.get(resource, resource)
     if plural not in VIEWS:
         console.print(
             f'error: the server doesn\'t have a resource type "{resource}" '
@@ -67,7 +73,7 @@ def get(
         )
         return 1
     view = VIEWS[plural]
-    store, now = open_state(state)
+    store, now = opened if opened is not None else open_state(state)
     missing: list[str] = []
     try:
         if names:

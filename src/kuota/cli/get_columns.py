@@ -539,6 +539,21 @@ def _aliases() -> dict[str, str]:
 ALIASES: Final = _aliases()
 
 
+def _registered(spec: registry.KindSpec) -> None:
+    """A kind a CustomResourceDefinition defines: shown with its printer
+    columns, under its plural, singular and short names."""
+    if not spec.stored or (spec.plural in VIEWS and spec.plural in _RICH):
+        return
+    VIEWS[spec.plural] = _registry_view(spec)
+    for alias in (spec.singular, *spec.short_names):
+        ALIASES.setdefault(alias, spec.plural)
+    for alias in (spec.plural, spec.singular, *spec.short_names):
+        ALIASES.setdefault(f"{alias}.{spec.group}", spec.plural)
+
+
+registry.on_register(_registered)
+
+
 def resource_name(plural: str) -> str:
     """The resource as kubectl names it in errors: ``jobs.batch``, ``pods``."""
     group = VIEWS[plural].rtype[0]

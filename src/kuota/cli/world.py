@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from kuota.api import errors as e
+from kuota.api.apiextensions import CustomResourceDefinition, register_crd
+from kuota.api.apiextensions.crd_validation import crd_warnings
 from kuota.api.decode import REGISTRY, Document, YamlError, decode_document, iter_yaml_documents
 from kuota.api.kueue.config import KueueConfig, load_config
+from kuota.api.lws.template_checks import lws_template_warnings
 from kuota.cli.files import CannotRead, expand, read_bytes
 from kuota.cli.run_annotations import run_annotation_errors, run_annotation_warnings
 
@@ -34,6 +37,9 @@ class World:
     # Where each object was read: id(object) -> "file (document N): Kind/ns/name".
     sources: dict[int, str] = field(default_factory=dict)
     _keys: dict[tuple[str, str, str, str], str] = field(default_factory=dict, repr=False)
+    # Documents of kinds not known when read: read again at the end, when the
+    # CustomResourceDefinitions of the world (in any file) define them.
+    _later: list[tuple[Path, int, Any]] = field(default_factory=list, repr=False)
 
     def source_of(self, obj: Any) -> str:
         m = obj.metadata
@@ -76,6 +82,9 @@ def load_world(paths: list[str]) -> World:
     world = World()
     for path in expand(paths):
         _load_file(world, path)
+    later, world._later = world._later, []
+    for path, i, raw in later:
+        _decode_into(world, path, i, raw)
     if world.config is None:
         world.config = _default_config()
     return world
@@ -110,16 +119,31 @@ def _load_documents(world: World, path: Path, raws: Iterator[Any]) -> None:
         if api_version == SCHEDULER_API and kind == "Scheduler":
             _load_scheduler(world, where, raw, str(path), i)
             continue
-        for doc in decode_document(raw, source=str(path), index=i):
-            if doc.ok:
-                doc.warnings += run_annotation_warnings(doc.obj)
-            for w in doc.warnings:
-                world.warnings.append(f"{doc.where}: {doc.ref}: {w}")
-            if doc.ok:
-                world._add(doc)
-            else:
-                for err in doc.errors:
-                    world.problems.append(f"{doc.where}: {doc.ref}: {doc.shown(err)}")
+        if (
+            isinstance(kind, str)
+            and api_version
+            and kind != "List"
+            and (api_version, kind) not in REGISTRY
+        ):
+            world._later.append((path, i, raw))
+            continue
+        _decode_into(world, path, i, raw)
+
+
+def _decode_into(world: World, path: Path, i: int, raw: Any) -> None:
+    for doc in decode_document(raw, source=str(path), index=i):
+        if doc.ok:
+            doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
+            if isinstance(doc.obj, CustomResourceDefinition):
+                doc.warnings += crd_warnings(doc.obj)
+                register_crd(doc.obj)  # its kind is read from now on
+        for w in doc.warnings:
+            world.warnings.append(f"{doc.where}: {doc.ref}: {w}")
+        if doc.ok:
+            world._add(doc)
+        else:
+            for err in doc.errors:
+                world.problems.append(f"{doc.where}: {doc.ref}: {doc.shown(err)}")
 
 
 def _set_config(

@@ -41,7 +41,15 @@ from kuota.runtime.manager import Manager
 from kuota.store import Invalid, NotFound, clone
 from kuota.store.kinds import resource_type
 from kuota.store.protocol import Operation, ResourceType, group_of
-from kuota.store.resources import LOCAL_QUEUE, NAMESPACE, WORKLOAD
+from kuota.store.resources import (
+    ADMISSION_CHECK,
+    CLUSTER_QUEUE,
+    JOB,
+    JOB_SET,
+    LOCAL_QUEUE,
+    NAMESPACE,
+    WORKLOAD,
+)
 from kuota.store.resources import PRIORITY_CLASS as PC
 from kuota.store.resources import RESOURCE_FLAVOR as FLAVOR
 from kuota.store.resources import WORKLOAD_PRIORITY_CLASS as WPC
@@ -56,6 +64,14 @@ CQ_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
 RESOURCE_IN_USE: Final = "kueue.x-k8s.io/resource-in-use"
 DEFAULT_QUEUE: Final = "default"
 OPENSHIFT_MANAGED: Final = "kueue.openshift.io/managed"
+PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"
+MULTIKUEUE_CONTROLLER: Final = "kueue.x-k8s.io/multikueue"
+# The kinds whose managedBy Kueue defaults (JobWithManagedBy), with the value
+# that still counts as unset (the kind's own controller).
+_OWN_CONTROLLERS: Final = {
+    JOB: "kubernetes.io/job-controller",
+    JOB_SET: "jobset.sigs.k8s.io/jobset-controller",
+}
 PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"  # passed on to ProvisioningRequests
 
 _READY_MSG: Final = "All pods reached readiness and the workload is running"
@@ -222,9 +238,33 @@ class JobWebhook:
         if labels != (new.metadata.labels or {}):
             new = clone(new)
             new.metadata.labels = labels or None
+        new = self._default_managed_by(new, labels)
         if self.rules.should_suspend(new, labels):
             return self.adapter.suspend_on_create(new)
         return new
+
+    def _default_managed_by(self, job: Any, labels: Mapping[str, str]) -> Any:
+        """ApplyDefaultForManagedBy: a Job or JobSet (CanDefaultManagedBy: no
+        managedBy, or the kind's own controller) queued where the
+        ClusterQueue has a MultiKueue check is managed by MultiKueue."""
+        own = _OWN_CONTROLLERS.get(self.adapter.rtype)
+        spec = getattr(job, "spec", None)
+        if own is None or spec is None or spec.managed_by not in (None, own):
+            return job
+        lookup = getattr(self.rules, "lookup", None)
+        queue = labels.get(QUEUE_NAME)
+        if lookup is None or not queue:
+            return job
+        lq = lookup(LOCAL_QUEUE, job.metadata.namespace, queue)
+        cq = lookup(CLUSTER_QUEUE, "", lq.spec.cluster_queue) if lq is not None else None
+        strategy = cq.spec.admission_checks_strategy if cq is not None else None
+        for rule in strategy.admission_checks if strategy is not None else ():
+            ac = lookup(ADMISSION_CHECK, "", rule.name)
+            if ac is not None and ac.spec.controller_name == MULTIKUEUE_CONTROLLER:
+                job = clone(job)
+                job.spec.managed_by = MULTIKUEUE_CONTROLLER
+                return job
+        return job
 
 
 class JobValidation:
@@ -382,6 +422,8 @@ class JobReconciler:
                 self._finish_workload(wl, fin)
             return None
         if wl is None:
+            if _prebuilt(job):
+                return None  # ensureOneWorkload: the prebuilt Workload is awaited
             if not self.adapter.is_suspended(job):
                 self._stop(job, None, "Not admitted by cluster queue")
                 return None
@@ -415,8 +457,34 @@ class JobReconciler:
         self._event(job, "Normal", "Suspended", "Kueue managed child job suspended")
 
     def _workload_of(self, job: Any) -> kt.Workload | None:
+        name = _prebuilt(job)
+        if name:
+            return self._prebuilt_workload(job, name)
         mine = self._mgr().informer(WORKLOAD).by_index("owner", job.metadata.uid)
         return mine[0] if mine else None
+
+    def _prebuilt_workload(self, job: Any, name: str) -> kt.Workload | None:
+        """ensurePrebuiltWorkloadOwnership: the Workload the job's
+        ``kueue.x-k8s.io/prebuilt-workload-name`` label names (MultiKueue's
+        copy on a worker) is the job's, made so by a controller reference."""
+        mgr = self._mgr()
+        wl: kt.Workload | None = mgr.informer(WORKLOAD).get(f"{job.metadata.namespace}/{name}")
+        if wl is None or job.metadata.uid in _owner_uids(wl):
+            return wl
+        new = clone(wl)
+        new.metadata.owner_references = [
+            *(r for r in wl.metadata.owner_references or () if not r.controller),
+            OwnerReference(
+                api_version=self.adapter.api_version,
+                kind=self.adapter.kind,
+                name=job.metadata.name,
+                uid=job.metadata.uid,
+                controller=True,
+                block_owner_deletion=True,
+            ),
+        ]
+        written: kt.Workload = mgr.store.update(new)
+        return written
 
     def _create_workload(self, job: Any) -> None:
         mgr = self._mgr()
@@ -799,6 +867,11 @@ def max_exec_seconds(labels: dict[str, str] | None) -> int | None:
     except ValueError:
         return None
     return v if 0 < v < 2**31 else None
+
+
+def _prebuilt(job: Any) -> str:
+    """PrebuiltWorkloadNameFor (the label; Kueue reads no annotation for jobs)."""
+    return (job.metadata.labels or {}).get(PREBUILT_WORKLOAD, "")
 
 
 def _owner_uids(wl: Any) -> list[str]:

@@ -48,6 +48,7 @@ from kuota.store.resources import (
     NODE,
     POD,
     PRIORITY_CLASS,
+    RESOURCE_CLAIM_TEMPLATE,
     RESOURCE_FLAVOR,
     RUNTIME_CLASS,
     TOPOLOGY,
@@ -63,6 +64,7 @@ WATCHED: Final[tuple[ResourceType, ...]] = (
     PRIORITY_CLASS,
     RUNTIME_CLASS,
     LIMIT_RANGE,
+    RESOURCE_CLAIM_TEMPLATE,
     RESOURCE_FLAVOR,
     TOPOLOGY,
     ADMISSION_CHECK,
@@ -240,9 +242,10 @@ class KueueController:
             "AdmissionCheck": core.checks,
             "Topology": core.topologies,
         }
-        if kind == "LimitRange":
+        if kind in ("LimitRange", "ResourceClaimTemplate"):
             ns, _, name = key.partition("/")
-            return name in core.limit_ranges.get(ns, {})
+            by_ns = core.limit_ranges if kind == "LimitRange" else core.claim_templates
+            return name in by_ns.get(ns, {})
         return key in tables.get(kind, {})
 
     def _observe_workload(self, key: str, stored: kt.Workload) -> None:
@@ -543,6 +546,13 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
                 states[s.name] = clone(s)
         mine.admission_checks = [states[n] for n in sorted(states)] or None
     mine.reclaimable_pods = clone(theirs.reclaimable_pods) if theirs.reclaimable_pods else None
+    if mine.admission is not None and not any(
+        c.type == "Evicted" and c.status == "True" for c in mine.conditions or ()
+    ):
+        # MultiKueue's nomination, while the reservation holds (an eviction
+        # resets it: the core's word then).
+        mine.cluster_name = theirs.cluster_name
+        mine.nominated_cluster_names = clone(theirs.nominated_cluster_names)
     if _hold_moved(mine, theirs):
         # An integration put its workload on hold (a StatefulSet scaled to 0:
         # its reservation released, UnsetQuotaReservationWithCondition) or

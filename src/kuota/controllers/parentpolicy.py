@@ -14,6 +14,7 @@ from typing import Any, Final, NoReturn
 from kuota.api import errors as e
 from kuota.api import k8s as kc
 from kuota.api.kueue.config import KueueConfig
+from kuota.api.kueue.config.frameworks import external_kinds
 from kuota.api.kueue.webhooks import (
     ADMISSION_GATED_BY,
     admission_gated_by_update,
@@ -98,11 +99,12 @@ class ParentPolicy:
         admission_gated_by: bool = True,
         ids: bool = True,
         elastic: bool = True,
+        external: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.policy = policy
         self.lookup = lookup  # (rtype, namespace, name) -> object or None
         # FindAncestorJobManagedByKueue: the pod webhook already walks owner chains.
-        self._ancestry = PodWebhook(policy, lookup, enabled)
+        self._ancestry = PodWebhook(policy, lookup, enabled, external=external)
         self.default_priority_class = default_priority_class  # WorkloadPriorityClassDefaulting
         self.skip_deleting = skip_deleting  # SkipAncestorCheckForDeletedWorkloads
         self.admission_gated_by = admission_gated_by  # AdmissionGatedBy
@@ -131,9 +133,8 @@ class ParentPolicy:
         ref = next((r for r in obj.metadata.owner_references or () if r.controller), None)
         if ref is None:
             return False
-        return (
-            FRAMEWORK_OF_KIND.get((group_of(ref.api_version), ref.kind)) in self._ancestry.enabled
-        )
+        gk = (group_of(ref.api_version), ref.kind)
+        return FRAMEWORK_OF_KIND.get(gk) in self._ancestry.enabled or gk in self._ancestry.external
 
     def with_defaults(self, obj: Any, *, owner_kind: bool = False) -> dict[str, str]:
         """ApplyDefaultLocalQueue and ApplyDefaultWorkloadPriorityClass: the
@@ -317,6 +318,7 @@ def parent_policy(
         admission_gated_by=config.gate("AdmissionGatedBy"),
         ids=config.gate("WorkloadIdentifierAnnotations"),
         elastic=config.gate("ElasticJobsViaWorkloadSlices"),
+        external=external_kinds(config.integrations.external_frameworks),
     )
 
 

@@ -30,6 +30,7 @@ from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
+from kuota.controllers.multikueue import multikueue_controllers
 from kuota.controllers.provisioning import provisioning_controllers
 from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
@@ -159,6 +160,12 @@ class ControlPlane:
             # (ServerSupportsProvisioningRequest), which the embedded cluster's
             # autoscaler brings; scenarios without a cluster have neither.
             for c in provisioning_controllers():
+                self.mgr.add(c)  # type: ignore[arg-type]
+        if kueue and cluster:
+            # MultiKueue's controllers, as the provisioning check's: with a
+            # cluster (kuota run, serve); a scenario of the core alone runs
+            # Kueue's cache as its unit tests do, without them.
+            for c in multikueue_controllers(config):
                 self.mgr.add(c)  # type: ignore[arg-type]
         for r in self.integrations.reconcilers():
             self.mgr.add(r)
@@ -427,6 +434,8 @@ _RANK = {
     "WorkloadPriorityClass": 1,
     "RuntimeClass": 1,
     "LimitRange": 2,
+    "DeviceClass": 1,
+    "ResourceClaimTemplate": 2,
     "ResourceFlavor": 3,
     "AdmissionCheck": 3,
     "ProvisioningRequestConfig": 3,

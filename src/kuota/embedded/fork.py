@@ -9,13 +9,18 @@ shares them, and the few it changes (durations) are its own copies.
 Anything waiting starts when something running ends, so every workload
 gets an expected end: its pods' declared duration (``kuota.dev/duration``),
 else its maximum execution time (Kueue deactivates it then), else the
-median run of the finished workloads of the same LocalQueue and shape,
+median run of the finished workloads of the same LocalQueue and shape
+(none of that shape finished: of its LocalQueue; none there: of all),
 written on the fork's copies of its pods and Job; else it runs until deleted.
+A running workload is taken to run as the finished runs longer than its run
+so far did (the median of those): one past the median has not ended, and
+nothing ends before the fork's present.
 """
 
 from __future__ import annotations
 
 import statistics
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -39,7 +44,9 @@ from kuota.store.resources import JOB, POD, WORKLOAD
 # Where an expected end comes from (ExpectedEnd.source).
 DECLARED = "declared duration"
 MAX_EXECUTION = "maximum execution time"
-MEDIAN = "median of finished"
+MEDIAN = "median of finished"  # of its LocalQueue and shape
+MEDIAN_QUEUE = "median of finished in its queue"
+MEDIAN_ALL = "median of finished in any queue"
 UNKNOWN = "unknown (runs until deleted)"
 
 
@@ -48,7 +55,7 @@ class ExpectedEnd:
     """How long a workload of the fork is taken to run, and why."""
 
     workload: str  # namespace/name
-    source: str  # DECLARED, MAX_EXECUTION, MEDIAN, UNKNOWN
+    source: str  # DECLARED, MAX_EXECUTION, MEDIAN, MEDIAN_QUEUE, MEDIAN_ALL, UNKNOWN
     seconds: float | None  # its whole run (None: until deleted)
     samples: int = 0  # finished workloads the median is of
 
@@ -75,7 +82,11 @@ def _shape(wl: Any) -> tuple[str, bytes]:
         (ps.name, ps.count, [c.resources for c in ps.template.spec.containers])
         for ps in wl.spec.pod_sets
     ]
-    return wl.spec.queue_name or "", msgspec.json.encode(sets, enc_hook=enc_hook)
+    return _queue(wl), msgspec.json.encode(sets, enc_hook=enc_hook)
+
+
+def _queue(wl: Any) -> str:
+    return f"{wl.metadata.namespace}/{wl.spec.queue_name or ''}"
 
 
 def _owner_uids(obj: Any) -> list[str]:
@@ -94,14 +105,48 @@ def _with_duration(obj: Any, seconds: float, template: bool) -> Any:
     return new
 
 
-def _median_runs(workloads: Iterable[Any]) -> dict[tuple[str, bytes], list[float]]:
-    runs: dict[tuple[str, bytes], list[float]] = {}
+@dataclass
+class _Runs:
+    """The finished workloads' runs (seconds, sorted) by queue and shape, by
+    queue, and all of them."""
+
+    by_shape: dict[tuple[str, bytes], list[float]] = field(default_factory=dict)
+    by_queue: dict[str, list[float]] = field(default_factory=dict)
+    every: list[float] = field(default_factory=list)
+
+    def expected(self, wl: Any, ran: float) -> tuple[str, float, int] | None:
+        """(rule, whole run, samples) for a workload that has run ``ran``
+        seconds: the median of the runs longer than that, at the first level
+        that has one (else the first level's median: it ends now)."""
+        first: tuple[str, float, int] | None = None
+        for source, runs in (
+            (MEDIAN, self.by_shape.get(_shape(wl))),
+            (MEDIAN_QUEUE, self.by_queue.get(_queue(wl))),
+            (MEDIAN_ALL, self.every),
+        ):
+            if not runs:
+                continue
+            longer = runs[bisect_right(runs, ran) :]
+            if longer:
+                return source, statistics.median(longer), len(longer)
+            if first is None:
+                first = (source, statistics.median(runs), len(runs))
+        return first
+
+
+def _finished_runs(workloads: Iterable[Any]) -> _Runs:
+    out = _Runs()
     for wl in workloads:
         done, admitted = _since(wl, "Finished"), _since(wl, "Admitted")
         if done is None or admitted is None or admitted > done:
             continue
-        runs.setdefault(_shape(wl), []).append((done - admitted).total_seconds())
-    return runs
+        run = (done - admitted).total_seconds()
+        out.by_shape.setdefault(_shape(wl), []).append(run)
+        out.by_queue.setdefault(_queue(wl), []).append(run)
+        out.every.append(run)
+    for runs in (*out.by_shape.values(), *out.by_queue.values(), out.every):
+        runs.sort()
+    return out
 
 
 def _expect_ends(state: Recovered, now: datetime) -> list[ExpectedEnd]:
@@ -109,7 +154,7 @@ def _expect_ends(state: Recovered, now: datetime) -> list[ExpectedEnd]:
     end (on the fork's copies); say for each which rule gave it."""
     objects = state.objects
     workloads = list(objects.get(WORKLOAD, {}).values())
-    runs = _median_runs(workloads)
+    runs = _finished_runs(workloads)
     by_owner: dict[str, Any] = {}  # a workload by its owners' uids (Job, pod group)
     for wl in workloads:
         for uid in _owner_uids(wl):
@@ -139,22 +184,36 @@ def _expect_ends(state: Recovered, now: datetime) -> list[ExpectedEnd]:
         if wl.spec.maximum_execution_time_seconds is not None:
             ends.append(ExpectedEnd(key, MAX_EXECUTION, wl.spec.maximum_execution_time_seconds))
             continue
-        samples = runs.get(_shape(wl))
-        if not samples:
+        admitted = _since(wl, "Admitted") or now
+        guess = runs.expected(wl, (now - admitted).total_seconds())
+        if guess is None:
             ends.append(ExpectedEnd(key, UNKNOWN, None))
             continue
-        median = statistics.median(samples)
-        ends.append(ExpectedEnd(key, MEDIAN, median, len(samples)))
+        source, median, samples = guess
+        ends.append(ExpectedEnd(key, source, median, samples))
         for jkey, job in owned_jobs:
             jobs[jkey] = _with_duration(job, median, template=True)
-        admitted = _since(wl, "Admitted") or now
         for pkey, pod in pods:
-            started = pod.status.start_time if pod.status is not None else None
+            started = (pod.status.start_time if pod.status is not None else None) or admitted
             # The run is the workload's, from its admission: a pod started
-            # later has that much less of it left.
-            left = median - ((started or admitted) - admitted).total_seconds()
+            # later has that much less of it left; none ends before now.
+            left = median - (started - admitted).total_seconds()
+            left = max(left, (now - started).total_seconds())
             objects[POD][pkey] = _with_duration(pod, left, template=False)
     return ends
+
+
+def snapshot(store: Any, now: datetime) -> Recovered:
+    """A live memory store's present as a state to fork (``kuota serve``'s
+    what-if): the objects are shared, not copied (a fork never writes them),
+    and the fork's clock starts at ``now``."""
+    objects: dict[Any, dict[tuple[str, str], Any]] = {}
+    for rtype, obj in store.objects():
+        objects.setdefault(rtype, {})[(obj.metadata.namespace or "", obj.metadata.name)] = obj
+    # The generated names' sequence goes on from the store's (not part of
+    # the store protocol: only the memory store has one).
+    seq = int(getattr(store, "_seq", 0))
+    return Recovered(objects, store.resource_version, seq, {CLOCK_META: now.isoformat()})
 
 
 def fork(

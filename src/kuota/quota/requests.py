@@ -39,6 +39,7 @@ from kuota.api.k8s import (
 from kuota.api.kueue.config import Resources, ResourceTransformation
 from kuota.api.kueue.types import PodSet, Workload
 from kuota.api.quantity import BINARY_SI, DECIMAL_SI, Quantity
+from kuota.quota.dra import DraContext, claim_requests
 
 __all__ = [
     "ERR_INVALID_WL_RESOURCES",
@@ -245,6 +246,10 @@ class RequestContext:
     """Configuration ``resources.excludeResourcePrefixes``."""
     transformations: Sequence[ResourceTransformation] = ()
     """Configuration ``resources.transformations`` (internal, defaulted model)."""
+    dra: DraContext | None = None
+    """Dynamic Resource Allocation's inputs (the namespace's
+    ResourceClaimTemplates, ``deviceClassMappings``, gates); None: claims are
+    not looked at."""
 
     @classmethod
     def from_config(
@@ -253,6 +258,7 @@ class RequestContext:
         *,
         limit_ranges: Sequence[LimitRange] = (),
         runtime_classes: Mapping[str, RuntimeClass] | None = None,
+        dra: DraContext | None = None,
     ) -> RequestContext:
         """A context from the Kueue configuration's ``resources`` section."""
         return cls(
@@ -260,6 +266,7 @@ class RequestContext:
             runtime_classes=runtime_classes or {},
             excluded_prefixes=resources.exclude_resource_prefixes,
             transformations=resources.transformations,
+            dra=dra,
         )
 
     @cached_property
@@ -485,7 +492,13 @@ def _effective_amounts(pod_set: PodSet, ctx: RequestContext) -> _Amounts:
     spec = template.spec
     amounts: _Amounts = dict(_pod_request_nanos(spec)) if spec is not None else {}
     amounts = _drop_excluded(amounts, ctx.excluded_prefixes)
-    return _apply_transformations(amounts, ctx.transformation_by_input)
+    amounts = _apply_transformations(amounts, ctx.transformation_by_input)
+    if ctx.dra is not None:
+        # Kueue adds the DRA devices after transformations (totalRequestsFromPodSets).
+        devices, _ = claim_requests(pod_set, 0, ctx.dra)
+        for name, n in devices.items():
+            amounts[name] = amounts.get(name, 0) + n * _NANO
+    return amounts
 
 
 def podset_requests(pod_set: PodSet, ctx: RequestContext) -> ResourceVector:
@@ -623,6 +636,14 @@ def _aggregate(prefix: str, errors: Sequence[ResourceViolation]) -> str:
 
 def _validate(indexed: Iterable[tuple[int, PodSet]], ctx: RequestContext) -> str | None:
     specs = []
+    indexed = list(indexed)
+    if ctx.dra is not None:
+        # Kueue's workload controller refuses to queue a workload whose DRA
+        # claims it cannot count, before any other resource check.
+        for i, ps in indexed:
+            _, bad = claim_requests(ps, i, ctx.dra)
+            if bad:
+                return bad
     for i, ps in indexed:
         spec = adjust_template(ps.template, ctx).spec
         if spec is not None:

@@ -12,7 +12,7 @@ import yaml
 from aiohttp import web
 
 from kuota import __version__
-from kuota.server import discovery, patching
+from kuota.server import discovery, patching, predict_route
 from kuota.server import status as st
 from kuota.server.auth import (
     Attributes,
@@ -27,14 +27,14 @@ from kuota.server.auth import (
 from kuota.server.auth import review as rv
 from kuota.server.auth.aggregate import Aggregator
 from kuota.server.auth.impersonate import ImpersonationDenied, ImpersonationInvalid, impersonate
-from kuota.server.crds import crd_objects, crd_write
+from kuota.server.crds import builtin_crd_names, crd_objects, crd_write
 from kuota.server.hub import Hub
 from kuota.server.rest import BUILTIN_GROUPS, Reply, Request, Resources, parse_bool
 from kuota.server.served import Served, encode, lookup
 from kuota.server.tables import TABLE_TYPE, table
 from kuota.server.ui import routes as ui
 from kuota.server.visibility import pending_workloads
-from kuota.server.watching import watch
+from kuota.server.watching import watch, wire_form
 from kuota.server.webhook_calls import NeedsWebhooks
 from kuota.store import StoreError
 
@@ -102,6 +102,7 @@ class ApiServer:
         r.add_get("/apis/", self._apis)
         r.add_get("/apis/{group}", self._group)
         r.add_get("/apis/{group}/{version}", self._group_version)
+        predict_route.install(app, self)
         r.add_route("*", "/api/v1/{rest:.+}", self._core)
         r.add_route("*", "/apis/{group}/{version}/{rest:.+}", self._grouped)
         r.add_get("/openapi/v2", self._openapi_v2)
@@ -321,6 +322,8 @@ class ApiServer:
             group == discovery.CRD_GROUP
             and version == "v1"
             and resource == "customresourcedefinitions"
+            and not sub
+            and (name in builtin_crd_names() or (not name and method == "GET" and verb == "list"))
         ):
             if method != "GET":  # kuota's CRDs are built in: only a dry run writes them
                 body, code = crd_write(
@@ -328,6 +331,8 @@ class ApiServer:
                 )
                 return json_response(body, code)
             return self._crds(method, name)
+        # Other CustomResourceDefinitions are stored: their kinds are served
+        # once created (cluster/apiserver/crd_registration.py).
         served = lookup(group, version, resource)
         if served is None:
             raise web.HTTPNotFound()
@@ -399,7 +404,7 @@ class ApiServer:
             )
         else:
             if not isinstance(body, dict):
-                body = encode(body, served)
+                body = wire_form(body, served)
             out = json_response(body, reply.code)
         for w in [*warnings, *reply.warnings]:
             out.headers.add("Warning", f'299 - "{w}"')
@@ -493,6 +498,10 @@ class ApiServer:
         if method != "GET":
             raise st.method_not_allowed()
         crds = crd_objects()
+        if not name:  # kuota's own, then those clients created
+            served = lookup(discovery.CRD_GROUP, "v1", "customresourcedefinitions")
+            assert served is not None
+            crds = crds + [encode(o, served) for o in self.cp.store.list(served.rtype).items]
         if name:
             for c in crds:
                 if c["metadata"]["name"] == name:

@@ -38,6 +38,11 @@ def crd_objects() -> list[dict[str, Any]]:
     return out
 
 
+@functools.cache
+def builtin_crd_names() -> frozenset[str]:
+    return frozenset(c["metadata"]["name"] for c in crd_objects())
+
+
 def crd_write(
     method: str, name: str, query: dict[str, str], content_type: str, body: bytes
 ) -> tuple[dict[str, Any], int]:

@@ -11,6 +11,7 @@ import contextlib
 import signal
 import socket
 import ssl
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from kuota.server.ui.sessions import ADMIN, SessionAuthenticator, admin_token
 from kuota.server.webhook_calls import ServeWebhooks
 
 log = structlog.get_logger("kuota.server")
+_SWITCH_INTERVAL = 0.0005  # seconds (CPython's default: 0.005)
 
 
 def _bind(address: str, port: int) -> socket.socket:
@@ -66,6 +68,10 @@ async def serve(
     """Serve until SIGINT or SIGTERM. ``cp``: the embedded control plane
     (``ControlPlane``) on a RealClock; ``objects``: a world's, created at start.
     Raises OSError when the address cannot be bound."""
+    # The journal's fsync runs on a thread that needs the GIL for a moment
+    # before and after each fsync; at the default 5 ms switch interval a busy
+    # loop makes it wait that long each time, and every write with it.
+    sys.setswitchinterval(_SWITCH_INTERVAL)
     pki = ensure_pki(state_dir, address)
     sock = _bind(address, port)
     port = sock.getsockname()[1]

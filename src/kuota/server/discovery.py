@@ -55,19 +55,7 @@ def _of(s: Served) -> Resource:
 
 def _extra() -> dict[tuple[str, str], list[Resource]]:
     """The groups the server implements itself."""
-    out: dict[tuple[str, str], list[Resource]] = {
-        (CRD_GROUP, "v1"): [
-            Resource(
-                "customresourcedefinitions",
-                "customresourcedefinition",
-                False,
-                "CustomResourceDefinition",
-                ("get", "list", "watch"),
-                ("crd", "crds"),
-                ("api-extensions",),
-            )
-        ]
-    }
+    out: dict[tuple[str, str], list[Resource]] = {}
     for v in VISIBILITY_VERSIONS:
         out[(VISIBILITY_GROUP, v)] = [
             Resource(
@@ -121,6 +109,12 @@ def _all() -> list[tuple[str, list[str], dict[str, list[Resource]]]]:
 
 
 GROUPS = _all()
+
+
+def refresh() -> None:
+    """Discovery again, after a CustomResourceDefinition defined a kind."""
+    global GROUPS
+    GROUPS = _all()
 
 
 def api_versions(address: str) -> dict[str, Any]:

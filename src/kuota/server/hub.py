@@ -23,16 +23,35 @@ log = structlog.get_logger("kuota.server")
 
 _MAX_SLEEP = 0.25  # the longest the timer task sleeps (a stop is noticed this fast)
 _SAVE_CLOCK_EVERY = 1.0  # seconds between journaled clock readings
+_PRUNE_AT = 4096  # waiters kept before the finished ones are dropped
+
+
+def _expire(w: asyncio.Future[None]) -> None:
+    if not w.done():
+        w.set_result(None)
+
+
+def _resolve(waiting: list[asyncio.Future[None]]) -> int:
+    n = 0
+    for w in waiting:
+        if not w.done():  # (a cancelled watch's, or one that timed out)
+            w.set_result(None)
+            n += 1
+    return n
 
 
 class Hub:
     def __init__(self, cp: Any) -> None:
         self.cp = cp
         self.loop = asyncio.get_running_loop()
-        self._changed: asyncio.Future[None] = self.loop.create_future()
+        # The waiting watches by the resource they watch (None: any): one
+        # future each, resolved when that resource changes; a write wakes
+        # only its resource's watches. [lowest revision seen, futures].
+        self._waiting: dict[Any, tuple[list[int], list[asyncio.Future[None]]]] = {}
         self._settle_scheduled = False
         self._kick: asyncio.Future[None] = self.loop.create_future()
         self._last_rv = -1
+        self.woken = 0  # waiting watches woken by a change (a structural count)
         self._stopping = False
         self._clock_saved = 0.0
         # Group commit: the writes of one loop iteration share one journal
@@ -45,20 +64,45 @@ class Hub:
 
     # ---------------------------------------------------------------- watches
     def notify(self) -> None:
-        """Wake every watch waiting for a change."""
-        rv = self.cp.store.resource_version
+        """Wake the watches waiting for a change of what changed."""
+        store = self.cp.store
+        rv = store.resource_version
         if rv == self._last_rv:
             return
         self._last_rv = rv
-        fut, self._changed = self._changed, self.loop.create_future()
-        fut.set_result(None)
+        for rtype, (seen, waiting) in list(self._waiting.items()):
+            if rtype is None or store.revision_of(rtype) > seen[0]:
+                del self._waiting[rtype]
+                self.woken += _resolve(waiting)
 
-    async def wait(self, timeout: float) -> None:
-        """Until the store moves (or ``timeout`` seconds pass)."""
-        fut = self._changed
-        if timeout <= 0:
+    def _wake_all(self) -> None:
+        groups, self._waiting = self._waiting, {}
+        for _, waiting in groups.values():
+            _resolve(waiting)
+
+    async def wait(self, timeout: float, rtype: Any = None, seen: int = 0) -> None:
+        """Until the store moves (or ``timeout`` seconds pass); with
+        ``rtype``: until that resource moves past revision ``seen`` (the
+        watch's own position: it may have moved while the watch wrote)."""
+        if timeout <= 0 or self._stopping:
             return
-        await asyncio.wait([fut], timeout=timeout)
+        if rtype is not None and self.cp.store.revision_of(rtype) > seen:
+            return
+        w = self.loop.create_future()
+        group = self._waiting.get(rtype)
+        if group is None:
+            self._waiting[rtype] = ([seen], [w])
+        else:
+            low, waiting = group
+            low[0] = min(low[0], seen)
+            if len(waiting) >= _PRUNE_AT:
+                waiting[:] = [x for x in waiting if not x.done()]
+            waiting.append(w)
+        timer = self.loop.call_later(timeout, _expire, w)
+        try:
+            await w
+        finally:
+            timer.cancel()
 
     # ---------------------------------------------------------------- durability
     def begin_write(self) -> asyncio.Future[None]:
@@ -74,11 +118,11 @@ class Hub:
         return self._durable
 
     def _commit(self) -> None:
-        # The controllers' reactions to these writes join the same commit:
-        # one fsync for the clients' writes and what they caused.
+        # The clients' writes go to disk first; the controllers' reactions
+        # to them (the settle, called just after) are buffered meanwhile and
+        # join the next group: a client waits for its own fsync, not for the
+        # reconcile round its write caused.
         self._commit_scheduled = False
-        if self._settle_scheduled:
-            self._settle()
         if self._syncing:
             return  # (committed when the fsync in flight is done)
         journal = self.cp.store.journal
@@ -146,11 +190,13 @@ class Hub:
 
     # ---------------------------------------------------------------- manager
     def written(self) -> None:
-        """A client wrote: wake watches now, reconcile soon."""
-        self.notify()
+        """A client wrote: reconcile soon, wake watches (they run after the
+        reconcile round, so its writes go out with the client's, in one
+        write per watch)."""
         if not self._settle_scheduled:
             self._settle_scheduled = True
             self.loop.call_soon(self._settle_if_due)
+        self.notify()
 
     def _settle_if_due(self) -> None:
         if self._settle_scheduled:  # (not yet run by a commit)
@@ -206,9 +252,7 @@ class Hub:
         self._stopping = True
         if not self._kick.done():
             self._kick.set_result(None)
-        fut, self._changed = self._changed, self.loop.create_future()
-        if not fut.done():
-            fut.set_result(None)
+        self._wake_all()
 
     @property
     def stopping(self) -> bool:

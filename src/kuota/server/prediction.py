@@ -45,6 +45,15 @@ class Prediction:
         names = sorted({f for fl in self.flavors.values() for f in fl.values()})
         return ",".join(names) or None
 
+    def basis(self) -> dict[str, int]:
+        """How many workloads' expected ends each rule gave (the estimate
+        rests on them): declared duration, maximum execution time, median of
+        finished, unknown."""
+        out: dict[str, int] = {}
+        for e in self.ends:
+            out[e.source] = out.get(e.source, 0) + 1
+        return out
+
     def to_json(self) -> dict[str, Any]:
         def stamp(t: datetime | None) -> str | None:
             return t.isoformat().replace("+00:00", "Z") if t is not None else None
@@ -61,6 +70,7 @@ class Prediction:
             "position_in_cluster_queue": self.position_in_cluster_queue,
             "position_in_local_queue": self.position_in_local_queue,
             "estimated_start": stamp(self.estimated_start),
+            "basis": self.basis(),
             "expected_ends": [
                 {"workload": e.workload, "source": e.source, "seconds": e.seconds}
                 | ({"samples": e.samples} if e.samples else {})
@@ -124,6 +134,19 @@ def predict(fork: Fork, job: Any, horizon: timedelta | None = None) -> Predictio
     settle(cp)
     now = cp.clock.now()
     job.metadata.creation_timestamp = None  # created now, whatever the file says
+    m = job.metadata
+    if m.name:
+        try:
+            cp.store.get(rtype_of(job), m.namespace or "", m.name)
+        except NotFound:
+            pass
+        else:
+            # Submitting it would fail as a create does (the fork's submit
+            # would keep the existing one and predict that instead).
+            raise CannotPredict(
+                f"{job.kind} {m.namespace}/{m.name} already exists: submitting it would fail;"
+                " give it another name (or metadata.generateName)"
+            )
     before = len(cp.refused)
     try:
         cp.submit([job])

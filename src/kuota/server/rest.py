@@ -47,6 +47,8 @@ BUILTIN_GROUPS = frozenset(
         "node.k8s.io",
         "events.k8s.io",
         "rbac.authorization.k8s.io",
+        "apiextensions.k8s.io",
+        "resource.k8s.io",
     }
 )
 JOB_ORPHAN_WARNING = (

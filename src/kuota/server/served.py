@@ -72,6 +72,29 @@ def _build() -> dict[tuple[str, str, str], Served]:
 SERVED: dict[tuple[str, str, str], Served] = _build()
 
 
+def _registered(spec: registry.KindSpec) -> None:
+    """A kind a CustomResourceDefinition defines, served from now on (its
+    versions the CRD no longer names, no longer)."""
+    for k in [
+        k for k, s in SERVED.items() if (s.spec.group, s.spec.kind) == (spec.group, spec.kind)
+    ]:
+        del SERVED[k]
+    rtype = kind_named(spec.group, spec.kind).rtype
+    for v in spec.versions:
+        if v.served:
+            SERVED[(spec.group, v.name, spec.plural)] = Served(spec, v, rtype)
+    from kuota.server import discovery
+    from kuota.server.openapi import schemas, v2, v3
+
+    discovery.refresh()
+    schemas.kind_schema.cache_clear()
+    v3.clear()
+    v2.v2_document.cache_clear()
+
+
+registry.on_register(_registered)
+
+
 def lookup(group: str, version: str, resource: str) -> Served | None:
     return SERVED.get((group, version, resource))
 

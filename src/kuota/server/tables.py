@@ -9,9 +9,11 @@ kube's human ages (``5m``, ``3d4h``), against the control plane's clock.
 
 from __future__ import annotations
 
+import operator
+import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -39,10 +41,149 @@ def struct_path(value: Any, path: str) -> list[Any]:
     return [full_builtins(v) for v in select(value, path, _struct_field)]
 
 
+# A column path of fields with at most one filter (``.status.conditions[?(
+# @.type=="Admitted")].status``, every printer column of Kueue's kinds) is
+# read by a walk of its own, not the general selection: a table of 50,000
+# Workloads reads 250,000 cells.
+_SIMPLE: Final = re.compile(
+    r"^((?:\.[A-Za-z0-9_\-/]+)+)"
+    r"""(?:\[\?\(@\.([\w-]+)\s*==\s*["']([^"']*)["']\)\]((?:\.[A-Za-z0-9_\-/]+)*))?$"""
+)
+Getter = Callable[[Any], list[Any]]
+_GETTERS: dict[tuple[type, str], Getter] = {}
+
+
+def _struct_of(t: Any) -> type | None:
+    """The struct class a field of type ``t`` holds (through Optional)."""
+    if isinstance(t, msgspec.inspect.Metadata):
+        return _struct_of(t.type)
+    if isinstance(t, msgspec.inspect.StructType):
+        return t.cls
+    if isinstance(t, msgspec.inspect.UnionType):
+        found = [c for x in t.types if (c := _struct_of(x)) is not None]
+        others = [x for x in t.types if not isinstance(x, msgspec.inspect.NoneType)]
+        return found[0] if len(found) == 1 and len(others) == 1 else None
+    return None
+
+
+def _attrs(cls: type | None, names: list[str]) -> tuple[str, type | None] | None:
+    """The dotted attribute path of wire ``names`` from struct ``cls``, and
+    the class of a struct it ends on; None unless every step but the last
+    is a struct field of one struct type."""
+    attrs: list[str] = []
+    for i, name in enumerate(names):
+        if cls is None:
+            return None
+        attr = attr_of(cls, name)
+        if attr is None:
+            return None
+        attrs.append(attr)
+        info = msgspec.inspect.type_info(cls)
+        assert isinstance(info, msgspec.inspect.StructType)
+        ftype = next(f.type for f in info.fields if f.name == attr)
+        if i == len(names) - 1:
+            if isinstance(ftype, msgspec.inspect.Metadata):
+                ftype = ftype.type
+            if isinstance(ftype, msgspec.inspect.UnionType):
+                lists = [
+                    x
+                    for t in ftype.types
+                    if isinstance(
+                        x := t.type if isinstance(t, msgspec.inspect.Metadata) else t,
+                        msgspec.inspect.ListType,
+                    )
+                ]
+                ftype = lists[0] if len(lists) == 1 else ftype
+            item = ftype.item_type if isinstance(ftype, msgspec.inspect.ListType) else None
+            return ".".join(attrs), _struct_of(item) if item is not None else None
+        cls = _struct_of(ftype)
+    return ".".join(attrs), None
+
+
+def _get(dotted: str) -> Callable[[Any], Any]:
+    getter = operator.attrgetter(dotted)
+
+    def get(node: Any) -> Any:
+        try:
+            return getter(node)
+        except AttributeError:  # (a None on the way)
+            return None
+
+    return get
+
+
+def _compile(cls: type, path: str) -> Getter:
+    """A column's path from the struct type's own fields, read by attribute
+    getters (C) instead of the general selection: a table of 50,000
+    Workloads reads 250,000 cells. Paths of fields with at most one filter
+    (every printer column of Kueue's kinds); any other: the selection."""
+    general: Getter = lambda root: _general(root, path)  # noqa: E731
+    m = _SIMPLE.match(path)
+    if m is None:
+        return general
+    head = _attrs(cls, m.group(1)[1:].split("."))
+    if head is None:
+        return general
+    get_head = _get(head[0])
+    if m.group(2) is None:
+
+        def fields(root: Any) -> list[Any]:
+            v = get_head(root)
+            return [] if v is None else [v]
+
+        return fields
+    key = _attrs(head[1], [m.group(2)])
+    tail = _attrs(head[1], m.group(4)[1:].split(".")) if m.group(4) else ("", None)
+    if key is None or tail is None:
+        return general
+    get_key, want = _get(key[0]), m.group(3)
+    get_tail = _get(tail[0]) if tail[0] else None
+
+    def filtered(root: Any) -> list[Any]:
+        items = get_head(root)
+        if not isinstance(items, list):
+            return []
+        out = []
+        for x in items:
+            got = get_key(x)
+            if got is not None and str(got) == want:
+                v = get_tail(x) if get_tail is not None else x
+                if v is not None:
+                    out.append(v)
+        return out
+
+    return filtered
+
+
+class Counts:
+    """Cells read by the general selection, not a compiled getter (a
+    structural count; never reset)."""
+
+    general = 0
+
+
+def _general(root: Any, path: str) -> list[Any]:
+    Counts.general += 1
+    return select(root, path, _struct_field)
+
+
+def _raw_path(value: Any, path: str) -> list[Any]:
+    cls = type(value)
+    get = _GETTERS.get((cls, path))
+    if get is None:
+        if not isinstance(value, msgspec.Struct):
+            return _general(value, path)
+        get = _GETTERS[(cls, path)] = _compile(cls, path)
+    return get(value)
+
+
 def _cell(col: PrinterColumn, wire_obj: Any, now: datetime) -> Any:
-    values = struct_path(wire_obj, col.json_path)
-    if not values:
+    raw = _raw_path(wire_obj, col.json_path)
+    if not raw:
         return None
+    if col.type == "date" and len(raw) == 1 and isinstance(raw[0], datetime):
+        return human_age(raw[0], now)  # (not through its text and back)
+    values = [full_builtins(v) for v in raw]
     v = values[0] if len(values) == 1 else ",".join(str(x) for x in values)
     if col.type == "date" and isinstance(v, str):
         try:

@@ -30,10 +30,11 @@ _WIRES_SIZE = 4096
 
 
 class Counts:
-    """How many event lines were encoded (a structural check that fan-out
-    shares them; never reset)."""
+    """How many event lines and wire forms were made (a structural check
+    that fan-out and a write's response share them; never reset)."""
 
     lines_encoded = 0
+    wire_forms = 0
 
 
 def _cached(obj: Any, served: Any) -> tuple[Any, dict[str, Any], dict[str, bytes]]:
@@ -44,8 +45,15 @@ def _cached(obj: Any, served: Any) -> tuple[Any, dict[str, Any], dict[str, bytes
     if len(_WIRES) >= _WIRES_SIZE:
         _WIRES.clear()
     entry = (obj, encode(obj, served), {})
+    Counts.wire_forms += 1
     _WIRES[key] = entry
     return entry
+
+
+def wire_form(obj: Any, served: Any) -> dict[str, Any]:
+    """A stored object's wire form, shared with the watch events of it (a
+    write's response and its watchers' events convert it once). Read-only."""
+    return _cached(obj, served)[1]
 
 
 def _event_line(kind: str, entry: tuple[Any, dict[str, Any], dict[str, bytes]]) -> bytes:
@@ -157,7 +165,9 @@ async def watch(
             left = deadline - t
             if left <= 0:
                 break
-            await hub.wait(min(left, _BOOKMARK_EVERY if bookmarks else left))
+            await hub.wait(
+                min(left, _BOOKMARK_EVERY if bookmarks else left), s.rtype, int(w.resource_version)
+            )
     except (ConnectionResetError, RuntimeError):
         pass  # the client went away
     finally:

@@ -8,6 +8,7 @@ fields and empty lists and maps are left out, as Go's ``omitempty`` does."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -93,23 +94,10 @@ def full_builtins(value: Any) -> Any:
     if t is str or t is int or t is bool or t is float:
         return value
     if isinstance(value, msgspec.Struct):
-        plain = _PLAIN.get(t)
-        if plain is None:
-            plain = _plain(t)
-        if plain:
-            return msgspec.to_builtins(value, enc_hook=enc_hook)
-        out: dict[str, Any] = {}
-        for name, wire in _fields(t):
-            v = getattr(value, name)
-            if v is None:
-                continue
-            vt = type(v)
-            if (vt is str and v == "") or (vt is int and v == 0 and name in _ZERO_OMITTED):
-                continue
-            if (vt is list or vt is dict) and not v:
-                continue
-            out[wire] = full_builtins(v)
-        return out
+        enc = _ENCODERS.get(t)
+        if enc is None:
+            enc = _encoder(t)
+        return enc(value)
     if t is list or t is tuple:
         return [full_builtins(v) for v in value]
     if t is dict:
@@ -117,6 +105,82 @@ def full_builtins(value: Any) -> Any:
     if t is datetime:
         return msgspec.to_builtins(value)
     return msgspec.to_builtins(value, enc_hook=enc_hook)
+
+
+def _to_builtins(value: Any) -> Any:
+    return msgspec.to_builtins(value, enc_hook=enc_hook)
+
+
+# Struct type -> its full encoding, a function generated for the type (the
+# rule of each field written out, no loop over a field table): a served
+# object is encoded on every response, watch event and list item.
+_ENCODERS: dict[type, Callable[[Any], Any]] = {}
+
+# One field: skipped when None, "", an empty list or map (or a 0 of the
+# fields in _ZERO_OMITTED); a plain field's value through msgspec's C
+# encoding, any other through full_builtins.
+_FIELD = """\
+    x = v.{name}
+    if x is not None:
+        t = x.__class__
+        if t is str:
+            if x:
+                out[{wire!r}] = x
+        elif t is int or t is bool or t is float:
+            {scalar}
+        elif t is list or t is dict:
+            if x:
+                out[{wire!r}] = {conv}(x)
+        else:
+            out[{wire!r}] = {conv}(x)
+"""
+
+
+def _typed_plain(t: Any) -> bool:
+    """Whether any value of the type is fully encoded by msgspec's own
+    encoding (an ``Any`` may hold a struct with defaults: no)."""
+    if isinstance(t, msgspec.inspect.AnyType):
+        return False
+    if isinstance(t, msgspec.inspect.StructType):
+        return _plain(t.cls)
+    if isinstance(t, msgspec.inspect.UnionType):
+        return all(_typed_plain(x) for x in t.types)
+    if isinstance(t, msgspec.inspect.Metadata):
+        return _typed_plain(t.type)
+    if isinstance(
+        t,
+        msgspec.inspect.ListType
+        | msgspec.inspect.SetType
+        | msgspec.inspect.FrozenSetType
+        | msgspec.inspect.VarTupleType,
+    ):
+        return _typed_plain(t.item_type)
+    if isinstance(t, msgspec.inspect.DictType):
+        return _typed_plain(t.key_type) and _typed_plain(t.value_type)
+    return not isinstance(t, msgspec.inspect.TupleType)
+
+
+def _encoder(cls: type) -> Callable[[Any], Any]:
+    if _PLAIN.get(cls) if cls in _PLAIN else _plain(cls):
+        enc: Callable[[Any], Any] = _to_builtins
+    else:
+        info = msgspec.inspect.type_info(cls)
+        assert isinstance(info, msgspec.inspect.StructType)
+        types = {f.name: f.type for f in info.fields}
+        lines = ["def encode(v):", "    out = {}"]
+        for name, wire in _fields(cls):
+            if name in _ZERO_OMITTED:
+                scalar = f"if x != 0 or t is not int:\n                out[{wire!r}] = x"
+            else:
+                scalar = f"out[{wire!r}] = x"
+            conv = "_to_builtins" if _typed_plain(types[name]) else "full_builtins"
+            lines.append(_FIELD.format(name=name, wire=wire, scalar=scalar, conv=conv))
+        lines.append("    return out")
+        scope: dict[str, Any] = {"_to_builtins": _to_builtins, "full_builtins": full_builtins}
+        exec("\n".join(lines), scope)  # (generated from the type's own fields)
+        enc = scope["encode"]
+    _ENCODERS[cls] = enc
+    return enc
 
 
 _ATTRS: dict[type, dict[str, str]] = {}

@@ -11,6 +11,8 @@ that breaks them cannot be copied (the store reports that as Invalid).
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 import sys
 import types
@@ -23,13 +25,23 @@ import msgspec
 from kuota.api import errors as e
 from kuota.api.errors import FieldError
 from kuota.api.hooks import dec_hook, enc_hook
-from kuota.store.copier import FAIL, copy_struct, copy_value, field_nodes, item_node
+from kuota.store.copier import (
+    FAIL,
+    copy_struct,
+    copy_value,
+    entry_nodes,
+    field_nodes,
+    item_node,
+)
 
 # Bound once (Final: a C static when compiled, not a module-dict lookup per call).
 convert: Final = msgspec.convert
 to_builtins: Final = msgspec.to_builtins
 astuple: Final = msgspec.structs.astuple
 _replace: Final = msgspec.structs.replace
+_compress: Final = itertools.compress
+_repeat: Final = itertools.repeat
+_is_not: Final = operator.is_not
 
 T = TypeVar("T")
 
@@ -98,11 +110,20 @@ def clone_over(new: T, old: T | None) -> T:
     for i, f in enumerate(fields):
         v = values[i]
         ov = old_values[i]
-        if v is ov or v == ov:
+        if v is ov:
             continue
         node = nodes[i] if nodes is not None else None
+        shared: Any = None
+        if type(v) is dict and type(ov) is dict:
+            # (Before ==: comparing fifty quantities costs what sharing does.)
+            shared = _share_entries(v, ov, node)
+            if shared is ov:
+                continue
+        elif v == ov:
+            continue
         box = _field_box(cls, f)
-        shared = _share_elements(v, ov, box, node) if type(v) is list and type(ov) is list else None
+        if type(v) is list and type(ov) is list:
+            shared = _share_elements(v, ov, box, node)
         if shared is not None:
             changes[f] = shared
             continue
@@ -166,6 +187,49 @@ def _share_elements(
             return None
         for j, c in zip(at, copies, strict=True):
             out[j] = c
+    return out
+
+
+_STR_ONLY: Final = frozenset((str,))
+
+
+def _share_entries(new: dict[Any, Any], old: dict[Any, Any], node: Any | None) -> Any:
+    """A changed map (a quota's used, by resource) as a new dict that keeps
+    old's value wherever new holds that very value (identity: an equal
+    Quantity may differ in format) and copies only the others: charging a
+    request touches a few of a group's fifty keys. ``old`` itself when new
+    equals it; None when nothing is kept or a value does not convert
+    (the whole field's copy then decides)."""
+    nodes = entry_nodes(node, len(new)) if node is not None else None
+    if nodes is None:
+        return None
+    key, value = nodes
+    if not _STR_ONLY.issuperset(map(type, new)):
+        return None  # (keys of other types: the whole map's copy decides)
+    # The keys whose value is not old's very value, found without a Python-level
+    # loop over the map (fifty keys, of which a write changes a few).
+    changed = list(_compress(new, map(_is_not, new.values(), map(old.get, new, _repeat(FAIL)))))
+    if len(changed) == len(new):
+        return None  # nothing to keep: one copy of the whole map
+    equal = len(new) == len(old)
+    # A copy of new: its unchanged entries are old's (keys checked when old
+    # was stored); the changed ones are checked and copied one by one.
+    out = dict(new)
+    for k in changed:
+        x = new[k]
+        if equal:
+            y = old.get(k, FAIL)
+            equal = y is not FAIL and y == x
+        # A key old holds was checked when old was stored.
+        ck = k if k in old else copy_value(key, k)
+        cx = copy_value(value, x)
+        if ck is FAIL or cx is FAIL:
+            return None
+        if ck is not k:
+            del out[k]
+        out[ck] = cx
+    if equal:
+        return old  # equal to old: old's own values, as for any equal field
     return out
 
 

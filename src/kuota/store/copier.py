@@ -130,6 +130,17 @@ def item_node(node: _Node | None, length: int) -> _Node | None:
     return node.inner if _length_ok(node, length) else None
 
 
+def entry_nodes(node: _Node | None, length: int) -> tuple[_Node, _Node] | None:
+    """The (key, value) nodes of a dict field's node (optional or not), when a
+    dict of ``length`` entries is within its length bounds; else None."""
+    while node is not None and node.kind == _OPTIONAL:
+        node = node.inner
+    if node is None or node.kind != _DICT or not _length_ok(node, length):
+        return None
+    assert node.key is not None and node.inner is not None
+    return node.key, node.inner
+
+
 def copy_value(node: _Node, v: Any) -> Any:
     """A checked copy of a value of the node's type, or FAIL."""
     return _copy(node, v)
@@ -297,6 +308,8 @@ def _copy(n: _Node, v: Any) -> Any:
     if kind == _QUANTITY:
         if type(v) is not Quantity:
             return FAIL
+        if v.wire_stable():
+            return v  # immutable, and the round trip would give it back
         # As the round trip makes it: its text, decoded.
         return dec_hook(Quantity, enc_hook(v))
     if kind == _NONE:

@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from kuota.api.apiextensions import CustomResourceDefinition, register_crd
 from kuota.api.base import dec_hook
 from kuota.store.journal_errors import JournalCorrupt, JournalError
 from kuota.store.journal_format import (
@@ -101,9 +102,12 @@ def _decode(rec: Record, path: Path, where: Where) -> tuple[ResourceType, Any]:
     if dec is None:
         dec = _DECODERS[typ] = msgspec.json.Decoder(typ, dec_hook=dec_hook)
     try:
-        return info.rtype, dec.decode(rec.o)
+        obj = dec.decode(rec.o)
     except msgspec.ValidationError as err:
         raise JournalCorrupt(f"{_text(where)}: {err}") from None
+    if isinstance(obj, CustomResourceDefinition):
+        register_crd(obj)  # the kind it defines is read in the records after it
+    return info.rtype, obj
 
 
 def _record(payload: bytes, where: Where) -> Record:

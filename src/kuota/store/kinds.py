@@ -171,20 +171,26 @@ def registered_kinds() -> list[ResourceType]:
     return sorted({info.rtype for info in _KINDS.values()})
 
 
+def _register_spec(spec: registry.KindSpec) -> None:
+    """A stored kind of the api registry, at its storage version and served
+    at its other versions too."""
+    if not spec.stored:
+        return
+    storage = spec.storage_version.name
+    register_kind(
+        (spec.group, storage, spec.plural),
+        spec.internal,
+        spec.namespaced,
+        kind=spec.kind,
+        versions=tuple(v.name for v in spec.versions if v.served and v.name != storage),
+    )
+
+
 def _register_builtin() -> None:
-    # The stored kinds of the api registry, each at its storage version and
-    # served at its other versions too.
     for spec in registry.KINDS:
-        if not spec.stored:
-            continue
-        storage = spec.storage_version.name
-        register_kind(
-            (spec.group, storage, spec.plural),
-            spec.internal,
-            spec.namespaced,
-            kind=spec.kind,
-            versions=tuple(v.name for v in spec.versions if v.served and v.name != storage),
-        )
+        _register_spec(spec)
 
 
 _register_builtin()
+# Kinds CustomResourceDefinitions define are stored from their registration on.
+registry.on_register(_register_spec)

@@ -98,6 +98,10 @@ def _meta_copy(value: Any) -> Any:
     return msgspec.json.decode(_json(value))
 
 
+def _crds_first(rtype: ResourceType) -> tuple[bool, ResourceType]:
+    return (rtype[0] != "apiextensions.k8s.io", rtype)
+
+
 class MemoryStore:
     def __init__(
         self,
@@ -120,6 +124,8 @@ class MemoryStore:
         self._dependents: dict[str, dict[Key, None]] = {}
         self._events = EventLog(history)
         self._rv = 0
+        # resource -> the newest revision that wrote one of its objects
+        self._rv_of: dict[ResourceType, int] = {}
         self._seq = 0  # uids and generated names; advanced only by creates that use it
         self._meta: dict[str, Any] = {}
         self._journal = journal
@@ -145,6 +151,12 @@ class MemoryStore:
         the protocol (whose clients get opaque resourceVersions from lists
         and events)."""
         return self._rv
+
+    def revision_of(self, rtype: ResourceType) -> int:
+        """The newest revision that wrote an object of this resource (its
+        storage type; 0: none since this store opened): a waiting watch of
+        it need not wake for other resources' writes."""
+        return self._rv_of.get(rtype, 0)
 
     def get(self, rtype: ResourceType, namespace: str, name: str) -> Any:
         info = kind_info(rtype)
@@ -193,8 +205,10 @@ class MemoryStore:
         return {k: _meta_copy(v) for k, v in sorted(self._meta.items())}
 
     def objects(self) -> Iterator[tuple[ResourceType, Any]]:
-        """Every stored object, by resource, namespace and name."""
-        for rtype in sorted(self._objects):
+        """Every stored object, by resource, namespace and name; the
+        CustomResourceDefinitions first (a snapshot read back registers the
+        kinds they define before their objects come)."""
+        for rtype in sorted(self._objects, key=_crds_first):
             by_ns = self._objects[rtype]
             for ns in sorted(by_ns):
                 names = by_ns[ns]
@@ -644,6 +658,7 @@ class MemoryStore:
         names[m.name] = new
         if old is None or m.owner_references is not old.metadata.owner_references:
             self._index(rtype, new, old)  # (the same references: the same owners)
+        self._rv_of[rtype] = rv
         self._events.append(rv, rtype, ns, Event(kind, new, m.resource_version))
         if self._journal is not None:
             self._journal.put(rtype, rv, self._seq, new)
@@ -667,6 +682,7 @@ class MemoryStore:
                 deps.pop(key, None)
                 if not deps:
                     del self._dependents[uid]
+        self._rv_of[rtype] = rv
         self._events.append(rv, rtype, m.namespace, Event("DELETED", last, m.resource_version))
         if self._journal is not None:
             self._journal.delete(rtype, last.kind, rv, self._seq, m.namespace, m.name)

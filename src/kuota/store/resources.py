@@ -42,6 +42,9 @@ CRON_JOB: Final[ResourceType] = resource_for("batch/v1", "CronJob")
 JOB: Final[ResourceType] = resource_for("batch/v1", "Job")
 PRIORITY_CLASS: Final[ResourceType] = resource_for("scheduling.k8s.io/v1", "PriorityClass")
 RUNTIME_CLASS: Final[ResourceType] = resource_for("node.k8s.io/v1", "RuntimeClass")
+RESOURCE_CLAIM_TEMPLATE: Final[ResourceType] = resource_for(
+    "resource.k8s.io/v1", "ResourceClaimTemplate"
+)
 
 # Other projects' and kuota's own
 LEADER_WORKER_SET: Final[ResourceType] = resource_for(
@@ -75,3 +78,7 @@ PROVISIONING_REQUEST: Final[ResourceType] = resource_for(
     "autoscaling.x-k8s.io/v1", "ProvisioningRequest"
 )
 POD_TEMPLATE: Final[ResourceType] = resource_for("v1", "PodTemplate")
+
+# MultiKueue
+MULTIKUEUE_CLUSTER: Final[ResourceType] = resource_for(_KUEUE, "MultiKueueCluster")
+MULTIKUEUE_CONFIG: Final[ResourceType] = resource_for(_KUEUE, "MultiKueueConfig")

@@ -14,14 +14,16 @@ from kuota.api.k8s import (
     coordination,
     corev1,
     rbac,
+    resource,
     service,
 )
 from kuota.api.k8s import validation as cv
 from kuota.api.k8s.event import Event
+from kuota.api.k8s.validation import resource_kinds
 from kuota.api.kindspec import KindSpec, PrinterColumn, VersionSpec, gateless
 from kuota.api.names import is_dns1035_label, is_dns1123_label
 
-__all__ = ["K8S_KINDS"]
+__all__ = ["K8S_KINDS", "RESOURCE_KINDS"]
 
 _ALL = ("all",)  # the category ``kubectl get all`` lists
 
@@ -397,5 +399,28 @@ K8S_KINDS: tuple[KindSpec, ...] = (
             versions=_v1(typ, ()),
         )
         for typ in (ar.MutatingWebhookConfiguration, ar.ValidatingWebhookConfiguration)
+    ),
+)
+
+# Dynamic Resource Allocation (resource.k8s.io): what Kueue's DRA quota reads.
+RESOURCE_KINDS: tuple[KindSpec, ...] = (
+    KindSpec(
+        group=resource.GROUP,
+        kind="DeviceClass",
+        plural="deviceclasses",
+        namespaced=False,
+        internal=resource.DeviceClass,
+        versions=_v1(resource.DeviceClass, _cols("Age")),
+        validate=gateless(resource_kinds.validate_device_class),
+    ),
+    KindSpec(
+        group=resource.GROUP,
+        kind="ResourceClaimTemplate",
+        plural="resourceclaimtemplates",
+        namespaced=True,
+        internal=resource.ResourceClaimTemplate,
+        versions=_v1(resource.ResourceClaimTemplate, _cols("Age")),
+        validate=gateless(resource_kinds.validate_resource_claim_template),
+        default=resource.default_claim_template,
     ),
 )

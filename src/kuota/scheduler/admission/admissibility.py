@@ -10,6 +10,7 @@ from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
 from kuota.api.meta import selector_matches
 from kuota.queueing.queues import NAMESPACE_MISMATCH
+from kuota.quota.dra import claim_requests
 from kuota.quota.requests import validate_podset_resources
 from kuota.quota.workload import WorkloadInfo
 from kuota.scheduler.admission.infos import TEMPLATE_CACHE, InfoFactory
@@ -90,6 +91,18 @@ class Admissibility:
         if keep:
             self._invalid[info.key] = (info.obj.spec, self.state.ctx_gen, found)
         return found
+
+    def dra_error(self, wl: kt.Workload) -> str:
+        """Kueue's workload controller's DRA branch: why the workload's
+        resource claims cannot be counted ("" when they can, or it has none)."""
+        dra = self.factory.ctx(wl.metadata.namespace).dra
+        if dra is None:
+            return ""
+        for i, ps in enumerate(wl.spec.pod_sets):
+            _, bad = claim_requests(ps, i, dra)
+            if bad:
+                return bad
+        return ""
 
     def admissibility_error(
         self, info: WorkloadInfo, cq_name: str, keep: bool = True

@@ -71,6 +71,7 @@ class AdmissionCore:
         self.pcs = st.pcs
         self.limit_ranges = st.limit_ranges
         self.runtime_classes = st.runtime_classes
+        self.claim_templates = st.claim_templates
         self.checks = st.checks
         self.topologies = st.tas.topologies
         self.workloads = st.workloads

@@ -292,6 +292,29 @@ class LimitRangeHandler(KindHandler):
         return found
 
 
+class ResourceClaimTemplateHandler(KindHandler):
+    """ResourceClaimTemplates (DRA) resize the waiting workloads of their
+    namespace, as Kueue's workload controller reprocesses a pending DRA
+    workload."""
+
+    def __init__(self, state: CoreState, wlc: WorkloadController) -> None:
+        super().__init__(state)
+        self.wlc = wlc
+
+    def put(self, obj: Any, keep_status: bool) -> None:
+        self.state.ctx_gen += 1
+        m = obj.metadata
+        self.state.claim_templates.setdefault(m.namespace, {})[m.name] = obj
+        self.wlc.resync_namespace(m.namespace)
+
+    def delete(self, namespace: str, name: str) -> bool:
+        self.state.ctx_gen += 1
+        found = self.state.claim_templates.get(namespace, {}).pop(name, None) is not None
+        if found:
+            self.wlc.resync_namespace(namespace)
+        return found
+
+
 class RuntimeClassHandler(KindHandler):
     """RuntimeClasses (their pod overhead) resize every waiting workload."""
 
@@ -373,6 +396,7 @@ def handlers(
         "PriorityClass": PriorityClassHandler(state),
         "LimitRange": LimitRangeHandler(state, wlc),
         "RuntimeClass": RuntimeClassHandler(state, wlc),
+        "ResourceClaimTemplate": ResourceClaimTemplateHandler(state, wlc),
         "AdmissionCheck": AdmissionCheckHandler(state, qc),
         "Workload": WorkloadHandler(state, wlc, fair),
         "Topology": TopologyHandler(state, qc, wakes),

@@ -13,6 +13,7 @@ import msgspec
 from kuota.api.hooks import enc_hook
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.webhooks import parse_int32
+from kuota.quota.dra import DraContext
 from kuota.quota.requests import RequestContext, podset_requests
 from kuota.quota.workload import (
     NO_RECLAIMABLE,
@@ -54,6 +55,12 @@ class InfoFactory:
             self.state.config.resources,
             limit_ranges=lrs,
             runtime_classes=self.state.runtime_classes,
+            dra=DraContext(
+                self.state.claim_templates.get(namespace, {}),
+                self.state.device_classes,
+                self.state.gate("KueueDRAIntegration"),
+                self.state.gate("KueueDRARejectWorkloadsWhenDRADisabled"),
+            ),
         )
         self._ctxs[namespace] = (self.state.ctx_gen, ctx)
         return ctx

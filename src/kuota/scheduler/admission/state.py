@@ -9,10 +9,12 @@ from datetime import datetime
 
 from kuota.api import k8s as kc
 from kuota.api.conditions import set_condition
+from kuota.api.k8s.resource import ResourceClaimTemplate
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
 from kuota.queueing.queue_manager import QueueManager
 from kuota.quota.afs import UsageLedger
+from kuota.quota.dra import device_class_resources
 from kuota.quota.tree import QuotaTree
 from kuota.quota.workload import ORDER_EVICTION_TS, ORDER_NO_PRIORITY_SORTING, WorkloadInfo
 from kuota.scheduler.cache import CurrentInfos, Snapshot
@@ -49,13 +51,16 @@ class CoreState:
         self.pcs: dict[str, kc.PriorityClass] = {}
         self.limit_ranges: dict[str, dict[str, kc.LimitRange]] = {}
         self.runtime_classes: dict[str, kc.RuntimeClass] = {}
+        # DRA: the ResourceClaimTemplates per namespace (what a pod's claims ask).
+        self.claim_templates: dict[str, dict[str, ResourceClaimTemplate]] = {}
+        self.device_classes = device_class_resources(config.resources.device_class_mappings)
         self.checks: dict[str, kt.AdmissionCheck] = {}
         self.workloads: dict[str, kt.Workload] = {}
         # Topology-aware scheduling: the Topologies, and the nodes and the
         # usage of pods Kueue did not place, as the controller last gave them.
         self.tas = TASInputs()
         self.tas.least_free_profile = config.gate("TASProfileMixed")
-        # LimitRange and RuntimeClass changes, counted: what is worked out of
+        # LimitRange, RuntimeClass and ResourceClaimTemplate changes, counted: what is worked out of
         # them (requests, resource checks) is kept per generation.
         self.ctx_gen = 0
         self.tree = QuotaTree()

@@ -7,6 +7,8 @@ from __future__ import annotations
 from kuota.api.conditions import find_condition
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.webhooks import ADMISSION_GATED_BY
+from kuota.api.meta import Condition
+from kuota.quota.dra import CLAIMS_NOT_SUPPORTED
 from kuota.quota.workload import WorkloadInfo, has_quota_reservation, is_admitted, is_finished
 from kuota.scheduler import unadmitted as ur
 from kuota.scheduler.admission.admissibility import Admissibility
@@ -48,6 +50,8 @@ class UnreservedReasons:
     def stamp_reason(self, wl: kt.Workload, info: WorkloadInfo | None) -> None:
         blocker = self.queue_blocker(wl)
         cond = find_condition(wl, "QuotaReserved")
+        if self.dra_refused(wl, cond):
+            return
         if not self.state.gate("UnadmittedWorkloadsObservability"):
             if blocker is not None:
                 self.qr_false(wl, "Inadmissible", blocker[1])
@@ -85,6 +89,45 @@ class UnreservedReasons:
         if cond.reason in ur.SCHEDULER_REASONS:
             return  # the scheduler's feedback stays until its next attempt
         self.qr_false(wl, "PendingEvaluation", ur.PENDING_EVALUATION)
+
+    def dra_refused(self, wl: kt.Workload, cond: Condition | None) -> bool:
+        """Kueue's workload controller on a pending workload with DRA claims
+        it cannot count (handleDRA, markDRAInadmissible): QuotaReserved=False
+        Misconfigured (Inadmissible without UnadmittedWorkloadsObservability)
+        and Requeued=False Inadmissible, with the error."""
+        if cond is not None and cond.status == "False" and cond.reason == "OnHold":
+            return False
+        bad = self.adm.dra_error(wl)
+        if not bad:
+            return False
+        observable = self.state.gate("UnadmittedWorkloadsObservability")
+        self.qr_false(wl, "Misconfigured" if observable else "Inadmissible", bad)
+        requeue_msg = "DRA resource claims not supported" if bad == CLAIMS_NOT_SUPPORTED else bad
+        self.state.cond(
+            wl, "Requeued", "False", "Inadmissible", requeue_msg, self.state.now, if_changed=True
+        )
+        return True
+
+    def dra_counted(self, wl: kt.Workload) -> None:
+        """Kueue's workload controller once a pending workload's DRA claims
+        count: the Requeued=False its refusal left is cleared before the
+        workload is queued (else it would wait for a backoff never set)."""
+        requeued = find_condition(wl, "Requeued")
+        if (
+            requeued is None
+            or requeued.status != "False"
+            or requeued.reason != "Inadmissible"
+            or wl.status is None
+            or not any(
+                ps.template.spec and ps.template.spec.resource_claims for ps in wl.spec.pod_sets
+            )
+            or self.adm.dra_error(wl)
+        ):
+            return
+        wl.status.conditions = [c for c in wl.status.conditions or () if c is not requeued]
+        key = key_of(wl.metadata.namespace, wl.metadata.name)
+        self.state.touched.add(key)
+        self.state.timer_dirty.add(key)
 
     def qr_false(self, wl: kt.Workload, reason: str, message: str) -> None:
         self.state.cond(

@@ -165,6 +165,8 @@ class WorkloadController:
         if key in self.state.snap.holders and prev is not None:
             self.release(prev)
         self.state.infos[key] = info
+        if not has_quota_reservation(wl):
+            self.reasons.dra_counted(wl)
         if self.admissible(wl):
             self.state.queues.add_or_update(info, self.state.now)
         else:
@@ -254,7 +256,11 @@ class WorkloadController:
         qr = find_condition(wl, "QuotaReserved")
         if qr is not None and qr.status == "False" and qr.reason == "OnHold":
             return False
-        return not condition_true(wl, "WaitingForReplacementPods")
+        if condition_true(wl, "WaitingForReplacementPods"):
+            return False
+        # Kueue's workload controller queues a DRA workload only once its
+        # claims are counted: until then it is in no queue.
+        return not self.adm.dra_error(wl)
 
     def release(self, info: WorkloadInfo) -> None:
         st = self.state.snap.holders.get(info.key)
@@ -349,8 +355,11 @@ class WorkloadController:
                 s.message = f"Reset to Pending after eviction. Previously: {s.state}"
                 s.state, s.retry_count = "Pending", retry
                 s.last_transition_time, s.pod_set_updates = self.state.now, None
-        # Kueue's prepareForEviction: the preemption-gate signal is withdrawn
-        # and every gate closes again.
+        # Kueue's prepareForEviction: the MultiKueue cluster nomination is
+        # reset, the preemption-gate signal is withdrawn and every gate
+        # closes again.
+        if wl.status is not None:
+            wl.status.cluster_name = wl.status.nominated_cluster_names = None
         if condition_true(wl, "BlockedOnPreemptionGates"):
             self.state.cond(
                 wl, "BlockedOnPreemptionGates", "False", reason, message, self.state.now

@@ -2,7 +2,7 @@
 an aggregated ClusterRole's ``rules`` are rewritten to the union of the rules
 of the ClusterRoles its selectors match, so ``kubectl get clusterrole edit``
 shows what ``edit`` grants. Runs after each client write; a write that
-changed no ClusterRole costs one listing."""
+changed no ClusterRole costs one poll of a watch on ClusterRoles."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import msgspec
 
 from kuota.api.k8s.rbac import GROUP
 from kuota.server.auth.rbac import cluster_role_rules
+from kuota.store import Gone
 
 _CLUSTER_ROLES = (GROUP, "v1", "clusterroles")
 
@@ -20,9 +21,26 @@ class Aggregator:
     def __init__(self, store: Any) -> None:
         self.store = store
         self._seen: tuple[tuple[str, str], ...] = ()
+        # A watch on ClusterRoles since the last round: a write that touched
+        # none (nearly every client write) costs one poll, not a listing.
+        self._watch: Any = None
+        self.rounds = 0  # listings of the ClusterRoles (a structural count)
 
     def __call__(self) -> int:
         """Bring every aggregated ClusterRole's rules up to date; how many changed."""
+        if self._watch is not None:
+            try:
+                if not self._watch.poll():
+                    return 0
+            except Gone:
+                pass  # (fell behind the history: look again)
+            self._watch.close()
+        changed = self._round()
+        self._watch = self.store.watch(_CLUSTER_ROLES, self.store.resource_version)
+        return changed
+
+    def _round(self) -> int:
+        self.rounds += 1
         roles = list(self.store.list(_CLUSTER_ROLES).items)
         seen = tuple((r.metadata.name, r.metadata.resource_version) for r in roles)
         if seen == self._seen:
@@ -38,4 +56,4 @@ class Aggregator:
                 changed += 1
         # Aggregated roles may select each other: a change goes round again.
         self._seen = seen if not changed else ()
-        return changed + (self() if changed else 0)
+        return changed + (self._round() if changed else 0)

@@ -84,11 +84,21 @@ def cluster_role_rules(role: rbac.ClusterRole, all_roles: list[Any]) -> list[Rul
     return out
 
 
-class RBACAuthorizer:
-    """``authorize`` over the RBAC objects ``list_kind`` returns."""
+_CACHED = 4096  # decisions kept (all dropped when more are made)
 
-    def __init__(self, list_kind: Lister) -> None:
+
+class RBACAuthorizer:
+    """``authorize`` over the RBAC objects ``list_kind`` returns. With
+    ``version`` (a value that changes whenever an RBAC object does), each
+    decision is kept until it changes: a user's requests after the first
+    cost a lookup, not a walk of every binding and role."""
+
+    def __init__(self, list_kind: Lister, version: Callable[[], Any] | None = None) -> None:
         self.list_kind = list_kind
+        self.version = version
+        self._decisions: dict[tuple[Any, ...], tuple[bool, str]] = {}
+        self._version: Any = None
+        self.evaluations = 0  # decisions made by walking the rules (a structural count)
 
     def _role_rules(self, ref: rbac.RoleRef, namespace: str) -> list[Rule]:
         if ref.kind == "ClusterRole":
@@ -130,6 +140,31 @@ class RBACAuthorizer:
     def authorize(self, attrs: Attributes) -> tuple[bool, str]:
         if MASTERS in attrs.user.groups:  # the privileged-group authorizer before RBAC
             return True, ""
+        if self.version is None:
+            return self._authorize(attrs)
+        version = self.version()
+        if version != self._version or len(self._decisions) >= _CACHED:
+            self._decisions.clear()
+            self._version = version
+        # A resource request's rules never read its path (one key per name).
+        key = (
+            attrs.user,
+            attrs.verb,
+            attrs.resource_request,
+            "" if attrs.resource_request else attrs.path,
+            attrs.api_group,
+            attrs.resource,
+            attrs.subresource,
+            attrs.namespace,
+            attrs.name,
+        )
+        hit = self._decisions.get(key)
+        if hit is None:
+            hit = self._decisions[key] = self._authorize(attrs)
+        return hit
+
+    def _authorize(self, attrs: Attributes) -> tuple[bool, str]:
+        self.evaluations += 1
         for why, rule in self.rules_for(attrs.user, attrs.namespace):
             if rule_allows(attrs, rule):
                 return True, f'RBAC: allowed by {why} to User "{attrs.user.name}"'

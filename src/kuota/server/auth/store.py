@@ -25,7 +25,11 @@ def rbac_authorizer(store: Any) -> RBACAuthorizer:
         rtype = (GROUP, "v1", _PLURAL[kind])
         return list(store.list(rtype, namespace or None).items)
 
-    return RBACAuthorizer(list_kind)
+    revision_of = getattr(store, "revision_of", None)
+    if revision_of is None:  # (a store that cannot say: every decision walks the rules)
+        return RBACAuthorizer(list_kind)
+    rtypes = [(GROUP, "v1", p) for p in _PLURAL.values()]
+    return RBACAuthorizer(list_kind, lambda: tuple(revision_of(r) for r in rtypes))
 
 
 def reconcile_bootstrap(store: Any) -> int:

@@ -36,9 +36,22 @@ def lookup(gvk: GVK) -> tuple[KindSpec, VersionSpec] | None:
     return None if v is None else (spec, v)
 
 
+# Built-in groups kuota serves only as far as it reads them (the CRD kind,
+# DRA's device classes and claim templates): their schemas are kuota's, not
+# their Go types' published forms (strategic merge still applies to them).
+_PARTIAL_GROUPS = frozenset({"apiextensions.k8s.io", "resource.k8s.io"})
+
+
+def strategic_merge(spec: KindSpec) -> bool:
+    """Strategic merge applies to the built-in kinds, not to CRDs' kinds."""
+    return not ("." in spec.group and not spec.group.endswith(".k8s.io"))
+
+
 def is_crd(spec: KindSpec) -> bool:
-    """Kinds served by CRDs: strategic merge does not apply to them."""
-    return "." in spec.group and not spec.group.endswith(".k8s.io")
+    """Kinds whose schema is not their Go type's published form: the kinds
+    CRDs serve (strategic merge does not apply to them), and the built-in
+    groups kuota reads only in part."""
+    return spec.group in _PARTIAL_GROUPS or not strategic_merge(spec)
 
 
 def _doc(cls: type) -> str:
@@ -101,9 +114,13 @@ def kind_schema(gvk: GVK) -> dict[str, Any] | None:
     if found is None:
         return None
     spec, version = found
-    s = copy.deepcopy(openapi(version.wire))
     builtin = not is_crd(spec)
-    _annotate(mi.type_info(version.wire), s, set(), builtin)
+    if version.crd_schema is not None:  # a kind a CustomResourceDefinition defines
+        s = copy.deepcopy(dict(version.crd_schema))
+        s.setdefault("properties", {})["metadata"] = {"type": "object"}
+    else:
+        s = copy.deepcopy(openapi(version.wire))
+        _annotate(mi.type_info(version.wire), s, set(), builtin)
     if builtin:  # kube-openapi marks no field of a kind required for its type meta
         s["required"] = [r for r in s.get("required") or () if r not in ("apiVersion", "kind")]
         if not s["required"]:

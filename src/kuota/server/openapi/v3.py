@@ -16,7 +16,12 @@ import msgspec
 
 from kuota.api.kindspec import KindSpec, VersionSpec
 from kuota.server.openapi import meta
-from kuota.server.openapi.schemas import is_crd, kind_schema, schema_name, served_versions
+from kuota.server.openapi.schemas import (
+    kind_schema,
+    schema_name,
+    served_versions,
+    strategic_merge,
+)
 
 JSON = "application/json"
 PATCH_TYPES = (
@@ -103,7 +108,7 @@ def _paths(spec: KindSpec, version: VersionSpec, paths: dict[str, Any]) -> None:
     list_name = schema_name(spec, version.name, spec.list_kind)
     base = "/" + gv_path(spec.group, version.name)
     op = f"{version.name}{spec.kind}"
-    patch_types = tuple(t for t in PATCH_TYPES if not (is_crd(spec) and "strategic" in t))
+    patch_types = tuple(t for t in PATCH_TYPES if strategic_merge(spec) or "strategic" not in t)
     ns = "/namespaces/{namespace}" if spec.namespaced else ""
     scope_params: list[Any] = (
         [{"name": "namespace", "in": "path", "required": True, "schema": {"type": "string"}}]
@@ -223,6 +228,11 @@ def _documents() -> dict[str, bytes]:
         schemas[schema_name(spec, version.name, spec.list_kind)] = _list_schema(spec, version)
         _paths(spec, version, doc["paths"])
     return {gv: msgspec.json.encode(d) for gv, d in sorted(docs.items())}
+
+
+def clear() -> None:
+    """Forget the documents (a CustomResourceDefinition defined a kind)."""
+    _documents.cache_clear()
 
 
 def v3_document(path: str) -> bytes | None:

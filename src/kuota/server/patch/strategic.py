@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kuota.server.openapi.schemas import is_crd, kind_schema, lookup
+from kuota.server.openapi.schemas import kind_schema, lookup, strategic_merge
 from kuota.server.patch.errors import PatchError
 
 DIRECTIVE = "$patch"
@@ -28,7 +28,7 @@ def strategic_merge_patch(
     found = lookup(gvk)
     if found is None:
         raise PatchError(f"no kind {gvk[2]!r} is served in {gvk[0] or 'core'}/{gvk[1]}")
-    if is_crd(found[0]):
+    if not strategic_merge(found[0]):
         # kube-apiserver refuses it for custom resources (415): no patch metadata.
         raise PatchError(
             f"strategic merge patch is not supported for {found[0].kind}"

@@ -24,7 +24,13 @@ _TYPES = {
     ".js": "text/javascript",
     ".svg": "image/svg+xml",
 }
-_FILES = {"": "index.html", "index.html": "index.html", "app.css": "app.css", "app.js": "app.js"}
+_FILES = {
+    "": "index.html",
+    "index.html": "index.html",
+    "app.css": "app.css",
+    "app.js": "app.js",
+    "whatif.js": "whatif.js",
+}
 # The page's own code only: no inline script, no other origin.
 _CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 
@@ -51,6 +51,19 @@ def parse_kind_arg(arg: str) -> str | None:
         return None
     kind, version, group = arg.split(".", 2)
     return f"{group}/{version}, Kind={kind}"
+
+
+def external_kinds(names: Iterable[str]) -> frozenset[tuple[str, str]]:
+    """``integrations.externalFrameworks`` (``Kind.version.group``) as the
+    (group, kind) pairs Kueue's integration manager knows as job owners
+    (RegisterExternalJobType); malformed entries are the Configuration's
+    validation's business."""
+    out = set()
+    for arg in names:
+        if arg.count(".") >= 2:
+            kind, _, group = arg.split(".", 2)
+            out.add((group, kind))
+    return frozenset(out)
 
 
 # ============================================================================ validation

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from kuota.api.kueue.config.frameworks import external_kinds
 from kuota.controllers.integration import Integration, Wiring
 from kuota.controllers.jobs.pod.pod_reconciler import PodReconciler
 from kuota.controllers.jobs.pod.podwebhook import PodValidation, PodWebhook
@@ -29,6 +30,7 @@ def _webhooks(w: Wiring) -> Sequence[Any]:
             w.enabled,
             ids=ids,
             default_priority_class=w.config.gate("WorkloadPriorityClassDefaulting"),
+            external=external_kinds(w.config.integrations.external_frameworks),
         ),
         PodValidation(w.parents, ids=ids),
     ]

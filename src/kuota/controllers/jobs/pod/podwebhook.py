@@ -50,6 +50,9 @@ def _framework_kinds() -> dict[tuple[str, str], str]:
 FRAMEWORK_OF_KIND: Final = _framework_kinds()
 
 
+_EXTERNAL: Final = "<external framework>"  # an owner kind of integrations.externalFrameworks
+
+
 class PodWebhook:
     """The defaulting half: a pod whose parent suspends it (Deployment,
     StatefulSet, LeaderWorkerSet templates) is only gated; any other pod
@@ -70,10 +73,14 @@ class PodWebhook:
         *,
         ids: bool = True,
         default_priority_class: bool = True,
+        external: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.policy = policy
         self.lookup = lookup  # (rtype, namespace, name) -> object or None
         self.enabled = frozenset(enabled)
+        # integrations.externalFrameworks: (group, kind) of owners whose own
+        # controllers integrate with Kueue (their children are theirs).
+        self.external = external
         self.ids = ids  # WorkloadIdentifierAnnotations
         self.default_priority_class = default_priority_class  # WorkloadPriorityClassDefaulting
 
@@ -135,14 +142,16 @@ class PodWebhook:
             ref = next((r for r in current.metadata.owner_references or () if r.controller), None)
             if ref is None:
                 return top
-            framework = FRAMEWORK_OF_KIND.get((group_of(ref.api_version), ref.kind))
+            gk = (group_of(ref.api_version), ref.kind)
+            framework = FRAMEWORK_OF_KIND.get(gk) or (_EXTERNAL if gk in self.external else None)
             if framework is None:
                 return top  # not a kind Kueue knows
             parent = self.lookup(resource_type(ref), obj.metadata.namespace, ref.name)
             if parent is None or parent.metadata.uid != ref.uid:
                 return top
             queue = (parent.metadata.labels or {}).get(QUEUE_NAME)
-            if framework in self.enabled and (self.policy.manage_without_queue_name or queue):
+            enabled = framework in self.enabled or framework == _EXTERNAL
+            if enabled and (self.policy.manage_without_queue_name or queue):
                 top = parent
             current = parent
         return top

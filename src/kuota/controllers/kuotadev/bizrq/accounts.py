@@ -40,7 +40,7 @@ def charged_status(
     self_used = dict(old.self_used or {}) if old is not None else {}
     # Already over hard's keys in order (every status this module wrote):
     # changed values keep their places, so no re-sorting of a node's keys.
-    ordered = len(used) == len(hard) == len(self_used) and all(k in used for k in hard)
+    ordered = used.keys() == hard.keys() == self_used.keys()
     if not ordered:
         for k in hard:  # a key new to hard starts at 0
             if k not in used:
@@ -66,16 +66,36 @@ def charged_status(
 
 def spent_budgets(obj: BizGroupResourceQuota) -> list[tuple[str, int, int]]:
     """The ``cash/`` keys whose used reached hard: (key, used, hard)."""
+    hard = obj.spec.hard or {}
+    cash = _cash_keys(hard)
+    if not cash:
+        return []
     st = obj.status
     used = (st.used if st is not None else None) or {}
     out = []
-    for k, q in sorted((obj.spec.hard or {}).items()):
-        if is_cash(k):
-            h = q.milli_value()
-            u = used[k].milli_value() if k in used else 0
-            if u >= h:
-                out.append((k, u, h))
+    for k in cash:
+        h = hard[k].milli_value()
+        u = used[k].milli_value() if k in used else 0
+        if u >= h:
+            out.append((k, u, h))
     return out
+
+
+# A group's spec is the same object from write to write (a status write keeps
+# it), so its budget keys are found once, not on every request it checks.
+_CASH: dict[int, tuple[Mapping[str, Quantity], tuple[str, ...]]] = {}
+_CASH_KEPT = 4096
+
+
+def _cash_keys(hard: Mapping[str, Quantity]) -> tuple[str, ...]:
+    known = _CASH.get(id(hard))
+    if known is not None and known[0] is hard:
+        return known[1]
+    keys = tuple(sorted(k for k in hard if is_cash(k)))
+    if len(_CASH) >= _CASH_KEPT:
+        _CASH.clear()
+    _CASH[id(hard)] = (hard, keys)
+    return keys
 
 
 def used_for(obj: BizGroupResourceQuota, keys: Mapping[str, int]) -> Usage:

@@ -569,12 +569,13 @@ function draw() {
   main.className = "";
   if (route[0] === "wl" && route.length === 3) kids = [workloadView(route[1], route[2])];
   else if (route[0] === "nodes") kids = [nodesSection()];
+  else if (route[0] === "predict") kids = [whatIfView()]; // whatif.js: kept, not rebuilt
   else {
     main.className = "overview";
     kids = [h("div", {}, cohortTree(), S.who.resources.bizgroupresourcequotas ? bizrqSection() : ""),
       h("div", {}, queuesSection(), nodesSection())];
   }
-  main.replaceChildren(...kids);
+  if (main.children.length !== kids.length || kids.some((k, i) => main.children[i] !== k)) main.replaceChildren(...kids);
   const denied = Object.keys(S.failed);
   document.getElementById("status").textContent =
     `Live · ${list("workloads").length} workloads · updated ${new Date().toLocaleTimeString()}` +
