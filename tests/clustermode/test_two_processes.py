@@ -1,6 +1,8 @@
 """Cluster mode end to end, two processes talking only over HTTPS: ``kuota
 serve --without-kueue`` (the cluster) and ``kuota controller`` (Kueue)
-against its kubeconfig, on examples/quickstart in real time (--speed)."""
+against its kubeconfig, on the examples in real time (--speed); with
+``--paced`` the cluster's clock steps only once the controller has handled
+each instant (runtime/pacing.py), so both decide as ``kuota run`` does."""
 
 from __future__ import annotations
 
@@ -11,9 +13,13 @@ import urllib.request
 from datetime import timedelta
 from pathlib import Path
 
+import yaml
+from click.testing import CliRunner
 from tests.clustermode.twoproc import (
     WorkloadLog,
     check_writes,
+    finished,
+    finished_at,
     outcome,
     run_embedded,
     start_controller,
@@ -21,6 +27,8 @@ from tests.clustermode.twoproc import (
     webhook_admitted,
 )
 from tests.server.conftest import EXAMPLES, needs_kubectl, start_server
+
+from kuota.cli.serve_command import serve
 
 SPEED = 100
 LEAD = timedelta(seconds=8 * SPEED)  # the controller leads before the first Job
@@ -116,3 +124,43 @@ def test_failover_to_the_second_replica(tmp_path: Path) -> None:
     assert lease["spec"]["leaseTransitions"] >= 1
     assert n <= 80
     check_writes(log, cqs)  # none booked twice, quota never exceeded
+
+
+@needs_kubectl
+def test_pod_groups_paced_decide_as_kuota_run(tmp_path: Path) -> None:
+    """Two pod groups for one group's quota: the same admissions, at the same
+    instants, as ``kuota run``, though the controller is another process."""
+    world = webhook_admitted(EXAMPLES / "pod-groups", tmp_path / "world")
+    want = run_embedded(world, tmp_path / "run")
+    want_at = finished_at(tmp_path / "run")
+    config = tmp_path / "config.yaml"
+    docs = yaml.safe_load_all((world / "world.yaml").read_text())
+    config.write_text(yaml.safe_dump(next(d for d in docs if d["kind"] == "Configuration")))
+    served = start_server(
+        tmp_path / "state",
+        str(world),
+        "--without-kueue",
+        "--paced",
+        "--speed",
+        "1000",
+        home=tmp_path / "home",
+    )
+    log = WorkloadLog(served)
+    ctl = start_controller(served, "--config", str(config))
+    try:
+        got = wait_for(_all_finished(served, len(want)), 120, "every workload finished")
+        items = served.json("get", "workloads", "-A")["items"]
+        cqs = served.json("get", "clusterqueues")["items"]
+    finally:
+        log.stop()
+        assert ctl.stop() == 0
+        served.stop()
+    assert got == want  # how each ended, where, in which flavors, its evictions
+    assert dict(finished(w) for w in items) == want_at  # at the same instants
+    check_writes(log, cqs)
+
+
+def test_paced_needs_without_kueue(tmp_path: Path) -> None:
+    r = CliRunner().invoke(serve, ["--state", str(tmp_path), "--paced"])
+    assert r.exit_code == 2
+    assert "--paced goes with --without-kueue" in r.output

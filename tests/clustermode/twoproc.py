@@ -20,6 +20,11 @@ from typing import Any
 import yaml
 from tests.server.conftest import REPO, Served
 
+from kuota.api.decode import decode_object
+from kuota.controllers.jobs.pod.podmeta import ROLE_HASH, role_hash
+
+KUOTA = (sys.executable, "-m", "kuota.cli.main")
+
 
 def _compress(d: dict[str, Any], start: datetime, k: int) -> None:
     meta = d.setdefault("metadata", {})
@@ -32,6 +37,10 @@ def _compress(d: dict[str, Any], start: datetime, k: int) -> None:
         minutes = ann["kuota.dev/duration"]
         assert minutes.endswith("m"), minutes
         ann["kuota.dev/duration"] = f"{int(minutes[:-1]) * 60 // k}s"
+
+
+def _queued(d: dict[str, Any]) -> bool:
+    return bool(((d.get("metadata") or {}).get("labels") or {}).get("kueue.x-k8s.io/queue-name"))
 
 
 def webhook_admitted(
@@ -65,6 +74,15 @@ def webhook_admitted(
                 labels = d.setdefault("metadata", {}).setdefault("labels", {})
                 labels.setdefault("kueue.x-k8s.io/queue-name", "default")
                 d["spec"]["suspend"] = True
+            elif d and d.get("kind") == "Pod" and _queued(d):
+                # Kueue's pod webhook (mpod.kb.io): managed, held by its
+                # finalizer, gated until admitted.
+                meta = d["metadata"]
+                meta["labels"]["kueue.x-k8s.io/managed"] = "true"
+                meta["finalizers"] = [*meta.get("finalizers", []), "kueue.x-k8s.io/managed"]
+                gates = d["spec"].setdefault("schedulingGates", [])
+                gates.append({"name": "kueue.x-k8s.io/admission"})
+                meta.setdefault("annotations", {})[ROLE_HASH] = role_hash(decode_object(d).obj)
         (dst / f.name).write_text(yaml.safe_dump_all(docs))
     ns: dict[str, Any] = {
         "apiVersion": "v1",
@@ -217,6 +235,26 @@ def run_embedded(world: Path, state: Path) -> dict[str, Any]:
         cwd=REPO,
     )
     return outcome(json.loads(got.stdout)["items"])
+
+
+def finished_at(state: Path) -> dict[str, datetime]:
+    """namespace/name -> when each Workload of a ``kuota run`` state finished."""
+    got = subprocess.run(
+        [*KUOTA, "get", "workloads", "-A", "-o", "json", "--state", str(state)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    return {key: at for w in json.loads(got.stdout)["items"] for key, at in [finished(w)]}
+
+
+def finished(w: dict[str, Any]) -> tuple[str, datetime]:
+    """A finished Workload's namespace/name and when it finished."""
+    m = w["metadata"]
+    at = next(c for c in w["status"]["conditions"] if c["type"] == "Finished")
+    when = datetime.fromisoformat(at["lastTransitionTime"].replace("Z", "+00:00"))
+    return f"{m['namespace']}/{m['name']}", when
 
 
 def wait_for(cond: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:

@@ -46,6 +46,13 @@ def _err(msg: str) -> None:
     help="Run only what a cluster provides (API server, nodes, kube-scheduler, kubelet, "
     "Job/apps/LWS/JobSet controllers): Kueue runs elsewhere (kuota controller).",
 )
+@click.option(
+    "--paced",
+    is_flag=True,
+    help="With --without-kueue: the simulated clock waits at the world's start for a "
+    "kuota controller run with --sim-clock STATE/sim-clock.json, then steps only once "
+    "that controller has handled each instant (--speed: at most this fast).",
+)
 def serve(
     paths: tuple[str, ...],
     state: str,
@@ -54,6 +61,7 @@ def serve(
     speed: float,
     token_auth_file: str | None,
     without_kueue: bool,
+    paced: bool,
 ) -> None:
     """Serve the Kubernetes API over the embedded control plane (WORLD files'
     objects created at start); writes STATE/kubeconfig for kubectl."""
@@ -62,11 +70,15 @@ def serve(
     from kuota.cli.world import load_world
     from kuota.embedded.controlplane import ControlPlane
     from kuota.runtime.clock import RealClock
+    from kuota.runtime.pacing import PacedClock
     from kuota.runtime.simclock import write_sim_clock
     from kuota.server.auth import TokenFileError, load_token_file
     from kuota.server.daemon import serve as run_server
     from kuota.store import StoreError
 
+    if paced and not without_kueue:
+        _err("--paced goes with --without-kueue (it paces the clock on another process's Kueue)")
+        sys.exit(2)
     try:
         tokens = load_token_file(token_auth_file) if token_auth_file else {}
     except TokenFileError as err:
@@ -92,13 +104,14 @@ def serve(
         cp = ControlPlane(
             world.config,
             start,
-            clock=RealClock(start, speed),
+            # Paced: the clock steps as the controller acknowledges (runtime/pacing.py).
+            clock=PacedClock(start, speed, held=True) if paced else RealClock(start, speed),
             state_dir=state_dir,
             openshift=world.openshift,
             scheduler=world.scheduler,
             kueue=not without_kueue,
         )
-        write_sim_clock(state_dir, cp.clock.now(), speed)
+        write_sim_clock(state_dir, cp.clock.now(), speed, paced=paced)
     except StoreError as err:
         _err(f"--state {state}: {err}")
         sys.exit(2)

@@ -29,10 +29,12 @@ import structlog
 from kuota.api.kueue.config import KueueConfig
 from kuota.clustermode.kueue_manager import build
 from kuota.clustermode.leader_election import LeaderElector, LeaseConfig
+from kuota.clustermode.pace_acks import Acknowledger
 from kuota.clustermode.probes import health_app, metrics_app, start_site
 from kuota.clustermode.webhook_seam import start_webhook_server
 from kuota.metrics import KueueMetrics
 from kuota.runtime.clock import Clock
+from kuota.runtime.pacing import PacedClock
 from kuota.store.kube import KubeStore
 from kuota.store.protocol import StoreError
 
@@ -180,7 +182,35 @@ def _manage(
 ) -> None:
     clock = opts.clock
     speed = getattr(clock, "speed", 1.0) or 1.0
+    # A kuota serve's paced clock (runtime/pacing.py): read from its Lease,
+    # acknowledged after each drained round.
+    acker = (
+        Acknowledger(store, mgr, clock, opts.lease.identity if opts.lease else default_identity())
+        if isinstance(clock, PacedClock)
+        else None
+    )
     mgr.start()
+    if acker is not None:
+        acker.open()
+    try:
+        _rounds(mgr, store, opts, stop, lost, log, acker, speed)
+    finally:
+        if acker is not None and not lost.is_set():
+            with contextlib.suppress(StoreError):
+                acker.release()
+
+
+def _rounds(
+    mgr: Any,
+    store: KubeStore,
+    opts: ControllerOptions,
+    stop: threading.Event,
+    lost: threading.Event,
+    log: Any,
+    acker: Acknowledger | None,
+    speed: float,
+) -> None:
+    clock = opts.clock
     resynced = time.monotonic()
     while not stop.is_set() and not lost.is_set():
         at: datetime | None = mgr.next_timer()
@@ -195,8 +225,17 @@ def _manage(
             if time.monotonic() - resynced >= opts.resync_period:
                 resynced = time.monotonic()
                 mgr.resync()
-            mgr.fire_due()
+            if acker is not None:
+                acker.tick()
+                if not acker.ready or not acker.synced():
+                    # (the cluster has not published its instant yet, or
+                    # the writes of its instant are still on their way)
+                    continue
+            if acker is None or acker.settled:
+                mgr.fire_due()
             mgr.run_until_idle()
+            if acker is not None:
+                acker.ack(mgr.next_timer())
         except StoreError as err:
             # The API server is away (longer than the store retries): the
             # informers keep what they have; the next round lists again if

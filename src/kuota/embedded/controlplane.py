@@ -38,6 +38,7 @@ from kuota.embedded.repetition import RepetitionDetector, horizon_of
 from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
 from kuota.runtime.manager import Manager, StopReason
+from kuota.runtime.pacing import PacedClock
 from kuota.scheduler.views import (
     ClusterQueueView,
     CycleResult,
@@ -135,7 +136,7 @@ class ControlPlane:
         saved = self.store.get_meta(CLOCK_META)
         if saved and isinstance(self.clock, VirtualClock):
             self.clock.wait_until(datetime.fromisoformat(saved))
-        elif saved and isinstance(self.clock, RealClock):
+        elif saved and isinstance(self.clock, RealClock | PacedClock):
             at = datetime.fromisoformat(saved)
             if at > self.clock.now():
                 self.clock.resume_at(at)

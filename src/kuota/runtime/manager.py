@@ -174,6 +174,11 @@ class Manager:
             if watch_all is None:
                 self._watches.append(self.store.watch(rtype, listed.resource_version))
 
+    @property
+    def watches(self) -> list[Any]:
+        """The open per-resource watches (none over a store's ``watch_all``)."""
+        return self._watches
+
     def resync(self) -> None:
         """List every cached resource again and hand each object to the
         handlers (client-go's periodic resync; the watches restart from the

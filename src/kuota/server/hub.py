@@ -16,6 +16,9 @@ from typing import Any
 
 import structlog
 
+from kuota.runtime.pacing import PacedClock
+from kuota.server.stepping import Stepper
+
 log = structlog.get_logger("kuota.server")
 
 _MAX_SLEEP = 0.25  # the longest the timer task sleeps (a stop is noticed this fast)
@@ -217,23 +220,33 @@ class Hub:
         clock = cp.clock
         speed = getattr(clock, "speed", 1.0) or 1.0
         self._settle()
+        if isinstance(clock, PacedClock):  # (serve --without-kueue: server/stepping.py)
+            await Stepper(self, cp, clock).run()
+            return
         while not self._stopping:
             at = cp.mgr.next_timer()
             delay = _MAX_SLEEP
             if at is not None:
                 delay = min(_MAX_SLEEP, max(0.0, (at - clock.now()).total_seconds() / speed))
-            if self._kick.done():
-                self._kick = self.loop.create_future()
-            if delay > 0:
-                await asyncio.wait([self._kick], timeout=delay)
+            await self.wait_kick(delay)
             if self._stopping:
                 break
             if cp.mgr.fire_due():
                 self._settle()
-            t = time.monotonic()
-            if t - self._clock_saved >= _SAVE_CLOCK_EVERY:
-                self._clock_saved = t
-                cp.save_clock()
+            self.save_clock_now_and_then()
+
+    async def wait_kick(self, delay: float) -> None:
+        """Until a settle may have brought sooner timers (or ``delay`` seconds)."""
+        if self._kick.done():
+            self._kick = self.loop.create_future()
+        if delay > 0:
+            await asyncio.wait([self._kick], timeout=delay)
+
+    def save_clock_now_and_then(self) -> None:
+        t = time.monotonic()
+        if t - self._clock_saved >= _SAVE_CLOCK_EVERY:
+            self._clock_saved = t
+            self.cp.save_clock()
 
     def stop(self) -> None:
         self._stopping = True

@@ -88,6 +88,9 @@ class KubeStore:
         self.changed = threading.Event()
         self._watches: dict[ResourceType, list[KubeWatch]] = {}
         self._field_manager = field_manager
+        # namespace/name of an object whose writes the watches' ``seen``
+        # skips (a paced controller's own acknowledgement: runtime/pacing.py)
+        self.seen_ignores: str | None = None
         # (Any: lightkube's overloads do not know generic resources)
         self.client: Any = self.io.call(self._make_client(config))
         # What crossed the wire (bench and the fault tests read them).
@@ -338,6 +341,7 @@ class KubeStore:
             bookmarks=bookmarks,
             wake=self.changed.set,
             on_close=self._forget,
+            ignore=self.seen_ignores,
         )
         self._watches.setdefault(info.rtype, []).append(w)
         w.task = self.io.spawn(w.run())

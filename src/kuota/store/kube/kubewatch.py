@@ -11,7 +11,13 @@ The store also puts the objects it wrote (and re-read after a conflict)
 into the queue at once, so the informers see a write before its echo
 comes back over the stream, as they do over the memory store; ``poll``
 then drops the echo (the same object at the same resourceVersion, with
-nothing of that object in between)."""
+nothing of that object in between).
+
+``seen`` is the newest resourceVersion of the stream that ``poll`` has
+handed out: every write on this resource up to it has reached the
+manager (an injected write does not count: the stream may still carry
+older writes of others). A paced controller acknowledges it
+(runtime/pacing.py)."""
 
 from __future__ import annotations
 
@@ -34,6 +40,16 @@ def _key(obj: Any) -> str:
     return f"{m.namespace}/{m.name}" if m.namespace else str(m.name)
 
 
+def _not_older(streamed: str, written: str) -> bool:
+    """The stream's version of an object is the written one or a later one.
+    resourceVersions are opaque to clients, but every API server issues
+    them from one increasing counter (etcd's revision, kuota serve's): they
+    are compared only when both are decimal."""
+    if streamed.isdigit() and written.isdigit():
+        return int(streamed) >= int(written)
+    return False
+
+
 # Backoff between reconnections of a broken stream (client-go's reflector
 # backs off from 800 ms; a local API server restarts in about a second).
 _FIRST_RETRY = 0.1
@@ -52,6 +68,7 @@ class KubeWatch:
         bookmarks: bool,
         wake: Callable[[], None],
         on_close: Callable[[KubeWatch], None],
+        ignore: str | None = None,
     ) -> None:
         self.info = info
         self.namespace = namespace
@@ -62,7 +79,10 @@ class KubeWatch:
         self._wake = wake
         self._on_close = on_close
         self._lock = threading.Lock()
-        self._queue: deque[Event] = deque()
+        self._queue: deque[tuple[Event, bool]] = deque()  # (event, from the stream)
+        self.seen = int(since) if since.isdigit() else 0
+        self.received = self.seen  # (the same, for what the stream has brought so far)
+        self._ignore = ignore  # (namespace/name: an object whose writes ``seen`` skips)
         self._gone: str | None = None
         self._closed = False
         # key -> the resourceVersion ``poll`` last handed out for it.
@@ -85,10 +105,9 @@ class KubeWatch:
                     meta = raw.get("metadata") or {}
                     rv = meta.get("resourceVersion") or rv
                     if etype == "BOOKMARK":
-                        if self._bookmarks:
-                            self._push(Event("BOOKMARK", None, rv))
+                        self._push(Event("BOOKMARK", None, rv), True)
                         continue
-                    self._push(Event(etype, decode(raw, self.info), rv))
+                    self._push(Event(etype, decode(raw, self.info), rv), True)
             except asyncio.CancelledError:
                 raise
             except ApiError as err:
@@ -102,9 +121,11 @@ class KubeWatch:
             self.reconnects += 1
             delay = min(delay * 2, _MAX_RETRY)
 
-    def _push(self, ev: Event) -> None:
+    def _push(self, ev: Event, streamed: bool) -> None:
         with self._lock:
-            self._queue.append(ev)
+            self._queue.append((ev, streamed))
+            if streamed and ev.resource_version.isdigit():
+                self.received = max(self.received, int(ev.resource_version))
         self._wake()
 
     # ------------------------------------------------------------ the manager's thread
@@ -113,7 +134,12 @@ class KubeWatch:
         m = ev.object.metadata
         if self.namespace is not None and m.namespace != self.namespace:
             return
-        self._push(ev)
+        self._push(ev, False)
+
+    @property
+    def pending(self) -> bool:
+        """Events wait for the next ``poll``."""
+        return bool(self._queue)
 
     def poll(self) -> list[Event]:
         if self._gone is not None:
@@ -125,19 +151,32 @@ class KubeWatch:
             self._queue.clear()
         out: list[Event] = []
         delivered = self._delivered
-        for ev in events:
+        for ev, streamed in events:
             if ev.type == "BOOKMARK":
-                out.append(ev)
+                self._saw(ev.resource_version)
+                if self._bookmarks:
+                    out.append(ev)
                 continue
             key = _key(ev.object)
+            if streamed and key != self._ignore:
+                self._saw(ev.resource_version)
             if ev.type == "DELETED":
                 delivered.pop(key, None)
-            elif delivered.get(key) == ev.resource_version:
+            elif (prev := delivered.get(key)) == ev.resource_version:
                 continue  # already handed out (written or re-read by this process)
+            elif not streamed and prev is not None and _not_older(prev, ev.resource_version):
+                # The write's answer came after the stream had brought its echo
+                # and what others wrote next (the API server's own reactions):
+                # the cache keeps the newer version.
+                continue
             else:
                 delivered[key] = ev.resource_version
             out.append(ev)
         return out
+
+    def _saw(self, rv: str) -> None:
+        if rv.isdigit():
+            self.seen = max(self.seen, int(rv))
 
     def close(self) -> None:
         if self._closed:
