@@ -61,6 +61,7 @@ _DELETE: Final = 1
 # would spin until its manager's step limit).
 MAX_CYCLES_PER_INSTANT: Final = 10_000
 _TTL: Final = timedelta(seconds=1)
+_PREEMPTOR_GATE: Final = "PrioritizePreemptorWorkloads"
 # What the Job integration writes as PodsReady (jobframework) with waitForPodsReady on.
 _READY: Final = ("True", "Started", "All pods reached readiness and the workload is running")
 _NOT_READY: Final = ("False", "WaitForStart", "Not all pods are ready or succeeded")
@@ -328,7 +329,7 @@ class FastReplay:
                 continue
             cycles += 1
             if cycles > MAX_CYCLES_PER_INSTANT:
-                self.spinning = sorted({p.victim for p in core.preemptions})[:10]
+                self.spinning = _spinning(core)
                 return False
             self._complete_evictions()
             r = core.cycle()
@@ -414,6 +415,28 @@ class FastReplay:
 
     def running(self) -> list[tuple[str, int, datetime]]:
         return [(j.team, j.milli, j.started) for j in self.jobs.values() if j.started is not None]
+
+
+def _spinning(core: AdmissionCore) -> list[str]:
+    """Which workloads cycle at this instant, who preempts them and why; and,
+    when Kueue's fix for the usual cause is off, that fix."""
+    by: dict[str, set[str]] = {}
+    for p in core.preemptions:
+        by.setdefault(p.victim, set()).add(f"{p.preemptor} ({p.reason})")
+    lines = [
+        f"{victim}: preempted by {', '.join(sorted(by[victim]))}" for victim in sorted(by)[:10]
+    ]
+    if not core.state.gate(_PREEMPTOR_GATE):
+        # A preemptor waits for its victims' evictions; the quota they free is
+        # taken meanwhile by another head, which the victim preempts back
+        # (kueue#13662, the same with Kueue's default gates).
+        lines.append(
+            "the quota a preemptor frees is taken by another workload before it is "
+            "admitted, as Kueue does with its default feature gates; Kueue's "
+            f"{_PREEMPTOR_GATE} gate (alpha) stops it: featureGates: "
+            f"{{{_PREEMPTOR_GATE}: true}} in the Configuration"
+        )
+    return lines
 
 
 def _namespace(name: str) -> Any:

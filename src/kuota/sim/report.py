@@ -41,6 +41,7 @@ from kuota.quota.requests import resource_value
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.scheduler.admission.admission_core import AdmissionCore
+from kuota.sim import replay_series
 from kuota.sim.budget_burn import budget_json
 from kuota.sim.mapping import GPU
 
@@ -267,78 +268,12 @@ class SimRecorder(Recorder):
         if self._last is None:
             self.first = now
         self._last = now
-        t = (now - self.t0).total_seconds()
-        self._update_borrowing(now)
-        util = (self.running_milli, self.capacity_milli)
-        if util != self._last_util:
-            self.util_series.append((t, util[0] / 1000, util[1] / 1000))
-            self._last_util = util
-            self.last_change = t
-        if self._dirty_use:
-            for team in sorted(self._dirty_use):
-                useries = self.team_gpu_series.setdefault(team, [])
-                gpus = self._team_running[team] / 1000
-                if not useries or useries[-1][1] != gpus:
-                    useries.append((t, gpus))
-            self._dirty_use.clear()
-        if self._dirty_pending:
-            for team in sorted(self._dirty_pending):
-                series = self.team_pending_series.setdefault(team, [])
-                n = self.pending_by_team[team]
-                if not series or series[-1][1] != n:
-                    series.append((t, n))
-            self._dirty_pending.clear()
-        if self._pending_total != self._last_pending:
-            self.pending_series.append((t, self._pending_total))
-            self._last_pending = self._pending_total
-            self.last_change = t
-        if self.finished_jobs != self._last_finished:
-            self._last_finished = self.finished_jobs
-            self.last_change = t
-
-    def _update_borrowing(self, now: datetime) -> None:
-        if not self._dirty_cqs:
-            return
-        tree = self.core.tree
-        for cq in sorted(self._dirty_cqs):
-            node = tree.cqs.get(cq)
-            borrowed = 0
-            if node is not None:
-                for fr, used in node.usage.items():
-                    w = self.weights.get(fr[1])
-                    if w is None:
-                        continue
-                    q = node.quotas.get(fr)
-                    borrowed += max(0, used - (q.nominal if q is not None else 0)) * w
-            per = self._cq_team.get(cq, {})
-            total = sum(per.values())
-            new = (
-                {team: borrowed * u / total for team, u in per.items() if u > 0}
-                if borrowed > 0 and total > 0
-                else {}
-            )
-            old = self._cq_rates.get(cq, {})
-            for team in sorted(set(old) | set(new)):
-                delta = new.get(team, 0.0) - old.get(team, 0.0)
-                if delta:
-                    self._flush_rate(team, now)
-                    self._rate[team] = self._rate.get(team, 0.0) + delta
-            self._cq_rates[cq] = new
-        self._dirty_cqs.clear()
-
-    def _flush_rate(self, team: str, now: datetime) -> None:
-        rate = self._rate.get(team, 0.0)
-        since = self._since.get(team)
-        if rate and since is not None:
-            stats = self.teams.setdefault(team, TeamStats())
-            stats.borrowed_gpu_seconds += rate / 1000 * (now - since).total_seconds()
-        self._since[team] = now
+        replay_series.sample(self, self.core.tree, now, (now - self.t0).total_seconds())
 
     def close(self) -> None:
         """Count what still runs up to now (a run stopped by ``--until``)."""
         now = self.mgr.clock.now()
-        for team in sorted(self._rate):
-            self._flush_rate(team, now)
+        replay_series.flush_rates(self, now)
         for key, (team, milli, start) in list(self._pods.items()):
             if team is not None:
                 dt = (now - start).total_seconds()

@@ -346,7 +346,12 @@ class FlavorAssigner:
         nominal = q.nominal if q else 0
         if nominal >= val or may_reclaim or self._can_preempt_while_borrowing():
             poss, borrow_after = self.preemptor.simulate(self.info, cq, fr, val)
-            pm = {NO_CANDIDATES: PM_NO_CANDIDATES, PREEMPT: PM_PREEMPT}.get(poss, PM_RECLAIM)
+            if poss == NO_CANDIDATES:
+                pm = PM_NO_CANDIDATES
+            elif poss == PREEMPT:
+                pm = PM_PREEMPT
+            else:
+                pm = PM_RECLAIM
             return pm, borrow_after, msg, ""
         return PM_NOFIT, borrow, msg, WAITING_FOR_QUOTA
 
@@ -392,5 +397,17 @@ def _try_next(mode: tuple[int, int], when_preempt: str, when_borrow: str) -> boo
     return mode[1] != 0 and when_borrow == "TryNextFlavor"
 
 
+# Quantities as the reasons print them: every head that does not fit prints a
+# few, mostly the same ones (a pure function of its arguments, so kept).
+_Q_TEXT: Final[dict[tuple[str, int], str]] = {}
+_Q_TEXT_MAX: Final = 4096
+
+
 def _q(resource: str, v: int) -> str:
-    return str(resource_quantity(resource, v))
+    key = (resource, v)
+    text = _Q_TEXT.get(key)
+    if text is None:
+        if len(_Q_TEXT) >= _Q_TEXT_MAX:
+            _Q_TEXT.clear()
+        text = _Q_TEXT[key] = str(resource_quantity(resource, v))
+    return text
