@@ -271,48 +271,45 @@ class PriorityClassHandler(KindHandler):
         return self.state.pcs.pop(name, None) is not None
 
 
-class LimitRangeHandler(KindHandler):
-    """LimitRanges resize the waiting workloads of their namespace."""
+class _NamespaceResizer(KindHandler):
+    """A namespaced kind whose objects change the requests of the waiting
+    workloads of their namespace: each write resyncs that namespace."""
 
     def __init__(self, state: CoreState, wlc: WorkloadController) -> None:
         super().__init__(state)
         self.wlc = wlc
 
+    def table(self) -> dict[str, dict[str, Any]]:
+        raise NotImplementedError
+
     def put(self, obj: Any, keep_status: bool) -> None:
         self.state.ctx_gen += 1
         m = obj.metadata
-        self.state.limit_ranges.setdefault(m.namespace, {})[m.name] = obj
+        self.table().setdefault(m.namespace, {})[m.name] = obj
         self.wlc.resync_namespace(m.namespace)
 
     def delete(self, namespace: str, name: str) -> bool:
         self.state.ctx_gen += 1
-        found = self.state.limit_ranges.get(namespace, {}).pop(name, None) is not None
+        found = self.table().get(namespace, {}).pop(name, None) is not None
         if found:
             self.wlc.resync_namespace(namespace)
         return found
 
 
-class ResourceClaimTemplateHandler(KindHandler):
+class LimitRangeHandler(_NamespaceResizer):
+    """LimitRanges resize the waiting workloads of their namespace."""
+
+    def table(self) -> dict[str, dict[str, Any]]:
+        return self.state.limit_ranges
+
+
+class ResourceClaimTemplateHandler(_NamespaceResizer):
     """ResourceClaimTemplates (DRA) resize the waiting workloads of their
     namespace, as Kueue's workload controller reprocesses a pending DRA
     workload."""
 
-    def __init__(self, state: CoreState, wlc: WorkloadController) -> None:
-        super().__init__(state)
-        self.wlc = wlc
-
-    def put(self, obj: Any, keep_status: bool) -> None:
-        self.state.ctx_gen += 1
-        m = obj.metadata
-        self.state.claim_templates.setdefault(m.namespace, {})[m.name] = obj
-        self.wlc.resync_namespace(m.namespace)
-
-    def delete(self, namespace: str, name: str) -> bool:
-        self.state.ctx_gen += 1
-        found = self.state.claim_templates.get(namespace, {}).pop(name, None) is not None
-        if found:
-            self.wlc.resync_namespace(namespace)
-        return found
+    def table(self) -> dict[str, dict[str, Any]]:
+        return self.state.claim_templates
 
 
 class RuntimeClassHandler(KindHandler):
