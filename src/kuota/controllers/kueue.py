@@ -142,6 +142,7 @@ class KueueController:
         # False: cycles run only when run_cycle() is called (scenario steps).
         self.auto_schedule = True
         self.admissions = 0
+        self.cycles_run = 0  # (the replay's per-instant cycle limit reads it)
         self.preemptions = 0
         # When a list: each scheduling cycle's duration in seconds (benchmarks).
         self.cycle_seconds: list[float] | None = None
@@ -314,6 +315,7 @@ class KueueController:
             result = core.cycle()
         if self.record_cycles:
             self.cycles.append(result)
+        self.cycles_run += 1
         self.admissions += len(result.admitted)
         self.preemptions += len(result.preempted)
         self.flush()

@@ -43,6 +43,12 @@ from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.sim.decision_log import DecisionLog
 from kuota.sim.fast_meter import FastMeter
 from kuota.sim.fast_workloads import WorkloadMaker
+from kuota.sim.instant_limit import (
+    MAX_CYCLES_PER_INSTANT,
+    PREEMPTOR_GATE,
+    repeating_notice,
+    spinning,
+)
 from kuota.sim.report import DesignResult, build_result
 from kuota.sim.trace import TraceRow
 from kuota.store import clone
@@ -56,12 +62,7 @@ heappop: Final = heapq.heappop
 _QUIET_CYCLES: Final = 3  # as KueueController: heads tried again and again rest after these
 _FINISH: Final = 0
 _DELETE: Final = 1
-# Cycles at one instant before the replay is stopped as one that only repeats
-# itself there (workloads preempting each other for ever; the full replay
-# would spin until its manager's step limit).
-MAX_CYCLES_PER_INSTANT: Final = 10_000
 _TTL: Final = timedelta(seconds=1)
-_PREEMPTOR_GATE: Final = "PrioritizePreemptorWorkloads"
 # What the Job integration writes as PodsReady (jobframework) with waitForPodsReady on.
 _READY: Final = ("True", "Started", "All pods reached readiness and the workload is running")
 _NOT_READY: Final = ("False", "WaitForStart", "Not all pods are ready or succeeded")
@@ -418,25 +419,8 @@ class FastReplay:
 
 
 def _spinning(core: AdmissionCore) -> list[str]:
-    """Which workloads cycle at this instant, who preempts them and why; and,
-    when Kueue's fix for the usual cause is off, that fix."""
-    by: dict[str, set[str]] = {}
-    for p in core.preemptions:
-        by.setdefault(p.victim, set()).add(f"{p.preemptor} ({p.reason})")
-    lines = [
-        f"{victim}: preempted by {', '.join(sorted(by[victim]))}" for victim in sorted(by)[:10]
-    ]
-    if not core.state.gate(_PREEMPTOR_GATE):
-        # A preemptor waits for its victims' evictions; the quota they free is
-        # taken meanwhile by another head, which the victim preempts back
-        # (kueue#13662, the same with Kueue's default gates).
-        lines.append(
-            "the quota a preemptor frees is taken by another workload before it is "
-            "admitted, as Kueue does with its default feature gates; Kueue's "
-            f"{_PREEMPTOR_GATE} gate (alpha) stops it: featureGates: "
-            f"{{{_PREEMPTOR_GATE}: true}} in the Configuration"
-        )
-    return lines
+    """Which workloads cycle at this instant (its preemptions) and why."""
+    return spinning(core.preemptions, bool(core.state.gate(PREEMPTOR_GATE)))
 
 
 def _namespace(name: str) -> Any:
@@ -468,9 +452,7 @@ def run_fast(
     errors = []
     if stopped == "repeating":
         errors = [
-            f"{plan.design.name}: stopped: the replay only repeats itself (more than "
-            f"{MAX_CYCLES_PER_INSTANT} scheduling cycles at {meter.elapsed():.0f}s, "
-            "workloads preempting each other); these workloads cycle:",
+            repeating_notice(plan.design.name, meter.elapsed()),
             *fr.spinning,
         ]
     return build_result(

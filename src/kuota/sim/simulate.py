@@ -38,6 +38,7 @@ from kuota.quota.requests import resource_value
 from kuota.runtime import gcpolicy
 from kuota.sim.budget_burn import BudgetBurn, group_labels, job_labels, refused_by_group
 from kuota.sim.decision_log import DecisionLog, WorkloadWatcher
+from kuota.sim.instant_limit import InstantLimit, repeating_notice
 from kuota.sim.mapping import Mapping, TeamTarget, gpu_request, k8s_name
 from kuota.sim.report import DesignResult, SimRecorder, build_result
 from kuota.sim.trace import InputError, NodeRow, Trace, TraceRow
@@ -690,6 +691,8 @@ def _run_full(
             cp.mgr, cp.kueue.core, plan.job_team, plan.mapping.milli_resource, plan.job_created
         )
         burn = BudgetBurn(cp.mgr, START) if plan.queue_groups else None
+        limit = InstantLimit(cp)
+        cp.mgr.idle_hooks.append(limit)
         total = plan.total_jobs
         last = [0.0]
 
@@ -710,7 +713,10 @@ def _run_full(
         errors = [
             f"reconcile error: {e.controller} {e.key}: {e.error}" for e in cp.mgr.stats.errors[:10]
         ]
-        if reason == "repeating":  # a replay that would never end (embedded.repetition)
+        if limit.spinning is not None:  # cycles at one instant that never end
+            reason = "repeating"
+            errors[:0] = [repeating_notice(design.name, rec.elapsed()), *limit.spinning]
+        elif reason == "repeating":  # a replay that would never end (embedded.repetition)
             assert cp.repetition is not None
             errors[:0] = [
                 f"{design.name}: stopped: the replay only repeats itself (nothing new for "
