@@ -14,7 +14,6 @@ Three consumers, one source (the annotated structs of ``base``):
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,6 +26,7 @@ from kuota.api import errors as e
 from kuota.api.base import GO_PATTERN_OF, RULES, Quantity, compiled_pattern
 from kuota.api.errors import FieldError, child, index, key
 from kuota.api.quantity import QuantityError
+from kuota.api.rawwalk import TooLarge, Walk, json_type, list_duplicates, shown
 
 QUANTITY_PATTERN = (
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
@@ -139,40 +139,7 @@ def _restore_union_meta(t: Any, s: dict[str, Any], open_: set[type]) -> None:
 MAX_NODES = 200_000
 
 
-class _Walk:
-    __slots__ = ("errors", "nodes", "warnings")
-
-    def __init__(self) -> None:
-        self.errors: list[FieldError] = []
-        self.warnings: list[str] = []
-        self.nodes = 0
-
-
-class TooLarge(Exception):
-    pass
-
-
-def _json_type(v: Any) -> str:
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int):
-        return "integer"
-    if isinstance(v, float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, list):
-        return "array"
-    return type(v).__name__
-
-
-def _shown(v: Any) -> Any:
-    return v if isinstance(v, str | int | float | bool) or v is None else str(v)
-
-
-def _walk(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
+def _walk(v: Any, s: dict[str, Any], path: str, w: Walk) -> Any:
     """Check ``v`` against ``s``; return ``v`` pruned of unknown fields."""
     w.nodes += 1
     if w.nodes > MAX_NODES:
@@ -182,7 +149,7 @@ def _walk(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
     typ = s.get("type")
     if typ is None:
         return v  # preserve-unknown-fields subtree
-    actual = _json_type(v)
+    actual = json_type(v)
     if actual != typ and not (typ == "number" and actual == "integer"):
         if typ == "integer" and actual == "number" and float(v).is_integer():
             v = int(v)
@@ -192,7 +159,7 @@ def _walk(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
                     path,
                     e.TYPE_INVALID,
                     f"must be of type {typ}",
-                    _shown(v) if actual not in ("object", "array") else actual,
+                    shown(v) if actual not in ("object", "array") else actual,
                 )
             )
             return v
@@ -207,7 +174,7 @@ def _walk(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
     return v
 
 
-def _walk_object(v: dict[Any, Any], s: dict[str, Any], path: str, w: _Walk) -> dict[Any, Any]:
+def _walk_object(v: dict[Any, Any], s: dict[str, Any], path: str, w: Walk) -> dict[Any, Any]:
     props = s.get("properties")
     out: dict[Any, Any] = {}
     if props is not None:
@@ -245,7 +212,7 @@ def _walk_object(v: dict[Any, Any], s: dict[str, Any], path: str, w: _Walk) -> d
     return out
 
 
-def _walk_array(v: list[Any], s: dict[str, Any], path: str, w: _Walk) -> list[Any]:
+def _walk_array(v: list[Any], s: dict[str, Any], path: str, w: Walk) -> list[Any]:
     item = s.get("items", {})
     out = [_walk(x, item, index(path, i), w) for i, x in enumerate(v)]
     n = len(v)
@@ -255,33 +222,11 @@ def _walk_array(v: list[Any], s: dict[str, Any], path: str, w: _Walk) -> list[An
         w.errors.append(
             e.invalid(path, n, f"{path} in body should have at least {s['minItems']} items")
         )
-    lt = s.get("x-kubernetes-list-type")
-    if lt == "map":
-        keys = s.get("x-kubernetes-list-map-keys", [])
-        props = item.get("properties", {})
-        seen: set[str] = set()
-        for i, x in enumerate(out):
-            if not isinstance(x, dict):
-                continue
-            # Map keys are compared after defaulting (podSet name defaults to main).
-            kv = {k: x.get(k, props.get(k, {}).get("default")) for k in keys}
-            sig = json.dumps(kv, sort_keys=True, default=str)
-            if sig in seen:
-                w.errors.append(
-                    e.duplicate(index(path, i), kv if len(kv) > 1 else next(iter(kv.values())))
-                )
-            seen.add(sig)
-    elif lt == "set":
-        seen_set: set[str] = set()
-        for i, x in enumerate(out):
-            sig = json.dumps(x, sort_keys=True, default=str)
-            if sig in seen_set:
-                w.errors.append(e.duplicate(index(path, i), _shown(x)))
-            seen_set.add(sig)
+    list_duplicates(out, s, path, w)
     return out
 
 
-def _check_string(v: str, s: dict[str, Any], path: str, w: _Walk) -> None:
+def _check_string(v: str, s: dict[str, Any], path: str, w: Walk) -> None:
     if "enum" in s and v not in s["enum"]:
         w.errors.append(e.not_supported(path, v, s["enum"]))
         return
@@ -301,7 +246,7 @@ def _check_string(v: str, s: dict[str, Any], path: str, w: _Walk) -> None:
             w.errors.append(e.invalid(path, v, f"{path} in body must be of type date-time"))
 
 
-def _check_number(v: float, s: dict[str, Any], path: str, w: _Walk) -> None:
+def _check_number(v: float, s: dict[str, Any], path: str, w: Walk) -> None:
     if "minimum" in s and v < s["minimum"]:
         w.errors.append(
             e.invalid(path, v, f"{path} in body should be greater than or equal to {s['minimum']}")
@@ -316,18 +261,18 @@ def _check_number(v: float, s: dict[str, Any], path: str, w: _Walk) -> None:
         w.errors.append(e.not_supported(path, v, [str(x) for x in s["enum"]]))
 
 
-def _walk_quantity(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
+def _walk_quantity(v: Any, s: dict[str, Any], path: str, w: Walk) -> Any:
     if isinstance(v, bool) or not isinstance(v, int | float | str):
         w.errors.append(
             FieldError(
-                path, e.TYPE_INVALID, "must be a quantity (a string or a number)", _json_type(v)
+                path, e.TYPE_INVALID, "must be a quantity (a string or a number)", json_type(v)
             )
         )
         return v
     try:
         Quantity.from_value(v)
     except QuantityError as err:
-        w.errors.append(e.invalid(path, _shown(v), str(err)))
+        w.errors.append(e.invalid(path, shown(v), str(err)))
     return v
 
 
@@ -336,7 +281,7 @@ def validate_raw(doc: Any, typ: type) -> tuple[Any, list[FieldError], list[str]]
 
     Returns the pruned document, the errors and the unknown-field warnings.
     """
-    w = _Walk()
+    w = Walk()
     try:
         pruned = _walk(doc, openapi(typ), "", w)
     except TooLarge:
@@ -361,7 +306,7 @@ def _kind_word(v: Any) -> str:
         return "array"
     if isinstance(v, dict | msgspec.Struct):
         return "object"
-    return _shown(v)
+    return shown(v)
 
 
 def _attr(obj: Any, wire: str) -> str:

@@ -24,47 +24,12 @@ from kuota.api import errors as e
 from kuota.api.base import compiled_pattern
 from kuota.api.errors import FieldError, child, index, key
 from kuota.api.quantity import Quantity, QuantityError
+from kuota.api.rawwalk import TooLarge, Walk, json_type, list_duplicates, shown
 
 __all__ = ["MAX_NODES", "validate_custom"]
 
 MAX_NODES: Final = 1_000_000
 _INT64: Final = (-(2**63), 2**63 - 1)
-
-
-class _Walk:
-    __slots__ = ("errors", "nodes", "warnings")
-
-    def __init__(self) -> None:
-        self.errors: list[FieldError] = []
-        self.warnings: list[str] = []
-        self.nodes = 0
-
-
-class _TooLarge(Exception):
-    pass
-
-
-def _json_type(v: Any) -> str:
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int):
-        return "integer"
-    if isinstance(v, float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, list):
-        return "array"
-    return "null" if v is None else type(v).__name__
-
-
-def _shown(v: Any) -> Any:
-    """The bad value a field error carries (a type's name for containers)."""
-    if isinstance(v, dict | list):
-        return _json_type(v)
-    return v if isinstance(v, str | int | float | bool) or v is None else str(v)
 
 
 def _go(v: Any) -> str:
@@ -78,10 +43,10 @@ def _where(path: str) -> str:
     return path or "body"
 
 
-def _walk(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
+def _walk(v: Any, s: dict[str, Any], path: str, w: Walk) -> Any:
     w.nodes += 1
     if w.nodes > MAX_NODES:
-        raise _TooLarge
+        raise TooLarge
     if v is None:
         if not s.get("nullable"):
             w.errors.append(
@@ -99,15 +64,15 @@ def _walk(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
                 FieldError(
                     path,
                     e.TYPE_INVALID,
-                    f"{_where(path)} in body must be of type integer,string: {_go(_json_type(v))}",
-                    _shown(v),
+                    f"{_where(path)} in body must be of type integer,string: {_go(json_type(v))}",
+                    shown(v),
                 )
             )
         return v
     typ = s.get("type")
     if typ is None:
         return v  # x-kubernetes-preserve-unknown-fields (or embedded) without a type
-    actual = _json_type(v)
+    actual = json_type(v)
     if actual != typ and not (typ == "number" and actual == "integer"):
         if typ == "integer" and actual == "number" and float(v).is_integer():
             v = int(v)
@@ -117,7 +82,7 @@ def _walk(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
                     path,
                     e.TYPE_INVALID,
                     f"{_where(path)} in body must be of type {typ}: {_go(actual)}",
-                    _shown(v),
+                    shown(v),
                 )
             )
             return v
@@ -130,11 +95,11 @@ def _walk(v: Any, s: dict[str, Any], path: str, w: _Walk) -> Any:
     elif typ in ("integer", "number"):
         _check_number(v, s, path, w)
     if "enum" in s and v not in s["enum"]:
-        w.errors.append(e.not_supported(path, _shown(v), [_go(x).strip('"') for x in s["enum"]]))
+        w.errors.append(e.not_supported(path, shown(v), [_go(x).strip('"') for x in s["enum"]]))
     return v
 
 
-def _walk_object(v: dict[str, Any], s: dict[str, Any], path: str, w: _Walk) -> dict[str, Any]:
+def _walk_object(v: dict[str, Any], s: dict[str, Any], path: str, w: Walk) -> dict[str, Any]:
     props: dict[str, Any] | None = s.get("properties")
     addl = s.get("additionalProperties")
     preserve = bool(s.get("x-kubernetes-preserve-unknown-fields"))
@@ -176,7 +141,7 @@ def _walk_object(v: dict[str, Any], s: dict[str, Any], path: str, w: _Walk) -> d
     return out
 
 
-def _walk_array(v: list[Any], s: dict[str, Any], path: str, w: _Walk) -> list[Any]:
+def _walk_array(v: list[Any], s: dict[str, Any], path: str, w: Walk) -> list[Any]:
     item = s.get("items") or {}
     out = [_walk(x, item, index(path, i), w) for i, x in enumerate(v)]
     n = len(out)
@@ -186,33 +151,11 @@ def _walk_array(v: list[Any], s: dict[str, Any], path: str, w: _Walk) -> list[An
         w.errors.append(
             e.invalid(path, n, f"{_where(path)} in body should have at least {s['minItems']} items")
         )
-    lt = s.get("x-kubernetes-list-type")
-    if lt == "map":
-        keys = s.get("x-kubernetes-list-map-keys") or []
-        seen: set[str] = set()
-        for i, x in enumerate(out):
-            if not isinstance(x, dict):
-                continue
-            kv = {k: x.get(k) for k in keys}
-            sig = json.dumps(kv, sort_keys=True, default=str)
-            if sig in seen:
-                w.errors.append(
-                    e.duplicate(
-                        index(path, i), kv if len(kv) > 1 else next(iter(kv.values()), None)
-                    )
-                )
-            seen.add(sig)
-    elif lt == "set":
-        seen_set: set[str] = set()
-        for i, x in enumerate(out):
-            sig = json.dumps(x, sort_keys=True, default=str)
-            if sig in seen_set:
-                w.errors.append(e.duplicate(index(path, i), _shown(x)))
-            seen_set.add(sig)
+    list_duplicates(out, s, path, w)
     return out
 
 
-def _check_string(v: str, s: dict[str, Any], path: str, w: _Walk) -> None:
+def _check_string(v: str, s: dict[str, Any], path: str, w: Walk) -> None:
     where = _where(path)
     if "maxLength" in s and len(v) > s["maxLength"]:
         w.errors.append(e.too_long(path, s["maxLength"]))
@@ -238,7 +181,7 @@ def _check_string(v: str, s: dict[str, Any], path: str, w: _Walk) -> None:
             w.errors.append(e.invalid(path, v, str(err)))
 
 
-def _check_number(v: float, s: dict[str, Any], path: str, w: _Walk) -> None:
+def _check_number(v: float, s: dict[str, Any], path: str, w: Walk) -> None:
     where = _where(path)
     lo, hi = s.get("minimum"), s.get("maximum")
     if lo is not None:
@@ -268,7 +211,7 @@ def validate_custom(
     """A custom resource against its version's ``openAPIV3Schema``: the
     defaulted and pruned document (apiVersion, kind and metadata as given),
     the errors and the pruned fields' warnings."""
-    w = _Walk()
+    w = Walk()
     body = {k: v for k, v in raw.items() if k not in ("apiVersion", "kind", "metadata")}
     props = dict(schema.get("properties") or {})
     for k in ("apiVersion", "kind", "metadata"):
@@ -277,7 +220,7 @@ def validate_custom(
     root.pop("required", None)
     try:
         out = _walk_object(body, root, "", w)
-    except _TooLarge:
+    except TooLarge:
         return (
             None,
             [e.FieldError("", e.TOO_MANY, f"document has more than {MAX_NODES} nodes")],
