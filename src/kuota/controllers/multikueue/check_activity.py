@@ -10,11 +10,10 @@ import contextlib
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from kuota.api.conditions import condition_true, find
-from kuota.api.kueue import types as kt
+from kuota.api.conditions import condition_true
 from kuota.api.kueue.multikueue_types import CONFIG_KIND, CONTROLLER_NAME
-from kuota.api.meta import Condition
-from kuota.store import Conflict, NotFound, clone
+from kuota.controllers.check_params import config_from_ref, with_active
+from kuota.store import Conflict, NotFound
 from kuota.store.protocol import EventType
 from kuota.store.resources import ADMISSION_CHECK, MULTIKUEUE_CLUSTER, MULTIKUEUE_CONFIG
 
@@ -27,22 +26,7 @@ __all__ = ["MultiKueueCheckActivity", "config_for"]
 
 def config_for(ac: Any, configs: Informer) -> tuple[Any | None, str]:
     """``ConfigFromRef``: the check's MultiKueueConfig, or None and why."""
-    ref = ac.spec.parameters
-    if ref is None:
-        return None, "missing parameters reference"
-    if not ref.name:
-        return None, "empty name: bad parameters reference"
-    if ref.api_group != kt.GROUP:
-        return (
-            None,
-            f'wrong group "{ref.api_group}", expecting "{kt.GROUP}": bad parameters reference',
-        )
-    if ref.kind != CONFIG_KIND:
-        return None, f'wrong kind "{ref.kind}", expecting "{CONFIG_KIND}": bad parameters reference'
-    cfg = configs.get(ref.name)
-    if cfg is None:
-        return None, f'multikueueconfigs.kueue.x-k8s.io "{ref.name}" not found'
-    return cfg, ""
+    return config_from_ref(ac.spec.parameters, CONFIG_KIND, "multikueueconfigs", configs)
 
 
 def _go_list(names: list[str]) -> str:
@@ -107,27 +91,9 @@ class MultiKueueCheckActivity:
                 if inactive:
                     parts.append(f"Inactive clusters: {_go_list(inactive)}")
                 message = ", ".join(parts)
-        conds = ac.status.conditions if ac.status is not None else None
-        cur = find(conds, "Active")
-        if cur is not None and (cur.status, cur.reason, cur.message) == (status, reason, message):
+        new = with_active(ac, status, reason, message, mgr.clock.now(), status_only=False)
+        if new is None:
             return None  # cmpConditionState
-        new = clone(ac)
-        new.status = new.status or kt.AdmissionCheckStatus()
-        keep = [c for c in new.status.conditions or () if c.type != "Active"]
-        moved = cur is None or cur.status != status
-        new.status.conditions = [
-            *keep,
-            Condition(
-                type="Active",
-                status=status,  # type: ignore[arg-type]
-                reason=reason,
-                message=message,
-                last_transition_time=(
-                    cur.last_transition_time if cur is not None and not moved else mgr.clock.now()
-                ),
-                observed_generation=ac.metadata.generation or None,
-            ),
-        ]
         with contextlib.suppress(Conflict, NotFound):
             mgr.store.update_status(new)
         return None

@@ -7,11 +7,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from kuota.api.conditions import find
-from kuota.api.kueue import types as kt
 from kuota.api.kueue.provisioning_config import CONTROLLER_NAME, KIND
-from kuota.api.meta import Condition
-from kuota.store import Conflict, NotFound, clone
+from kuota.controllers.check_params import config_from_ref, with_active
+from kuota.store import Conflict, NotFound
 from kuota.store.protocol import EventType
 from kuota.store.resources import ADMISSION_CHECK, PROVISIONING_REQUEST_CONFIG
 
@@ -24,17 +22,8 @@ __all__ = ["ProvisioningCheckActivity", "config_error"]
 
 def config_error(ref: Any, configs: Informer) -> str | None:
     """``ConfigFromRef``'s error for an AdmissionCheck's parameters, or None."""
-    if ref is None:
-        return "missing parameters reference"
-    if not ref.name:
-        return "empty name: bad parameters reference"
-    if ref.api_group != kt.GROUP:
-        return f'wrong group "{ref.api_group}", expecting "{kt.GROUP}": bad parameters reference'
-    if ref.kind != KIND:
-        return f'wrong kind "{ref.kind}", expecting "{KIND}": bad parameters reference'
-    if configs.get(ref.name) is None:
-        return f'provisioningrequestconfigs.kueue.x-k8s.io "{ref.name}" not found'
-    return None
+    cfg, err = config_from_ref(ref, KIND, "provisioningrequestconfigs", configs)
+    return None if cfg is not None else err
 
 
 class ProvisioningCheckActivity:
@@ -73,24 +62,9 @@ class ProvisioningCheckActivity:
             if err is None
             else ("False", "BadParametersRef", err)
         )
-        conds = ac.status.conditions if ac.status is not None else None
-        cur = find(conds, "Active")
-        if cur is not None and cur.status == status:
+        new = with_active(ac, status, reason, message, mgr.clock.now(), status_only=True)
+        if new is None:
             return None  # Kueue rewrites it only when the status changes
-        new = clone(ac)
-        if new.status is None:
-            new.status = kt.AdmissionCheckStatus()
-        new.status.conditions = [c for c in new.status.conditions or () if c.type != "Active"]
-        new.status.conditions.append(
-            Condition(
-                type="Active",
-                status=status,  # type: ignore[arg-type]
-                reason=reason,
-                message=message,
-                last_transition_time=mgr.clock.now(),
-                observed_generation=ac.metadata.generation or None,
-            )
-        )
         try:
             mgr.store.update_status(new)
         except (Conflict, NotFound):
