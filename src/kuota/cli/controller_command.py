@@ -62,6 +62,12 @@ def _config(path: str | None) -> tuple[Any, dict[str, Any]]:
     help='HOST:PORT of /healthz and /readyz (default: the Configuration\'s, :8081; "0" disables).',
 )
 @click.option(
+    "--dashboard-bind-address",
+    default="0",
+    help="HOST:PORT of the dashboard (/ui, signed in with a bearer token; its API "
+    'calls go to the API server as the signed-in user). Default "0": not served.',
+)
+@click.option(
     "--webhook-url",
     default=None,
     help="Serve the admission webhooks at this URL (outside a cluster) and register them there.",
@@ -82,6 +88,7 @@ def controller(
     config_path: str | None,
     metrics_bind_address: str | None,
     health_probe_bind_address: str | None,
+    dashboard_bind_address: str,
     webhook_url: str | None,
     sim_clock: str | None,
     leader_elect: bool | None,
@@ -114,6 +121,11 @@ def controller(
         metrics_addr = None if metrics == "0" else split_address(metrics, "--metrics-bind-address")
         health_addr = (
             None if health == "0" else split_address(health, "--health-probe-bind-address")
+        )
+        dashboard_addr = (
+            None
+            if dashboard_bind_address == "0"
+            else split_address(dashboard_bind_address, "--dashboard-bind-address")
         )
     except ValueError as err:
         _usage(str(err))
@@ -157,6 +169,7 @@ def controller(
         clock=clock,
         health_address=health_addr,
         metrics_address=metrics_addr,
+        dashboard_address=dashboard_addr,
         webhook_url=webhook_url,
         webhook_bind=webhook_bind,
         lease=lease,

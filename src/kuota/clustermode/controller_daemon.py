@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 
 from kuota.api.kueue.config import KueueConfig
+from kuota.clustermode.dashboard_proxy import dashboard_app
 from kuota.clustermode.kueue_manager import build
 from kuota.clustermode.leader_election import LeaderElector, LeaseConfig
 from kuota.clustermode.pace_acks import Acknowledger
@@ -54,6 +55,7 @@ class ControllerOptions:
     lease: LeaseConfig | None = None
     resync_period: float = RESYNC_PERIOD
     openshift: bool = False
+    dashboard_address: tuple[str, int] | None = None  # /ui and its API proxy
 
 
 def default_identity() -> str:
@@ -117,6 +119,10 @@ def run(opts: ControllerOptions, say: Callable[[str], None]) -> int:
         )
         runners.append(runner)
         say(f"kuota controller: metrics on {opts.metrics_address[0]}:{port}")
+    if opts.dashboard_address is not None:
+        runner, port = io.call(start_site(dashboard_app(opts.kubeconfig), *opts.dashboard_address))
+        runners.append(runner)
+        say(f"kuota controller: dashboard on {opts.dashboard_address[0]}:{port}")
     webhooks = start_webhook_server(
         opts.webhook_url,
         km.admission_hooks(),

@@ -13,8 +13,9 @@ from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
 from kuota.server.auth import Authenticator, UserInfo
+from kuota.server.ui.pages import COOKIE
 
-COOKIE = "kuota-session"
+__all__ = ["ADMIN", "COOKIE", "SessionAuthenticator", "admin_token"]
 ADMIN = UserInfo("kuota-admin", "", ("system:masters",))
 
 

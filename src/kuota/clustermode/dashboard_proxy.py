@@ -1,0 +1,165 @@
+"""``kuota controller``'s dashboard: the page set ``kuota serve`` serves at
+``/ui`` (server/ui/pages.py), with a same-origin proxy of the API paths the
+page reads (``/api/...``, ``/apis/...``, ``/ui/api/whoami``) to the API
+server. A browser signs in as on serve (``/ui/login?token=...``): the token
+is checked against the API server and kept in memory under a random session
+id (an HttpOnly, SameSite=Strict cookie); each proxied request carries that
+token as its bearer, so the API server authorizes the signed-in user (RBAC
+per user). The controller's own credentials are never used here: the proxy's
+HTTP client is built from the kubeconfig's cluster (address, CA) only.
+Watches stream through chunk by chunk."""
+
+from __future__ import annotations
+
+import secrets
+import ssl
+from http.cookies import CookieError, SimpleCookie
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from lightkube.config.client_adapter import verify_cluster
+from lightkube.config.models import User
+
+from kuota.server.ui import pages
+
+# Request headers the API server needs to answer as it would the page.
+_FORWARD = ("Accept", "Content-Type")
+_BACK = ("Content-Type", "Cache-Control", "Retry-After", "Warning")
+
+
+def _status(code: int, reason: str, message: str) -> web.Response:
+    return web.json_response(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "reason": reason,
+            "code": code,
+        },
+        status=code,
+    )
+
+
+def _cluster(kubeconfig: Any) -> tuple[str, ssl.SSLContext | None]:
+    """The API server's address and a TLS context trusting its CA, with no
+    client certificate (the controller's identity stays out of the proxy)."""
+    single = kubeconfig.get()
+    server = str(single.cluster.server).rstrip("/")
+    if not server.startswith("https://"):
+        return server, None
+    return server, verify_cluster(single.cluster, User(), single.abs_file)
+
+
+def dashboard_app(kubeconfig: Any) -> web.Application:
+    server, tls = _cluster(kubeconfig)
+    sessions: dict[str, str] = {}  # session id -> the user's bearer token
+    app = web.Application()
+    client: dict[str, aiohttp.ClientSession] = {}
+
+    def http() -> aiohttp.ClientSession:
+        if "c" not in client:
+            client["c"] = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(ssl=tls if tls is not None else False),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+                auto_decompress=False,
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )
+        return client["c"]
+
+    async def close(_: web.Application) -> None:
+        if "c" in client:
+            await client["c"].close()
+
+    app.on_cleanup.append(close)
+
+    def session_token(request: web.Request) -> str | None:
+        raw = request.headers.get("Cookie", "")
+        try:
+            morsel = SimpleCookie(raw).get(pages.COOKIE) if raw else None
+        except CookieError:
+            morsel = None
+        return sessions.get(morsel.value) if morsel is not None else None
+
+    async def valid(token: str) -> bool:
+        # Any path a signed-in user may read (system:discovery); the API
+        # server answers 401 to a token it does not accept.
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        async with http().get(f"{server}/apis", headers=headers) as resp:
+            await resp.read()
+            return resp.status != 401
+
+    async def login(request: web.Request) -> web.Response:
+        nxt = pages.safe_next(request.query.get("next", "/ui/"))
+        token = request.query.get("token", "")
+        if not token:
+            return pages.login_form(nxt)
+        try:
+            ok = await valid(token)
+        except aiohttp.ClientError as err:
+            return _status(502, "ServiceUnavailable", f"the API server {server}: {err}")
+        if not ok:
+            return pages.login_form(nxt, bad_token=True)
+        sid = secrets.token_urlsafe(32)
+        sessions[sid] = token
+        # Secure when the browser reached us over TLS (an ingress, or
+        # 127.0.0.1 through a port-forward, which browsers treat as secure).
+        raise pages.signed_in(nxt, sid, secure=request.secure)
+
+    async def logout(request: web.Request) -> web.Response:
+        raw = request.headers.get("Cookie", "")
+        try:
+            morsel = SimpleCookie(raw).get(pages.COOKIE) if raw else None
+        except CookieError:
+            morsel = None
+        if morsel is not None:
+            sessions.pop(morsel.value, None)
+        raise pages.signed_out()
+
+    async def static(request: web.Request) -> web.Response:
+        return pages.static_file(request)
+
+    async def proxy(request: web.Request) -> web.StreamResponse:
+        token = session_token(request)
+        if token is None:
+            if request.path == "/ui/api/whoami":
+                # As serve answers an anonymous page: it then offers the login.
+                return web.json_response({"user": "", "signedIn": False})
+            return _status(401, "Unauthorized", "sign in at /ui/login first")
+        headers = {k: request.headers[k] for k in _FORWARD if k in request.headers}
+        headers["Authorization"] = f"Bearer {token}"
+        body = await request.read() if request.can_read_body else None
+        url = f"{server}{request.rel_url}"
+        try:
+            async with http().request(
+                request.method, url, headers=headers, data=body, allow_redirects=False
+            ) as resp:
+                out = web.StreamResponse(status=resp.status)
+                for k in _BACK:
+                    if k in resp.headers:
+                        out.headers[k] = resp.headers[k]
+                if "Content-Encoding" in resp.headers:
+                    out.headers["Content-Encoding"] = resp.headers["Content-Encoding"]
+                await out.prepare(request)
+                try:
+                    async for chunk in resp.content.iter_any():
+                        await out.write(chunk)
+                    await out.write_eof()
+                except (ConnectionResetError, aiohttp.ClientError):
+                    pass  # either side went away mid-stream (a watch closed)
+                return out
+        except aiohttp.ClientError as err:
+            return _status(502, "ServiceUnavailable", f"the API server {server}: {err}")
+
+    r = app.router
+    r.add_get("/ui", pages.redirect_to_root)
+    r.add_get("/ui/login", login)
+    r.add_get("/ui/logout", logout)
+    r.add_get("/ui/api/whoami", proxy)
+    r.add_get("/ui/{file:[a-z.]*}", static)
+    for prefix in ("/api", "/apis"):
+        r.add_route("GET", prefix + "/{tail:.*}", proxy)
+        r.add_route("POST", prefix + "/{tail:.*}", proxy)
+    return app

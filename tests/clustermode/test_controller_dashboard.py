@@ -1,0 +1,131 @@
+"""``kuota controller --dashboard-bind-address`` against ``kuota serve
+--without-kueue``: the controller serves the dashboard's pages and proxies
+the page's API calls to the API server with the signed-in user's token, so
+RBAC applies per user (a batch user reads only their namespace; the
+controller's own, wider credentials are never lent to a browser); a bad
+token and a request without a session are refused; a watch streams through."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+
+import aiohttp
+from tests.clustermode.twoproc import start_controller
+from tests.server.conftest import EXAMPLES, needs_kubectl, start_server
+from tests.server.ui.conftest import SETUP
+
+KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+WORKLOAD = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w-streamed, namespace: team-a}
+spec:
+  queueName: default
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+"""
+
+
+async def _check(base: str, create: threading.Event) -> None:
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
+
+        async def get(path: str, cookie: str = "") -> tuple[int, bytes]:
+            headers = {"Cookie": cookie} if cookie else {}
+            async with http.get(base + path, headers=headers, allow_redirects=False) as r:
+                return r.status, await r.read()
+
+        # No session: the page itself is public (it holds no data), the API is not.
+        status, body = await get("/ui/")
+        assert status == 200 and b"<script" in body
+        status, body = await get("/ui/api/whoami")
+        assert status == 200 and json.loads(body)["signedIn"] is False
+        status, body = await get(f"{KUEUE}/namespaces/team-a/workloads")
+        assert status == 401, body
+        # A token the API server does not accept: refused, no cookie.
+        async with http.get(base + "/ui/login?token=nope&next=/ui/", allow_redirects=False) as r:
+            assert r.status == 401 and "Set-Cookie" not in r.headers
+            assert "not valid" in await r.text()
+        # Foreign next: back to the dashboard (no open redirect).
+        async with http.get(
+            base + "/ui/login?token=alice-token&next=//evil.example/", allow_redirects=False
+        ) as r:
+            assert r.status == 302 and r.headers["Location"] == "/ui/"
+        async with http.get(
+            base + "/ui/login?token=alice-token&next=/ui/%23/nodes", allow_redirects=False
+        ) as r:
+            assert r.status == 302 and r.headers["Location"] == "/ui/#/nodes"
+            set_cookie = r.headers["Set-Cookie"]
+            assert "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie
+            alice = set_cookie.split(";")[0]
+        status, _ = await get("/ui/", alice)
+        assert status == 200
+        status, body = await get("/ui/api/whoami", alice)
+        who = json.loads(body)
+        assert who["signedIn"] and who["user"] == "alice" and who["namespaces"] == ["team-a"]
+        # RBAC per user: her namespace only, never the controller's rights.
+        status, body = await get(f"{KUEUE}/namespaces/team-a/workloads", alice)
+        assert status == 200, body
+        listed = json.loads(body)
+        assert listed["kind"] == "WorkloadList"
+        status, body = await get(f"{KUEUE}/namespaces/team-b/workloads", alice)
+        assert status == 403 and json.loads(body)["reason"] == "Forbidden"
+        status, _ = await get(f"{KUEUE}/clusterqueues", alice)
+        assert status == 403
+        status, _ = await get(f"{KUEUE}/workloads", alice)
+        assert status == 403
+        # A watch streams through: a Workload created after it opened arrives.
+        rv = listed["metadata"]["resourceVersion"]
+        url = f"{base}{KUEUE}/namespaces/team-a/workloads?watch=1&resourceVersion={rv}"
+        async with http.get(url, headers={"Cookie": alice}) as r:
+            assert r.status == 200
+            create.set()
+            line = await asyncio.wait_for(r.content.readline(), 30)
+            event = json.loads(line)
+            assert event["type"] == "ADDED"
+            assert event["object"]["metadata"]["name"] == "w-streamed"
+        # Signed out: the session no longer reaches the API.
+        status, _ = await get("/ui/logout", alice)
+        assert status == 302
+        status, _ = await get(f"{KUEUE}/namespaces/team-a/workloads", alice)
+        assert status == 401
+
+
+@needs_kubectl
+def test_controller_dashboard_proxies_as_the_signed_in_user(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text('alice-token,alice,1,"team-a-users"\n')
+    served = start_server(
+        tmp_path / "state",
+        str(EXAMPLES / "quickstart" / "world.yaml"),
+        str(EXAMPLES / "quickstart" / "nodes.yaml"),
+        "--without-kueue",
+        "--token-auth-file",
+        str(tokens),
+        home=tmp_path / "home",
+    )
+    ctl = None
+    try:
+        served.ok("apply", "-f", "-", input=SETUP)
+        ctl = start_controller(served, "--dashboard-bind-address", "127.0.0.1:0")
+        base = f"http://127.0.0.1:{ctl.port('dashboard')}"
+        create = threading.Event()
+
+        def creator() -> None:
+            if create.wait(60):
+                served.ok("create", "-f", "-", input=WORKLOAD)
+
+        t = threading.Thread(target=creator, daemon=True)
+        t.start()
+        asyncio.run(_check(base, create))
+        t.join(30)
+    finally:
+        if ctl is not None:
+            assert ctl.stop() == 0
+        served.stop()
