@@ -3,7 +3,9 @@
 the page's API calls to the API server with the signed-in user's token, so
 RBAC applies per user (a batch user reads only their namespace; the
 controller's own, wider credentials are never lent to a browser); a bad
-token and a request without a session are refused; a watch streams through."""
+token and a request without a session are refused; a watch streams through.
+In a real headless Chromium, the batch user's page through the controller
+shows her Job pending with its reason and nothing of another namespace."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ import threading
 from pathlib import Path
 
 import aiohttp
-from tests.clustermode.twoproc import start_controller
-from tests.server.conftest import EXAMPLES, needs_kubectl, start_server
+import pytest
+from tests.clustermode.twoproc import Controller, start_controller
+from tests.server.conftest import EXAMPLES, Served, needs_kubectl, start_server
+from tests.server.ui.browser import CHROMIUM, Browser
 from tests.server.ui.conftest import SETUP
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
@@ -31,6 +35,62 @@ spec:
       spec:
         containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
 """
+
+# A held queue with a LocalQueue in both teams' namespaces, a Job in each.
+QUEUES = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: mixed}
+spec:
+  namespaceSelector: {}
+  stopPolicy: Hold
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: a100
+      resources: [{name: cpu, nominalQuota: "8"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: mixed, namespace: team-a}
+spec: {clusterQueue: mixed}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: mixed, namespace: team-b}
+spec: {clusterQueue: mixed}
+"""
+JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: NAME, namespace: NS, labels: {kueue.x-k8s.io/queue-name: mixed}}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+"""
+
+
+def _two_processes(tmp_path: Path) -> tuple[Served, Controller]:
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text('alice-token,alice,1,"team-a-users"\n')
+    served = start_server(
+        tmp_path / "state",
+        str(EXAMPLES / "quickstart" / "world.yaml"),
+        str(EXAMPLES / "quickstart" / "nodes.yaml"),
+        "--without-kueue",
+        "--token-auth-file",
+        str(tokens),
+        home=tmp_path / "home",
+    )
+    try:
+        served.ok("apply", "-f", "-", input=SETUP)
+        return served, start_controller(served, "--dashboard-bind-address", "127.0.0.1:0")
+    except BaseException:
+        served.stop()
+        raise
 
 
 async def _check(base: str, create: threading.Event) -> None:
@@ -99,21 +159,8 @@ async def _check(base: str, create: threading.Event) -> None:
 
 @needs_kubectl
 def test_controller_dashboard_proxies_as_the_signed_in_user(tmp_path: Path) -> None:
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text('alice-token,alice,1,"team-a-users"\n')
-    served = start_server(
-        tmp_path / "state",
-        str(EXAMPLES / "quickstart" / "world.yaml"),
-        str(EXAMPLES / "quickstart" / "nodes.yaml"),
-        "--without-kueue",
-        "--token-auth-file",
-        str(tokens),
-        home=tmp_path / "home",
-    )
-    ctl = None
+    served, ctl = _two_processes(tmp_path)
     try:
-        served.ok("apply", "-f", "-", input=SETUP)
-        ctl = start_controller(served, "--dashboard-bind-address", "127.0.0.1:0")
         base = f"http://127.0.0.1:{ctl.port('dashboard')}"
         create = threading.Event()
 
@@ -126,6 +173,44 @@ def test_controller_dashboard_proxies_as_the_signed_in_user(tmp_path: Path) -> N
         asyncio.run(_check(base, create))
         t.join(30)
     finally:
-        if ctl is not None:
-            assert ctl.stop() == 0
+        assert ctl.stop() == 0
+        served.stop()
+
+
+@needs_kubectl
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Debian's chromium is not installed (apt-get install chromium): no browser test",
+)
+def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path) -> None:
+    served, ctl = _two_processes(tmp_path)
+    try:
+        served.ok("apply", "-f", "-", input=QUEUES)
+        for name, ns in (("alices-job", "team-a"), ("bobs-job", "team-b")):
+            served.ok("apply", "-f", "-", input=JOB.replace("NAME", name).replace("NS", ns))
+        base = f"http://127.0.0.1:{ctl.port('dashboard')}"
+        rows = (
+            "[...document.querySelectorAll('[data-queue=\"mixed\"] tr.pending-wl')]"
+            ".map(r => [r.dataset.job, r.querySelector('td.reason')?.textContent ?? ''])"
+        )
+
+        async def go() -> None:
+            async with Browser() as b:
+                await b.width(1280)
+                await b.goto(f"{base}/ui/login?token=alice-token&next=/ui/")
+                await b.wait_for(f"{rows}.some(([w, r]) => r)", 30)
+                assert [w for w, _ in await b.js(rows)] == ["team-a/alices-job"]
+                text = await b.js("document.body.innerText")
+                assert "signed in as alice" in text
+                assert "bobs-job" not in text and "team-b" not in text
+                # The one error: Kueue's visibility API, which serve
+                # --without-kueue leaves to Kueue's process (503) and kuota
+                # controller does not serve yet; the page falls back to the
+                # Workloads' own order.
+                others = [e for e in b.errors if "visibility.kueue.x-k8s.io" not in e]
+                assert others == [], b.errors
+
+        asyncio.run(go())
+    finally:
+        assert ctl.stop() == 0
         served.stop()
