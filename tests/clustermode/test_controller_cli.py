@@ -39,6 +39,8 @@ def test_bad_addresses_and_kubeconfig(tmp_path: Path) -> None:
     assert code == 2 and "--metrics-bind-address '8443': expected HOST:PORT" in out
     code, out = _run("--health-probe-bind-address", "x:port")
     assert code == 2 and "--health-probe-bind-address" in out
+    code, out = _run("--dashboard-bind-address", "localhost")
+    assert code == 2 and "--dashboard-bind-address 'localhost': expected HOST:PORT" in out
     code, out = _run("--webhook-url", "http://laptop:9443")
     assert code == 2 and "--webhook-url" in out and "https://" in out
     code, out = _run("--kubeconfig", str(tmp_path / "nope"))
