@@ -4,11 +4,11 @@ Kueue."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
-from tests.clustermode.twoproc import webhook_admitted
+from tests.clustermode.twoproc import wait_for, webhook_admitted
 from tests.server.conftest import EXAMPLES, needs_kubectl, start_server
 
 from kuota.cli.main import main
@@ -56,9 +56,14 @@ def test_without_kueue_jobs_wait_for_an_outside_kueue(tmp_path: Path) -> None:
         tmp_path / "state", str(world), "--without-kueue", "--speed", "600", home=tmp_path / "home"
     )
     try:
-        time.sleep(3)  # half an hour of the world: Jobs came, nobody admitted them
-        jobs = served.json("get", "jobs", "-A")["items"]
-        assert jobs and all(j["spec"]["suspend"] for j in jobs)
+        # Three Jobs came (20 minutes of the world between the first and the
+        # third): a condition, not a sleep, so a loaded machine only waits longer.
+        def three_jobs() -> list[dict[str, Any]] | str:
+            items: list[dict[str, Any]] = served.json("get", "jobs", "-A")["items"]
+            return items if len(items) >= 3 else f"{len(items)} jobs"
+
+        jobs = wait_for(three_jobs, 120, "three Jobs created")
+        assert all(j["spec"]["suspend"] for j in jobs)
         assert served.json("get", "workloads", "-A")["items"] == []
         assert served.json("get", "pods", "-A")["items"] == []
         r = served.kubectl(

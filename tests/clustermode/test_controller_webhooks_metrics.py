@@ -56,7 +56,7 @@ def test_controller_webhooks_and_metrics(tmp_path: Path) -> None:
     url = f"https://127.0.0.1:{_free_port()}"
     ctl = start_controller(served, "--webhook-url", url)
     try:
-        ctl.wait_line("leading", 30)
+        ctl.wait_line("leading", 120)
         confs = served.json("get", "validatingwebhookconfigurations")["items"]
         names = {w["name"] for c in confs for w in c["webhooks"]}
         assert {"vclusterqueue.kb.io", "vjob.kb.io", "vworkload.kb.io"} <= names

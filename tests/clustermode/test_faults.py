@@ -54,8 +54,8 @@ def test_the_controller_goes_on_after_the_api_server_restarts(tmp_path: Path) ->
     log = WorkloadLog(served)
     ctl = start_controller(served)
     try:
-        ctl.wait_line("leading", 30)
-        wait_for(lambda: len(log.writes) > 40, 60, "the run under way", every=0.1)
+        ctl.wait_line("leading", 120)
+        wait_for(lambda: len(log.writes) > 40, 120, "the run under way", every=0.1)
         assert served.stop() == 0
         before = len(log.writes)
         time.sleep(2)  # the controller's requests and watches fail meanwhile
@@ -101,7 +101,7 @@ def test_injected_conflicts_and_server_errors_are_retried(tmp_path: Path) -> Non
             kc,
         ):
             ctl = start_controller(served, "--kubeconfig", str(kc))
-            ctl.wait_line("leading", 30)
+            ctl.wait_line("leading", 120)
             got = wait_for(_all_finished(served), 240, "every workload finished")
             cqs = served.json("get", "clusterqueues")["items"]
             injected = dict(proxy.injected)

@@ -154,7 +154,7 @@ def test_the_manager_rbac_is_all_the_controller_needs(tmp_path: Path) -> None:
         ctl = start_controller(
             served, "--kubeconfig", str(kc), "--webhook-url", f"https://127.0.0.1:{_free_port()}"
         )
-        ctl.wait_line("leading", 60)
+        ctl.wait_line("leading", 120)
         n = sum(
             1
             for f in world.glob("*.yaml")
@@ -221,7 +221,7 @@ def test_in_cluster_webhooks_take_their_certificates_from_the_secret(tmp_path: P
         served.ok("apply", "-f", "-", input=yaml.safe_dump_all(installed))
         kc = _token_kubeconfig(served.kubeconfig, token, tmp_path / "sa-kubeconfig")
         ctls.append(start_controller(served, "--kubeconfig", str(kc), "--config", str(config)))
-        ctls[0].wait_line("leading", 60)
+        ctls[0].wait_line("leading", 120)
         secret = served.json("get", "secret", "-n", "kueue-system", "kueue-webhook-server-cert")
         assert {"ca.crt", "ca.key", "tls.crt", "tls.key"} <= set(secret["data"])
         conf = served.json(
@@ -237,7 +237,7 @@ def test_in_cluster_webhooks_take_their_certificates_from_the_secret(tmp_path: P
             assert r.read() == b"ok"
         ctls[0].stop()
         ctls.append(start_controller(served, "--kubeconfig", str(kc), "--config", str(config)))
-        ctls[1].wait_line("leading", 60)
+        ctls[1].wait_line("leading", 120)
         again = served.json("get", "secret", "-n", "kueue-system", "kueue-webhook-server-cert")
         assert again["data"] == secret["data"]
     finally:

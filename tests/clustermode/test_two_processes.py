@@ -45,7 +45,7 @@ def _all_finished(served, n: int):  # type: ignore[no-untyped-def]
 
 
 def _get(port: int, path: str) -> tuple[int, str]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as r:
         return r.status, r.read().decode()
 
 
@@ -65,7 +65,7 @@ def test_quickstart_two_processes(tmp_path: Path) -> None:
     ctl = start_controller(served)
     try:
         health, metrics = ctl.port("health probes"), ctl.port("metrics")
-        ctl.wait_line("leading", 30)
+        ctl.wait_line("leading", 120)
         assert _get(health, "/healthz") == (200, "ok") and _get(health, "/readyz") == (200, "ok")
         assert "# TYPE" in _get(metrics, "/metrics")[1]  # prometheus-client's exposition
         got = wait_for(_all_finished(served, len(want)), 90, "every workload finished")
@@ -100,18 +100,18 @@ def test_failover_to_the_second_replica(tmp_path: Path) -> None:
     )
     log = WorkloadLog(served)
     first = start_controller(served)
-    first.wait_line("leading", 30)
+    first.wait_line("leading", 120)
     second = start_controller(served)
     try:
-        second.wait_line("waiting for lease", 30)
+        second.wait_line("waiting for lease", 120)
         # Mid-run: some workloads admitted, most still to come.
-        wait_for(lambda: len(log.writes) > 40, 30, "the run under way", every=0.1)
+        wait_for(lambda: len(log.writes) > 40, 120, "the run under way", every=0.1)
         killed = time.monotonic()
         first.stop(signal.SIGKILL)
-        second.wait_line("leading", 30)
+        second.wait_line("leading", 120)
         took = second.when("leading") - killed
         n = len(outcome(served.json("get", "workloads", "-A")["items"]))
-        wait_for(_all_finished(served, 80), 90, "every workload finished")
+        wait_for(_all_finished(served, 80), 240, "every workload finished")
         lease = served.json("get", "leases", "-n", "kueue-system", "c1f6bfd2.kueue.x-k8s.io")
         cqs = served.json("get", "clusterqueues")["items"]
     finally:

@@ -120,7 +120,7 @@ class Controller:
         raise AssertionError(f"no {text!r} from the controller: {''.join(self.lines)}")
 
     def port(self, what: str) -> int:
-        return int(self.wait_line(f"{what} on ", 30).rsplit(":", 1)[1])
+        return int(self.wait_line(f"{what} on ", 120).rsplit(":", 1)[1])
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
         if self.proc.poll() is None:
