@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 import kuota
+from kuota.cli.build_notice import warn_if_interpreted
 from kuota.cli.progress import Progress
 from kuota.runtime import gcpolicy
 from kuota.sim.bench import BenchResult, run_bench
@@ -143,6 +144,7 @@ def bench(configs: tuple[str, ...], real_time: bool, json_path: str | None) -> N
                 results.append(run_bench(gen, name=name, real_time=real_time, on_progress=progress))
             else:
                 results.append(_isolated(gen, name, real_time, progress))
+    warn_if_interpreted("bench")
     render(results, console)
     if json_path:
         doc: Any = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]

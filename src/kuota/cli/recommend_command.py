@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from kuota.cli.build_notice import warn_if_interpreted
+
 EXIT_ERROR = 2  # input and usage errors, as every command
 EXIT_NONE = 1  # the search ran, and no design met the goals
 
@@ -300,6 +302,7 @@ def _run(
         return _error("interrupted")
     finally:
         runner.close()
+    warn_if_interpreted("recommend")
     console.print(finalists_table(res, goals, cands))
     console.print(
         f"{sum(len(r) for r in res.rungs)} slice evaluations, {len(res.finals)} full replays "

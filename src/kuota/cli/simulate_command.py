@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from kuota.cli.build_notice import warn_if_interpreted
+
 EXIT_ERROR = 2  # input and usage errors, as every command
 
 
@@ -239,6 +241,7 @@ def run_simulate(
         return error(str(err))
     except KeyboardInterrupt:
         return error("interrupted")
+    warn_if_interpreted("simulate")
     for r in results:
         if verbose:
             how = r.replay.partition(": ")
