@@ -2,14 +2,16 @@
 ``ConfigHelper.ConfigFromRef`` — an AdmissionCheck's parameters resolved to
 its config object, or the error Kueue reports — and the Active condition as
 ``apimeta.SetStatusCondition`` sets it. The provisioning and MultiKueue
-checks use both; each keeps its own rule for when to write."""
+checks use both, and the MultiKueueCluster controller the latter; each
+keeps its own rule for when to write."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kuota.api.conditions import find
+from kuota.api.conditions import find_condition, transition_time
 from kuota.api.kueue import types as kt
 from kuota.api.meta import Condition
 from kuota.store import clone
@@ -40,24 +42,31 @@ def config_from_ref(ref: Any, kind: str, plural: str, configs: Informer) -> tupl
 
 
 def with_active(
-    ac: Any, status: str, reason: str, message: str, now: datetime, *, status_only: bool
+    obj: Any,
+    status_type: Callable[[], Any],
+    status: str,
+    reason: str,
+    message: str,
+    now: datetime,
+    *,
+    status_only: bool,
 ) -> Any | None:
-    """A copy of the check with its Active condition set, or None when Kueue
-    would not write: the condition is the same (``status_only``: the same
-    status, as the provisioning reconciler compares; else status, reason and
-    message, as MultiKueue's ``cmpConditionState``). The transition time moves
-    only with the status."""
-    cur = find(ac.status.conditions if ac.status is not None else None, "Active")
+    """A copy of an AdmissionCheck or MultiKueueCluster with its Active
+    condition set (a new ``status_type()`` when it has no status), or None when
+    Kueue would not write: the condition is the same (``status_only``: the
+    same status, as the provisioning reconciler compares; else status, reason
+    and message, as MultiKueue's ``cmpConditionState``). The transition time
+    moves only with the status."""
+    cur = find_condition(obj, "Active")
     if cur is not None and (
         cur.status == status
         if status_only
         else (cur.status, cur.reason, cur.message) == (status, reason, message)
     ):
         return None
-    new = clone(ac)
-    new.status = new.status or kt.AdmissionCheckStatus()
+    new = clone(obj)
+    new.status = new.status or status_type()
     keep = [c for c in new.status.conditions or () if c.type != "Active"]
-    moved = cur is None or cur.status != status
     new.status.conditions = [
         *keep,
         Condition(
@@ -65,10 +74,8 @@ def with_active(
             status=status,  # type: ignore[arg-type]
             reason=reason,
             message=message,
-            last_transition_time=(
-                cur.last_transition_time if cur is not None and not moved else now
-            ),
-            observed_generation=ac.metadata.generation or None,
+            last_transition_time=transition_time(cur, status, now),
+            observed_generation=obj.metadata.generation or None,
         ),
     ]
     return new

@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from kuota.api.conditions import condition_true
+from kuota.api.kueue import types as kt
 from kuota.api.kueue.multikueue_types import CONFIG_KIND, CONTROLLER_NAME
 from kuota.controllers.check_params import config_from_ref, with_active
 from kuota.store import Conflict, NotFound
@@ -91,7 +92,9 @@ class MultiKueueCheckActivity:
                 if inactive:
                     parts.append(f"Inactive clusters: {_go_list(inactive)}")
                 message = ", ".join(parts)
-        new = with_active(ac, status, reason, message, mgr.clock.now(), status_only=False)
+        new = with_active(
+            ac, kt.AdmissionCheckStatus, status, reason, message, mgr.clock.now(), status_only=False
+        )
         if new is None:
             return None  # cmpConditionState
         with contextlib.suppress(Conflict, NotFound):

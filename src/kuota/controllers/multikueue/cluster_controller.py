@@ -19,11 +19,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from kuota.api.conditions import find
 from kuota.api.decode import YamlError, load_yaml_documents
 from kuota.api.kueue.multikueue_types import SECRET_KEY, MultiKueueClusterStatus
-from kuota.api.meta import Condition
-from kuota.store import Conflict, NotFound, clone
+from kuota.controllers.check_params import with_active
+from kuota.store import Conflict, NotFound
 from kuota.store.protocol import EventType
 from kuota.store.resources import MULTIKUEUE_CLUSTER, SECRET
 
@@ -195,29 +194,17 @@ class ClusterController:
 
     def _set_active(self, mkc: Any, active: bool, reason: str, message: str) -> None:
         status = "True" if active else "False"
-        conds = mkc.status.conditions if mkc.status is not None else None
-        cur = find(conds, "Active")
-        if cur is not None and (cur.status, cur.reason, cur.message) == (status, reason, message):
+        new = with_active(
+            mkc,
+            MultiKueueClusterStatus,
+            status,
+            reason,
+            message,
+            self.mgr.clock.now(),
+            status_only=False,
+        )
+        if new is None:
             return
-        new = clone(mkc)
-        new.status = new.status or MultiKueueClusterStatus()
-        keep = [c for c in new.status.conditions or () if c.type != "Active"]
-        changed = cur is None or cur.status != status
-        new.status.conditions = [
-            *keep,
-            Condition(
-                type="Active",
-                status=status,  # type: ignore[arg-type]
-                reason=reason,
-                message=message,
-                last_transition_time=(
-                    cur.last_transition_time
-                    if cur is not None and not changed
-                    else self.mgr.clock.now()
-                ),
-                observed_generation=mkc.metadata.generation or None,
-            ),
-        ]
         with contextlib.suppress(Conflict, NotFound):
             self.mgr.store.update_status(new)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from kuota.api.kueue import types as kt
 from kuota.api.kueue.provisioning_config import CONTROLLER_NAME, KIND
 from kuota.controllers.check_params import config_from_ref, with_active
 from kuota.store import Conflict, NotFound
@@ -62,7 +63,9 @@ class ProvisioningCheckActivity:
             if err is None
             else ("False", "BadParametersRef", err)
         )
-        new = with_active(ac, status, reason, message, mgr.clock.now(), status_only=True)
+        new = with_active(
+            ac, kt.AdmissionCheckStatus, status, reason, message, mgr.clock.now(), status_only=True
+        )
         if new is None:
             return None  # Kueue rewrites it only when the status changes
         try:
