@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import secrets
 import ssl
-from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
 import aiohttp
@@ -76,12 +75,7 @@ def dashboard_app(kubeconfig: Any) -> web.Application:
     app.on_cleanup.append(close)
 
     def session_token(request: web.Request) -> str | None:
-        raw = request.headers.get("Cookie", "")
-        try:
-            morsel = SimpleCookie(raw).get(pages.COOKIE) if raw else None
-        except CookieError:
-            morsel = None
-        return sessions.get(morsel.value) if morsel is not None else None
+        return sessions.get(pages.session_id(request.headers))
 
     async def valid(token: str) -> bool:
         # Any path a signed-in user may read (system:discovery); the API
@@ -109,13 +103,7 @@ def dashboard_app(kubeconfig: Any) -> web.Application:
         raise pages.signed_in(nxt, sid, secure=request.secure)
 
     async def logout(request: web.Request) -> web.Response:
-        raw = request.headers.get("Cookie", "")
-        try:
-            morsel = SimpleCookie(raw).get(pages.COOKIE) if raw else None
-        except CookieError:
-            morsel = None
-        if morsel is not None:
-            sessions.pop(morsel.value, None)
+        sessions.pop(pages.session_id(request.headers), None)
         raise pages.signed_out()
 
     async def static(request: web.Request) -> web.Response:

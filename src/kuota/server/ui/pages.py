@@ -1,5 +1,6 @@
 """The dashboard's pages as files: the static page set (package data), its
-Content-Security-Policy, the token login form and the ``next`` check. No
+Content-Security-Policy, the token login form, the ``next`` check and the
+session cookie's reading. No
 server state: ``kuota serve`` (routes.py) and ``kuota controller``'s
 dashboard (clustermode/dashboard_proxy.py) both serve them, so this module
 imports nothing of kuota's (the one import the layers contract lets
@@ -7,6 +8,8 @@ clustermode make into server, pyproject.toml)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from http.cookies import CookieError, SimpleCookie
 from importlib import resources
 from urllib.parse import quote
 
@@ -46,6 +49,18 @@ _BAD_TOKEN = '<p role="alert" class="error">That token is not valid on this serv
 def is_ui(path: str) -> bool:
     """A dashboard path: served to anyone (the API behind it authorizes)."""
     return path == "/ui" or path.startswith("/ui/")
+
+
+def session_id(headers: Mapping[str, str]) -> str:
+    """The dashboard session id a request's cookies carry, or ""."""
+    raw = headers.get("Cookie", "")
+    if not raw:
+        return ""
+    try:
+        morsel = SimpleCookie(raw).get(COOKIE)
+    except CookieError:
+        return ""
+    return morsel.value if morsel is not None else ""
 
 
 def safe_next(raw: str) -> str:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
 from kuota.server.auth import Authenticator, UserInfo
-from kuota.server.ui.pages import COOKIE
+from kuota.server.ui.pages import COOKIE, session_id
 
 __all__ = ["ADMIN", "COOKIE", "SessionAuthenticator", "admin_token"]
 ADMIN = UserInfo("kuota-admin", "", ("system:masters",))
@@ -44,15 +43,7 @@ class SessionAuthenticator(Authenticator):
         self.sessions.pop(sid, None)
 
     def session_of(self, headers: Mapping[str, str]) -> str:
-        raw = headers.get("Cookie", "")
-        if not raw:
-            return ""
-        try:
-            jar = SimpleCookie(raw)
-        except CookieError:
-            return ""
-        morsel = jar.get(COOKIE)
-        return morsel.value if morsel is not None else ""
+        return session_id(headers)
 
     def authenticate(self, headers: Mapping[str, str], peercert: Any) -> UserInfo:
         if not headers.get("Authorization"):
