@@ -3,10 +3,10 @@ admin attaches to a bug report, as OpenShift's must-gather.
 
 The bundle holds every stored object with its status, one YAML List per
 resource (``objects/<group>/<resource>.yaml``, Events among them), the
-Kueue Configuration, a metrics snapshot when a metrics registry exists,
-node summaries and ``summary.txt``: every pending workload with kuota's
+Kueue Configuration, Kueue's metrics as a scrape now would show them
+(``metrics.txt``), node summaries and ``summary.txt``: every pending workload with kuota's
 one-line reason, every inactive queue with why, every quota-tree node
-(``BizGroupResourceQuota``) over budget. Nothing secret goes in: a Secret's
+(``BizGroupResourceQuota``) over a limit or with a budget spent. Nothing secret goes in: a Secret's
 data, the values of environment variables named like credentials and
 last-applied annotations are left out, and no file of the state directory
 (its certificates, keys, kubeconfig, token files) is copied.
@@ -14,15 +14,13 @@ last-applied annotations are left out, and no file of the state directory
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import io
 import json
 import re
 import sys
 import tarfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -33,10 +31,8 @@ REDACTED = "<redacted by kuota must-gather>"
 # Environment variables whose literal values are credentials, by name.
 _SECRET_NAME = re.compile(r"token|secret|passw|key|credential|auth|cert", re.IGNORECASE)
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-# Where a metrics registry would be (the metrics room of runtime/): its
-# ``snapshot(store) -> str`` (Prometheus text) goes in the bundle when it exists.
-METRICS_MODULE = "kuota.runtime.metrics"
 BIZRQ_KIND = "BizGroupResourceQuota"
+CASH_PREFIX = "cash/"  # a budget key (resource-hours), see specs/bizrq.md
 _TITLES = ("Pending workloads", "Inactive queues", "Quota-tree nodes over budget")
 
 
@@ -93,7 +89,9 @@ def _inactive(kind: str, doc: dict[str, Any]) -> str | None:
 
 
 def _over_budget(doc: dict[str, Any]) -> str | None:
-    """A quota-tree node whose use passed its hard limits (budgets included)."""
+    """A quota-tree node past a limit: a budget (``cash/`` key) is spent once
+    ``used >= hard`` (the rule that holds new requests), any other key is over
+    when ``used > hard`` (a shrunk limit, or use the tree could not refuse)."""
     from kuota.api.quantity import Quantity
 
     status = doc.get("status") or {}
@@ -104,20 +102,22 @@ def _over_budget(doc: dict[str, Any]) -> str | None:
         if key not in used:
             continue
         try:
-            if Quantity(str(used[key])) > Quantity(str(limit)):
-                over.append(f"{key} used {used[key]} of {limit}")
+            u, h = Quantity(str(used[key])), Quantity(str(limit))
         except (ValueError, TypeError):
             continue
+        if u > h or (key.startswith(CASH_PREFIX) and u >= h):
+            verb = "spent" if key.startswith(CASH_PREFIX) else "over"
+            over.append(f"{key} {verb}: used {used[key]} of {limit}")
     return f"{BIZRQ_KIND} {doc['metadata']['name']}: {', '.join(over)}" if over else None
 
 
-def _metrics(store: Any) -> str | None:
-    """The metrics registry's snapshot, when kuota has one (the hook)."""
-    if importlib.util.find_spec(METRICS_MODULE) is None:
-        return None
-    module = importlib.import_module(METRICS_MODULE)
-    snapshot: Callable[[Any], str] | None = getattr(module, "snapshot", None)
-    return snapshot(store) if snapshot is not None else None
+def _metrics(store: Any) -> str:
+    """Kueue's metrics as a scrape would show them now: the gauges (pending,
+    usage, quotas, statuses, bizrq budgets) read from the objects. Counters
+    start at what exists, as a restarted Kueue's do."""
+    from kuota.metrics import KueueMetrics
+
+    return KueueMetrics(store).render().decode()
 
 
 def _gpu(resources: dict[str, Any] | None) -> str:
@@ -189,9 +189,7 @@ def gather(store: Any, now: datetime) -> dict[str, bytes]:
     if config is None:
         config = {"note": "the state keeps no Configuration: the default one was used"}
     files["configuration.yaml"] = yaml.safe_dump(config, sort_keys=False).encode()
-    metrics = _metrics(store)
-    if metrics is not None:
-        files["metrics.txt"] = metrics.encode()
+    files["metrics.txt"] = _metrics(store).encode()
     nodes = _node_lines(by_kind.get("Node", []), by_kind.get("Pod", []))
     files["nodes.txt"] = ("\n".join(nodes) + "\n").encode()
     inactive = [
@@ -206,8 +204,7 @@ def gather(store: Any, now: datetime) -> dict[str, bytes]:
         summary.append(f"{title}: {len(lines)}")
         summary += [f"  {line}" for line in lines]
         summary.append("")
-    if metrics is None:
-        summary.append("metrics: no metrics registry in this kuota (none gathered)")
+    summary.append("metrics: metrics.txt (Kueue's series as a scrape now would show them)")
     summary.append("logs: kuota keeps no log files in a state (a server logs to its stderr)")
     files["summary.txt"] = ("\n".join(summary) + "\n").encode()
     return files
