@@ -31,9 +31,20 @@ _HOP = {"content-length", "transfer-encoding", "connection", "content-encoding"}
 
 
 class FaultProxy:
-    def __init__(self, upstream: str, upstream_ca: bytes, share: float, seed: int) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        upstream_ca: bytes,
+        share: float,
+        seed: int,
+        plan: list[str | None] | None = None,
+    ) -> None:
         self.upstream = upstream.rstrip("/")
         self.share = share
+        # The faults of the first writes, in order (None: let it pass); then
+        # the random share.
+        self.plan = list(plan or ())
+        self.seen: list[tuple[str, str]] = []  # (method, path) of every request
         self.rng = random.Random(seed)
         self.injected: Counter[str] = Counter()
         self.writes = 0
@@ -46,6 +57,8 @@ class FaultProxy:
         if request.method not in WRITES or "/leases" in request.path:
             return None
         self.writes += 1
+        if self.plan:
+            return self.plan.pop(0)
         if self.rng.random() >= self.share:
             return None
         return self.rng.choice(("conflict", "unavailable", "lost-answer"))
@@ -56,6 +69,7 @@ class FaultProxy:
                 connector=aiohttp.TCPConnector(ssl=self._ctx, limit=0),
                 timeout=aiohttp.ClientTimeout(total=None),
             )
+        self.seen.append((request.method, request.path))
         fault = self._fault(request)
         if fault == "conflict":
             self.injected[fault] += 1
@@ -109,14 +123,19 @@ def _status(code: int, reason: str, message: str) -> web.Response:
 
 @contextmanager
 def fault_proxy(
-    kubeconfig: Path, token: str, out: Path, share: float, seed: int = 7
+    kubeconfig: Path,
+    token: str,
+    out: Path,
+    share: float,
+    seed: int = 7,
+    plan: list[str | None] | None = None,
 ) -> Iterator[tuple[FaultProxy, Path]]:
     """A proxy to the server of ``kubeconfig`` and a kubeconfig (``out``)
     that reaches it through the proxy with ``token``."""
     kc = yaml.safe_load(kubeconfig.read_text())
     cluster = kc["clusters"][0]["cluster"]
     upstream_ca = base64.b64decode(cluster["certificate-authority-data"])
-    proxy = FaultProxy(cluster["server"], upstream_ca, share, seed)
+    proxy = FaultProxy(cluster["server"], upstream_ca, share, seed, plan)
     served = certs.generate(("127.0.0.1",))
     cert_dir = Path(tempfile.mkdtemp(prefix="kuota-faultproxy-"))
     served.write(cert_dir)

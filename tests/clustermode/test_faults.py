@@ -159,3 +159,60 @@ def test_a_refused_event_write_is_dropped_not_raised(tmp_path: Path) -> None:
     finally:
         store.close()
         served.stop()
+
+
+@needs_kubectl
+def test_events_are_never_read_back(tmp_path: Path) -> None:
+    """The manager's role (Kueue's too) may create, patch and delete Events
+    but not get them. A create whose answer was lost is not read back, a
+    repeat is a patch of its count (client-go's correlator), an expired one
+    is deleted without a read: no GET on events goes out."""
+    from datetime import UTC, datetime
+
+    from kuota.api.decode import decode_object
+    from kuota.runtime.clock import VirtualClock
+    from kuota.runtime.recorder import EventRecorder
+    from kuota.store.kube import KubeStore, load_kubeconfig
+
+    token = "root-token-for-the-event-test"
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text(f'{token},root,1,"system:masters"\n')
+    served = start_server(
+        tmp_path / "state", "--token-auth-file", str(tokens), home=tmp_path / "home"
+    )
+    about = decode_object(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "subject", "namespace": "default", "uid": "u-1"},
+        }
+    ).obj
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    try:
+        # The first write (the Event's create) is applied but its answer lost.
+        with fault_proxy(
+            served.kubeconfig, token, tmp_path / "proxied", share=0.0, plan=["lost-answer"]
+        ) as (proxy, kc):
+            store = KubeStore(load_kubeconfig(str(kc)), retry_for=10.0)
+            clock = VirtualClock(start)
+            rec = EventRecorder(store, clock)
+            try:
+                rec.event(about, "Normal", "Tested", "once", "kuota-test")
+                clock.wait_until(start + timedelta(minutes=1))
+                rec.event(about, "Normal", "Tested", "once", "kuota-test")  # a repeat
+                events = served.json("get", "events", "-n", "default")["items"]
+                assert [(e["reason"], e["count"]) for e in events] == [("Tested", 2)]
+                clock.wait_until(start + timedelta(hours=2))
+                rec.event(about, "Normal", "Later", "after the first expired", "kuota-test")
+            finally:
+                store.close()
+            seen = list(proxy.seen)
+            injected = dict(proxy.injected)
+        events = served.json("get", "events", "-n", "default")["items"]
+    finally:
+        served.stop()
+    assert injected == {"lost-answer": 1}
+    assert [e["reason"] for e in events] == ["Later"]  # the first one expired, deleted
+    methods = [m for m, path in seen if "/events" in path]
+    assert "GET" not in methods, seen
+    assert methods.count("POST") == 3 and "PATCH" in methods and "DELETE" in methods, methods

@@ -180,11 +180,18 @@ class KubeStore:
             return self._best_effort(lambda: self._create(info, obj), obj)
         return self._create(info, obj)
 
-    def _best_effort(self, write: Callable[[], Any], obj: Any) -> Any:
+    def _best_effort(self, write: Callable[[], Any], obj: Any, *, bump: bool = False) -> Any:
         """Events are best effort, as client-go's broadcaster sends them: a
         refused or lost Event never fails the reconcile that recorded it."""
         try:
             return write()
+        except AlreadyExists:
+            raise  # (a name another Event took: the recorder takes the next one)
+        except NotFound:
+            if bump:
+                raise  # (a repeat of an expired Event: the recorder creates it anew)
+            _log().warning("event not recorded", name=obj.metadata.name, error="not found")
+            return obj
         except StoreError as err:
             _log().warning("event not recorded", name=obj.metadata.name, error=str(err))
             return obj
@@ -206,9 +213,14 @@ class KubeStore:
                 if first or not m.name or store_error(err, ref).code != 409:
                     raise
             # A retry found the object: the attempt whose answer was lost made it.
+            if info.rtype == EVENT:
+                return None  # never read back: a recorder may create, not get
             return await self.client.get(res, m.name, namespace=ns)
 
-        out = decode(self._call(once, ref), info)
+        raw = self._call(once, ref)
+        if raw is None:
+            return obj  # (an Event whose lost answer is not read back)
+        out = decode(raw, info)
         self._inject(info, "ADDED", out)
         return out
 
@@ -223,8 +235,30 @@ class KubeStore:
     def _put(self, obj: Any, status: bool) -> Any:
         info = kind_of(obj)
         if info.rtype == EVENT:
-            return self._best_effort(lambda: self._put_as(info, obj, status), obj)
+            return self._best_effort(lambda: self._bump_event(info, obj), obj, bump=True)
         return self._put_as(info, obj, status)
+
+    def _bump_event(self, info: KindInfo, obj: Any) -> Any:
+        """A repeated Event, as client-go's correlator sends it: a patch of
+        its count, time and message, with no resourceVersion, so it needs
+        neither a read (the manager's role has no ``get`` on events) nor a
+        retry on conflict."""
+        m = obj.metadata
+        raw = encode(obj)
+        body = {k: raw[k] for k in ("count", "lastTimestamp", "message") if k in raw}
+        res = lk_resource(info.rtype)
+        ref = _ref(info, m.namespace or "", m.name)
+        out = decode(
+            self._call(
+                lambda: self.client.patch(
+                    res, m.name, body, namespace=m.namespace or None, patch_type=PatchType.MERGE
+                ),
+                ref,
+            ),
+            info,
+        )
+        self._inject(info, "MODIFIED", out)
+        return out
 
     def _put_as(self, info: KindInfo, obj: Any, status: bool) -> Any:
         obj = self._with_version(info, obj)
@@ -313,6 +347,8 @@ class KubeStore:
                     raise  # (a retry that finds it gone: the lost attempt deleted it)
 
         self._call(once, ref)
+        if info.rtype == EVENT:
+            return None  # (no finalizers; and a recorder may not get events)
         try:
             left = self._get(info, namespace, name)
         except NotFound:
