@@ -24,6 +24,7 @@ from kuota.server.auth import (
     forbidden_details,
     forbidden_message,
 )
+from kuota.server.auth import identity_reviews as idr
 from kuota.server.auth import review as rv
 from kuota.server.auth.aggregate import Aggregator
 from kuota.server.auth.impersonate import ImpersonationDenied, ImpersonationInvalid, impersonate
@@ -179,6 +180,17 @@ class ApiServer:
             raise st.bad_request(str(err)) from None
         return json_response(answer, 201)
 
+    async def _identity_review(self, request: web.Request, resource: str) -> web.Response:
+        if request.method != "POST":
+            raise st.method_not_allowed()
+        if resource == idr.SELF:
+            return json_response(idr.self_subject_review(request["user"]), 201)
+        try:
+            answer = idr.token_review(self.authn, await request.read())
+        except idr.IdentityReviewError as err:
+            raise st.bad_request(str(err)) from None
+        return json_response(answer, 201)
+
     # ---------------------------------------------------------------- non-resource
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
@@ -312,8 +324,10 @@ class ApiServer:
                 name=name,
             )
         )
-        if group == rv.GROUP and resource in (rv.ACCESS, rv.RULES) and not name:
+        if group == rv.GROUP and resource in (rv.ACCESS, rv.RULES, rv.SUBJECT) and not name:
             return await self._review(request, resource)
+        if group == idr.GROUP and resource in (idr.SELF, idr.TOKEN) and not name:
+            return await self._identity_review(request, resource)
         if group == discovery.VISIBILITY_GROUP:
             return json_response(
                 pending_workloads(self.cp, version, resource, namespace, name, sub, query)

@@ -5,6 +5,7 @@ ClusterRole aggregation extending ``edit``."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -134,3 +135,15 @@ rules:
     assert new_rule not in srv.json("get", "clusterrole", "view")["rules"]
     # The new role reaches edit only, not another namespace.
     assert _can(srv, "delete", "workloads", "-n", "team-a", *tok) == "no"
+
+
+def test_auth_whoami(srv: Served) -> None:
+    """``kubectl auth whoami`` (a SelfSubjectReview) names the token's user
+    and groups, and the admin of the client certificate."""
+    r = srv.kubectl("auth", "whoami", "-o", "json", "--token", "alice-token")
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)["status"]["userInfo"]
+    assert info["username"] == "alice" and info["uid"] == "1"
+    assert info["groups"] == ["team-a-users", "system:authenticated"]
+    r = srv.kubectl("auth", "whoami")
+    assert r.returncode == 0 and "system:masters" in r.stdout, r.stdout + r.stderr

@@ -134,6 +134,16 @@ def kubernetes_roles() -> list[ClusterRole | ClusterRoleBinding]:
             ],
             dict(_BOOT),
         ),
+        # Delegated authentication and authorization (an extension API server
+        # such as Kueue's visibility server binds its ServiceAccount to it).
+        _role(
+            "system:auth-delegator",
+            [
+                _rule("authentication.k8s.io", ["tokenreviews"], ["create"]),
+                _rule("authorization.k8s.io", ["subjectaccessreviews"], ["create"]),
+            ],
+            dict(_BOOT),
+        ),
         _bind("cluster-admin", "cluster-admin", "system:masters"),
         _bind("system:discovery", "system:discovery", "system:authenticated"),
         _bind("system:basic-user", "system:basic-user", "system:authenticated"),

@@ -16,7 +16,12 @@ from kuota.server.auth.rbac import RBACAuthorizer
 GROUP = "authorization.k8s.io"
 ACCESS = "selfsubjectaccessreviews"
 RULES = "selfsubjectrulesreviews"
-_KINDS = {ACCESS: "SelfSubjectAccessReview", RULES: "SelfSubjectRulesReview"}
+SUBJECT = "subjectaccessreviews"  # about another user: delegated authorization
+_KINDS = {
+    ACCESS: "SelfSubjectAccessReview",
+    RULES: "SelfSubjectRulesReview",
+    SUBJECT: "SubjectAccessReview",
+}
 _RES_FIELDS = ("namespace", "verb", "group", "version", "resource", "subresource", "name")
 
 
@@ -36,6 +41,10 @@ def _spec_from_proto(resource: str, body: bytes) -> dict[str, Any]:
     nonres = pw.message(spec, 2)
     if nonres is not None:
         out["nonResourceAttributes"] = {"path": pw.string(nonres, 1), "verb": pw.string(nonres, 2)}
+    if resource == SUBJECT:  # SubjectAccessReviewSpec: user 3, groups 4 (repeated), uid 6
+        out["user"] = pw.string(spec, 3)
+        out["groups"] = [g.decode() for g in spec.get(4, []) if isinstance(g, bytes)]
+        out["uid"] = pw.string(spec, 6)
     return out
 
 
@@ -53,17 +62,20 @@ def decode_spec(resource: str, body: bytes, content_type: str) -> dict[str, Any]
     return spec
 
 
-def access_review(authz: Authorizer, user: UserInfo, spec: dict[str, Any]) -> dict[str, Any]:
+def access_review(
+    authz: Authorizer, user: UserInfo, spec: dict[str, Any], resource: str = ACCESS
+) -> dict[str, Any]:
+    kind = _KINDS[resource]
     res = spec.get("resourceAttributes")
     nonres = spec.get("nonResourceAttributes")
     if (res is None) == (nonres is None):
         raise ReviewError(
-            "SelfSubjectAccessReview.spec: exactly one of resourceAttributes or "
+            f"{kind}.spec: exactly one of resourceAttributes or "
             "nonResourceAttributes must be specified"
         )
     if res is not None:
         if not isinstance(res, dict):
-            raise ReviewError("SelfSubjectAccessReview.spec.resourceAttributes: must be an object")
+            raise ReviewError(f"{kind}.spec.resourceAttributes: must be an object")
         attrs = Attributes(
             user,
             str(res.get("verb", "")),
@@ -77,9 +89,7 @@ def access_review(authz: Authorizer, user: UserInfo, spec: dict[str, Any]) -> di
         )
     else:
         if not isinstance(nonres, dict):
-            raise ReviewError(
-                "SelfSubjectAccessReview.spec.nonResourceAttributes: must be an object"
-            )
+            raise ReviewError(f"{kind}.spec.nonResourceAttributes: must be an object")
         attrs = Attributes(
             user, str(nonres.get("verb", "")), False, path=str(nonres.get("path", ""))
         )
@@ -87,7 +97,19 @@ def access_review(authz: Authorizer, user: UserInfo, spec: dict[str, Any]) -> di
     status: dict[str, Any] = {"allowed": allowed}
     if reason:
         status["reason"] = reason
-    return _answer(ACCESS, spec, status)
+    return _answer(resource, spec, status)
+
+
+def subject_access_review(authz: Authorizer, spec: dict[str, Any]) -> dict[str, Any]:
+    """May the user the spec names (``user``, ``uid``, ``groups``) do it?"""
+    user = spec.get("user", "")
+    groups = spec.get("groups") or []
+    if not isinstance(user, str) or not user:
+        raise ReviewError("SubjectAccessReview.spec.user: Required value: a user name")
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise ReviewError("SubjectAccessReview.spec.groups: must be a list of strings")
+    subject = UserInfo(user, str(spec.get("uid", "")), tuple(groups))
+    return access_review(authz, subject, spec, SUBJECT)
 
 
 def rules_review(authz: Authorizer, user: UserInfo, spec: dict[str, Any]) -> dict[str, Any]:
@@ -138,4 +160,6 @@ def review(
     spec = decode_spec(resource, body, content_type)
     if resource == ACCESS:
         return access_review(authz, user, spec)
+    if resource == SUBJECT:
+        return subject_access_review(authz, spec)
     return rules_review(authz, user, spec)
