@@ -13,9 +13,11 @@ import asyncio
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
+from tests.clustermode.faultproxy import fault_proxy
 from tests.clustermode.twoproc import Controller, start_controller
 from tests.server.conftest import EXAMPLES, Served, needs_kubectl, start_server
 from tests.server.ui.browser import CHROMIUM, Browser
@@ -214,3 +216,63 @@ def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path) -> None:
     finally:
         assert ctl.stop() == 0
         served.stop()
+
+
+@needs_kubectl
+def test_controller_whoami_asks_the_api_server_as_any_would_answer(tmp_path: Path) -> None:
+    """whoami through the controller is built from reviews every API server
+    answers (a SelfSubjectReview, SelfSubjectAccessReviews with the user's
+    token), not from kuota serve's own /ui: between the controller and the
+    API server nothing but /api and /apis goes. An admin sees every
+    namespace and kind; a batch user only hers."""
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text('alice-token,alice,1,"team-a-users"\nroot-token,root,0,"system:masters"\n')
+    served = start_server(
+        tmp_path / "state",
+        "--without-kueue",
+        "--token-auth-file",
+        str(tokens),
+        home=tmp_path / "home",
+    )
+    try:
+        served.ok("apply", "-f", "-", input=SETUP)
+        with fault_proxy(served.kubeconfig, "root-token", tmp_path / "kc", share=0.0) as (
+            proxy,
+            kc,
+        ):
+            ctl = start_controller(
+                served, "--kubeconfig", str(kc), "--dashboard-bind-address", "127.0.0.1:0"
+            )
+            base = f"http://127.0.0.1:{ctl.port('dashboard')}"
+
+            async def who(token: str) -> dict[str, Any]:
+                async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
+                    async with http.get(
+                        f"{base}/ui/login?token={token}&next=/ui/", allow_redirects=False
+                    ) as r:
+                        assert r.status == 302, await r.text()
+                        cookie = r.headers["Set-Cookie"].split(";")[0]
+                    async with http.get(f"{base}/ui/api/whoami", headers={"Cookie": cookie}) as r:
+                        assert r.status == 200
+                        got: dict[str, Any] = await r.json()
+                        return got
+
+            try:
+                alice = asyncio.run(who("alice-token"))
+                root = asyncio.run(who("root-token"))
+                seen = list(proxy.seen)
+            finally:  # (before the proxy it reaches the API server through goes)
+                assert ctl.stop() == 0
+    finally:
+        served.stop()
+    assert alice["signedIn"] and alice["user"] == "alice"
+    assert alice["namespaces"] == ["team-a"] and alice["clusterWide"] is False
+    assert not any(alice["resources"].values()), alice["resources"]
+    assert root["user"] == "root" and root["clusterWide"] is True
+    assert {"team-a", "team-b"} <= set(root["namespaces"])
+    assert all(root["resources"][r] for r in ("clusterqueues", "nodes", "pods"))
+    assert root["resources"]["bizgroupresourcequotas"] is True  # served by kuota serve
+    paths = {path for _, path in seen}
+    assert "/apis/authentication.k8s.io/v1/selfsubjectreviews" in paths
+    assert "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" in paths
+    assert all(p.startswith(("/api/", "/apis")) for p in paths), sorted(paths)

@@ -19,7 +19,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -38,6 +38,7 @@ from kuota.runtime.clock import Clock
 from kuota.runtime.pacing import PacedClock
 from kuota.store.kube import KubeStore
 from kuota.store.protocol import StoreError
+from kuota.store.resources import LOCAL_QUEUE, NAMESPACE
 
 _MAX_SLEEP = 0.25  # the longest the manager waits without looking at its timers
 RESYNC_PERIOD = 10 * 3600.0  # controller-runtime's default SyncPeriod
@@ -120,7 +121,13 @@ def run(opts: ControllerOptions, say: Callable[[str], None]) -> int:
         runners.append(runner)
         say(f"kuota controller: metrics on {opts.metrics_address[0]}:{port}")
     if opts.dashboard_address is not None:
-        runner, port = io.call(start_site(dashboard_app(opts.kubeconfig), *opts.dashboard_address))
+        ui = dashboard_app(
+            opts.kubeconfig,
+            namespaces=_namespaces_of(store),
+            now=opts.clock.now,
+            speed=float(getattr(opts.clock, "speed", 1.0) or 1.0),
+        )
+        runner, port = io.call(start_site(ui, *opts.dashboard_address))
         runners.append(runner)
         say(f"kuota controller: dashboard on {opts.dashboard_address[0]}:{port}")
     webhooks = start_webhook_server(
@@ -248,3 +255,20 @@ def _rounds(
             # a watch lost its place.
             log.warning("round failed", error=str(err))
             stop.wait(0.5)
+
+
+def _namespaces_of(store: KubeStore) -> Callable[[], Awaitable[list[str]]]:
+    """The namespaces the dashboard asks about, per signed-in user: those of
+    Namespaces and LocalQueues, listed with the controller's rights (Kueue's
+    role reads both) on every replica, leader or not. Only names leave this:
+    what the user may read in each is the user's own access review."""
+
+    async def known() -> list[str]:
+        out: set[str] = set()
+        for rtype in (NAMESPACE, LOCAL_QUEUE):
+            with contextlib.suppress(Exception):  # (a kind not served: none of it)
+                for ns, name in await store.names(rtype):
+                    out.add(name if rtype == NAMESPACE else ns)
+        return sorted(out)
+
+    return known

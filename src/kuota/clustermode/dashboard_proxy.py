@@ -1,7 +1,10 @@
 """``kuota controller``'s dashboard: the page set ``kuota serve`` serves at
 ``/ui`` (server/ui/pages.py), with a same-origin proxy of the API paths the
-page reads (``/api/...``, ``/apis/...``, ``/ui/api/whoami``) to the API
-server. A browser signs in as on serve (``/ui/login?token=...``): the token
+page reads (``/api/...``, ``/apis/...``) to the API server, and the page's
+``/ui/api/whoami`` built from what any API server answers the signed-in user:
+a SelfSubjectReview (who) and SelfSubjectAccessReviews (where they may list
+Workloads, which cluster-wide kinds they may read), over the namespaces the
+controller's informers know. A browser signs in as on serve (``/ui/login?token=...``): the token
 is checked against the API server and kept in memory under a random session
 id (an HttpOnly, SameSite=Strict cookie); each proxied request carries that
 token as its bearer, so the API server authorizes the signed-in user (RBAC
@@ -11,8 +14,13 @@ Watches stream through chunk by chunk."""
 
 from __future__ import annotations
 
+import asyncio
+import gzip
+import json
 import secrets
 import ssl
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
@@ -22,6 +30,9 @@ from lightkube.config.models import User
 
 from kuota.server.ui import pages
 
+_SSR = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+_SSAR = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+_BIZRQ = ("kuota.dev", "v1alpha1", "bizgroupresourcequotas")
 # Request headers the API server needs to answer as it would the page.
 _FORWARD = ("Accept", "Content-Type")
 _BACK = ("Content-Type", "Cache-Control", "Retry-After", "Warning")
@@ -42,6 +53,18 @@ def _status(code: int, reason: str, message: str) -> web.Response:
     )
 
 
+async def _json(resp: aiohttp.ClientResponse) -> Any:
+    """A JSON answer's document (None if it is not JSON); the proxy's client
+    leaves bodies compressed, to pass them on as they came."""
+    raw = await resp.read()
+    if resp.headers.get("Content-Encoding") == "gzip":
+        raw = gzip.decompress(raw)
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
 def _cluster(kubeconfig: Any) -> tuple[str, ssl.SSLContext | None]:
     """The API server's address and a TLS context trusting its CA, with no
     client certificate (the controller's identity stays out of the proxy)."""
@@ -52,7 +75,14 @@ def _cluster(kubeconfig: Any) -> tuple[str, ssl.SSLContext | None]:
     return server, verify_cluster(single.cluster, User(), single.abs_file)
 
 
-def dashboard_app(kubeconfig: Any) -> web.Application:
+def dashboard_app(
+    kubeconfig: Any,
+    namespaces: Callable[[], Awaitable[list[str]]] | None = None,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    speed: float = 1.0,
+) -> web.Application:
+    """``namespaces``: the namespaces to ask about (the controller lists them);
+    ``now`` and ``speed``: its clock, which the page's wait times count in."""
     server, tls = _cluster(kubeconfig)
     sessions: dict[str, str] = {}  # session id -> the user's bearer token
     app = web.Application()
@@ -109,12 +139,72 @@ def dashboard_app(kubeconfig: Any) -> web.Application:
     async def static(request: web.Request) -> web.Response:
         return pages.static_file(request)
 
+    async def post(token: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        async with http().post(f"{server}{path}", json=body, headers=headers) as resp:
+            return resp.status, await _json(resp)
+
+    async def can(token: str, group: str, resource: str, namespace: str) -> bool:
+        attrs = {"verb": "list", "group": group, "resource": resource, "namespace": namespace}
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": attrs},
+        }
+        code, got = await post(token, _SSAR, review)
+        return code == 201 and bool((got or {}).get("status", {}).get("allowed"))
+
+    async def served(token: str, group: str, version: str, resource: str) -> bool:
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        async with http().get(f"{server}/apis/{group}/{version}", headers=headers) as resp:
+            doc = await _json(resp)
+            if resp.status != 200 or not isinstance(doc, dict):
+                return False
+        return any(r.get("name") == resource for r in doc.get("resources", []))
+
+    async def whoami(request: web.Request) -> web.Response:
+        body: dict[str, Any] = {
+            "user": "",
+            "signedIn": False,
+            "now": now().isoformat().replace("+00:00", "Z"),
+            "speed": speed,
+            "clusterWide": False,
+            "namespaces": [],
+            "resources": {},
+        }
+        token = session_token(request)
+        if token is None:
+            return web.json_response(body)  # as serve answers: the page offers the login
+        review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        try:
+            code, got = await post(token, _SSR, review)
+            if code == 401:
+                return _status(401, "Unauthorized", "the API server no longer accepts the token")
+            info = (got or {}).get("status", {}).get("userInfo", {}) if code == 201 else {}
+            kueue = "kueue.x-k8s.io"
+            known = sorted(set(await namespaces())) if namespaces is not None else []
+            checks = await asyncio.gather(
+                can(token, kueue, "workloads", ""),
+                *(can(token, kueue, "workloads", ns) for ns in known),
+                *(can(token, g, r, "") for g, r in pages.WATCHED),
+                can(token, _BIZRQ[0], _BIZRQ[2], ""),
+                served(token, *_BIZRQ),
+            )
+        except aiohttp.ClientError as err:
+            return _status(502, "ServiceUnavailable", f"the API server {server}: {err}")
+        body["user"] = info.get("username", "")
+        body["signedIn"] = True
+        body["clusterWide"] = checks[0]
+        body["namespaces"] = [ns for ns, ok in zip(known, checks[1:], strict=False) if ok]
+        rest = checks[1 + len(known) :]
+        for (_, res), ok in zip(pages.WATCHED, rest, strict=False):
+            body["resources"][res] = ok
+        body["resources"][_BIZRQ[2]] = rest[-2] and rest[-1]
+        return web.json_response(body)
+
     async def proxy(request: web.Request) -> web.StreamResponse:
         token = session_token(request)
         if token is None:
-            if request.path == "/ui/api/whoami":
-                # As serve answers an anonymous page: it then offers the login.
-                return web.json_response({"user": "", "signedIn": False})
             return _status(401, "Unauthorized", "sign in at /ui/login first")
         headers = {k: request.headers[k] for k in _FORWARD if k in request.headers}
         headers["Authorization"] = f"Bearer {token}"
@@ -145,7 +235,7 @@ def dashboard_app(kubeconfig: Any) -> web.Application:
     r.add_get("/ui", pages.redirect_to_root)
     r.add_get("/ui/login", login)
     r.add_get("/ui/logout", logout)
-    r.add_get("/ui/api/whoami", proxy)
+    r.add_get("/ui/api/whoami", whoami)
     r.add_get("/ui/{file:[a-z.]*}", static)
     for prefix in ("/api", "/apis"):
         r.add_route("GET", prefix + "/{tail:.*}", proxy)

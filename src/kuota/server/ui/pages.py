@@ -16,6 +16,17 @@ from urllib.parse import quote
 from aiohttp import web
 
 COOKIE = "kuota-session"
+# Cluster-wide kinds the page lists or watches when RBAC allows it (whoami's
+# ``resources``; kuota's quota trees are added where the kind is served).
+WATCHED = (
+    ("kueue.x-k8s.io", "clusterqueues"),
+    ("kueue.x-k8s.io", "cohorts"),
+    ("kueue.x-k8s.io", "resourceflavors"),
+    ("kueue.x-k8s.io", "localqueues"),
+    ("", "nodes"),
+    ("", "pods"),
+    ("", "events"),
+)
 _STATIC = resources.files("kuota.server.ui") / "static"
 _TYPES = {
     ".html": "text/html",

@@ -60,7 +60,7 @@ def install(app: web.Application, api: Any) -> None:
             body["namespaces"] = [
                 ns for ns in _namespaces(api) if _can(api, user, "kueue.x-k8s.io", "workloads", ns)
             ]
-            for group, res in _WATCHED:
+            for group, res in pages.WATCHED:
                 body["resources"][res] = _can(api, user, group, res, "")
             body["resources"]["bizgroupresourcequotas"] = lookup(
                 "kuota.dev", "v1alpha1", "bizgroupresourcequotas"
@@ -73,18 +73,6 @@ def install(app: web.Application, api: Any) -> None:
     r.add_get("/ui/logout", logout)
     r.add_get("/ui/api/whoami", whoami)
     r.add_get("/ui/{file:[a-z.]*}", static)
-
-
-# Cluster-wide kinds the page lists or watches when RBAC allows it.
-_WATCHED = [
-    ("kueue.x-k8s.io", "clusterqueues"),
-    ("kueue.x-k8s.io", "cohorts"),
-    ("kueue.x-k8s.io", "resourceflavors"),
-    ("kueue.x-k8s.io", "localqueues"),
-    ("", "nodes"),
-    ("", "pods"),
-    ("", "events"),
-]
 
 
 def _can(api: Any, user: UserInfo, group: str, resource: str, namespace: str) -> bool:

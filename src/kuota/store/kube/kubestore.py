@@ -173,6 +173,22 @@ class KubeStore:
         items.sort(key=lambda o: (o.metadata.namespace or "", o.metadata.name))
         return ListResult(items, rv)
 
+    async def names(self, rtype: ResourceType) -> list[tuple[str, str]]:
+        """(namespace, name) of every object of a kind, listed by a caller
+        already on the I/O loop (the controller's dashboard), which the
+        blocking ``list`` would deadlock. Raises the API server's error."""
+        info = kind_info(rtype)
+        ns = ALL_NS if info.namespaced else None
+        out: list[tuple[str, str]] = []
+        async for raw in self.client.list(lk_resource(rtype), namespace=ns, chunk_size=500):
+            m = raw.metadata if hasattr(raw, "metadata") else None
+            meta = m if m is not None else raw.get("metadata", {})
+            if isinstance(meta, dict):
+                out.append((meta.get("namespace") or "", meta.get("name") or ""))
+            else:
+                out.append((meta.namespace or "", meta.name or ""))
+        return out
+
     # ------------------------------------------------------------ writes
     def create(self, obj: Any) -> Any:
         info = kind_of(obj)
