@@ -198,7 +198,7 @@ def test_controller_dashboard_proxies_as_the_signed_in_user(tmp_path: Path) -> N
     CHROMIUM is None,
     reason="Debian's chromium is not installed (apt-get install chromium): no browser test",
 )
-def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path) -> None:
+def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path, artifacts: Path) -> None:
     served, ctl = _two_processes(tmp_path)
     try:
         served.ok("apply", "-f", "-", input=QUEUES)
@@ -221,6 +221,13 @@ def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path) -> None:
                 assert "bobs-job" not in text and "team-b" not in text
                 # Kueue's visibility API included: the controller answers it
                 # from its own queues (serve --without-kueue would say 503).
+                assert b.errors == []
+                await b.screenshot(artifacts / "controller-dashboard-1280.png")
+                await b.width(390, 844, mobile=True)
+                await asyncio.sleep(0.3)
+                wide = await b.js("document.documentElement.scrollWidth")
+                assert wide <= 390, f"the page is {wide} px wide on a 390 px phone"
+                await b.screenshot(artifacts / "controller-dashboard-390.png")
                 assert b.errors == []
 
         asyncio.run(go())
