@@ -216,6 +216,9 @@ def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path, artifacts: 
                 await b.goto(f"{base}/ui/login?token=alice-token&next=/ui/")
                 await b.wait_for(f"{rows}.some(([w, r]) => r)", 30)
                 assert [w for w, _ in await b.js(rows)] == ["team-a/alices-job"]
+                # Its position comes from the controller's visibility API.
+                pos = "document.querySelector('[data-queue=\"mixed\"] tr.pending-wl td.num')"
+                await b.wait_for(f"{pos}?.textContent === '0'", 30)
                 text = await b.js("document.body.innerText")
                 assert "signed in as alice" in text
                 assert "bobs-job" not in text and "team-b" not in text
