@@ -31,6 +31,7 @@ from kuota.server.auth.impersonate import ImpersonationDenied, ImpersonationInva
 from kuota.server.auth.protowire import ProtoError
 from kuota.server.crds import builtin_crd_names, crd_objects, crd_write
 from kuota.server.hub import Hub
+from kuota.server.pod_log import pod_log
 from kuota.server.rest import BUILTIN_GROUPS, Reply, Request, Resources, parse_bool
 from kuota.server.served import Served, encode, lookup
 from kuota.server.tables import TABLE_TYPE, table
@@ -355,6 +356,9 @@ class ApiServer:
             raise web.HTTPNotFound()
         if not served.namespaced and namespace:
             raise web.HTTPNotFound()
+        if group == "" and resource == "pods" and sub == "log" and name and method == "GET":
+            pod = self.res.get(Request(served, namespace, name, "", query, request["user"]))
+            return web.Response(text=pod_log(pod, query), content_type="text/plain")
         if sub and not (
             (sub == "status" and served.spec.status_subresource)
             or (sub == "scale" and served.spec.scale_subresource)
