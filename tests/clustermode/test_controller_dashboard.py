@@ -21,7 +21,7 @@ from tests.clustermode.faultproxy import fault_proxy
 from tests.clustermode.twoproc import Controller, start_controller
 from tests.server.conftest import EXAMPLES, Served, needs_kubectl, start_server
 from tests.server.ui.browser import CHROMIUM, Browser
-from tests.server.ui.conftest import SETUP
+from tests.server.ui.conftest import SETUP, artifacts_dir
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 WORKLOAD = """
@@ -199,34 +199,69 @@ def test_controller_dashboard_proxies_as_the_signed_in_user(tmp_path: Path) -> N
     reason="Debian's chromium is not installed (apt-get install chromium): no browser test",
 )
 def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path) -> None:
+    artifacts = artifacts_dir(tmp_path)
     served, ctl = _two_processes(tmp_path)
     try:
         served.ok("apply", "-f", "-", input=QUEUES)
-        for name, ns in (("alices-job", "team-a"), ("bobs-job", "team-b")):
+        # Bob's job between Alice's two: her page shows ClusterQueue positions 0 and 2.
+        for name, ns in (
+            ("alices-job", "team-a"),
+            ("bobs-job", "team-b"),
+            ("alices-2nd", "team-a"),
+        ):
             served.ok("apply", "-f", "-", input=JOB.replace("NAME", name).replace("NS", ns))
         base = f"http://127.0.0.1:{ctl.port('dashboard')}"
         rows = (
             "[...document.querySelectorAll('[data-queue=\"mixed\"] tr.pending-wl')]"
-            ".map(r => [r.dataset.job, r.querySelector('td.reason')?.textContent ?? ''])"
+            ".map(r => [r.dataset.job, r.querySelector('td.reason')?.textContent ?? '',"
+            " r.querySelector('td').textContent])"
+        )
+        # Kueue's visibility API as the page's origin answers it for alice.
+        visible = (
+            "fetch('/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/team-a/localqueues/mixed"
+            "/pendingworkloads').then(r => r.json()).then(l => l.items.map(w =>"
+            " [w.metadata.ownerReferences[0].name, String(w.positionInClusterQueue)]))"
         )
 
         async def go() -> None:
             async with Browser() as b:
                 await b.width(1280)
                 await b.goto(f"{base}/ui/login?token=alice-token&next=/ui/")
-                await b.wait_for(f"{rows}.some(([w, r]) => r)", 30)
-                assert [w for w, _ in await b.js(rows)] == ["team-a/alices-job"]
+                # Positions come from the visibility API only (else "–").
+                await b.wait_for(
+                    f"{rows}.length == 2 && {rows}.every(([w, r, p]) => r && p != '–')", 30
+                )
+                shown = await b.js(rows)
+                assert [(w, p) for w, _, p in shown] == [
+                    ("team-a/alices-job", "0"),
+                    ("team-a/alices-2nd", "2"),
+                ]
+                order = await b.js(visible)
+                assert [(f"team-a/{n}", p) for n, p in order] == [(w, p) for w, _, p in shown]
                 text = await b.js("document.body.innerText")
                 assert "signed in as alice" in text
                 assert "bobs-job" not in text and "team-b" not in text
                 # Kueue's visibility API included: the controller answers it
                 # from its own queues (serve --without-kueue would say 503).
                 assert b.errors == []
+                # The controller's page kept as serve's is: 1280 px and a phone.
+                await b.screenshot(artifacts / "controller-1280.png")
+                await b.width(390, 844, mobile=True)
+                await asyncio.sleep(0.3)
+                wide = await b.js("document.documentElement.scrollWidth")
+                assert wide <= 390, f"the controller's page is {wide} px wide on a 390 px phone"
+                assert "alices-job" in await b.js("document.body.innerText")
+                await b.screenshot(artifacts / "controller-390.png")
+                print(
+                    f"\nscreenshots: {artifacts / 'controller-1280.png'} {artifacts / 'controller-390.png'}"
+                )
 
         asyncio.run(go())
     finally:
         assert ctl.stop() == 0
         served.stop()
+    for name in ("controller-1280.png", "controller-390.png"):
+        assert (artifacts / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @needs_kubectl
