@@ -58,14 +58,9 @@ def admin_login(srv: Served) -> str:
     raise AssertionError("kuota serve printed no dashboard URL: " + "".join(srv.lines))
 
 
-def artifacts_dir(tmp_path: Path) -> Path:
+@pytest.fixture
+def artifacts(tmp_path: Path) -> Path:
     """Where screenshots are kept: $KUOTA_UI_ARTIFACTS, else the test's tmp dir."""
     out = Path(os.environ.get("KUOTA_UI_ARTIFACTS") or tmp_path / "artifacts")
     out.mkdir(parents=True, exist_ok=True)
     return out
-
-
-@pytest.fixture
-def artifacts(tmp_path: Path) -> Path:
-    """Where screenshots are kept (see artifacts_dir)."""
-    return artifacts_dir(tmp_path)
