@@ -30,6 +30,18 @@ spec:
     flavors:
     - name: missing-flavor
       resources: [{name: cpu, nominalQuota: "4"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: held}
+spec:
+  namespaceSelector: {}
+  stopPolicy: Hold
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: orphan, namespace: team}
+spec: {clusterQueue: no-such-cq}
 """
 
 
@@ -76,7 +88,16 @@ def test_must_gather_summary_and_no_secrets(tmp_path: Path) -> None:
     for name in ("job-second-", "job-with-token-"):
         line = next(x for x in pending if name in x)
         assert "insufficient unused quota for nvidia.com/gpu" in line
-    assert "ClusterQueue broken:" in summary and "missing-flavor" in summary
+    # Every inactive queue with Kueue's own reason and message.
+    assert "Inactive queues: 3" in summary
+    for line in (
+        "ClusterQueue broken: FlavorNotFound: Can't admit new workloads:"
+        " references missing ResourceFlavor(s): missing-flavor.",
+        "ClusterQueue held: Stopped: Can't admit new workloads: is stopped.",
+        "LocalQueue team/orphan: ClusterQueueDoesNotExist:"
+        " Can't submit new workloads to clusterQueue",
+    ):
+        assert f"  {line}\n" in summary, summary
     assert "objects/batch/jobs.yaml" in files and "objects/core/events.yaml" in files
     assert "objects/kueue.x-k8s.io/workloads.yaml" in files and "nodes.txt" in files
     assert b"plain-visible" in files["objects/batch/jobs.yaml"]  # other env values stay
@@ -197,6 +218,25 @@ def test_must_gather_on_the_examples(tmp_path: Path, example: str, until: str | 
     assert set(lines) == set(waiting), summary
     assert all(lines.values()), summary
     assert f"Pending workloads: {len(waiting)}" in out.stdout
+
+    # Every queue whose Active condition is not True, with why (the objects' own condition).
+    inactive = []
+    for kind, rtype in (("ClusterQueue", "clusterqueues"), ("LocalQueue", "localqueues")):
+        for q in yaml.safe_load(files.get(f"objects/kueue.x-k8s.io/{rtype}.yaml", b"items: []"))[
+            "items"
+        ]:
+            if not _true(q, "Active"):
+                m = q["metadata"]
+                inactive.append(
+                    f"{kind} {m.get('namespace', '') + '/' * ('namespace' in m)}{m['name']}: "
+                )
+    block = summary.split("\n\nInactive queues")[1].split("\n\n")[0]
+    assert f"Inactive queues: {len(inactive)}" in summary, summary
+    shown = [x.strip() for x in block.splitlines()[1:]]
+    assert len(shown) == len(inactive), summary
+    for head in inactive:
+        line = next((x for x in shown if x.startswith(head)), None)
+        assert line is not None and line.removeprefix(head).strip(), (head, summary)
 
     metrics = files["metrics.txt"].decode()
     for cq in yaml.safe_load(files["objects/kueue.x-k8s.io/clusterqueues.yaml"])["items"]:

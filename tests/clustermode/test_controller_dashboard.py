@@ -202,23 +202,42 @@ def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path, artifacts: 
     served, ctl = _two_processes(tmp_path)
     try:
         served.ok("apply", "-f", "-", input=QUEUES)
-        for name, ns in (("alices-job", "team-a"), ("bobs-job", "team-b")):
+        # Bob's job between Alice's two: her page shows ClusterQueue positions 0 and 2.
+        for name, ns in (
+            ("alices-job", "team-a"),
+            ("bobs-job", "team-b"),
+            ("alices-2nd", "team-a"),
+        ):
             served.ok("apply", "-f", "-", input=JOB.replace("NAME", name).replace("NS", ns))
         base = f"http://127.0.0.1:{ctl.port('dashboard')}"
         rows = (
             "[...document.querySelectorAll('[data-queue=\"mixed\"] tr.pending-wl')]"
-            ".map(r => [r.dataset.job, r.querySelector('td.reason')?.textContent ?? ''])"
+            ".map(r => [r.dataset.job, r.querySelector('td.reason')?.textContent ?? '',"
+            " r.querySelector('td').textContent])"
+        )
+        # Kueue's visibility API as the page's origin answers it for alice.
+        visible = (
+            "fetch('/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/team-a/localqueues/mixed"
+            "/pendingworkloads').then(r => r.json()).then(l => l.items.map(w =>"
+            " [w.metadata.ownerReferences[0].name, String(w.positionInClusterQueue)]))"
         )
 
         async def go() -> None:
             async with Browser() as b:
                 await b.width(1280)
                 await b.goto(f"{base}/ui/login?token=alice-token&next=/ui/")
-                await b.wait_for(f"{rows}.some(([w, r]) => r)", 30)
-                assert [w for w, _ in await b.js(rows)] == ["team-a/alices-job"]
-                # Its position comes from the controller's visibility API.
-                pos = "document.querySelector('[data-queue=\"mixed\"] tr.pending-wl td.num')"
-                await b.wait_for(f"{pos}?.textContent === '0'", 30)
+                # Positions come from the controller's visibility API only (else "–").
+                await b.wait_for(
+                    f"{rows}.length == 2 && {rows}.every(([w, r, p]) => r && p != '–')", 30
+                )
+                shown = await b.js(rows)
+                assert [(w, p) for w, _, p in shown] == [
+                    ("team-a/alices-job", "0"),
+                    ("team-a/alices-2nd", "2"),
+                ]
+                # The page's order is the visibility API's.
+                order = await b.js(visible)
+                assert [(f"team-a/{n}", p) for n, p in order] == [(w, p) for w, _, p in shown]
                 text = await b.js("document.body.innerText")
                 assert "signed in as alice" in text
                 assert "bobs-job" not in text and "team-b" not in text
