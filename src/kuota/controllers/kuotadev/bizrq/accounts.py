@@ -51,9 +51,12 @@ def charged_status(
     changed = tuple(k for k, v in delta.items() if v and k in hard)
     for k in changed:
         v = delta[k]
-        used[k] = Quantity.from_milli(used[k].milli_value() + v)
+        u = used[k].milli_value() + v
+        q = used[k] = Quantity.from_milli(u)
         if own:
-            self_used[k] = Quantity.from_milli(self_used[k].milli_value() + v)
+            s = self_used[k].milli_value() + v
+            # (A leaf's used is its selfUsed: one immutable Quantity for both.)
+            self_used[k] = q if s == u else Quantity.from_milli(s)
     if ordered and old is not None:
         # The status write then copies only the changed entries, not all 50.
         if old.used is not None:
