@@ -23,6 +23,7 @@ import aiohttp
 import yaml
 from aiohttp import web
 
+from kuota.clustermode.visibility_server import status_body
 from kuota.webhooks import certs
 from kuota.webhooks.server import tls_context
 
@@ -107,18 +108,7 @@ class FaultProxy:
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:
-    return web.json_response(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": message,
-            "reason": reason,
-            "code": code,
-        },
-        status=code,
-    )
+    return web.json_response(status_body(code, reason, message), status=code)
 
 
 @contextmanager

@@ -198,7 +198,7 @@ def test_controller_dashboard_proxies_as_the_signed_in_user(tmp_path: Path) -> N
     CHROMIUM is None,
     reason="Debian's chromium is not installed (apt-get install chromium): no browser test",
 )
-def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path) -> None:
+def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path, artifacts: Path) -> None:
     served, ctl = _two_processes(tmp_path)
     try:
         served.ok("apply", "-f", "-", input=QUEUES)
@@ -216,11 +216,21 @@ def test_controller_dashboard_in_chromium_batch_user(tmp_path: Path) -> None:
                 await b.goto(f"{base}/ui/login?token=alice-token&next=/ui/")
                 await b.wait_for(f"{rows}.some(([w, r]) => r)", 30)
                 assert [w for w, _ in await b.js(rows)] == ["team-a/alices-job"]
+                # Its position comes from the controller's visibility API.
+                pos = "document.querySelector('[data-queue=\"mixed\"] tr.pending-wl td.num')"
+                await b.wait_for(f"{pos}?.textContent === '0'", 30)
                 text = await b.js("document.body.innerText")
                 assert "signed in as alice" in text
                 assert "bobs-job" not in text and "team-b" not in text
                 # Kueue's visibility API included: the controller answers it
                 # from its own queues (serve --without-kueue would say 503).
+                assert b.errors == []
+                await b.screenshot(artifacts / "controller-dashboard-1280.png")
+                await b.width(390, 844, mobile=True)
+                await asyncio.sleep(0.3)
+                wide = await b.js("document.documentElement.scrollWidth")
+                assert wide <= 390, f"the page is {wide} px wide on a 390 px phone"
+                await b.screenshot(artifacts / "controller-dashboard-390.png")
                 assert b.errors == []
 
         asyncio.run(go())

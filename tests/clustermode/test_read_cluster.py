@@ -17,6 +17,20 @@ from tests.cli.test_predict import WORLD, job
 from tests.server.conftest import needs_kubectl, start_server
 
 SECRET_VALUE = "c2VydmVkLXMzY3IzdC12YWx1ZQ=="  # base64 of a value that must not leak
+MANAGER_POD = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: kueue-system}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: kueue-controller-manager-0
+  namespace: kueue-system
+  labels: {control-plane: controller-manager}
+spec:
+  containers: [{name: manager, image: "kuota:dev", resources: {requests: {cpu: "1"}}}]
+"""
 
 
 def kuota(*args: str) -> subprocess.CompletedProcess[str]:
@@ -47,6 +61,7 @@ def test_predict_and_must_gather_read_an_api_server(tmp_path: Path) -> None:
                 f"data: {{token: {SECRET_VALUE}}}\n"
             ),
         )
+        served.ok("apply", "-f", "-", input=MANAGER_POD)  # whose logs must-gather reads
         deadline = time.monotonic() + 120
         while len(served.json("get", "workloads", "-n", "team")["items"]) < 3:
             assert time.monotonic() < deadline, "the world's three jobs did not arrive"
@@ -95,6 +110,10 @@ def test_predict_and_must_gather_read_an_api_server(tmp_path: Path) -> None:
     assert "objects/core/secrets.yaml" in files  # listed, its data redacted
     assert SECRET_VALUE.encode() not in b"".join(files.values())
     assert SECRET_VALUE.encode() not in bundle.read_bytes()
+    # The manager's recent logs (its pods by Kueue's label, each container).
+    log = files["logs/kueue-system/kueue-controller-manager-0/manager.log"].decode()
+    assert "simulated container manager (image kuota:dev)" in log, log
+    assert "logs: the last 2000 lines of 1 manager container(s) in logs/" in summary
 
 
 def test_kubeconfig_errors_name_the_file(tmp_path: Path) -> None:

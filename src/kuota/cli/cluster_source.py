@@ -25,6 +25,34 @@ class ClusterState:
     recovered: Any  # store.journal_replay.Recovered
     now: datetime
     skipped: list[str] = field(default_factory=list)  # kinds not listed, and why
+    # "namespace/pod/container" -> the last lines of the manager's logs
+    logs: dict[str, str] = field(default_factory=dict)
+
+
+MANAGER_SELECTOR = ("control-plane", "controller-manager")  # Kueue's (and kuota's) pods
+LOG_LINES = 2000
+
+
+def _manager_logs(store: Any, pods: dict[Any, Any], namespace: str, out: ClusterState) -> None:
+    """The recent logs of every container of the manager's pods (Kueue's or
+    kuota's, by their label in the Configuration's namespace), as
+    must-gather collects them; what cannot be read is said in ``skipped``."""
+    key, value = MANAGER_SELECTOR
+    for (ns, name), pod in sorted(pods.items()):
+        if ns != namespace or (pod.metadata.labels or {}).get(key) != value:
+            continue
+        for c in pod.spec.containers if pod.spec is not None else []:
+
+            async def read(pod_name: str = name, container: str = c.name, pod_ns: str = ns) -> str:
+                lines = store.client.log(
+                    pod_name, namespace=pod_ns, container=container, tail_lines=LOG_LINES
+                )
+                return "".join([line async for line in lines])
+
+            try:
+                out.logs[f"{ns}/{name}/{c.name}"] = store._call(read, f"pods/{name}/log")
+            except Exception as err:  # (not started, forbidden: the server's answer)
+                out.skipped.append(f"logs of {ns}/{name} container {c.name}: {err}")
 
 
 def _now(sim_clock: str | None) -> datetime:
@@ -66,6 +94,7 @@ def read_cluster(kubeconfig: str, sim_clock: str | None = None) -> ClusterState:
     from kuota.store.kube import KubeStore, load_kubeconfig
     from kuota.store.kube.kubewire import Unavailable
     from kuota.store.protocol import NotFound, StoreError
+    from kuota.store.resources import POD
 
     now = _now(sim_clock)
     try:
@@ -91,6 +120,12 @@ def read_cluster(kubeconfig: str, sim_clock: str | None = None) -> ClusterState:
                     (o.metadata.namespace or "", o.metadata.name): o for o in items
                 }
         cfg = _configuration(store)
+        _manager_logs(
+            store,
+            out.recovered.objects.get(POD, {}),
+            str((cfg or {}).get("namespace") or CONFIG_MAP[0]),
+            out,
+        )
     finally:
         store.close()
     out.recovered.meta[CLOCK_META] = now.isoformat()

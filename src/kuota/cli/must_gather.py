@@ -31,6 +31,7 @@ REDACTED = "<redacted by kuota must-gather>"
 # Environment variables whose literal values are credentials, by name.
 _SECRET_NAME = re.compile(r"token|secret|passw|key|credential|auth|cert", re.IGNORECASE)
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+_LOG_SECRET = re.compile(r"((?:[Bb]earer\s+|token[\"']?\s*[=:]\s*[\"']?))[A-Za-z0-9._~+/=-]{8,}")
 BIZRQ_KIND = "BizGroupResourceQuota"
 CASH_PREFIX = "cash/"  # a budget key (resource-hours), see specs/bizrq.md
 _TITLES = ("Pending workloads", "Inactive queues", "Quota-tree nodes over budget")
@@ -69,6 +70,11 @@ def scrub(doc: dict[str, Any]) -> dict[str, Any]:
     for spec in _walk_pod_specs(doc):
         _scrub_containers(spec)
     return doc
+
+
+def _redact_log(text: str) -> str:
+    """A log without what looks like a credential (bearer tokens, token=...)."""
+    return _LOG_SECRET.sub(lambda m: m.group(1) + REDACTED, text)
 
 
 def _condition(doc: dict[str, Any], ctype: str) -> dict[str, Any] | None:
@@ -159,8 +165,11 @@ def _node_lines(nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> list
     return lines
 
 
-def gather(store: Any, now: datetime) -> dict[str, bytes]:
-    """The bundle's files (path -> content) from a store read only."""
+def gather(store: Any, now: datetime, logs: dict[str, str] | None = None) -> dict[str, bytes]:
+    """The bundle's files (path -> content) from a store read only, with the
+    manager's recent logs read from a cluster (None: a kept state, which
+    keeps no process logs)."""
+    from kuota.cli.cluster_source import LOG_LINES
     from kuota.cli.get import pending_reasons
     from kuota.cli.served_form import served_form
     from kuota.embedded.state_meta import CONFIG_META
@@ -205,7 +214,16 @@ def gather(store: Any, now: datetime) -> dict[str, bytes]:
         summary += [f"  {line}" for line in lines]
         summary.append("")
     summary.append("metrics: metrics.txt (Kueue's series as a scrape now would show them)")
-    summary.append("logs: kuota keeps no log files in a state (a server logs to its stderr)")
+    if logs is None:
+        summary.append("logs: kuota keeps no log files in a state (a server logs to its stderr)")
+    else:
+        for where, text in sorted(logs.items()):
+            files[f"logs/{where}.log"] = _redact_log(text).encode()
+        summary.append(
+            f"logs: the last {LOG_LINES} lines of {len(logs)} manager container(s) in logs/"
+            if logs
+            else "logs: no manager pod (label control-plane=controller-manager) found"
+        )
     files["summary.txt"] = ("\n".join(summary) + "\n").encode()
     return files
 
@@ -246,6 +264,7 @@ def must_gather(state: str | None, kubeconfig: str | None, sim_clock: str | None
     from kuota.cli.get import open_state
 
     skipped: list[str] = []
+    logs: dict[str, str] = {}
     try:
         if kubeconfig is not None:
             from kuota.cli.cluster_source import memory_store, read_cluster
@@ -254,6 +273,7 @@ def must_gather(state: str | None, kubeconfig: str | None, sim_clock: str | None
                 raise CannotRead("give --state DIR or --kubeconfig K, not both")
             cluster = read_cluster(kubeconfig, sim_clock)
             store, now, skipped = memory_store(cluster), cluster.now, cluster.skipped
+            logs = cluster.logs
         else:
             if sim_clock:
                 raise CannotRead("--sim-clock goes with --kubeconfig")
@@ -262,7 +282,7 @@ def must_gather(state: str | None, kubeconfig: str | None, sim_clock: str | None
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     try:
-        files = gather(store, now)
+        files = gather(store, now, logs if kubeconfig is not None else None)
     finally:
         store.close()
     if skipped:  # what the reader's RBAC (or the server) did not let us list

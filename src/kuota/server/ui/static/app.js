@@ -192,6 +192,13 @@ async function loadPending() {
   }
   S.pending = out;
   render();
+  // A workload the watch showed before its queue's server had it (Kueue's
+  // visibility API is another process's view): ask again, a few times.
+  const listed = new Set(Object.values(out).flat().map((p) => `${p.metadata.namespace}/${p.metadata.name}`));
+  const missing = list("workloads").some((w) => w.spec.active !== false && visibleNs(w.metadata.namespace)
+    && !isTrue(w, "QuotaReserved") && !isTrue(w, "Finished") && !listed.has(key(w)));
+  S.pendingTries = missing ? (S.pendingTries || 0) + 1 : 0;
+  if (missing && S.pendingTries <= 5) setTimeout(refreshPending, 1000);
 }
 
 // ---------------------------------------------------------------- model
