@@ -192,6 +192,21 @@ def _share_elements(
 
 _STR_ONLY: Final = frozenset((str,))
 
+# Maps a writer made from a stored map by setting a few of its entries, with
+# those keys (see note_changed): the write then checks and copies only them,
+# instead of scanning every entry (a bizrq charge sets 1-7 of a node's 50).
+_CHANGED: Final[dict[int, tuple[dict[Any, Any], dict[Any, Any], tuple[Any, ...]]]] = {}
+_CHANGED_KEPT: Final = 1024
+
+
+def note_changed(new: dict[Any, Any], old: dict[Any, Any], keys: tuple[Any, ...]) -> None:
+    """Tell a status write that ``new`` is ``dict(old)`` with only ``keys`` set
+    (the same key set). Taken only when ``old`` is still the stored map (a
+    stale base is scanned as any map); ``new`` must not change afterwards."""
+    if len(_CHANGED) >= _CHANGED_KEPT:
+        _CHANGED.clear()  # maps noted but never written (a refused request)
+    _CHANGED[id(new)] = (new, old, keys)
+
 
 def _share_entries(new: dict[Any, Any], old: dict[Any, Any], node: Any | None) -> Any:
     """A changed map (a quota's used, by resource) as a new dict that keeps
@@ -204,11 +219,16 @@ def _share_entries(new: dict[Any, Any], old: dict[Any, Any], node: Any | None) -
     if nodes is None:
         return None
     key, value = nodes
-    if not _STR_ONLY.issuperset(map(type, new)):
-        return None  # (keys of other types: the whole map's copy decides)
-    # The keys whose value is not old's very value, found without a Python-level
-    # loop over the map (fifty keys, of which a write changes a few).
-    changed = list(_compress(new, map(_is_not, new.values(), map(old.get, new, _repeat(FAIL)))))
+    hint = _CHANGED.pop(id(new), None)
+    if hint is not None and hint[0] is new and hint[1] is old and len(new) == len(old):
+        # Old's keys (checked when old was stored) and values but for these.
+        changed = [k for k in hint[2] if new[k] is not old[k]]
+    else:
+        if not _STR_ONLY.issuperset(map(type, new)):
+            return None  # (keys of other types: the whole map's copy decides)
+        # The keys whose value is not old's very value, found without a Python-level
+        # loop over the map (fifty keys, of which a write changes a few).
+        changed = list(_compress(new, map(_is_not, new.values(), map(old.get, new, _repeat(FAIL)))))
     if len(changed) == len(new):
         return None  # nothing to keep: one copy of the whole map
     equal = len(new) == len(old)

@@ -10,6 +10,7 @@ from kuota.api.kuotadev.bizrq import BizGroupResourceQuota, BizGroupStatus, is_c
 from kuota.api.quantity import Quantity
 from kuota.controllers.kuotadev.bizrq.status_cas import milli_of
 from kuota.quota.bizgroups.usage import Usage
+from kuota.store.codec import note_changed
 
 __all__ = ["charged_status", "spent_budgets", "used_for", "used_of"]
 
@@ -47,11 +48,21 @@ def charged_status(
                 used[k] = zero
             if k not in self_used:
                 self_used[k] = zero
-    for k, v in delta.items():
-        if k in hard and v:
-            used[k] = Quantity.from_milli(used[k].milli_value() + v)
-            if own:
-                self_used[k] = Quantity.from_milli(self_used[k].milli_value() + v)
+    changed = tuple(k for k, v in delta.items() if v and k in hard)
+    for k in changed:
+        v = delta[k]
+        u = used[k].milli_value() + v
+        q = used[k] = Quantity.from_milli(u)
+        if own:
+            s = self_used[k].milli_value() + v
+            # (A leaf's used is its selfUsed: one immutable Quantity for both.)
+            self_used[k] = q if s == u else Quantity.from_milli(s)
+    if ordered and old is not None:
+        # The status write then copies only the changed entries, not all 50.
+        if old.used is not None:
+            note_changed(used, old.used, changed)
+        if own and old.self_used is not None:
+            note_changed(self_used, old.self_used, changed)
     if not ordered:
         used = {k: used[k] for k in sorted(hard)}
         self_used = {k: self_used[k] for k in sorted(hard)}
