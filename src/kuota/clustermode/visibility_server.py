@@ -38,12 +38,12 @@ from lightkube.resources.authentication_v1 import TokenReview
 from lightkube.resources.authorization_v1 import SubjectAccessReview
 from lightkube.resources.core_v1 import ConfigMap
 
+from kuota.clustermode.manifests import VISIBILITY_SERVICE
 from kuota.controllers import visibility as vis
 from kuota.webhooks import certs
 
 _VERSIONS = ("v1beta2", "v1beta1")
 AUTH_CONFIGMAP = ("kube-system", "extension-apiserver-authentication")
-SERVICE = "kueue-visibility-server"
 _RETRIES = 5  # the queues change on the manager's thread while we read them
 
 
@@ -264,7 +264,7 @@ def tls_context(host: str, namespace: str, client_ca: str | None) -> ssl.SSLCont
     """Self-signed serving certificates (Kueue's, generated into /visibility;
     its APIServices skip their verification), asking for a client
     certificate the requestheader CA signed when there is one."""
-    served = certs.generate((host, *certs.serving_names(SERVICE, namespace)))
+    served = certs.generate((host, *certs.serving_names(VISIBILITY_SERVICE, namespace)))
     cert_dir = Path(tempfile.mkdtemp(prefix="kuota-visibility-certs-"))
     served.write(cert_dir)
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
