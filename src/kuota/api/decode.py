@@ -224,6 +224,13 @@ def decode_object(
             )
         )
         return doc
+    if not info.namespaced and isinstance(meta, dict) and "namespace" in meta:
+        # kube-apiserver's rest.BeforeCreate clears the namespace of a
+        # cluster-scoped object before validation
+        # (EnsureObjectNamespaceMatchesRequestNamespace): `kubectl apply` of
+        # such a manifest succeeds.
+        raw = {**raw, "metadata": {k: v for k, v in meta.items() if k != "namespace"}}
+        doc.namespace = ""
     return _decode_known(raw, info, doc, _gates(gates))
 
 
