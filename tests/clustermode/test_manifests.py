@@ -51,6 +51,17 @@ def test_manifests_install_kuota_as_kueue_is_installed() -> None:
     }
     kinds = {d["kind"] for d in docs}
     assert "ServiceMonitor" not in kinds
+    # Kueue's visibility API behind the aggregator: two APIServices, a Service
+    # to the manager's port 8082, its delegated-auth RBAC.
+    for v in ("v1beta1", "v1beta2"):
+        spec = _named(docs, "APIService", f"{v}.visibility.kueue.x-k8s.io")["spec"]
+        assert spec["service"] == {"name": "kueue-visibility-server", "namespace": "kueue-system"}
+    vis = _named(docs, "Service", "kueue-visibility-server")["spec"]["ports"]
+    assert vis == [{"name": "https", "port": 443, "targetPort": 8082, "protocol": "TCP"}]
+    ports = dep["spec"]["template"]["spec"]["containers"][0]["ports"]
+    assert {"containerPort": 8082, "name": "visibility", "protocol": "TCP"} in ports
+    reader = _named(docs, "RoleBinding", "kueue-visibility-server-auth-reader")
+    assert reader["metadata"]["namespace"] == "kube-system"
     assert {"kueue-batch-admin-role", "kueue-batch-user-role"} <= {
         d["metadata"]["name"] for d in docs if d["kind"] == "ClusterRole"
     }

@@ -68,6 +68,12 @@ def _config(path: str | None) -> tuple[Any, dict[str, Any]]:
     'calls go to the API server as the signed-in user). Default "0": not served.',
 )
 @click.option(
+    "--visibility-bind-address",
+    default=None,
+    help="HOST:PORT of Kueue's visibility server (HTTPS; default: in a cluster, the "
+    'Configuration\'s visibilityServer, :8082; outside one, not served; "0" disables).',
+)
+@click.option(
     "--webhook-url",
     default=None,
     help="Serve the admission webhooks at this URL (outside a cluster) and register them there.",
@@ -89,6 +95,7 @@ def controller(
     metrics_bind_address: str | None,
     health_probe_bind_address: str | None,
     dashboard_bind_address: str,
+    visibility_bind_address: str | None,
     webhook_url: str | None,
     sim_clock: str | None,
     leader_elect: bool | None,
@@ -127,6 +134,7 @@ def controller(
             if dashboard_bind_address == "0"
             else split_address(dashboard_bind_address, "--dashboard-bind-address")
         )
+        visibility_addr = _visibility_address(visibility_bind_address, kubeconfig, src, raw)
     except ValueError as err:
         _usage(str(err))
     if webhook_url is not None and not webhook_url.startswith("https://"):
@@ -170,6 +178,7 @@ def controller(
         health_address=health_addr,
         metrics_address=metrics_addr,
         dashboard_address=dashboard_addr,
+        visibility_address=visibility_addr,
         webhook_url=webhook_url,
         webhook_bind=webhook_bind,
         lease=lease,
@@ -185,3 +194,19 @@ def controller(
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _visibility_address(
+    flag: str | None, kubeconfig: str | None, src: Any, raw: dict[str, Any]
+) -> tuple[str, int] | None:
+    """Kueue serves its visibility API at the Configuration's address in a
+    cluster (where the APIServices' Service points); outside one (a
+    kubeconfig) only when asked, as several controllers may share a host."""
+    from kuota.clustermode.probes import split_address
+
+    if flag is not None:
+        return None if flag == "0" else split_address(flag, "--visibility-bind-address")
+    if kubeconfig is not None and "visibilityServer" not in raw:
+        return None
+    vs = src.visibility_server
+    return ((vs and vs.bind_address) or "0.0.0.0", (vs and vs.bind_port) or 8082)

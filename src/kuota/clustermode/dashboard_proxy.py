@@ -28,8 +28,12 @@ from aiohttp import web
 from lightkube.config.client_adapter import verify_cluster
 from lightkube.config.models import User
 
+from kuota.clustermode.visibility_server import status_body
 from kuota.server.ui import pages
 
+# (version, resource, namespace, name, query) -> (code, body)
+Pending = Callable[[str, str, str, str, dict[str, str]], tuple[int, Any]]
+VISIBILITY = "visibility.kueue.x-k8s.io"
 _SSR = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 _SSAR = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 _BIZRQ = ("kuota.dev", "v1alpha1", "bizgroupresourcequotas")
@@ -39,18 +43,7 @@ _BACK = ("Content-Type", "Cache-Control", "Retry-After", "Warning")
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:
-    return web.json_response(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": message,
-            "reason": reason,
-            "code": code,
-        },
-        status=code,
-    )
+    return web.json_response(status_body(code, reason, message), status=code)
 
 
 async def _json(resp: aiohttp.ClientResponse) -> Any:
@@ -80,8 +73,12 @@ def dashboard_app(
     namespaces: Callable[[], Awaitable[list[str]]] | None = None,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     speed: float = 1.0,
+    pending: Pending | None = None,
 ) -> web.Application:
     """``namespaces``: the namespaces to ask about (the controller lists them);
+    ``pending``: the controller's own visibility answers, given (version,
+    resource, namespace, name, query) -> (HTTP code, body), asked only after
+    the user's own access review allows it;
     ``now`` and ``speed``: its clock, which the page's wait times count in."""
     server, tls = _cluster(kubeconfig)
     sessions: dict[str, str] = {}  # session id -> the user's bearer token
@@ -144,8 +141,11 @@ def dashboard_app(
         async with http().post(f"{server}{path}", json=body, headers=headers) as resp:
             return resp.status, await _json(resp)
 
-    async def can(token: str, group: str, resource: str, namespace: str) -> bool:
-        attrs = {"verb": "list", "group": group, "resource": resource, "namespace": namespace}
+    async def can(
+        token: str, group: str, resource: str, namespace: str, verb: str = "list", **more: str
+    ) -> bool:
+        attrs = {"verb": verb, "group": group, "resource": resource, "namespace": namespace}
+        attrs |= more
         review = {
             "apiVersion": "authorization.k8s.io/v1",
             "kind": "SelfSubjectAccessReview",
@@ -202,6 +202,38 @@ def dashboard_app(
         body["resources"][_BIZRQ[2]] = rest[-2] and rest[-1]
         return web.json_response(body)
 
+    async def visibility(request: web.Request) -> web.StreamResponse:
+        """Kueue's visibility API from the controller's own queues (the API
+        server may have no APIService for it: kuota serve, a laptop)."""
+        token = session_token(request)
+        if token is None:
+            return _status(401, "Unauthorized", "sign in at /ui/login first")
+        if pending is None:
+            return await proxy(request)
+        parts = [p for p in request.match_info["tail"].split("/") if p]
+        if parts[-1:] != ["pendingworkloads"]:
+            return await proxy(request)  # discovery and the rest: the API server's
+        if len(parts) == 4 and parts[1] == "clusterqueues":
+            version, resource, ns, name, sub = parts[0], "clusterqueues", "", parts[2], parts[3]
+        elif len(parts) == 6 and parts[1] == "namespaces" and parts[3] == "localqueues":
+            version, resource, ns, name, sub = parts[0], "localqueues", parts[2], parts[4], parts[5]
+        else:
+            return await proxy(request)  # discovery and the rest: the API server's
+        try:
+            ok = await can(token, VISIBILITY, resource, ns, "get", subresource=sub, name=name)
+        except aiohttp.ClientError as err:
+            return _status(502, "ServiceUnavailable", f"the API server {server}: {err}")
+        if not ok:
+            where = f'in the namespace "{ns}"' if ns else "at the cluster scope"
+            return _status(
+                403,
+                "Forbidden",
+                f'{resource}.{VISIBILITY} "{name}" is forbidden: cannot get resource '
+                f'"{resource}/{sub}" in API group "{VISIBILITY}" {where}',
+            )
+        code, body = pending(version, resource, ns, name, dict(request.query))
+        return web.json_response(body, status=code)
+
     async def proxy(request: web.Request) -> web.StreamResponse:
         token = session_token(request)
         if token is None:
@@ -237,6 +269,7 @@ def dashboard_app(
     r.add_get("/ui/logout", logout)
     r.add_get("/ui/api/whoami", whoami)
     r.add_get("/ui/{file:[a-z.]*}", static)
+    r.add_get(f"/apis/{VISIBILITY}/" + "{tail:.*}", visibility)  # (before /apis/...)
     for prefix in ("/api", "/apis"):
         r.add_route("GET", prefix + "/{tail:.*}", proxy)
         r.add_route("POST", prefix + "/{tail:.*}", proxy)

@@ -28,6 +28,8 @@ from kuota.webhooks import certs
 NAMESPACE: Final = certs.NAMESPACE
 PREFIX: Final = "kueue-"
 MANAGER: Final = "kueue-controller-manager"
+VISIBILITY_SERVICE: Final = "kueue-visibility-server"  # https 443 -> 8082
+VISIBILITY_GROUP: Final = "visibility.kueue.x-k8s.io"
 LABELS: Final = {"app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"}
 SELECTOR: Final = {"control-plane": "controller-manager"}
 CONFIG_KEY: Final = "controller_manager_config.yaml"
@@ -110,6 +112,43 @@ def _rbac() -> list[dict[str, Any]]:
             _meta(f"{PREFIX}metrics-reader", False),
             rules=[{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
         ),
+        # The visibility server's delegated authentication and authorization.
+        _obj(
+            rbac,
+            "ClusterRole",
+            _meta(f"{PREFIX}metrics-auth-role", False),
+            rules=[
+                {
+                    "apiGroups": ["authentication.k8s.io"],
+                    "resources": ["tokenreviews"],
+                    "verbs": ["create"],
+                },
+                {
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["subjectaccessreviews"],
+                    "verbs": ["create"],
+                },
+            ],
+        ),
+        _obj(
+            rbac,
+            "ClusterRoleBinding",
+            _meta(f"{PREFIX}metrics-auth-rolebinding", False),
+            roleRef={**ref, "name": f"{PREFIX}metrics-auth-role"},
+            subjects=subject,
+        ),
+        # ... and the aggregator's requestheader CA it trusts (kube-system).
+        _obj(
+            rbac,
+            "RoleBinding",
+            {
+                "name": f"{PREFIX}visibility-server-auth-reader",
+                "namespace": "kube-system",
+                "labels": dict(LABELS),
+            },
+            roleRef={**ref, "kind": "Role", "name": "extension-apiserver-authentication-reader"},
+            subjects=subject,
+        ),
     ]
 
 
@@ -134,6 +173,7 @@ def _deployment(opts: Options) -> dict[str, Any]:
             {"containerPort": 9443, "name": "webhook-server", "protocol": "TCP"},
             {"containerPort": 8443, "name": "metrics", "protocol": "TCP"},
             {"containerPort": 8081, "name": "health", "protocol": "TCP"},
+            {"containerPort": 8082, "name": "visibility", "protocol": "TCP"},
         ],
         "livenessProbe": {
             "httpGet": {"path": "/healthz", "port": 8081},
@@ -217,6 +257,27 @@ def _webhooks(opts: Options) -> list[dict[str, Any]]:
     return out
 
 
+def _apiservices() -> list[dict[str, Any]]:
+    """Kueue's visibility API registered with the aggregator, served by the
+    manager's visibility server (self-signed: Kueue's skip verification)."""
+    return [
+        _obj(
+            "apiregistration.k8s.io/v1",
+            "APIService",
+            {"name": f"{version}.{VISIBILITY_GROUP}", "labels": dict(LABELS)},
+            spec={
+                "group": VISIBILITY_GROUP,
+                "version": version,
+                "groupPriorityMinimum": 100,
+                "versionPriority": 100,
+                "insecureSkipTLSVerify": True,
+                "service": {"name": VISIBILITY_SERVICE, "namespace": NAMESPACE},
+            },
+        )
+        for version in ("v1beta1", "v1beta2")
+    ]
+
+
 def _service_monitor() -> dict[str, Any]:
     return _obj(
         "monitoring.coreos.com/v1",
@@ -264,8 +325,10 @@ def objects(opts: Options, user_roles: list[dict[str, Any]]) -> list[dict[str, A
         _obj("v1", "Secret", _meta(certs.SECRET), type="Opaque"),
         _service(certs.SERVICE, 443, 9443, "https"),
         _service(f"{PREFIX}controller-manager-metrics-service", 8443, 8443, "http"),
+        _service(VISIBILITY_SERVICE, 443, 8082, "https"),
         _deployment(opts),
         *_webhooks(opts),
+        *_apiservices(),
     ]
     if opts.service_monitor:
         out.append(_service_monitor())

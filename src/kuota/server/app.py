@@ -12,7 +12,7 @@ import yaml
 from aiohttp import web
 
 from kuota import __version__
-from kuota.server import discovery, patching, predict_route
+from kuota.server import discovery, patching, predict_route, protobody
 from kuota.server import status as st
 from kuota.server.auth import (
     Attributes,
@@ -28,6 +28,7 @@ from kuota.server.auth import identity_reviews as idr
 from kuota.server.auth import review as rv
 from kuota.server.auth.aggregate import Aggregator
 from kuota.server.auth.impersonate import ImpersonationDenied, ImpersonationInvalid, impersonate
+from kuota.server.auth.protowire import ProtoError
 from kuota.server.crds import builtin_crd_names, crd_objects, crd_write
 from kuota.server.hub import Hub
 from kuota.server.rest import BUILTIN_GROUPS, Reply, Request, Resources, parse_bool
@@ -567,9 +568,15 @@ async def _admitted(write: Callable[[], Reply]) -> Reply:
 async def _body(request: web.Request) -> Any:
     ct = request.content_type
     if ct == "application/vnd.kubernetes.protobuf":
-        raise st.ApiError(
-            415,
-            "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
-        )
+        try:  # (kubectl create namespace/configmap/secret/serviceaccount)
+            return protobody.decode(await request.read())
+        except protobody.UnsupportedProtobuf as err:
+            raise st.ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types "
+                f"include: application/json, application/yaml ({err})",
+            ) from None
+        except ProtoError as err:
+            raise st.bad_request(f"the body of the request could not be decoded: {err}") from None
     return _decode(await request.read(), ct)

@@ -1,74 +1,15 @@
-"""Kueue's visibility API (``visibility.kueue.x-k8s.io`` v1beta1 and v1beta2):
-the pending workloads of a ClusterQueue or LocalQueue in the order the
-queue would try them (Kueue's ``PendingWorkloadsInfo``: the active heap in
-queue order, then the inadmissible ones), with positions in the
-ClusterQueue and the LocalQueue, priority and local queue name, each item
-with kuota's one-line reason (``scheduler.explain``) as ``reason``."""
+"""Kueue's visibility API over kuota serve's HTTP: the query is the Kueue
+controller's (controllers/visibility.py); its refusals become Statuses."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from kuota.controllers import visibility as vis
 from kuota.server import status as st
 
-GROUP = "visibility.kueue.x-k8s.io"
-_DEFAULT_LIMIT = 1000
-
-
-def _ordered(queue: Any) -> list[Any]:
-    """A ClusterQueue queue's pending WorkloadInfos in order: being scheduled,
-    then active in queue order, then inadmissible (parked) in queue order."""
-    ev = queue.eviction_timestamp
-    active: list[tuple[Any, Any]] = []
-    parked: list[tuple[Any, Any]] = []
-    for key, (seq, info, group) in list(queue._queued.items()):
-        entry = (*info.order_key(ev), seq, key)
-        (parked if group.parked else active).append((entry, info))
-    for key, info in queue.inadmissible.items():
-        if key not in queue._queued:
-            parked.append(((*info.order_key(ev), 0, key), info))
-    active.sort(key=lambda x: x[0])
-    parked.sort(key=lambda x: x[0])
-    inflight = [i for k, i in queue.inflight.items() if k not in queue._queued]
-    return inflight + [i for _, i in active] + [i for _, i in parked]
-
-
-def _lq_name(info: Any) -> str:
-    return str(info.obj.spec.queue_name or "")
-
-
-def _item(core: Any, info: Any, pos_cq: int, pos_lq: int) -> dict[str, Any]:
-    m = info.obj.metadata
-    meta: dict[str, Any] = {"name": m.name, "namespace": m.namespace}
-    if m.creation_timestamp is not None:
-        meta["creationTimestamp"] = m.creation_timestamp.strftime("%Y-%m-%dT%H:%M:%SZ")
-    if m.owner_references:
-        meta["ownerReferences"] = [
-            {"apiVersion": r.api_version, "kind": r.kind, "name": r.name, "uid": r.uid}
-            for r in m.owner_references
-        ]
-    return {
-        "metadata": meta,
-        "priority": info.priority,
-        "localQueueName": _lq_name(info),
-        "positionInClusterQueue": pos_cq,
-        "positionInLocalQueue": pos_lq,
-        "reason": core.explain(info.key),
-    }
-
-
-def _int(query: Mapping[str, str], key: str, default: int) -> int:
-    raw = query.get(key, "")
-    if raw == "":
-        return default
-    try:
-        v = int(raw)
-    except ValueError:
-        raise st.bad_request(f"{key}: invalid value {raw!r}: must be an integer") from None
-    if v < 0:
-        raise st.bad_request(f"{key}: invalid value {v}: must be greater than or equal to 0")
-    return v
+GROUP = vis.GROUP
 
 
 def pending_workloads(
@@ -80,42 +21,8 @@ def pending_workloads(
     sub: str,
     query: Mapping[str, str],
 ) -> dict[str, Any]:
-    """The PendingWorkloadsSummary for ``clusterqueues/<name>/pendingworkloads``
-    or ``namespaces/<ns>/localqueues/<name>/pendingworkloads``."""
-    if sub != "pendingworkloads" or not name or resource not in ("clusterqueues", "localqueues"):
-        raise st.ApiError(404, "NotFound", "the server could not find the requested resource")
-    if version not in ("v1beta1", "v1beta2"):
-        raise st.ApiError(404, "NotFound", "the server could not find the requested resource")
-    limit = _int(query, "limit", _DEFAULT_LIMIT)
-    offset = _int(query, "offset", 0)
-    core = cp.kueue.core
-    if core is None:  # (kuota serve --without-kueue: Kueue runs in another process)
-        raise st.ApiError(503, "ServiceUnavailable", "the visibility API is served by Kueue")
-    state = core.state
-    if resource == "clusterqueues":
-        if name not in state.cq_objs:
-            raise st.not_found(GROUP, "clusterqueues", name)
-        cq_name, lq_filter = name, None
-    else:
-        lq = state.lq_objs.get(f"{namespace}/{name}")
-        if lq is None:
-            raise st.not_found(GROUP, "localqueues", name)
-        cq_name, lq_filter = lq.spec.cluster_queue or "", (namespace, name)
-    queue = state.queues.cqs.get(cq_name)
-    ordered = _ordered(queue) if queue is not None else []
-    per_lq: dict[tuple[str, str], int] = {}
-    items: list[tuple[int, int, Any]] = []
-    for pos_cq, info in enumerate(ordered):
-        lqk = (info.namespace, _lq_name(info))
-        pos_lq = per_lq.get(lqk, 0)
-        per_lq[lqk] = pos_lq + 1
-        if lq_filter is not None and lqk != lq_filter:
-            continue
-        items.append((pos_cq, pos_lq, info))
-    page = items[offset : offset + limit]
-    return {
-        "kind": "PendingWorkloadsSummary",
-        "apiVersion": f"{GROUP}/{version}",
-        "metadata": {"creationTimestamp": None},
-        "items": [_item(core, info, pc, pl) for pc, pl, info in page],
-    }
+    """The PendingWorkloadsSummary of a queue of ``cp``'s Kueue controller."""
+    try:
+        return vis.pending_workloads(cp.kueue.core, version, resource, namespace, name, sub, query)
+    except vis.VisibilityError as err:
+        raise st.ApiError(err.code, err.reason, err.message, details=err.details) from None

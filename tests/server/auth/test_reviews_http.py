@@ -59,7 +59,7 @@ def test_delegated_token_and_subject_access_reviews(serve, tmp_path: Path) -> No
         "uid": "2",
         "groups": ["team-a", "system:authenticated"],
     }
-    assert "token" not in got["spec"]  # never echoed back
+    assert got["spec"] == {"token": "bob-token"}  # the review as sent, as kube-apiserver
     code, got = _call(srv, tr, method="POST", body={**review, "spec": {"token": "nope"}})
     assert code == 201 and got["status"]["authenticated"] is False
     code, got = _call(srv, tr, method="POST", body={**review, "spec": {"token": 5}})

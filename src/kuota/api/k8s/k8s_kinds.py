@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kuota.api.k8s import admissionregistration as ar
 from kuota.api.k8s import (
+    apiregistration,
     apps,
     autoscaling,
     batch,
@@ -20,6 +21,7 @@ from kuota.api.k8s import (
 from kuota.api.k8s import validation as cv
 from kuota.api.k8s.event import Event
 from kuota.api.k8s.validation import resource_kinds
+from kuota.api.k8s.validation.apiservice import validate_apiservice
 from kuota.api.kindspec import KindSpec, PrinterColumn, VersionSpec, gateless
 from kuota.api.names import is_dns1035_label, is_dns1123_label
 
@@ -387,6 +389,22 @@ K8S_KINDS: tuple[KindSpec, ...] = (
             (rbac.RoleBinding, "rolebindings", True),
             (rbac.ClusterRoleBinding, "clusterrolebindings", False),
         )
+    ),
+    # Extension API servers' registrations (Kueue's visibility server): stored.
+    KindSpec(
+        group=apiregistration.GROUP,
+        kind="APIService",
+        plural="apiservices",
+        namespaced=False,
+        internal=apiregistration.APIService,
+        versions=_v1(
+            apiregistration.APIService,
+            (
+                PrinterColumn("Service", "string", ".spec.service.name"),
+                PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+            ),
+        ),
+        validate=gateless(validate_apiservice),
     ),
     # Read by serve's webhook caller (kuota.webhooks.caller), as kube-apiserver's.
     *(

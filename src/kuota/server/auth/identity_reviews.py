@@ -64,6 +64,6 @@ def token_review(authn: Authenticator, body: bytes) -> dict[str, Any]:
         "kind": "TokenReview",
         "apiVersion": f"{GROUP}/v1",
         "metadata": {"creationTimestamp": None},
-        "spec": {k: v for k, v in spec.items() if k != "token"},
+        "spec": spec,  # (kube-apiserver returns the review as sent, its token too)
         "status": status,
     }

@@ -43,6 +43,7 @@ _CONDITIONS = _map("type")
 # field kuota keeps as any value gets none); a struct's patch strategy
 # (retainKeys) goes on the object.
 MARKERS: dict[tuple[str, str], dict[str, Any]] = {
+    ("APIServiceStatus", "conditions"): _CONDITIONS,
     # apimachinery meta/v1
     ("ObjectMeta", "finalizers"): {
         "x-kubernetes-list-type": "set",

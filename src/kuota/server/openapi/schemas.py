@@ -145,6 +145,8 @@ def schema_name(spec: KindSpec, version: str, kind: str | None = None) -> str:
     kind = kind or spec.kind
     if is_crd(spec):
         prefix = ".".join(reversed(spec.group.split(".")))
+    elif spec.group == "apiregistration.k8s.io":  # (served by the aggregator upstream)
+        prefix = "io.k8s.kube-aggregator.pkg.apis.apiregistration"
     else:
         short = spec.group.split(".", 1)[0] if spec.group else "core"
         prefix = f"io.k8s.api.{short}"
