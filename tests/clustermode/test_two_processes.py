@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 import urllib.request
 from datetime import timedelta
@@ -16,6 +17,7 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 from tests.clustermode.twoproc import (
+    KUOTA,
     WorkloadLog,
     check_writes,
     finished,
@@ -26,7 +28,7 @@ from tests.clustermode.twoproc import (
     wait_for,
     webhook_admitted,
 )
-from tests.server.conftest import EXAMPLES, needs_kubectl, start_server
+from tests.server.conftest import EXAMPLES, REPO, needs_kubectl, start_server
 
 from kuota.cli.serve_command import serve
 
@@ -161,6 +163,63 @@ def test_pod_groups_paced_decide_as_kuota_run(tmp_path: Path) -> None:
     assert got == want  # how each ended, where, in which flavors, its evictions
     assert dict(finished(w) for w in items) == want_at  # at the same instants
     check_writes(log, cqs)
+
+
+def _instants(workloads: list[dict]) -> dict[str, tuple[str | None, str | None]]:
+    """Per Workload (by its Job: the Workloads' names hash the Job's uid):
+    when it last got its quota and when it finished."""
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for w in workloads:
+        conds = {c["type"]: c["lastTransitionTime"] for c in w["status"].get("conditions") or ()}
+        owner = w["metadata"]["ownerReferences"][0]["name"]
+        out[f"{w['metadata']['namespace']}/{owner}"] = (
+            conds.get("QuotaReserved"),
+            conds.get("Finished"),
+        )
+    return out
+
+
+@needs_kubectl
+def test_quickstart_paced_decides_as_kuota_run(tmp_path: Path) -> None:
+    """The quickstart's 80 Jobs, preemptions and PodsReady timeouts among
+    them: every decision (ClusterQueue, flavors, evictions, how it ended)
+    and its instants as ``kuota run``'s, though Kueue is another process.
+    A controller's deadline (a PodsReady timeout) is acted on at its instant,
+    after the cluster's own events of it, and the first admissions are
+    stamped with the world's time, not the wall clock's."""
+    world = webhook_admitted(EXAMPLES / "quickstart", tmp_path / "world")
+    run = tmp_path / "run"
+    want = run_embedded(world, run)
+    want_at = _instants(_workloads(run))
+    served = start_server(
+        tmp_path / "state",
+        str(world),
+        "--without-kueue",
+        "--paced",
+        "--speed",
+        "1000",
+        home=tmp_path / "home",
+    )
+    ctl = start_controller(served)
+    try:
+        got = wait_for(_all_finished(served, len(want)), 240, "every workload finished")
+        items = served.json("get", "workloads", "-A")["items"]
+    finally:
+        assert ctl.stop() == 0
+        served.stop()
+    assert got == want
+    assert _instants(items) == want_at
+
+
+def _workloads(state: Path) -> list[dict]:
+    out = subprocess.run(
+        [*KUOTA, "get", "workloads", "-A", "-o", "json", "--state", str(state)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    return json.loads(out.stdout)["items"]
 
 
 def test_paced_needs_without_kueue(tmp_path: Path) -> None:

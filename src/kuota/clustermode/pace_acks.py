@@ -60,8 +60,14 @@ class Acknowledger:
     def _read(self, lease: Any, rv: str) -> None:
         m = lease.metadata
         if m.name == CLOCK and m.namespace == NAMESPACE and lease.spec.renew_time:
-            self.clock.hold(parse_micro(lease.spec.renew_time))
             self.settled = (m.annotations or {}).get(SETTLED, "true") == "true"
+            # The new instant only once the cluster's own timers of it have
+            # fired: before, a round on it (the idle scheduler's catch-up of
+            # Kueue's own deadlines) would act on it without the instant's
+            # completions, and unlike a fired timer, unflushed until the next
+            # event (a PodsReady timeout written one step late).
+            if self.settled or self.clock.held is None:
+                self.clock.hold(parse_micro(lease.spec.renew_time))
             try:
                 self._heads = decode_heads((m.annotations or {}).get(HEADS, ""))
             except (ValueError, TypeError, AttributeError):

@@ -50,5 +50,9 @@ def read_sim_clock(path: Path) -> RealClock | PacedClock:
         raise SimClockError(f"{path}: not a kuota serve clock ({err})") from None
     if speed <= 0:
         raise SimClockError(f"{path}: speed: must be positive, got {speed}")
-    now = at + timedelta(seconds=(time.time() - wall) * speed)
-    return PacedClock(now, speed) if paced else RealClock(now, speed)
+    if paced:
+        # Held where the cluster last was: a paced cluster waits for its
+        # controller, so wall time since says nothing of its instant (a clock
+        # run on from it would stamp the first decisions ahead of the world).
+        return PacedClock(at, speed, held=True)
+    return RealClock(at + timedelta(seconds=(time.time() - wall) * speed), speed)
