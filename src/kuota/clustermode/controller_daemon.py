@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 
 from kuota.api.kueue.config import KueueConfig
+from kuota.clustermode import visibility_server as vs
 from kuota.clustermode.dashboard_proxy import dashboard_app
 from kuota.clustermode.kueue_manager import build
 from kuota.clustermode.leader_election import LeaderElector, LeaseConfig
@@ -127,14 +128,12 @@ def run(opts: ControllerOptions, say: Callable[[str], None]) -> int:
             namespaces=_namespaces_of(store),
             now=opts.clock.now,
             speed=float(getattr(opts.clock, "speed", 1.0) or 1.0),
-            pending=lambda *q: _pending(km.kueue.core, *q),
+            pending=lambda version, res, query: vs.reply(km.kueue.core, version, res, query),
         )
         runner, port = io.call(start_site(ui, *opts.dashboard_address))
         runners.append(runner)
         say(f"kuota controller: dashboard on {opts.dashboard_address[0]}:{port}")
     if opts.visibility_address is not None and opts.config.gate("VisibilityOnDemand"):
-        from kuota.clustermode import visibility_server as vs
-
         trust = io.call(vs.read_request_header_auth(store.client))
         host, vport = opts.visibility_address
         ctx = vs.tls_context(host, opts.config.namespace, trust.client_ca if trust else None)
@@ -284,19 +283,3 @@ def _namespaces_of(store: KubeStore) -> Callable[[], Awaitable[list[str]]]:
         return sorted(out)
 
     return known
-
-
-def _pending(
-    core: Any, version: str, resource: str, ns: str, name: str, query: dict[str, str]
-) -> tuple[int, Any]:
-    """The visibility API's answer from this controller's queues, as a
-    (code, body) the dashboard passes on."""
-    from kuota.clustermode import visibility_server as vs
-    from kuota.controllers.visibility import VisibilityError
-
-    if core is None:
-        return 503, vs.status_body(503, "ServiceUnavailable", "this replica is not the leader")
-    try:
-        return 200, vs.answer(core, version, (resource, ns, name, "pendingworkloads"), query)
-    except VisibilityError as err:
-        return err.code, vs.status_body(err.code, err.reason, err.message, err.details)

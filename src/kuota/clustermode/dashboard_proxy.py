@@ -4,7 +4,7 @@ page reads (``/api/...``, ``/apis/...``) to the API server, and the page's
 ``/ui/api/whoami`` built from what any API server answers the signed-in user:
 a SelfSubjectReview (who) and SelfSubjectAccessReviews (where they may list
 Workloads, which cluster-wide kinds they may read), over the namespaces the
-controller's informers know. A browser signs in as on serve (``/ui/login?token=...``): the token
+controller lists. A browser signs in as on serve (``/ui/login?token=...``): the token
 is checked against the API server and kept in memory under a random session
 id (an HttpOnly, SameSite=Strict cookie); each proxied request carries that
 token as its bearer, so the API server authorizes the signed-in user (RBAC
@@ -28,12 +28,12 @@ from aiohttp import web
 from lightkube.config.client_adapter import verify_cluster
 from lightkube.config.models import User
 
-from kuota.clustermode.visibility_server import status_body
+from kuota.clustermode.visibility_server import Target, forbidden_body, status_body, target
+from kuota.controllers import visibility as vis
 from kuota.server.ui import pages
 
-# (version, resource, namespace, name, query) -> (code, body)
-Pending = Callable[[str, str, str, str, dict[str, str]], tuple[int, Any]]
-VISIBILITY = "visibility.kueue.x-k8s.io"
+# (version, target, query) -> (code, body): the controller's own answer
+Pending = Callable[[str, Target, dict[str, str]], tuple[int, Any]]
 _SSR = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 _SSAR = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 _BIZRQ = ("kuota.dev", "v1alpha1", "bizgroupresourcequotas")
@@ -76,9 +76,8 @@ def dashboard_app(
     pending: Pending | None = None,
 ) -> web.Application:
     """``namespaces``: the namespaces to ask about (the controller lists them);
-    ``pending``: the controller's own visibility answers, given (version,
-    resource, namespace, name, query) -> (HTTP code, body), asked only after
-    the user's own access review allows it;
+    ``pending``: the controller's own visibility answers (visibility_server.
+    reply), asked only after the user's own access review allows it;
     ``now`` and ``speed``: its clock, which the page's wait times count in."""
     server, tls = _cluster(kubeconfig)
     sessions: dict[str, str] = {}  # session id -> the user's bearer token
@@ -211,27 +210,17 @@ def dashboard_app(
         if pending is None:
             return await proxy(request)
         parts = [p for p in request.match_info["tail"].split("/") if p]
-        if parts[-1:] != ["pendingworkloads"]:
+        res = target(parts[1:])
+        if res is None or res[3] != "pendingworkloads":
             return await proxy(request)  # discovery and the rest: the API server's
-        if len(parts) == 4 and parts[1] == "clusterqueues":
-            version, resource, ns, name, sub = parts[0], "clusterqueues", "", parts[2], parts[3]
-        elif len(parts) == 6 and parts[1] == "namespaces" and parts[3] == "localqueues":
-            version, resource, ns, name, sub = parts[0], "localqueues", parts[2], parts[4], parts[5]
-        else:
-            return await proxy(request)  # discovery and the rest: the API server's
+        resource, ns, name, sub = res
         try:
-            ok = await can(token, VISIBILITY, resource, ns, "get", subresource=sub, name=name)
+            ok = await can(token, vis.GROUP, resource, ns, "get", subresource=sub, name=name)
         except aiohttp.ClientError as err:
             return _status(502, "ServiceUnavailable", f"the API server {server}: {err}")
         if not ok:
-            where = f'in the namespace "{ns}"' if ns else "at the cluster scope"
-            return _status(
-                403,
-                "Forbidden",
-                f'{resource}.{VISIBILITY} "{name}" is forbidden: cannot get resource '
-                f'"{resource}/{sub}" in API group "{VISIBILITY}" {where}',
-            )
-        code, body = pending(version, resource, ns, name, dict(request.query))
+            return web.json_response(forbidden_body(res, ""), status=403)
+        code, body = pending(parts[0], res, dict(request.query))
         return web.json_response(body, status=code)
 
     async def proxy(request: web.Request) -> web.StreamResponse:
@@ -269,7 +258,7 @@ def dashboard_app(
     r.add_get("/ui/logout", logout)
     r.add_get("/ui/api/whoami", whoami)
     r.add_get("/ui/{file:[a-z.]*}", static)
-    r.add_get(f"/apis/{VISIBILITY}/" + "{tail:.*}", visibility)  # (before /apis/...)
+    r.add_get(f"/apis/{vis.GROUP}/" + "{tail:.*}", visibility)  # (before /apis/...)
     for prefix in ("/api", "/apis"):
         r.add_route("GET", prefix + "/{tail:.*}", proxy)
         r.add_route("POST", prefix + "/{tail:.*}", proxy)

@@ -23,13 +23,13 @@ import yaml
 
 from kuota.clustermode.manager_rbac import cluster_rules, namespace_rules
 from kuota.clustermode.webhook_seam import configurations
+from kuota.controllers.visibility import GROUP as VIS_GROUP
 from kuota.webhooks import certs
 
 NAMESPACE: Final = certs.NAMESPACE
 PREFIX: Final = "kueue-"
 MANAGER: Final = "kueue-controller-manager"
 VISIBILITY_SERVICE: Final = "kueue-visibility-server"  # https 443 -> 8082
-VISIBILITY_GROUP: Final = "visibility.kueue.x-k8s.io"
 LABELS: Final = {"app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"}
 SELECTOR: Final = {"control-plane": "controller-manager"}
 CONFIG_KEY: Final = "controller_manager_config.yaml"
@@ -264,9 +264,9 @@ def _apiservices() -> list[dict[str, Any]]:
         _obj(
             "apiregistration.k8s.io/v1",
             "APIService",
-            {"name": f"{version}.{VISIBILITY_GROUP}", "labels": dict(LABELS)},
+            {"name": f"{version}.{VIS_GROUP}", "labels": dict(LABELS)},
             spec={
-                "group": VISIBILITY_GROUP,
+                "group": VIS_GROUP,
                 "version": version,
                 "groupPriorityMinimum": 100,
                 "versionPriority": 100,

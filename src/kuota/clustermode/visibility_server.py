@@ -24,6 +24,7 @@ leader."""
 from __future__ import annotations
 
 import contextlib
+import json
 import ssl
 import tempfile
 from collections.abc import Callable, Mapping
@@ -58,8 +59,6 @@ class RequestHeaderAuth:
 
 
 def _json_list(raw: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
-    import json
-
     if not raw:
         return default
     try:
@@ -135,7 +134,10 @@ def _group() -> dict[str, Any]:
     }
 
 
-def target(rest: list[str]) -> tuple[str, str, str, str] | None:
+Target = tuple[str, str, str, str]  # (resource, namespace, name, subresource)
+
+
+def target(rest: list[str]) -> Target | None:
     """(resource, namespace, name, subresource) of a path under
     ``/apis/<group>/<version>/`` (split), or None."""
     if len(rest) == 3 and rest[0] == "clusterqueues":
@@ -145,15 +147,33 @@ def target(rest: list[str]) -> tuple[str, str, str, str] | None:
     return None
 
 
-def answer(
-    core: Any, version: str, res: tuple[str, str, str, str], query: Mapping[str, str]
-) -> dict[str, Any]:
-    """The summary the path asks for; raises VisibilityError."""
+def reply(core: Any, version: str, res: Target, query: Mapping[str, str]) -> tuple[int, Any]:
+    """(HTTP code, body) of the summary the path asks for, from the Kueue
+    controller's ``core`` (None on a replica that is not leading: 503)."""
+    if core is None:
+        return 503, status_body(503, "ServiceUnavailable", "this replica is not the leader")
     resource, ns, name, sub = res
-    for _ in range(_RETRIES - 1):
-        with contextlib.suppress(RuntimeError):  # (a dict changed size under us: again)
-            return vis.pending_workloads(core, version, resource, ns, name, sub, query)
-    return vis.pending_workloads(core, version, resource, ns, name, sub, query)
+    try:
+        for _ in range(_RETRIES - 1):
+            with contextlib.suppress(RuntimeError):  # (a dict changed size under us: again)
+                return 200, vis.pending_workloads(core, version, resource, ns, name, sub, query)
+        return 200, vis.pending_workloads(core, version, resource, ns, name, sub, query)
+    except vis.VisibilityError as err:
+        return err.code, status_body(err.code, err.reason, err.message, err.details)
+
+
+def forbidden_body(res: Target, user: str) -> dict[str, Any]:
+    """kube-apiserver's Forbidden Status for a user refused ``res``."""
+    resource, ns, name, sub = res
+    where = f'in the namespace "{ns}"' if ns else "at the cluster scope"
+    who = f'User "{user}" cannot' if user else "cannot"
+    return status_body(
+        403,
+        "Forbidden",
+        f'{resource}.{vis.GROUP} "{name}" is forbidden: {who} get resource '
+        f'"{resource}/{sub}" in API group "{vis.GROUP}" {where}',
+        {"name": name, "group": vis.GROUP, "kind": resource},
+    )
 
 
 def visibility_app(
@@ -191,9 +211,7 @@ def visibility_app(
                 return st.user.username or "", st.user.uid or "", tuple(st.user.groups or ())
         return _status(401, "Unauthorized", "Unauthorized")
 
-    async def allowed(
-        user: tuple[str, str, tuple[str, ...]], res: tuple[str, str, str, str]
-    ) -> bool:
+    async def allowed(user: tuple[str, str, tuple[str, ...]], res: Target) -> bool:
         resource, ns, name, _ = res
         spec = SubjectAccessReviewSpec(
             user=user[0],
@@ -233,22 +251,9 @@ def visibility_app(
         if isinstance(user, web.Response):
             return user
         if not await allowed(user, res):
-            resource, ns, name, _ = res
-            where = f'in the namespace "{ns}"' if ns else "at the cluster scope"
-            return _status(
-                403,
-                "Forbidden",
-                f'{resource}.{vis.GROUP} "{name}" is forbidden: User "{user[0]}" cannot get '
-                f'resource "{resource}/pendingworkloads" in API group "{vis.GROUP}" {where}',
-                {"name": name, "group": vis.GROUP, "kind": resource},
-            )
-        running = core()
-        if running is None:
-            return _status(503, "ServiceUnavailable", "this replica is not the leader")
-        try:
-            return web.json_response(answer(running, version, res, dict(request.query)))
-        except vis.VisibilityError as err:
-            return _status(err.code, err.reason, err.message, err.details)
+            return web.json_response(forbidden_body(res, user[0]), status=403)
+        code, body = reply(core(), version, res, dict(request.query))
+        return web.json_response(body, status=code)
 
     async def ok(_: web.Request) -> web.Response:
         return web.Response(text="ok")
