@@ -11,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from kuota.cli.files import CannotRead
+
+if TYPE_CHECKING:
+    from kuota.store.kube import KubeStore
 
 CONFIG_MAP = ("kueue-system", "kueue-manager-config", "controller_manager_config.yaml")
 
@@ -33,25 +36,22 @@ MANAGER_SELECTOR = ("control-plane", "controller-manager")  # Kueue's (and kuota
 LOG_LINES = 2000
 
 
-def _manager_logs(store: Any, pods: dict[Any, Any], namespace: str, out: ClusterState) -> None:
+def _manager_logs(
+    store: KubeStore, pods: dict[Any, Any], namespace: str, out: ClusterState
+) -> None:
     """The recent logs of every container of the manager's pods (Kueue's or
     kuota's, by their label in the Configuration's namespace), as
     must-gather collects them; what cannot be read is said in ``skipped``."""
+    from kuota.store.protocol import StoreError
+
     key, value = MANAGER_SELECTOR
     for (ns, name), pod in sorted(pods.items()):
         if ns != namespace or (pod.metadata.labels or {}).get(key) != value:
             continue
         for c in pod.spec.containers if pod.spec is not None else []:
-
-            async def read(pod_name: str = name, container: str = c.name, pod_ns: str = ns) -> str:
-                lines = store.client.log(
-                    pod_name, namespace=pod_ns, container=container, tail_lines=LOG_LINES
-                )
-                return "".join([line async for line in lines])
-
             try:
-                out.logs[f"{ns}/{name}/{c.name}"] = store._call(read, f"pods/{name}/log")
-            except Exception as err:  # (not started, forbidden: the server's answer)
+                out.logs[f"{ns}/{name}/{c.name}"] = store.pod_log(ns, name, c.name, LOG_LINES)
+            except StoreError as err:  # (not started, forbidden: the server's answer)
                 out.skipped.append(f"logs of {ns}/{name} container {c.name}: {err}")
 
 

@@ -189,6 +189,19 @@ class KubeStore:
                 out.append((meta.namespace or "", meta.name or ""))
         return out
 
+    def pod_log(self, namespace: str, name: str, container: str, tail_lines: int) -> str:
+        """The last ``tail_lines`` lines of a container's log (``pods/log``,
+        not part of the store protocol: must-gather reads it). Raises the
+        API server's error as a StoreError."""
+
+        async def read() -> str:
+            lines = self.client.log(
+                name, namespace=namespace, container=container, tail_lines=tail_lines
+            )
+            return "".join([line async for line in lines])
+
+        return self._call(read, f"pods/{name}/log")
+
     # ------------------------------------------------------------ writes
     def create(self, obj: Any) -> Any:
         info = kind_of(obj)
