@@ -13,6 +13,7 @@ import time
 import urllib.request
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import yaml
 from click.testing import CliRunner
@@ -22,11 +23,13 @@ from tests.clustermode.twoproc import (
     check_writes,
     finished,
     finished_at,
+    free_port,
     outcome,
     run_embedded,
     start_controller,
     wait_for,
     webhook_admitted,
+    with_lead,
 )
 from tests.server.conftest import EXAMPLES, REPO, needs_kubectl, start_server
 
@@ -226,3 +229,80 @@ def test_paced_needs_without_kueue(tmp_path: Path) -> None:
     r = CliRunner().invoke(serve, ["--state", str(tmp_path), "--paced"])
     assert r.exit_code == 2
     assert "--paced goes with --without-kueue" in r.output
+
+
+def _decisions(workloads: list[dict]) -> dict[str, Any]:
+    """Per Workload (its name without the hash of its owner's uid): where it
+    holds quota and each condition's type, status and reason (which records
+    a preemption and its requeue)."""
+    out: dict[str, Any] = {}
+    for w in workloads:
+        st = w.get("status") or {}
+        key = f"{w['metadata']['namespace']}/{w['metadata']['name'].rsplit('-', 1)[0]}"
+        out[key] = (
+            (st.get("admission") or {}).get("clusterQueue"),
+            sorted((c["type"], c["status"], c["reason"]) for c in st.get("conditions") or ()),
+        )
+    return out
+
+
+def _serving_settled(served, want: dict) -> Any:  # type: ignore[no-untyped-def]
+    def check() -> dict | str:
+        got = _decisions(served.json("get", "workloads", "-A")["items"])
+        return got if got == want else f"not yet: {got}"
+
+    return check
+
+
+def test_serving_paced_through_the_controllers_webhooks(tmp_path: Path) -> None:
+    """The serving example (a LeaderWorkerSet beside batch Jobs) in two
+    processes. Nothing is pre-mutated: the world's objects arrive after the
+    controller leads and, with the pods the LWS and StatefulSet controllers
+    make, pass Kueue's webhooks in the other process (serve calls them as
+    kube-apiserver does). The same admissions and the preemption of
+    ``kuota run``."""
+    world = with_lead(EXAMPLES / "serving", tmp_path / "world", timedelta(seconds=30))
+    run_embedded(world, tmp_path / "run")
+    got = subprocess.run(
+        [*KUOTA, "get", "workloads", "-A", "-o", "json", "--state", str(tmp_path / "run")],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    want = _decisions(json.loads(got.stdout)["items"])
+    assert any(("Preempted", "False", "QuotaReserved") in c for _, c in want.values())
+    config = tmp_path / "config.yaml"
+    docs = yaml.safe_load_all((world / "world.yaml").read_text())
+    config.write_text(yaml.safe_dump(next(d for d in docs if d["kind"] == "Configuration")))
+    served = start_server(
+        tmp_path / "state",
+        str(world),
+        "--without-kueue",
+        "--paced",
+        "--speed",
+        "1000",
+        home=tmp_path / "home",
+    )
+    log = WorkloadLog(served)
+    url = f"https://127.0.0.1:{free_port()}"  # Kueue's webhooks, served by the controller
+    ctl = start_controller(served, "--config", str(config), "--webhook-url", url)
+    try:
+        wait_for(_serving_settled(served, want), 150, "the embedded run's outcome")
+        pods = served.json("get", "pods", "-n", "inference")["items"]
+        cqs = served.json("get", "clusterqueues")["items"]
+    finally:
+        log.stop()
+        assert ctl.stop() == 0
+        served.stop()
+    # The LWS's pods were made by serve's controllers and mutated by Kueue's
+    # pod webhook over HTTPS: managed, grouped, released from their gate.
+    assert len(pods) == 8
+    for p in pods:
+        meta = p["metadata"]
+        assert meta["labels"]["kueue.x-k8s.io/managed"] == "true", meta
+        assert meta["annotations"]["kueue.x-k8s.io/pod-group-name"].startswith(
+            "leaderworkerset-llama-405b-"
+        ), meta
+        assert not p["spec"].get("schedulingGates"), p["spec"]
+    check_writes(log, cqs)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -444,3 +445,34 @@ def check_writes(log: WorkloadLog, cluster_queues: list[dict[str, Any]]) -> dict
         else:
             held[key] = now
     return counts
+
+
+def with_lead(src: Path, dst: Path, lead: timedelta) -> Path:
+    """A world's files unchanged, plus Kueue's namespace (where the
+    controller's Lease lives) stamped ``lead`` before the world's first
+    object: every object stamped later arrives, as a user's ``kubectl
+    apply`` would, through the admission webhooks the controller has
+    registered by then (serve sends them there), not pre-mutated."""
+    dst.mkdir(parents=True, exist_ok=True)
+    stamps = []
+    for f in sorted(src.glob("*.yaml")):
+        text = f.read_text()
+        (dst / f.name).write_text(text)
+        for d in yaml.safe_load_all(text):
+            at = ((d or {}).get("metadata") or {}).get("creationTimestamp")
+            if at:
+                stamps.append(datetime.fromisoformat(str(at).replace("Z", "+00:00")))
+    ns: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "kueue-system"},
+    }
+    ns["metadata"]["creationTimestamp"] = (min(stamps) - lead).strftime("%Y-%m-%dT%H:%M:%SZ")
+    (dst / "kueue-system.yaml").write_text(yaml.safe_dump(ns))
+    return dst
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -180,11 +180,7 @@ class KueueController:
             # Something is due now, maybe at the instant already advanced to
             # (a starting world's overdue deadline, learnt after that).
             core.advance(mgr.clock.now())
-            if self.config.admission_fair_sharing is not None:
-                # Sampling moved the LocalQueues' consumed usage.
-                self._lqs_dirty.update(core.lq_objs)
-            self.wake()
-            self.flush()
+            self._timers_fired()
             return None
         if ref == QUEUE_STATUS:
             self.flush_queues()
@@ -214,6 +210,16 @@ class KueueController:
         self.wake()
         self.flush()
         return None
+
+    def _timers_fired(self) -> None:
+        """After the core's timers fired: write what they changed and try
+        the queues again."""
+        core, _ = self._parts()
+        if self.config.admission_fair_sharing is not None:
+            # Sampling moved the LocalQueues' consumed usage.
+            self._lqs_dirty.update(core.lq_objs)
+        self.wake()
+        self.flush()
 
     def _release_finalizer(self, wl: kt.Workload) -> None:
         _, mgr = self._parts()
@@ -279,7 +285,12 @@ class KueueController:
         core, _ = self._parts()
         # The first idle moment: everything the store held is in the core.
         self._synced = True
-        self._advance()
+        if self._advance():
+            # A timer fired here rather than in reconcile(TIMERS) (the clock
+            # passed it before its request came round, and _schedule_timer
+            # below replaces that request): do what that reconcile does, or
+            # its evictions and requeues wait for the next unrelated event.
+            self._timers_fired()
         if not self.auto_schedule or self._quiet >= QUIET_CYCLES:
             self._flush_queues_batched()
             self._schedule_timer()
@@ -331,8 +342,8 @@ class KueueController:
             mgr.enqueue_at(self.name, TIMERS, at)
 
     # ------------------------------------------------------------ status out
-    def _advance(self) -> None:
-        """Let the core's timers fire up to now; only when time moved (the
+    def _advance(self) -> bool:
+        """Let the core's timers fire up to now (True when any did); only when time moved (the
         core's timer scan is not free), and not before the core has learnt
         what the store held when the run started: a restarted run's timers
         due at its first instant (its clock stopped at them) fire then, with
@@ -340,11 +351,12 @@ class KueueController:
         stopped."""
         core, mgr = self._parts()
         if not self._synced:
-            return
+            return False
         now = mgr.clock.now()
-        if now != self._advanced_to:
-            core.advance(now)
-            self._advanced_to = now
+        if now == self._advanced_to:
+            return False
+        self._advanced_to = now
+        return core.advance(now)
 
     def flush(self) -> None:
         """Write the workloads whose status changed. Queue statuses wait for

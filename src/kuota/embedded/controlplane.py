@@ -234,7 +234,9 @@ class ControlPlane:
         what the controllers made of it). One the API server refuses is
         recorded in ``refused``; the objects created with it still are."""
         try:
-            self.store.create(obj)
+            # Through the manager's store: serve sends the arrivals of a world
+            # through its admission webhooks as it does controllers' writes.
+            self.mgr.store.create(obj)
         except AlreadyExists:
             pass
         except StoreError as err:
@@ -489,11 +491,21 @@ class Arrivals:
 
     def reconcile(self, key: str) -> None:
         streamed = self._streamed.pop(key, None)
+        objs = self.waiting.pop(key, [])
+        if streamed:
+            objs += streamed
         with self.cp.store.batch():
-            for obj in self.waiting.pop(key, []):
-                self.cp._create_missing(obj)
-            for obj in streamed or ():
-                self.cp._create_missing(obj)
+            for i, obj in enumerate(objs):
+                try:
+                    self.cp._create_missing(obj)
+                except Exception:
+                    # Not created (the store failed, or serve's admission
+                    # webhooks are still deciding): it and the rest wait for
+                    # the manager's retry of this instant.
+                    self.waiting[key] = objs[i:]
+                    if streamed is not None:
+                        self._arm_next()
+                    raise
         if streamed is not None:
             self._arm_next()
         return None

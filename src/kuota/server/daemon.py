@@ -24,6 +24,7 @@ from kuota.server.app import ApiServer
 from kuota.server.auth import UserInfo
 from kuota.server.auth.store import rbac_authorizer, reconcile_bootstrap
 from kuota.server.certs import ensure_pki, write_kubeconfig
+from kuota.server.controller_writes import WebhookedWrites
 from kuota.server.hub import Hub
 from kuota.server.ui.sessions import ADMIN, SessionAuthenticator, admin_token
 from kuota.server.webhook_calls import ServeWebhooks
@@ -82,6 +83,9 @@ async def serve(
     # The world settles before the first request: a round over thousands of
     # objects would otherwise hold the loop while clients wait.
     cp.mgr.run_until_idle()
+    # From now on the controllers' creates and the world's later arrivals
+    # pass the registered admission webhooks, as a cluster's do.
+    cp.mgr.store = WebhookedWrites(cp.store, lambda: hub.loop.call_soon_threadsafe(hub.written))
     reconcile_bootstrap(cp.store)
     admin = admin_token()  # the dashboard's login for the admin, new at each start
     authn = SessionAuthenticator({**tokens, admin: ADMIN})

@@ -216,8 +216,9 @@ class AdmissionCore:
             tried.update(r.waiting)
         return results
 
-    def advance(self, to: datetime) -> None:
-        self.timeouts.advance(to)
+    def advance(self, to: datetime) -> bool:
+        """Let time pass to ``to``; True when a timer fired on the way."""
+        return self.timeouts.advance(to)
 
     # ================================================================ views
     def workload(self, key: str) -> WorkloadView | None:

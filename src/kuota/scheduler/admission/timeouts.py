@@ -120,11 +120,15 @@ class Timeouts:
         wl.status.requeue_state = kt.RequeueState(count=count, requeue_at=at)
         self.wlc.evict(key, "PodsReadyTimeout", f"Exceeded the PodsReady timeout {key}")
 
-    def advance(self, to: datetime) -> None:
+    def advance(self, to: datetime) -> bool:
+        """Fire every timer due by ``to``; report whether any was."""
+        fired = False
         while True:
             due = self.timers.next_timer()
             if due is None or due > to:
                 break
             self.state.now = max(self.state.now, due)
             self.fire()
+            fired = True
         self.state.now = max(self.state.now, to)
+        return fired
