@@ -62,3 +62,50 @@ def test_a_pods_ready_timeout_due_at_the_restart_instant_evicts_at_that_instant(
         assert ev.last_transition_time == deadline
     finally:
         again.close()
+
+
+class _WallClock:
+    """A real-time clock (not virtual) the test moves by hand."""
+
+    virtual = False
+
+    def __init__(self, at: Any) -> None:
+        self.at = at
+
+    def now(self) -> Any:
+        return self.at
+
+    def wait_until(self, at: Any) -> None:
+        self.at = max(self.at, at)
+
+
+def test_a_timer_the_clock_passes_while_the_scheduler_is_quiet_is_written_at_once() -> None:
+    """In real time the clock may pass a core timer before the manager has
+    asked for it (the controller's next instant, a paced clock's step): the
+    scheduler's quiet path then fires it. Its eviction is written and the
+    queues tried at once, as when the timer's own request comes, not at the
+    next unrelated event (cluster mode's stall after an API server restart,
+    the paced quickstart's late PodsReady eviction)."""
+    cfg = config(waitForPodsReady={"timeout": "5m", "blockAdmission": False})
+    clock = _WallClock(T0)
+    cp = control_plane(cfg, clock=clock)
+    cp.create(
+        [
+            namespace("team"),
+            flavor("a100", {"gpu": "a100"}),
+            cluster_queue("cq", {"a100": 4}),
+            local_queue("team", "main", "cq"),
+            node("small", 2, {"gpu": "a100"}),  # two of the four pods never run
+        ]
+    )
+    cp.create([job("team", "gang", 1, pods=4, duration=None)])
+    cp.mgr.run_until_idle()
+    assert _cond(cp.store.list(WL, "team").items[0], "Admitted").status == "True"
+    clock.at = T0 + timedelta(minutes=6)
+    # The manager's idle moment comes before its timer request is taken.
+    for hook in cp.mgr.idle_hooks:
+        hook()
+    # Evicted at that moment, and (its pods' quota back) tried again at once.
+    ev = _cond(cp.store.list(WL, "team").items[0], "Evicted")
+    assert ev is not None and "Exceeded the PodsReady timeout" in ev.message
+    assert ev.last_transition_time == clock.at
