@@ -36,6 +36,7 @@ from lightkube.types import CascadeType, PatchType
 
 from kuota.api.meta import LabelSelector
 from kuota.store.kinds import KindInfo, kind_info, kind_of
+from kuota.store.kube.event_sink import EventSink
 from kuota.store.kube.io_thread import IoThread
 from kuota.store.kube.kubewatch import KubeWatch
 from kuota.store.kube.kubewire import Unavailable, decode, encode, lk_resource, store_error
@@ -97,6 +98,7 @@ class KubeStore:
         self.requests = 0
         self.retries = 0
         self.conflicts = 0
+        self.events = EventSink()
 
     async def _make_client(self, config: KubeConfig) -> AsyncClient:
         # (inside the loop: httpx's async client binds to the running loop)
@@ -206,8 +208,33 @@ class KubeStore:
     def create(self, obj: Any) -> Any:
         info = kind_of(obj)
         if info.rtype == EVENT:
-            return self._best_effort(lambda: self._create(info, obj), obj)
+            self.events.submit(lambda: self._send_event(info, obj))
+            return obj
         return self._create(info, obj)
+
+    def _send_event(self, info: KindInfo, obj: Any) -> None:
+        """(On the event sink's thread.) A name another writer took: the
+        Event is dropped, as client-go's sink drops what it cannot write."""
+        with contextlib.suppress(AlreadyExists):
+            self._best_effort(lambda: self._create(info, obj), obj)
+
+    def _send_bump(self, info: KindInfo, obj: Any) -> None:
+        """(On the event sink's thread.) A repeat; of an Event that has
+        expired meanwhile, a new one."""
+        try:
+            self._best_effort(lambda: self._bump_event(info, obj), obj, bump=True)
+        except NotFound:
+            fresh = _replace(obj, metadata=_replace(obj.metadata, resource_version=None))
+            self._send_event(info, fresh)
+
+    def _send_delete(self, info: KindInfo, namespace: str, name: str) -> None:
+        """(On the event sink's thread.) An expired Event's deletion."""
+        try:
+            self._delete(info, namespace, name, None)
+        except NotFound:
+            pass
+        except StoreError as err:
+            _log().warning("event not deleted", name=name, error=str(err))
 
     def _best_effort(self, write: Callable[[], Any], obj: Any, *, bump: bool = False) -> Any:
         """Events are best effort, as client-go's broadcaster sends them: a
@@ -215,10 +242,10 @@ class KubeStore:
         try:
             return write()
         except AlreadyExists:
-            raise  # (a name another Event took: the recorder takes the next one)
+            raise  # (a name another writer took: _send_event drops it)
         except NotFound:
             if bump:
-                raise  # (a repeat of an expired Event: the recorder creates it anew)
+                raise  # (a repeat of an expired Event: _send_bump creates it anew)
             _log().warning("event not recorded", name=obj.metadata.name, error="not found")
             return obj
         except StoreError as err:
@@ -264,7 +291,8 @@ class KubeStore:
     def _put(self, obj: Any, status: bool) -> Any:
         info = kind_of(obj)
         if info.rtype == EVENT:
-            return self._best_effort(lambda: self._bump_event(info, obj), obj, bump=True)
+            self.events.submit(lambda: self._send_bump(info, obj))
+            return obj
         return self._put_as(info, obj, status)
 
     def _bump_event(self, info: KindInfo, obj: Any) -> Any:
@@ -354,7 +382,16 @@ class KubeStore:
         resource_version: str | None = None,
     ) -> Any | None:
         info = kind_info(rtype)
-        res = lk_resource(rtype)
+        if info.rtype == EVENT and resource_version is None:
+            # (in order after the Event's create and repeats: the sink's queue)
+            self.events.submit(lambda: self._send_delete(info, namespace, name))
+            return None
+        return self._delete(info, namespace, name, resource_version)
+
+    def _delete(
+        self, info: KindInfo, namespace: str, name: str, resource_version: str | None
+    ) -> Any | None:
+        res = lk_resource(info.rtype)
         ns = namespace or None
         ref = _ref(info, namespace, name)
         if resource_version is not None:
@@ -418,6 +455,7 @@ class KubeStore:
             ws.remove(w)
 
     def close(self) -> None:
+        self.events.close()  # what was recorded is sent before the client goes
         for ws in list(self._watches.values()):
             for w in list(ws):
                 w.close()
