@@ -200,6 +200,7 @@ def test_events_are_never_read_back(tmp_path: Path) -> None:
                 rec.event(about, "Normal", "Tested", "once", "kuota-test")
                 clock.wait_until(start + timedelta(minutes=1))
                 rec.event(about, "Normal", "Tested", "once", "kuota-test")  # a repeat
+                assert store.events.flush(30)  # (sent off the recorder's thread, in order)
                 events = served.json("get", "events", "-n", "default")["items"]
                 assert [(e["reason"], e["count"]) for e in events] == [("Tested", 2)]
                 clock.wait_until(start + timedelta(hours=2))

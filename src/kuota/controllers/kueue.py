@@ -37,7 +37,7 @@ from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.scheduler.views import ClusterQueueView, CycleResult, FlavorUsage, LocalQueueView
 from kuota.store import Conflict, NotFound, clone
 from kuota.store.kinds import kind_info, kind_named
-from kuota.store.protocol import ResourceType
+from kuota.store.protocol import ResourceType, StoreError
 from kuota.store.resources import (
     ADMISSION_CHECK,
     CLUSTER_QUEUE,
@@ -361,8 +361,17 @@ class KueueController:
     def flush(self) -> None:
         """Write the workloads whose status changed. Queue statuses wait for
         flush_queues(): counters need no more than one write per period."""
-        core, _ = self._parts()
-        for key in sorted(core.take_touched()):
+        core, mgr = self._parts()
+        keys = sorted(core.take_touched())
+        at_once = getattr(mgr.store, "update_status_all", None)
+        if at_once is not None and len(keys) > 1:
+            # (a store over an API server: the writes in flight together)
+            for key in self._write_workloads_at_once(keys, at_once):
+                self._write_workload(key)
+            for key in keys:
+                self._mark_queues(key)
+            return
+        for key in keys:
             self._write_workload(key)
             self._mark_queues(key)
 
@@ -483,6 +492,57 @@ class KueueController:
                 ):
                     mgr.recorder.event(written, etype, reason, message, COMPONENT)  # type: ignore[arg-type]
             return
+
+    def _write_workloads_at_once(self, keys: list[str], at_once: Any) -> list[str]:
+        """The status writes of ``keys`` sent together: what
+        ``_write_workload`` does for each, for the common case of a status
+        write alone. Returns the keys left to it (a spec to write too, or a
+        Conflict to retry from the re-read object)."""
+        core, mgr = self._parts()
+        inf = mgr.informer(WORKLOAD)
+        rest: list[str] = []
+        sent: list[tuple[str, Any]] = []
+        for key in keys:
+            mine = core.workloads.get(key)
+            stored = inf.get(key) if mine is not None else None
+            if mine is None or stored is None:
+                continue
+            ref = _WORKLOAD_REF + key
+            if self._seen_rv.get(ref) != stored.metadata.resource_version:
+                self._observe_workload(key, stored)
+                mine = core.workloads[key]
+            ms, ss = mine.spec, stored.spec
+            if ms is not ss and (ms.active != ss.active or ms.priority != ss.priority):
+                rest.append(key)
+            elif mine.status != stored.status:
+                sent.append((key, stored))
+        if not sent:
+            return rest
+        objs = [_replace(st, status=core.workloads[key].status) for key, st in sent]
+        failed: list[tuple[str, StoreError]] = []
+        for (key, stored), written in zip(sent, at_once(objs), strict=True):
+            if isinstance(written, Conflict):
+                rest.append(key)
+                continue
+            if isinstance(written, NotFound):
+                continue
+            if isinstance(written, StoreError):
+                failed.append((key, written))
+                continue
+            self._seen_rv[_WORKLOAD_REF + key] = written.metadata.resource_version
+            if mgr.recorder.enabled:
+                for etype, reason, message in workload_events(
+                    written, stored.status, written.status, core.now
+                ):
+                    mgr.recorder.event(written, etype, reason, message, COMPONENT)  # type: ignore[arg-type]
+        if rest:
+            mgr.pump()  # (the re-read objects, for _write_workload's retry)
+        if failed:
+            # Written at the next flush (the reconcile that raises is retried).
+            core.state.touched.update(key for key, _ in failed)
+            core.state.touched.update(rest)
+            raise failed[0][1]
+        return sorted(rest)
 
     def _write_cluster_queue(self, name: str) -> None:
         core, _ = self._parts()

@@ -25,10 +25,11 @@ returns it, a delete that finds it gone is done."""
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 from lightkube import ALL_NS, AsyncClient, KubeConfig
@@ -341,6 +342,66 @@ class KubeStore:
 
     def update(self, obj: Any) -> Any:
         return self._put(obj, status=False)
+
+    def update_status_all(self, given: Sequence[Any]) -> Sequence[Any]:
+        """``update_status`` of each object, the requests in flight
+        together (as Kueue's scheduler applies admissions without waiting
+        for each in turn). Each result is the written object or the
+        StoreError its write met, in the order given; a Conflict has re-read
+        its object, as ``update_status`` does."""
+        infos = [kind_of(o) for o in given]
+        objs = [self._with_version(i, o) for i, o in zip(infos, given, strict=True)]
+        calls = [
+            self._retrying(
+                self._status_put(info, obj),
+                _ref(info, obj.metadata.namespace or "", obj.metadata.name),
+            )
+            for info, obj in zip(infos, objs, strict=True)
+        ]
+
+        async def together() -> builtins.list[Any]:
+            return await asyncio.gather(*calls, return_exceptions=True)
+
+        answers = self.io.call(together(), self.retry_for + self.request_timeout + 5)
+        out: builtins.list[Any] = []
+        for info, obj, raw in zip(infos, objs, answers, strict=True):
+            m = obj.metadata
+            if isinstance(raw, Conflict):
+                self._reread(info, m.namespace or "", m.name)
+            if isinstance(raw, StoreError):
+                out.append(raw)
+                continue
+            if isinstance(raw, BaseException):
+                raise raw
+            written = decode(raw, info)
+            gone = (
+                written.metadata.deletion_timestamp is not None and not written.metadata.finalizers
+            )
+            if not gone:
+                self._inject(info, "MODIFIED", written)
+            out.append(written)
+        return out
+
+    def _status_put(self, info: KindInfo, obj: Any) -> Callable[[], Coroutine[Any, Any, Any]]:
+        m = obj.metadata
+        body = lk_resource(info.rtype).Status(encode(obj))
+        return lambda: self.client.replace(body, m.name, namespace=m.namespace or None)
+
+    async def _retrying(self, make: Callable[[], Coroutine[Any, Any, T]], ref: str) -> T:
+        """``_call`` on the I/O loop itself: one request, what the API server
+        could not answer tried again until ``retry_for`` has passed."""
+        deadline = time.monotonic() + self.retry_for
+        backoff = _FIRST_BACKOFF
+        while True:
+            self.requests += 1
+            try:
+                return await asyncio.wait_for(_guarded(make(), ref), self.request_timeout + 5)
+            except Unavailable:
+                if time.monotonic() + backoff > deadline:
+                    raise
+                self.retries += 1
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, _MAX_BACKOFF)
 
     def update_status(self, obj: Any) -> Any:
         return self._put(obj, status=True)
