@@ -7,12 +7,11 @@ series with values matching the objects."""
 from __future__ import annotations
 
 import json
-import socket
 import urllib.request
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
-from tests.clustermode.twoproc import start_controller, wait_for
+from tests.clustermode.twoproc import free_port, start_controller, wait_for
 from tests.server.conftest import EXAMPLES, needs_kubectl, start_server
 
 BAD_CQ = """
@@ -38,12 +37,6 @@ spec:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @needs_kubectl
 def test_controller_webhooks_and_metrics(tmp_path: Path) -> None:
     served = start_server(
@@ -53,7 +46,7 @@ def test_controller_webhooks_and_metrics(tmp_path: Path) -> None:
         "--without-kueue",
         home=tmp_path / "home",
     )
-    url = f"https://127.0.0.1:{_free_port()}"
+    url = f"https://127.0.0.1:{free_port()}"
     ctl = start_controller(served, "--webhook-url", url)
     try:
         ctl.wait_line("leading", 120)

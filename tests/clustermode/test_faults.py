@@ -8,7 +8,6 @@ test_serve_calls_webhooks.py."""
 
 from __future__ import annotations
 
-import socket
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +17,7 @@ from tests.clustermode.faultproxy import fault_proxy
 from tests.clustermode.twoproc import (
     WorkloadLog,
     check_writes,
+    free_port,
     outcome,
     start_controller,
     wait_for,
@@ -28,12 +28,6 @@ from tests.server.conftest import EXAMPLES, needs_kubectl, start_server
 SPEED = 100
 LEAD = timedelta(seconds=8 * SPEED)
 WORKLOADS = 80  # the quickstart's Jobs
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _all_finished(served: Any) -> Any:
@@ -48,7 +42,7 @@ def _all_finished(served: Any) -> Any:
 @needs_kubectl
 def test_the_controller_goes_on_after_the_api_server_restarts(tmp_path: Path) -> None:
     world = webhook_admitted(EXAMPLES / "quickstart", tmp_path / "world", compress=30, lead=LEAD)
-    port = _free_port()
+    port = free_port()
     args = ("--without-kueue", "--speed", str(SPEED), "--port", str(port))
     served = start_server(tmp_path / "state", str(world), *args, home=tmp_path / "home")
     log = WorkloadLog(served)

@@ -6,14 +6,19 @@ which enforces RBAC (a missing rule is a 403 and a run that never ends)."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from click.testing import CliRunner
-from tests.clustermode.twoproc import outcome, start_controller, wait_for, webhook_admitted
+from tests.clustermode.twoproc import (
+    free_port,
+    outcome,
+    start_controller,
+    wait_for,
+    webhook_admitted,
+)
 from tests.server.conftest import EXAMPLES, needs_kubectl, start_server
 
 from kuota.cli.main import main
@@ -118,12 +123,6 @@ def test_kubectl_apply_dry_run_server_accepts_the_manifests(
         served.stop()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _token_kubeconfig(admin: Path, token: str, dst: Path) -> Path:
     kc = yaml.safe_load(admin.read_text())
     for u in kc["users"]:
@@ -163,7 +162,7 @@ def test_the_manager_rbac_is_all_the_controller_needs(tmp_path: Path) -> None:
         assert denied.returncode != 0 and "forbidden" in denied.stderr.lower(), denied
         served.ok("apply", "-f", "-", input=yaml.safe_dump_all(rbac))
         ctl = start_controller(
-            served, "--kubeconfig", str(kc), "--webhook-url", f"https://127.0.0.1:{_free_port()}"
+            served, "--kubeconfig", str(kc), "--webhook-url", f"https://127.0.0.1:{free_port()}"
         )
         ctl.wait_line("leading", 120)
         n = sum(
@@ -216,7 +215,7 @@ def test_in_cluster_webhooks_take_their_certificates_from_the_secret(tmp_path: P
         or d["kind"].endswith("WebhookConfiguration")
         or (d["kind"] == "ClusterRole" and d["metadata"]["name"] == "kueue-manager-role")
     ]
-    port = _free_port()
+    port = free_port()
     config = tmp_path / "config.yaml"
     config.write_text(
         yaml.safe_dump(
