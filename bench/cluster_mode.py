@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from profiled import PROFILED  # (bench/ is the script's directory)
 
 import kuota
 from kuota.api.decode import to_wire
@@ -66,9 +67,12 @@ def _world(config: Path, out: Path) -> tuple[Any, int]:
     return world, len(world.arrivals)
 
 
-def _start(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], list[str]]:
+def _start(
+    args: list[str], env: dict[str, str], profile: Path | None = None
+) -> tuple[subprocess.Popen[str], list[str]]:
+    head = ["-m", "kuota.cli.main"] if profile is None else ["-c", PROFILED, str(profile)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kuota.cli.main", *args],
+        [sys.executable, *head, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -95,7 +99,9 @@ def _wait(lines: list[str], text: str, timeout: float) -> str:
     raise SystemExit(f"timed out waiting for {text!r}: {''.join(lines[-20:])}")
 
 
-def run(config: Path, timeout: float) -> dict[str, Any]:
+def run(config: Path, timeout: float, profile: str | None = None) -> dict[str, Any]:
+    """``profile``: each process's cProfile stats to PROFILE-serve and
+    PROFILE-controller (their main threads: serve's loop, the manager)."""
     tmp = Path(tempfile.mkdtemp(prefix="kuota-cluster-bench-"))
     world, total = _world(config, tmp / "world.yaml")
     env = dict(os.environ)
@@ -110,6 +116,7 @@ def run(config: Path, timeout: float) -> dict[str, Any]:
             "0",
         ],
         env,
+        Path(f"{profile}-serve") if profile else None,
     )
     ctl = None
     store = None
@@ -130,6 +137,7 @@ def run(config: Path, timeout: float) -> dict[str, Any]:
                 "0",
             ],
             env,
+            Path(f"{profile}-controller") if profile else None,
         )
         _wait(ctl_lines, "leading", 60)
         clock = read_sim_clock(sim)
@@ -189,10 +197,13 @@ def main() -> None:
     ap.add_argument("configs", nargs="+", type=Path)
     ap.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--profile", default=None, help="cProfile stats to PROFILE-serve and PROFILE-controller"
+    )
     args = ap.parse_args()
     results = []
     for c in args.configs:
-        r = run(c, args.timeout)
+        r = run(c, args.timeout, args.profile)
         results.append(r)
         print(json.dumps(r), flush=True)
     if args.json is not None:

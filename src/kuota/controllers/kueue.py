@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, Final
 
 import msgspec
@@ -411,12 +412,77 @@ class KueueController:
         mgr.cancel_timer(self.name, QUEUE_STATUS)
         self._queues_flushed = mgr.clock.now()
         self._resolve_marks()
+        at_once = getattr(mgr.store, "update_status_all", None)
+        if at_once is not None:
+            # (a store over an API server: the writes in flight together, as
+            # Kueue's queue reconcilers write beside its scheduler)
+            self._write_queues_at_once(at_once)
+            return
         for name in sorted(self._cqs_dirty):
             self._write_cluster_queue(name)
         self._cqs_dirty.clear()
         for key in sorted(self._lqs_dirty):
             self._write_local_queue(key)
         self._lqs_dirty.clear()
+
+    def _write_queues_at_once(self, at_once: Any) -> None:
+        """What ``_write_cluster_queue`` and ``_write_local_queue`` do for
+        every dirty queue, the writes sent together; a Conflict is retried
+        one by one from the re-read object."""
+        core, mgr = self._parts()
+        todo: list[tuple[ResourceType, str, Any, Any]] = []
+        for name in sorted(self._cqs_dirty):
+            cq_view = core.cluster_queue(name)
+            if cq_view is not None:
+                todo.append(
+                    (CLUSTER_QUEUE, name, cq_view, partial(_cq_status, cq_view, now=core.now))
+                )
+        for key in sorted(self._lqs_dirty):
+            lq_view = core.local_queue(key)
+            if lq_view is not None:
+                todo.append((LOCAL_QUEUE, key, lq_view, partial(_lq_status, lq_view, now=core.now)))
+        self._cqs_dirty.clear()
+        self._lqs_dirty.clear()
+        sent: list[tuple[ResourceType, str, Any, Any]] = []
+        objs: list[Any] = []
+        for rtype, key, view, build in todo:
+            stored = mgr.informer(rtype).get(key)
+            if stored is None:
+                continue
+            ref = _ref(rtype, key)
+            if (
+                self._written_view.get(ref) == view
+                and self._seen_rv.get(ref) == stored.metadata.resource_version
+            ):
+                continue  # the stored status is ours, from this same view
+            status = build(stored.status)
+            if status == stored.status:
+                self._seen_rv[ref] = stored.metadata.resource_version
+                self._written_view[ref] = view
+                continue
+            sent.append((rtype, key, view, build))
+            objs.append(_replace(stored, status=status))
+        if not objs:
+            return
+        retry: list[tuple[ResourceType, str, Any, Any]] = []
+        failed: StoreError | None = None
+        for (rtype, key, view, build), written in zip(sent, at_once(objs), strict=True):
+            if isinstance(written, Conflict):
+                retry.append((rtype, key, view, build))
+            elif isinstance(written, StoreError):
+                if not isinstance(written, NotFound):
+                    (self._cqs_dirty if rtype == CLUSTER_QUEUE else self._lqs_dirty).add(key)
+                    failed = failed or written
+            else:
+                ref = _ref(rtype, key)
+                self._seen_rv[ref] = written.metadata.resource_version
+                self._written_view[ref] = view
+        if retry:
+            mgr.pump()
+            for rtype, key, view, build in retry:
+                self._write_status(rtype, key, view, build)
+        if failed is not None:
+            raise failed  # (the queue is written again at the next flush)
 
     def _mark_queues(self, key: str) -> None:
         """The queues a workload is counted in need their status written

@@ -58,6 +58,7 @@ T = TypeVar("T")
 FIELD_MANAGER = "kueue"  # Kueue's own field manager name (cluster-mode.md §2)
 _FIRST_BACKOFF = 0.05
 _MAX_BACKOFF = 1.0
+_IN_FLIGHT = 8  # writes update_status_all sends at once
 
 
 def load_kubeconfig(path: str | None, context: str | None = None) -> KubeConfig:
@@ -359,8 +360,16 @@ class KubeStore:
             for info, obj in zip(infos, objs, strict=True)
         ]
 
+        # A few at a time: more than the client's pool keeps alive (20, some
+        # held by watches) would each open a new TLS connection and close it.
+        gate = asyncio.Semaphore(_IN_FLIGHT)
+
+        async def gated(call: Coroutine[Any, Any, Any]) -> Any:
+            async with gate:
+                return await call
+
         async def together() -> builtins.list[Any]:
-            return await asyncio.gather(*calls, return_exceptions=True)
+            return await asyncio.gather(*map(gated, calls), return_exceptions=True)
 
         answers = self.io.call(together(), self.retry_for + self.request_timeout + 5)
         out: builtins.list[Any] = []
