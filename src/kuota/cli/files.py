@@ -21,6 +21,7 @@ from kuota.api.decode import (
 from kuota.api.kueue.config import load_config
 from kuota.api.lws.template_checks import lws_template_warnings
 from kuota.cli.run_annotations import run_annotation_errors, run_annotation_warnings
+from kuota.controllers.jobs.topology_rules import topology_errors
 from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_timeline
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -137,6 +138,8 @@ def _documents(
     for doc in decode_document(raw, source=source, index=i, gates=gates):
         if doc.ok:  # what run refuses, validate refuses (and warns of)
             doc.errors += run_annotation_errors(doc.obj)
+            if (gates or {}).get("TopologyAwareScheduling", True):
+                doc.errors += topology_errors(doc.obj)  # Kueue's job webhooks' TAS rules
             doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
             if isinstance(doc.obj, CustomResourceDefinition):
                 doc.warnings += crd_warnings(doc.obj)

@@ -63,7 +63,9 @@ class RayClusterAdapter:
     def validate(
         self, rc: r.RayCluster, old: r.RayCluster | None, elastic: bool
     ) -> list[e.FieldError]:
-        return []  # the Ray rules need the manage policy: RayValidation
+        """The TAS rules, for every RayCluster (the Ray rules need the manage
+        policy: RayValidation)."""
+        return rs.topology_errors(rc.spec, self.pod_sets(rc, False), "spec", groups_first=True)
 
     def update_errors(self, new: r.RayCluster, old: r.RayCluster) -> list[e.FieldError]:
         return []

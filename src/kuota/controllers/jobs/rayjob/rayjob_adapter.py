@@ -111,7 +111,12 @@ class RayJobAdapter:
         return job
 
     def validate(self, job: r.RayJob, old: r.RayJob | None, elastic: bool) -> list[e.FieldError]:
-        return []  # the Ray rules need the manage policy: RayJobValidation
+        """The TAS rules of its cluster spec, for every RayJob (the Ray rules
+        need the manage policy: RayJobValidation)."""
+        spec = job.spec.ray_cluster_spec
+        if spec is None:
+            return []
+        return rs.topology_errors(spec, self.pod_sets(job, False), "spec.rayClusterSpec")
 
     def update_errors(self, new: r.RayJob, old: r.RayJob) -> list[e.FieldError]:
         return []

@@ -65,7 +65,11 @@ class RayServiceAdapter:
     def validate(
         self, svc: r.RayService, old: r.RayService | None, elastic: bool
     ) -> list[e.FieldError]:
-        return []  # the Ray rules need the manage policy: RayValidation
+        """The TAS rules, for every RayService, at the paths Kueue names
+        (``spec.rayClusterSpec``, though the field is ``rayClusterConfig``);
+        the Ray rules need the manage policy: RayValidation."""
+        spec = svc.spec.ray_cluster_config
+        return rs.topology_errors(spec, self.pod_sets(svc, False), "spec.rayClusterSpec")
 
     def update_errors(self, new: r.RayService, old: r.RayService) -> list[e.FieldError]:
         return []
