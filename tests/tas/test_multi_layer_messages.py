@@ -6,13 +6,18 @@ wantReason of Kueue's tas_cache_test.go TestFindTopologyAssignment cases."""
 
 from __future__ import annotations
 
+from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import yaml
 
-from embedded.world import control_plane, obj
-from kuota.store.resources import WORKLOAD
+from embedded.world import T0, control_plane, obj
+from kuota.store.resources import POD, WORKLOAD
+from tas.world import BLOCK as W_BLOCK
+from tas.world import RACK as W_RACK
+from tas.world import job, node, plane
 
 SCENARIOS = Path(__file__).parents[1] / "scenarios" / "tas"
 RACK = "cloud.com/topology-rack"
@@ -77,3 +82,30 @@ def test_inner_layer_above_the_outer_one_is_refused_at_placement() -> None:
     assert qr.message.endswith(
         f"additional slice layer topology {RACK} must be at a lower level than {HOST}"
     ), qr.message
+
+
+def test_job_with_layers_runs_its_pods_in_whole_slices() -> None:
+    """A Job's constraints annotation, end to end: its Workload is admitted
+    with the multi-layer assignment (the world of scenario tas/19) and the
+    ungated pods run on those hosts, every rack and host holding whole slices."""
+    nodes = [node("x1", "b1", "r1", 1), node("x2", "b1", "r1", 4)]
+    nodes += [node("x3", "b1", "r2", 3), node("x4", "b1", "r2", 4)]
+    cp = plane(nodes)
+    layers = f'[{{"topology":"{W_RACK}","size":4}},{{"topology":"{HOST}","size":2}}]'
+    cp.create(
+        [
+            job(
+                "layered",
+                8,
+                {
+                    "kueue.x-k8s.io/podset-required-topology": W_BLOCK,
+                    "kueue.x-k8s.io/podset-slice-required-topology-constraints": layers,
+                },
+            )
+        ]
+    )
+    cp.settle()
+    cp.advance(T0 + timedelta(seconds=30))
+    pods = cp.store.list(POD, "default").items
+    assert all(p.status.phase == "Running" for p in pods)
+    assert Counter(p.spec.node_name for p in pods) == {"x2": 4, "x3": 2, "x4": 2}
