@@ -352,3 +352,17 @@ def test_control_plane_refuses_and_carries_the_constraints() -> None:
     assert tr is not None and tr.required == BLOCK
     got = [(c.topology, c.size) for c in tr.podset_slice_required_topology_constraints or ()]
     assert got == [(RACK, 4), (HOST, 2)]
+
+
+def test_feature_gates_of_the_configuration() -> None:
+    """The webhooks read the Configuration's gates: without
+    TASMultiLayerTopology the constraints annotation is refused
+    (validateSliceRequiredTopologyConstraintsAnnotation)."""
+    p = f"spec.template.metadata.annotations[{LAYERS}]"
+    layers = f'[{{"topology":"{RACK}","size":2}}]'
+    off = config(featureGates={"TASMultiLayerTopology": False})
+    cp = plane([node("n1", "b1", "r1")], cfg=off, cluster=False)
+    with pytest.raises(Invalid) as err:
+        cp.create([job("layered", 2, {REQ: BLOCK, LAYERS: layers})])
+    detail = "the TASMultiLayerTopology feature gate must be enabled to use this annotation"
+    assert f"{p}: Forbidden: {detail}" in str(err.value)

@@ -138,8 +138,9 @@ def _documents(
     for doc in decode_document(raw, source=source, index=i, gates=gates):
         if doc.ok:  # what run refuses, validate refuses (and warns of)
             doc.errors += run_annotation_errors(doc.obj)
-            if (gates or {}).get("TopologyAwareScheduling", True):
-                doc.errors += topology_errors(doc.obj)  # Kueue's job webhooks' TAS rules
+            g = gates or {}
+            if g.get("TopologyAwareScheduling", True):  # Kueue's job webhooks' TAS rules
+                doc.errors += topology_errors(doc.obj, g.get("TASMultiLayerTopology", True))
             doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
             if isinstance(doc.obj, CustomResourceDefinition):
                 doc.warnings += crd_warnings(doc.obj)

@@ -236,7 +236,9 @@ def validate_slice_size_bound(
 
 
 def validate_pod_sets(
-    entries: Sequence[tuple[str, kt.PodSet]], annotation_paths: dict[str, str] | None = None
+    entries: Sequence[tuple[str, kt.PodSet]],
+    annotation_paths: dict[str, str] | None = None,
+    multi_layer: bool = True,
 ) -> list[e.FieldError]:
     """A job webhook's validateTopologyRequest over its pod sets, each with the
     path of its template's metadata: ValidateTASPodSetRequest and the slice
@@ -245,7 +247,7 @@ def validate_pod_sets(
     errs: list[e.FieldError] = []
     for path, ps in entries:
         ann = ps.template.metadata.annotations
-        errs += validate_annotations(path, ann)
+        errs += validate_annotations(path, ann, multi_layer)
         errs += validate_slice_size_bound(path, ann, ps.count)
     if annotation_paths is not None:
         errs += validate_grouping([ps for _, ps in entries], annotation_paths)

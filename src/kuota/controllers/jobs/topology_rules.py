@@ -23,18 +23,20 @@ from kuota.controllers.tas_requests import validate_annotations
 
 __all__ = ["topology_errors"]
 
-Rule = Callable[[Any], list[e.FieldError]]
+Rule = Callable[[Any, bool], list[e.FieldError]]  # (object, TASMultiLayerTopology)
 
 
 def _adapter_rule(adapter: Any) -> Rule:
-    return lambda obj: adapter.validate(obj, None, False)
+    return lambda obj, multi_layer: adapter.topology_errors(obj, False, multi_layer)
 
 
 def _rules() -> dict[tuple[str, str], Rule]:
     batch = BatchJobAdapter()
     rules: dict[tuple[str, str], Rule] = {
-        ("batch/v1", "Job"): batch.topology_errors,
-        ("v1", "Pod"): lambda pod: validate_annotations("metadata", pod.metadata.annotations),
+        ("batch/v1", "Job"): _adapter_rule(batch),
+        ("v1", "Pod"): lambda pod, ml: validate_annotations(
+            "metadata", pod.metadata.annotations, ml
+        ),
         (lw.API_VERSION, lw.KIND): lws,
     }
     for a in (JobSetAdapter(), RayClusterAdapter(), RayJobAdapter(), RayServiceAdapter()):
@@ -48,8 +50,8 @@ def _rules() -> dict[tuple[str, str], Rule]:
 _RULES: Final = _rules()
 
 
-def topology_errors(obj: Any) -> list[e.FieldError]:
+def topology_errors(obj: Any, multi_layer: bool = True) -> list[e.FieldError]:
     """The TAS errors Kueue's webhook for ``obj``'s kind reports, [] for a
-    kind without one."""
+    kind without one (``multi_layer``: the TASMultiLayerTopology gate)."""
     rule = _RULES.get((getattr(obj, "api_version", ""), getattr(obj, "kind", "")))
-    return rule(obj) if rule is not None else []
+    return rule(obj, multi_layer) if rule is not None else []

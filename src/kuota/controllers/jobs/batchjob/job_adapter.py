@@ -188,16 +188,18 @@ class BatchJobAdapter:
                             f"{COMPLETIONS_EQUAL_PARALLELISM} annotation is true",
                         )
                     )
-        return errs + self.topology_errors(job, elastic)
+        return errs
 
-    def topology_errors(self, job: kc.Job, elastic: bool = False) -> list[e.FieldError]:
+    def topology_errors(
+        self, job: kc.Job, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
         """The job webhook's validateTopologyRequest: the template's TAS
         annotations; an elastic job only unconstrained (Kueue places no
         required or preferred topology for slices yet); then a slice no
         larger than the pod set."""
         assert job.spec is not None
         ann = job.spec.template.metadata.annotations or {}
-        errs = validate_annotations(_TEMPLATE_META, ann)
+        errs = validate_annotations(_TEMPLATE_META, ann, multi_layer)
         if errs:
             return errs
         if elastic:

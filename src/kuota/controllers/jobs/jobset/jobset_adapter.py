@@ -92,15 +92,20 @@ class JobSetAdapter:
         return job
 
     def validate(self, job: js.JobSet, old: js.JobSet | None, elastic: bool) -> list[e.FieldError]:
-        """Kueue's JobSet webhook adds only the TAS rules to jobframework's:
-        each replicated job's pod template, and the pod-set groups."""
+        return []  # Kueue's JobSet webhook adds only the TAS rules to jobframework's
+
+    def topology_errors(
+        self, job: js.JobSet, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
+        """validateTopologyRequest: each replicated job's pod template, and
+        the pod-set groups."""
         paths = [
             f"spec.replicatedJobs[{i}].template.spec.template.metadata"
             for i in range(len(job.spec.replicated_jobs or ()))
         ]
         pod_sets = self.pod_sets(job, False)
         groups = {ps.name: f"{p}.annotations" for p, ps in zip(paths, pod_sets, strict=True)}
-        return validate_pod_sets(list(zip(paths, pod_sets, strict=True)), groups)
+        return validate_pod_sets(list(zip(paths, pod_sets, strict=True)), groups, multi_layer)
 
     def update_errors(self, new: js.JobSet, old: js.JobSet) -> list[e.FieldError]:
         return []

@@ -89,12 +89,10 @@ class LeaderWorkerSetValidation:
     validating = True
     status_writes = False
 
-    def __init__(
-        self, parents: ParentPolicy, *, immutable_size: bool = True, tas: bool = True
-    ) -> None:
-        self.parents = parents  # also the elastic-job rule (ElasticJobsViaWorkloadSlices)
+    def __init__(self, parents: ParentPolicy, *, immutable_size: bool = True) -> None:
+        # also the elastic-job rule (ElasticJobsViaWorkloadSlices) and the TAS gates
+        self.parents = parents
         self.immutable_size = immutable_size  # LWSImmutableGroupSize
-        self.tas = tas  # TopologyAwareScheduling
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
         if new.kind != lw.KIND or new.spec is None or not self.parents.watched(new):
@@ -120,8 +118,8 @@ class LeaderWorkerSetValidation:
         elif replicas > lw.MAX_REPLICAS:
             msg = f"invalid LeaderWorkerSet replicas: must be <= {lw.MAX_REPLICAS}, got {replicas}"
             errs.append(e.invalid("spec.replicas", replicas, msg))
-        if self.tas:
-            errs += topology_errors(lws)
+        if self.parents.tas:
+            errs += topology_errors(lws, self.parents.tas_multi_layer)
         return errs
 
     def _managed_update_errors(
@@ -138,7 +136,7 @@ class LeaderWorkerSetValidation:
         return errs
 
 
-def topology_errors(lws: lw.LeaderWorkerSet) -> list[e.FieldError]:
+def topology_errors(lws: lw.LeaderWorkerSet, multi_layer: bool = True) -> list[e.FieldError]:
     """validateTopologyRequest: the leader's and the workers' templates (the
     podSets ``leader`` and ``worker``, or ``main`` without a leader), then
     the pod-set groups."""
@@ -152,7 +150,7 @@ def topology_errors(lws: lw.LeaderWorkerSet) -> list[e.FieldError]:
         worker = kt.PodSet(name="worker", count=lwt.size - 1, template=lwt.worker_template)
         entries = [(f"{_LWT}.leaderTemplate.metadata", leader), (workers, worker)]
     groups = {ps.name: f"{p}.annotations" for p, ps in entries}
-    return validate_pod_sets(entries, groups)
+    return validate_pod_sets(entries, groups, multi_layer)
 
 
 def _template_errors(
@@ -169,9 +167,5 @@ def lws_webhooks(config: KueueConfig, parents: ParentPolicy) -> list[Any]:
     """The integration's admission hooks, for the control plane's store."""
     return [
         LeaderWorkerSetWebhook(parents, tas=config.gate("TopologyAwareScheduling")),
-        LeaderWorkerSetValidation(
-            parents,
-            immutable_size=config.gate("LWSImmutableGroupSize"),
-            tas=config.gate("TopologyAwareScheduling"),
-        ),
+        LeaderWorkerSetValidation(parents, immutable_size=config.gate("LWSImmutableGroupSize")),
     ]

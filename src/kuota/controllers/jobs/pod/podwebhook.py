@@ -217,7 +217,7 @@ class PodValidation:
             path = e.key("metadata.labels", pm.MANAGED)
             errs.append(e.forbidden(path, f"managed label value can only be '{pm.MANAGED_VALUE}'"))
         errs += self._group_errors(pod)
-        errs += tas_errors("metadata", pod.metadata.annotations)
+        errs += tas_errors("metadata", pod.metadata.annotations, self.rules.tas_multi_layer)
         group = pm.group_name(pod, self.ids)
         prebuilt = pm.prebuilt_name(pod, self.ids)
         if group and prebuilt and prebuilt != group:

@@ -63,9 +63,16 @@ class RayClusterAdapter:
     def validate(
         self, rc: r.RayCluster, old: r.RayCluster | None, elastic: bool
     ) -> list[e.FieldError]:
-        """The TAS rules, for every RayCluster (the Ray rules need the manage
-        policy: RayValidation)."""
-        return rs.topology_errors(rc.spec, self.pod_sets(rc, False), "spec", groups_first=True)
+        return []  # the Ray rules need the manage policy: RayValidation
+
+    def topology_errors(
+        self, rc: r.RayCluster, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
+        """validateTopologyRequest, for every RayCluster."""
+        pod_sets = self.pod_sets(rc, False)
+        return rs.topology_errors(
+            rc.spec, pod_sets, "spec", groups_first=True, multi_layer=multi_layer
+        )
 
     def update_errors(self, new: r.RayCluster, old: r.RayCluster) -> list[e.FieldError]:
         return []

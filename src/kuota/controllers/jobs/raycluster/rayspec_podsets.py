@@ -173,6 +173,7 @@ def topology_errors(
     path: str,
     *,
     groups_first: bool = False,
+    multi_layer: bool = True,
 ) -> list[e.FieldError]:
     """raycluster.ValidateTopologyRequest for the cluster spec at ``path``
     (the head's template, its slice bound, the pod-set groups, then each
@@ -190,13 +191,13 @@ def topology_errors(
     for p, wg in workers:
         annotation_paths[podset_name(wg.group_name)] = f"{p}.annotations"
     head_ann = spec.head_group_spec.template.metadata.annotations
-    errs = validate_annotations(head_meta, head_ann)
+    errs = validate_annotations(head_meta, head_ann, multi_layer)
     bound = validate_slice_size_bound(head_meta, head_ann, by_name[HEAD].count)
     grouping = validate_grouping(pod_sets, annotation_paths)
     errs += grouping + bound if groups_first else bound + grouping
     for p, wg in workers:
         ann = wg.template.metadata.annotations
-        errs += validate_annotations(p, ann)
+        errs += validate_annotations(p, ann, multi_layer)
         ps = by_name.get(podset_name(wg.group_name))
         if ps is not None:
             errs += validate_slice_size_bound(p, ann, ps.count)

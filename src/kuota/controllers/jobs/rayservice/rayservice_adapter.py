@@ -65,11 +65,16 @@ class RayServiceAdapter:
     def validate(
         self, svc: r.RayService, old: r.RayService | None, elastic: bool
     ) -> list[e.FieldError]:
-        """The TAS rules, for every RayService, at the paths Kueue names
-        (``spec.rayClusterSpec``, though the field is ``rayClusterConfig``);
-        the Ray rules need the manage policy: RayValidation."""
+        return []  # the Ray rules need the manage policy: RayValidation
+
+    def topology_errors(
+        self, svc: r.RayService, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
+        """validateTopologyRequest, for every RayService, at the paths Kueue
+        names (``spec.rayClusterSpec``, though the field is ``rayClusterConfig``)."""
         spec = svc.spec.ray_cluster_config
-        return rs.topology_errors(spec, self.pod_sets(svc, False), "spec.rayClusterSpec")
+        pod_sets = self.pod_sets(svc, False)
+        return rs.topology_errors(spec, pod_sets, "spec.rayClusterSpec", multi_layer=multi_layer)
 
     def update_errors(self, new: r.RayService, old: r.RayService) -> list[e.FieldError]:
         return []

@@ -142,13 +142,18 @@ class TrainJobAdapter:
     def validate(
         self, job: t.TrainJob, old: t.TrainJob | None, elastic: bool
     ) -> list[e.FieldError]:
-        """Kueue's TrainJob webhook adds only the TAS rules to jobframework's,
-        on the pod sets its runtime makes (``job[<pod set>]``), each error
-        pointing the user at where those annotations come from."""
+        return []  # Kueue's TrainJob webhook adds only the TAS rules to jobframework's
+
+    def topology_errors(
+        self, job: t.TrainJob, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
+        """validateTopologyRequest on the pod sets its runtime makes
+        (``job[<pod set>]``), each error pointing the user at where those
+        annotations come from."""
         entries = [(f"job[{ps.name}]", ps) for ps in self.pod_sets(job, False)]
         return [
             e.FieldError(err.path, err.type, err.detail + _TAS_HINT, err.value)
-            for err in validate_pod_sets(entries)
+            for err in validate_pod_sets(entries, None, multi_layer)
         ]
 
     def update_errors(self, new: t.TrainJob, old: t.TrainJob) -> list[e.FieldError]:
