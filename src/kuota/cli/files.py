@@ -21,7 +21,6 @@ from kuota.api.decode import (
 from kuota.api.kueue.config import load_config
 from kuota.api.lws.template_checks import lws_template_warnings
 from kuota.cli.run_annotations import run_annotation_errors, run_annotation_warnings
-from kuota.controllers.jobs.topology_rules import topology_errors
 from kuota.sim.scenario_file import is_scenario, scenario_errors, scenario_timeline
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -139,13 +138,32 @@ def _documents(
         if doc.ok:  # what run refuses, validate refuses (and warns of)
             doc.errors += run_annotation_errors(doc.obj)
             g = gates or {}
-            if g.get("TopologyAwareScheduling", True):  # Kueue's job webhooks' TAS rules
+            if g.get("TopologyAwareScheduling", True) and _asks_for_topology(raw):
+                # Kueue's job webhooks' TAS rules; imported only for manifests
+                # that use the annotations (validate stays light otherwise).
+                from kuota.controllers.jobs.topology_rules import topology_errors
+
                 doc.errors += topology_errors(doc.obj, g.get("TASMultiLayerTopology", True))
             doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
             if isinstance(doc.obj, CustomResourceDefinition):
                 doc.warnings += crd_warnings(doc.obj)
                 register_crd(doc.obj)  # its kind is read from the next document on
         yield doc
+
+
+_TAS_PREFIX = "kueue.x-k8s.io/podset-"
+
+
+def _asks_for_topology(raw: object) -> bool:
+    """Some ``annotations`` map in the document has a pod-set TAS key."""
+    if isinstance(raw, dict):
+        ann = raw.get("annotations")
+        if isinstance(ann, dict) and any(str(k).startswith(_TAS_PREFIX) for k in ann):
+            return True
+        return any(_asks_for_topology(v) for v in raw.values())
+    if isinstance(raw, list):
+        return any(_asks_for_topology(v) for v in raw)
+    return False
 
 
 def _is_configuration(raw: object) -> bool:
