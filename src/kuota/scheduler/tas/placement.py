@@ -334,11 +334,14 @@ def _fill_helper(
     min_slice_diff = MAX_INT32
     leaders = 0
     # Children at an inner slice layer's level give whole slices of it only.
-    inner = size_at.get(level + 1, 1)
+    inner = size_at.get(level + 1, 1) if size_at else 1
     for c in d.children:
         _fill_helper(c, size, slice_level, level + 1, leader, size_at)
-        c_pods = c.pod_count // inner * inner
-        c_with_leader = c.pod_count_with_leader // inner * inner
+        c_pods = c.pod_count
+        c_with_leader = c.pod_count_with_leader
+        if inner > 1:
+            c_pods = c_pods // inner * inner
+            c_with_leader = c_with_leader // inner * inner
         pods += c_pods
         slices += c.slice_count
         if not leader or c.leader_count > 0:
