@@ -74,9 +74,7 @@ def topology_request(
             req.unconstrained = _parse_bool(ann[UNCONSTRAINED])
         except ValueError:
             return None
-    elif not (SLICE_REQUIRED in ann and SLICE_SIZE in ann) and not (
-        multi_layer and SLICE_CONSTRAINTS in ann
-    ):
+    elif not (SLICE_REQUIRED in ann and SLICE_SIZE in ann) and SLICE_CONSTRAINTS not in ann:
         return None
     if multi_layer and SLICE_CONSTRAINTS in ann:
         layers = parse_constraints(ann[SLICE_CONSTRAINTS])
