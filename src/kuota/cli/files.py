@@ -137,11 +137,33 @@ def _documents(
     for doc in decode_document(raw, source=source, index=i, gates=gates):
         if doc.ok:  # what run refuses, validate refuses (and warns of)
             doc.errors += run_annotation_errors(doc.obj)
+            g = gates or {}
+            if g.get("TopologyAwareScheduling", True) and _asks_for_topology(raw):
+                # Kueue's job webhooks' TAS rules; imported only for manifests
+                # that use the annotations (validate stays light otherwise).
+                from kuota.controllers.jobs.topology_rules import topology_errors
+
+                doc.errors += topology_errors(doc.obj, g.get("TASMultiLayerTopology", True))
             doc.warnings += run_annotation_warnings(doc.obj) + lws_template_warnings(doc.obj)
             if isinstance(doc.obj, CustomResourceDefinition):
                 doc.warnings += crd_warnings(doc.obj)
                 register_crd(doc.obj)  # its kind is read from the next document on
         yield doc
+
+
+_TAS_PREFIX = "kueue.x-k8s.io/podset-"
+
+
+def _asks_for_topology(raw: object) -> bool:
+    """Some ``annotations`` map in the document has a pod-set TAS key."""
+    if isinstance(raw, dict):
+        ann = raw.get("annotations")
+        if isinstance(ann, dict) and any(str(k).startswith(_TAS_PREFIX) for k in ann):
+            return True
+        return any(_asks_for_topology(v) for v in raw.values())
+    if isinstance(raw, list):
+        return any(_asks_for_topology(v) for v in raw)
+    return False
 
 
 def _is_configuration(raw: object) -> bool:

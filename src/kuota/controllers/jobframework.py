@@ -148,6 +148,9 @@ class OwnerRules(Protocol):
     which objects are managed, their defaults, jobframework's validation
     (kuota.controllers.parentpolicy.ParentPolicy)."""
 
+    tas: bool  # TopologyAwareScheduling: the webhooks check the TAS annotations
+    tas_multi_layer: bool  # TASMultiLayerTopology
+
     def watched(self, obj: Any) -> bool:
         """Kueue's webhooks are called for this object's namespace."""
         ...
@@ -294,14 +297,25 @@ class JobValidation:
         errs = self.rules.job_create_errors(new, self.gvk)
         if op == "UPDATE" and old is not None:
             errs += a.validate(new, old, self.rules.is_elastic(new))
+            errs += self._topology_errors(new)
             suspended, was = a.is_suspended(new), a.is_suspended(old)
             errs += self.rules.job_update_errors(new, old, self.gvk, suspended, was)
             errs += a.update_errors(new, old)
         elif op == "CREATE":
             errs += a.validate(new, None, self.rules.is_elastic(new))
+            errs += self._topology_errors(new)
         if errs:
             refuse(new, errs)
         return new
+
+    def _topology_errors(self, job: Any) -> list[e.FieldError]:
+        """The kind's validateTopologyRequest (its adapter's topology_errors,
+        for the kinds that have one), under the TopologyAwareScheduling gate."""
+        rule = getattr(self.adapter, "topology_errors", None)
+        if rule is None or not self.rules.tas:
+            return []
+        errs: list[e.FieldError] = rule(job, self.rules.is_elastic(job), self.rules.tas_multi_layer)
+        return errs
 
 
 def refuse(obj: Any, errs: list[e.FieldError]) -> NoReturn:

@@ -99,6 +99,8 @@ class ParentPolicy:
         admission_gated_by: bool = True,
         ids: bool = True,
         elastic: bool = True,
+        tas: bool = True,
+        tas_multi_layer: bool = True,
         external: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.policy = policy
@@ -110,6 +112,8 @@ class ParentPolicy:
         self.admission_gated_by = admission_gated_by  # AdmissionGatedBy
         self.ids = ids  # WorkloadIdentifierAnnotations (the prebuilt name's annotation)
         self.elastic = elastic  # ElasticJobsViaWorkloadSlices
+        self.tas = tas  # TopologyAwareScheduling: the job webhooks check TAS annotations
+        self.tas_multi_layer = tas_multi_layer  # TASMultiLayerTopology
 
     @staticmethod
     def watched(obj: Any) -> bool:
@@ -318,6 +322,8 @@ def parent_policy(
         admission_gated_by=config.gate("AdmissionGatedBy"),
         ids=config.gate("WorkloadIdentifierAnnotations"),
         elastic=config.gate("ElasticJobsViaWorkloadSlices"),
+        tas=config.gate("TopologyAwareScheduling"),
+        tas_multi_layer=config.gate("TASMultiLayerTopology"),
         external=external_kinds(config.integrations.external_frameworks),
     )
 

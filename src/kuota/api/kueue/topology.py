@@ -25,6 +25,8 @@ PREFERRED: Final = "kueue.x-k8s.io/podset-preferred-topology"
 UNCONSTRAINED: Final = "kueue.x-k8s.io/podset-unconstrained-topology"
 SLICE_REQUIRED: Final = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SIZE: Final = "kueue.x-k8s.io/podset-slice-size"
+# TASMultiLayerTopology: up to three slice layers, outermost first, as JSON.
+SLICE_CONSTRAINTS: Final = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
 GROUP_NAME: Final = "kueue.x-k8s.io/podset-group-name"
 TOPOLOGY_GATE: Final = "kueue.x-k8s.io/topology"
 WORKLOAD_ANNOTATION: Final = "kueue.x-k8s.io/workload"
@@ -133,7 +135,8 @@ def topology_from_internal(o: Topology) -> TopologyV1:
 def is_tas_pod(pod: Any) -> bool:
     """utiltas.IsTAS: the pod carries a topology annotation."""
     ann = pod.metadata.annotations or {}
-    return any(k in ann for k in (REQUIRED, PREFERRED, SLICE_REQUIRED, UNCONSTRAINED))
+    keys = (REQUIRED, PREFERRED, SLICE_REQUIRED, SLICE_CONSTRAINTS, UNCONSTRAINED)
+    return any(k in ann for k in keys)
 
 
 def validate_topology(*_: Any) -> list[Any]:

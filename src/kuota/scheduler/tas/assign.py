@@ -47,6 +47,19 @@ def explicit(ps: kt.PodSet) -> bool:
     )
 
 
+def slice_layers(tr: kt.PodSetTopologyRequest | None) -> list[tuple[str, int]]:
+    """utiltas.PodSetSliceRequiredTopologyConstraints: the multi-layer
+    constraints, else the one slice layer (size 0 when not given), as
+    (level, size) outermost first."""
+    if tr is None:
+        return []
+    if tr.podset_slice_required_topology_constraints:
+        return [(c.topology, c.size) for c in tr.podset_slice_required_topology_constraints]
+    if tr.pod_set_slice_required_topology is None:
+        return []
+    return [(tr.pod_set_slice_required_topology, tr.pod_set_slice_size or 0)]
+
+
 class TASInputs:
     """What the core knows of the cluster for TAS: Topologies, the flavors,
     the nodes, the usage of pods Kueue did not place (per node), and the
@@ -126,6 +139,7 @@ def request_of(
         tolerations += list(u.tolerations or ())
     aff = spec.affinity if spec is not None else None
     na = aff.node_affinity if aff is not None else None
+    layers = slice_layers(tr)
     return PodSetRequest(
         ps.name,
         count,
@@ -133,8 +147,9 @@ def request_of(
         required=tr.required if tr is not None else None,
         preferred=tr.preferred if tr is not None else None,
         unconstrained=bool(tr is not None and tr.unconstrained),
-        slice_level=tr.pod_set_slice_required_topology if tr is not None else None,
-        slice_size=tr.pod_set_slice_size if tr is not None else None,
+        slice_level=layers[0][0] if layers else None,
+        slice_size=layers[0][1] if layers else None,
+        inner_layers=layers[1:],
         implied=implied,
         group=tr.pod_set_group_name if tr is not None else None,
         node_selector=selector,

@@ -35,6 +35,7 @@ class PodSetRequest:
         "count",
         "group",
         "implied",
+        "inner_layers",
         "name",
         "node_selector",
         "preferred",
@@ -57,6 +58,7 @@ class PodSetRequest:
         unconstrained: bool = False,
         slice_level: str | None = None,
         slice_size: int | None = None,
+        inner_layers: list[tuple[str, int]] | None = None,
         implied: bool = False,
         group: str | None = None,
         node_selector: dict[str, str] | None = None,
@@ -71,6 +73,9 @@ class PodSetRequest:
         self.unconstrained = unconstrained
         self.slice_level = slice_level
         self.slice_size = slice_size
+        # TASMultiLayerTopology: the slice layers inside the outermost one
+        # (level, size), outermost first.
+        self.inner_layers = inner_layers or []
         self.implied = implied
         self.group = group
         self.node_selector = node_selector or {}
@@ -92,10 +97,12 @@ class _State:
     __slots__ = (
         "count",
         "excluded",
+        "layers",
         "leader_count",
         "least_free",
         "requested_level",
         "required",
+        "size_at_level",
         "slice_level",
         "slice_size",
         "total_nodes",
@@ -111,6 +118,10 @@ class _State:
         self.least_free = False
         self.requested_level = 0
         self.slice_level = 0
+        # level index -> the slice size pods are grouped in there (inner layers)
+        self.size_at_level: dict[int, int] = {}
+        # every layer (level, size), for the not-fit message of a multi-layer ask
+        self.layers: list[tuple[str, int]] = []
         self.total_nodes = 0
         self.excluded: dict[str, int] = {}
 
@@ -132,7 +143,9 @@ def has_level(t: FlavorTopology, r: PodSetRequest) -> bool:
     key = _level_key(t, r)
     if key is None or t.level_index(key) < 0:
         return False
-    return r.slice_level is None or t.level_index(r.slice_level) >= 0
+    if r.slice_level is not None and t.level_index(r.slice_level) < 0:
+        return False
+    return all(t.level_index(level) >= 0 for level, _ in r.inner_layers)
 
 
 def find(
@@ -176,6 +189,11 @@ def find(
         return {}, f"no requested topology level for slices: {skey}"
     if st.requested_level > st.slice_level:
         return {}, f"podset slice topology {skey} is above the podset topology {key}"
+    st.size_at_level, reason = _slice_size_at_level(t, workers, st.slice_size, st.slice_level)
+    if reason:
+        return {}, reason
+    if st.size_at_level:
+        st.layers = [(skey, st.slice_size), *workers.inner_layers]
 
     _fill_in_counts(t, workers, req, leader_req, assumed, simulate_empty, st)
     level, fit, reason = _find_level_with_fit_domains(t, st.requested_level, st)
@@ -188,10 +206,18 @@ def find(
         fit = _update_counts_to_minimum(lower, st.count, st.leader_count, st.slice_size, st, True)
         cur += 1
     while cur < len(t.levels) - 1:
-        size = st.slice_size if cur < st.slice_level else 1
+        # Below the outermost slice level pods go one by one, unless an inner
+        # slice layer groups them at the next level.
+        size = st.slice_size if cur < st.slice_level else st.size_at_level.get(cur + 1, 1)
         nxt: list[Domain] = []
         for d in fit:
             children = _sorted(d.children, st)
+            if size > 1:
+                # The slice counts filled in were for the outermost layer;
+                # (after sorting, as Kueue does) count this layer's slices.
+                for c in children:
+                    c.slice_count = c.pod_count // size
+                    c.slice_count_with_leader = c.pod_count_with_leader // size
             nxt += _update_counts_to_minimum(
                 children, d.pod_count, d.leader_count, size, st, size > 1
             )
@@ -211,6 +237,33 @@ def find(
         out[leader.name] = _build(t, leaders)
         fit = workers_fit
     out[workers.name] = _build(t, fit)
+    return out, ""
+
+
+def _slice_size_at_level(
+    t: FlavorTopology, workers: PodSetRequest, size: int, level: int
+) -> tuple[dict[int, int], str]:
+    """buildSliceSizeAtLevel: each inner layer below the one before it, its
+    size dividing that one's; every level from the one above down to the
+    layer's own groups pods by the layer's size."""
+    out: dict[int, int] = {}
+    prev_size, prev_level = size, level
+    for key, inner in workers.inner_layers:
+        idx = t.level_index(key)
+        if idx < 0:
+            return {}, f"no requested topology level for additional slice layer: {key}"
+        if idx <= prev_level:
+            above = t.levels[prev_level]
+            return (
+                {},
+                f"additional slice layer topology {key} must be at a lower level than {above}",
+            )
+        if prev_size % inner != 0:
+            detail = f"additional slice layer size {inner} must evenly divide parent layer size"
+            return {}, f"{detail} {prev_size}"
+        for lvl in range(prev_level + 1, idx + 1):
+            out[lvl] = inner
+        prev_size, prev_level = inner, idx
     return out, ""
 
 
@@ -259,14 +312,16 @@ def _fill_in_counts(
                 cap[r] = cap.get(r, 0) - q
         leaf.pod_count_with_leader = count_in(req, cap)[0]
     for root in t.roots:
-        _fill_helper(root, st.slice_size, st.slice_level, 0, st.leader_count > 0)
+        _fill_helper(root, st.slice_size, st.slice_level, 0, st.leader_count > 0, st.size_at_level)
 
 
 def _taint_str(key: str, value: str | None, effect: str | None) -> str:
     return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
 
 
-def _fill_helper(d: Domain, size: int, slice_level: int, level: int, leader: bool) -> None:
+def _fill_helper(
+    d: Domain, size: int, slice_level: int, level: int, leader: bool, size_at: dict[int, int]
+) -> None:
     if not d.children:
         if level == slice_level:
             d.slice_count = d.pod_count // size
@@ -278,13 +333,20 @@ def _fill_helper(d: Domain, size: int, slice_level: int, level: int, leader: boo
     min_pod_diff = MAX_INT32
     min_slice_diff = MAX_INT32
     leaders = 0
+    # Children at an inner slice layer's level give whole slices of it only.
+    inner = size_at.get(level + 1, 1) if size_at else 1
     for c in d.children:
-        _fill_helper(c, size, slice_level, level + 1, leader)
-        pods += c.pod_count
+        _fill_helper(c, size, slice_level, level + 1, leader, size_at)
+        c_pods = c.pod_count
+        c_with_leader = c.pod_count_with_leader
+        if inner > 1:
+            c_pods = c_pods // inner * inner
+            c_with_leader = c_with_leader // inner * inner
+        pods += c_pods
         slices += c.slice_count
         if not leader or c.leader_count > 0:
             contributor = True
-            min_pod_diff = min(c.pod_count - c.pod_count_with_leader, min_pod_diff)
+            min_pod_diff = min(c_pods - c_with_leader, min_pod_diff)
             min_slice_diff = min(c.slice_count - c.slice_count_with_leader, min_slice_diff)
         leaders = max(c.leader_count, leaders)
     d.pod_count = pods
@@ -356,16 +418,46 @@ def _best_fit(domains: list[Domain], needed: int, leader_count: int, slices: boo
     return best if found else domains[0]
 
 
-def _not_fit(t: FlavorTopology, fit: int, total: int, size: int, st: _State) -> str:
+def _not_fit(t: FlavorTopology, fit: int, total: int, size: int, st: _State, level: int) -> str:
+    """notFitMessage, or multiLayerNotFitMessage for a multi-layer ask."""
+    if st.layers:
+        return _multi_layer_not_fit(t, level, st)
     unit = "pod" if size == 1 else "slice"
     if fit == 0:
         msg = f'topology "{t.topology_name}" doesn\'t allow to fit any of {total} {unit}(s)'
     else:
         msg = f'topology "{t.topology_name}" allows to fit only {fit} out of {total} {unit}(s)'
-    if st.excluded:
-        reasons = ", ".join(sorted(f"{k}: {v}" for k, v in st.excluded.items()))
-        msg += f". Total nodes: {st.total_nodes}; excluded: {reasons}"
-    return msg
+    return msg + _excluded(st)
+
+
+def _excluded(st: _State) -> str:
+    if not st.excluded:
+        return ""
+    reasons = ", ".join(sorted(f"{k}: {v}" for k, v in st.excluded.items()))
+    return f". Total nodes: {st.total_nodes}; excluded: {reasons}"
+
+
+def _multi_layer_not_fit(t: FlavorTopology, level: int, st: _State) -> str:
+    """multiLayerNotFitMessage: per layer, how many of its slices the domain
+    of the searched level with the most slices holds (ties by domain id)."""
+    msg = f'topology "{t.topology_name}" doesn\'t allow to fit'
+    domains = list(t.per_level[level].values())
+    if not domains:
+        return msg
+    best = min(domains, key=lambda d: (-d.slice_count, d.id))
+    for key, size in st.layers:
+        target = t.level_index(key)
+        if target < 0:
+            continue
+        fit = _slices_in_subtree(best, level, target, size)
+        msg += f"; {fit}/{st.count // size} slice(s) fit on level {key}"
+    return msg + _excluded(st)
+
+
+def _slices_in_subtree(d: Domain, level: int, target: int, size: int) -> int:
+    if level == target:
+        return d.pod_count // size
+    return sum(_slices_in_subtree(c, level + 1, target, size) for c in d.children)
 
 
 def _find_level_with_fit_domains(
@@ -393,10 +485,10 @@ def _find_level_with_fit_domains(
             if cap >= slice_count:
                 return level, [d], ""
         if st.required:
-            return 0, [], _not_fit(t, ordered[-1].pod_count, slice_count, st.slice_size, st)
+            return 0, [], _not_fit(t, ordered[-1].pod_count, slice_count, st.slice_size, st, level)
     if top.slice_count_with_leader < slice_count or top.leader_count < st.leader_count:
         if st.required:
-            return 0, [], _not_fit(t, top.slice_count, slice_count, st.slice_size, st)
+            return 0, [], _not_fit(t, top.slice_count, slice_count, st.slice_size, st, level)
         if level > 0 and not st.unconstrained:
             return _find_level_with_fit_domains(t, level - 1, st)
         results: list[Domain] = []
@@ -414,7 +506,7 @@ def _find_level_with_fit_domains(
             idx += 1
         if remaining_leaders > 0:
             fit = st.leader_count - remaining_leaders
-            return 0, [], _not_fit(t, fit, slice_count, st.slice_size, st)
+            return 0, [], _not_fit(t, fit, slice_count, st.slice_size, st, level)
         rest = _sorted(ordered[idx:], st)
         i = 0
         while remaining > 0 and i < len(rest):
@@ -425,7 +517,11 @@ def _find_level_with_fit_domains(
             remaining -= d.slice_count
             i += 1
         if remaining > 0:
-            return 0, [], _not_fit(t, slice_count - remaining, slice_count, st.slice_size, st)
+            return (
+                0,
+                [],
+                _not_fit(t, slice_count - remaining, slice_count, st.slice_size, st, level),
+            )
         return level, results, ""
     return level, [top], ""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kuota.api import errors as e
 from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.topology import PREFERRED, REQUIRED
 from kuota.controllers.jobframework import Finished, PodSetInfo, go_atoi, go_parse_bool
 from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.controllers.tas_requests import (
@@ -187,15 +188,29 @@ class BatchJobAdapter:
                             f"{COMPLETIONS_EQUAL_PARALLELISM} annotation is true",
                         )
                     )
-        return errs + self._topology_errors(job)
+        return errs
 
-    def _topology_errors(self, job: kc.Job) -> list[e.FieldError]:
+    def topology_errors(
+        self, job: kc.Job, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
         """The job webhook's validateTopologyRequest: the template's TAS
-        annotations, then a slice no larger than the pod set."""
+        annotations; an elastic job only unconstrained (Kueue places no
+        required or preferred topology for slices yet); then a slice no
+        larger than the pod set."""
         assert job.spec is not None
-        ann = job.spec.template.metadata.annotations
-        errs = validate_annotations(_TEMPLATE_META, ann)
-        return errs or validate_slice_size_bound(_TEMPLATE_META, ann, _count(job))
+        ann = job.spec.template.metadata.annotations or {}
+        errs = validate_annotations(_TEMPLATE_META, ann, multi_layer)
+        if errs:
+            return errs
+        if elastic:
+            for key, what in ((REQUIRED, "required"), (PREFERRED, "preferred")):
+                if key in ann:
+                    # field.Path.Child, not Key: Kueue names the annotation as a field
+                    path = f"{_TEMPLATE_META}.annotations.{key}"
+                    return [
+                        e.forbidden(path, f"{what} topology is not supported with elastic jobs")
+                    ]
+        return validate_slice_size_bound(_TEMPLATE_META, ann, _count(job))
 
     def update_errors(self, new: kc.Job, old: kc.Job) -> list[e.FieldError]:
         """validatePartialAdmissionUpdate: a running job with a minimum

@@ -12,6 +12,7 @@ from kuota.api.jobset import v1alpha2 as js
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo
 from kuota.controllers.podset_templates import merge_into, restored_template
+from kuota.controllers.tas_requests import validate_pod_sets
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import JOB_SET
@@ -91,7 +92,20 @@ class JobSetAdapter:
         return job
 
     def validate(self, job: js.JobSet, old: js.JobSet | None, elastic: bool) -> list[e.FieldError]:
-        return []  # Kueue's JobSet webhook adds only TAS rules to jobframework's
+        return []  # Kueue's JobSet webhook adds only the TAS rules to jobframework's
+
+    def topology_errors(
+        self, job: js.JobSet, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
+        """validateTopologyRequest: each replicated job's pod template, and
+        the pod-set groups."""
+        paths = [
+            f"spec.replicatedJobs[{i}].template.spec.template.metadata"
+            for i in range(len(job.spec.replicated_jobs or ()))
+        ]
+        pod_sets = self.pod_sets(job, False)
+        groups = {ps.name: f"{p}.annotations" for p, ps in zip(paths, pod_sets, strict=True)}
+        return validate_pod_sets(list(zip(paths, pod_sets, strict=True)), groups, multi_layer)
 
     def update_errors(self, new: js.JobSet, old: js.JobSet) -> list[e.FieldError]:
         return []

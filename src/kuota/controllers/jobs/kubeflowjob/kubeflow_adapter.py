@@ -14,6 +14,7 @@ from kuota.api.kubeflow import v1
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo
 from kuota.controllers.podset_templates import merge_into, restored_template
+from kuota.controllers.tas_requests import validate_pod_sets
 from kuota.store import clone
 from kuota.store.kinds import resource_for
 from kuota.store.protocol import ResourceType
@@ -77,7 +78,20 @@ class KubeflowAdapter:
         return job
 
     def validate(self, job: Any, old: Any | None, elastic: bool) -> list[e.FieldError]:
-        return []  # Kueue's Kubeflow webhooks add only TAS rules to jobframework's
+        return []  # Kueue's Kubeflow webhooks add only the TAS rules to jobframework's
+
+    def topology_errors(
+        self, job: Any, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
+        """ValidateOnCreate's TAS rules: each replica type's pod template
+        (MPIJob's webhook also the pod-set groups)."""
+        specs = f"spec.{v1.framework_of(job).wire_field}"
+        paths = [f"{specs}[{t}].template.metadata" for t in v1.ordered_types(job)]
+        entries = list(zip(paths, self.pod_sets(job, False), strict=True))
+        groups = None
+        if self.kind == "MPIJob":
+            groups = {ps.name: f"{p}.annotations" for p, ps in entries}
+        return validate_pod_sets(entries, groups, multi_layer)
 
     def update_errors(self, new: Any, old: Any) -> list[e.FieldError]:
         return []

@@ -18,11 +18,13 @@ from typing import Any, Final
 
 from kuota.api import errors as e
 from kuota.api import k8s as kc
+from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
 from kuota.api.lws import v1 as lw
 from kuota.controllers.jobframework import PRIORITY_CLASS, QUEUE_NAME
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.parentpolicy import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
+from kuota.controllers.tas_requests import validate_pod_sets
 from kuota.store.protocol import Operation, ResourceType
 from kuota.store.resources import LEADER_WORKER_SET
 
@@ -88,7 +90,8 @@ class LeaderWorkerSetValidation:
     status_writes = False
 
     def __init__(self, parents: ParentPolicy, *, immutable_size: bool = True) -> None:
-        self.parents = parents  # also the elastic-job rule (ElasticJobsViaWorkloadSlices)
+        # also the elastic-job rule (ElasticJobsViaWorkloadSlices) and the TAS gates
+        self.parents = parents
         self.immutable_size = immutable_size  # LWSImmutableGroupSize
 
     def __call__(self, op: Operation, new: Any, old: Any | None) -> Any:
@@ -115,6 +118,8 @@ class LeaderWorkerSetValidation:
         elif replicas > lw.MAX_REPLICAS:
             msg = f"invalid LeaderWorkerSet replicas: must be <= {lw.MAX_REPLICAS}, got {replicas}"
             errs.append(e.invalid("spec.replicas", replicas, msg))
+        if self.parents.tas:
+            errs += topology_errors(lws, self.parents.tas_multi_layer)
         return errs
 
     def _managed_update_errors(
@@ -129,6 +134,23 @@ class LeaderWorkerSetValidation:
         if self.immutable_size and a.size != b.size:
             errs.append(e.invalid(f"{_LWT}.size", a.size, IMMUTABLE))
         return errs
+
+
+def topology_errors(lws: lw.LeaderWorkerSet, multi_layer: bool = True) -> list[e.FieldError]:
+    """validateTopologyRequest: the leader's and the workers' templates (the
+    podSets ``leader`` and ``worker``, or ``main`` without a leader), then
+    the pod-set groups."""
+    assert lws.spec is not None
+    lwt = lws.spec.leader_worker_template
+    workers = f"{_LWT}.workerTemplate.metadata"
+    if lwt.leader_template is None:
+        entries = [(workers, kt.PodSet(name="main", count=lwt.size, template=lwt.worker_template))]
+    else:
+        leader = kt.PodSet(name="leader", count=1, template=lwt.leader_template)
+        worker = kt.PodSet(name="worker", count=lwt.size - 1, template=lwt.worker_template)
+        entries = [(f"{_LWT}.leaderTemplate.metadata", leader), (workers, worker)]
+    groups = {ps.name: f"{p}.annotations" for p, ps in entries}
+    return validate_pod_sets(entries, groups, multi_layer)
 
 
 def _template_errors(

@@ -23,6 +23,7 @@ from kuota.controllers.jobframework import (
     OwnerRules,
 )
 from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.tas_requests import validate_annotations as tas_errors
 from kuota.store import Invalid, clone
 from kuota.store.kinds import resource_type
 from kuota.store.protocol import Operation, ResourceType, group_of
@@ -208,13 +209,15 @@ class PodValidation:
 
     # -------------------------------------------------------------- the pod's own
     def _common(self, pod: Any) -> list[e.FieldError]:
+        """validateCommon: the managed label, the group's metadata, the TAS
+        annotations, the prebuilt workload's name."""
         errs: list[e.FieldError] = []
         managed = _labels(pod).get(pm.MANAGED)
         if managed is not None and managed != pm.MANAGED_VALUE:
             path = e.key("metadata.labels", pm.MANAGED)
             errs.append(e.forbidden(path, f"managed label value can only be '{pm.MANAGED_VALUE}'"))
-            return errs
         errs += self._group_errors(pod)
+        errs += tas_errors("metadata", pod.metadata.annotations, self.rules.tas_multi_layer)
         group = pm.group_name(pod, self.ids)
         prebuilt = pm.prebuilt_name(pod, self.ids)
         if group and prebuilt and prebuilt != group:

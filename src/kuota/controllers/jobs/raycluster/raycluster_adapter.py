@@ -65,6 +65,15 @@ class RayClusterAdapter:
     ) -> list[e.FieldError]:
         return []  # the Ray rules need the manage policy: RayValidation
 
+    def topology_errors(
+        self, rc: r.RayCluster, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
+        """validateTopologyRequest, for every RayCluster."""
+        pod_sets = self.pod_sets(rc, False)
+        return rs.topology_errors(
+            rc.spec, pod_sets, "spec", groups_first=True, multi_layer=multi_layer
+        )
+
     def update_errors(self, new: r.RayCluster, old: r.RayCluster) -> list[e.FieldError]:
         return []
 

@@ -15,6 +15,11 @@ from kuota.api.kueue import types as kt
 from kuota.api.ray.ray_types import AutoscalerOptions, RayClusterSpec, WorkerGroupSpec
 from kuota.controllers.jobframework import PodSetInfo
 from kuota.controllers.podset_templates import merge_into, restored_template
+from kuota.controllers.tas_requests import (
+    validate_annotations,
+    validate_grouping,
+    validate_slice_size_bound,
+)
 from kuota.store import clone
 
 __all__ = [
@@ -24,6 +29,7 @@ __all__ = [
     "expected_pod_sets",
     "restore_cluster_spec",
     "run_cluster_spec",
+    "topology_errors",
 ]
 
 HEAD: Final = "head"  # headGroupPodSetName
@@ -158,4 +164,41 @@ def group_errors(spec: RayClusterSpec, path: str) -> list[e.FieldError]:
                     f'"{HEAD}" is reserved for the head group',
                 )
             )
+    return errs
+
+
+def topology_errors(
+    spec: RayClusterSpec | None,
+    pod_sets: list[kt.PodSet],
+    path: str,
+    *,
+    groups_first: bool = False,
+    multi_layer: bool = True,
+) -> list[e.FieldError]:
+    """raycluster.ValidateTopologyRequest for the cluster spec at ``path``
+    (the head's template, its slice bound, the pod-set groups, then each
+    worker group's); ``groups_first``: the RayCluster webhook's own order,
+    the groups checked before the head's bound."""
+    if spec is None:
+        return []
+    head_meta = f"{path}.headGroupSpec.template.metadata"
+    workers = [
+        (f"{path}.workerGroupSpecs[{i}].template.metadata", wg)
+        for i, wg in enumerate(spec.worker_group_specs or ())
+    ]
+    by_name = {ps.name: ps for ps in pod_sets}
+    annotation_paths = {HEAD: f"{head_meta}.annotations"}
+    for p, wg in workers:
+        annotation_paths[podset_name(wg.group_name)] = f"{p}.annotations"
+    head_ann = spec.head_group_spec.template.metadata.annotations
+    errs = validate_annotations(head_meta, head_ann, multi_layer)
+    bound = validate_slice_size_bound(head_meta, head_ann, by_name[HEAD].count)
+    grouping = validate_grouping(pod_sets, annotation_paths)
+    errs += grouping + bound if groups_first else bound + grouping
+    for p, wg in workers:
+        ann = wg.template.metadata.annotations
+        errs += validate_annotations(p, ann, multi_layer)
+        ps = by_name.get(podset_name(wg.group_name))
+        if ps is not None:
+            errs += validate_slice_size_bound(p, ann, ps.count)
     return errs

@@ -113,6 +113,16 @@ class RayJobAdapter:
     def validate(self, job: r.RayJob, old: r.RayJob | None, elastic: bool) -> list[e.FieldError]:
         return []  # the Ray rules need the manage policy: RayJobValidation
 
+    def topology_errors(
+        self, job: r.RayJob, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
+        """validateTopologyRequest of its cluster spec, for every RayJob."""
+        spec = job.spec.ray_cluster_spec
+        if spec is None:
+            return []
+        pod_sets = self.pod_sets(job, False)
+        return rs.topology_errors(spec, pod_sets, "spec.rayClusterSpec", multi_layer=multi_layer)
+
     def update_errors(self, new: r.RayJob, old: r.RayJob) -> list[e.FieldError]:
         return []
 

@@ -67,6 +67,15 @@ class RayServiceAdapter:
     ) -> list[e.FieldError]:
         return []  # the Ray rules need the manage policy: RayValidation
 
+    def topology_errors(
+        self, svc: r.RayService, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
+        """validateTopologyRequest, for every RayService, at the paths Kueue
+        names (``spec.rayClusterSpec``, though the field is ``rayClusterConfig``)."""
+        spec = svc.spec.ray_cluster_config
+        pod_sets = self.pod_sets(svc, False)
+        return rs.topology_errors(spec, pod_sets, "spec.rayClusterSpec", multi_layer=multi_layer)
+
     def update_errors(self, new: r.RayService, old: r.RayService) -> list[e.FieldError]:
         return []
 

@@ -19,6 +19,7 @@ from kuota.api.jobset import v1alpha2 as js
 from kuota.api.kueue import types as kt
 from kuota.api.trainer import trainer_types as t
 from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.tas_requests import validate_pod_sets
 from kuota.runtime.informer import Informer
 from kuota.runtime.manager import Manager
 from kuota.store import clone
@@ -39,6 +40,12 @@ def empty_patch() -> t.RuntimePatch:
     return t.RuntimePatch(
         manager=t.KUEUE_PATCH_MANAGER, training_runtime_spec={"template": {"spec": {}}}
     )
+
+
+_TAS_HINT = (
+    '. Adjust either the "TrainJob.spec.runtimePatches" or the '
+    '"TrainingRuntime.Template" annotations for the corresponding Job'
+)
 
 
 class TrainJobAdapter:
@@ -135,7 +142,19 @@ class TrainJobAdapter:
     def validate(
         self, job: t.TrainJob, old: t.TrainJob | None, elastic: bool
     ) -> list[e.FieldError]:
-        return []  # Kueue's TrainJob webhook adds only TAS rules to jobframework's
+        return []  # Kueue's TrainJob webhook adds only the TAS rules to jobframework's
+
+    def topology_errors(
+        self, job: t.TrainJob, elastic: bool = False, multi_layer: bool = True
+    ) -> list[e.FieldError]:
+        """validateTopologyRequest on the pod sets its runtime makes
+        (``job[<pod set>]``), each error pointing the user at where those
+        annotations come from."""
+        entries = [(f"job[{ps.name}]", ps) for ps in self.pod_sets(job, False)]
+        return [
+            e.FieldError(err.path, err.type, err.detail + _TAS_HINT, err.value)
+            for err in validate_pod_sets(entries, None, multi_layer)
+        ]
 
     def update_errors(self, new: t.TrainJob, old: t.TrainJob) -> list[e.FieldError]:
         return []
