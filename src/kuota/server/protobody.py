@@ -24,7 +24,6 @@ from typing import Any
 
 import msgspec
 
-from kuota.server import protoschema as schema
 from kuota.server.auth import protowire as pw
 
 # protoschema's field flags (tools/gen_k8s_protoschema.py).
@@ -46,6 +45,10 @@ ZERO: dict[str, Any] = {
     "F": None,
 }
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+# protoschema's tables, imported with the first protobuf body (most clients
+# send none, and the tables take a while to import).
+_MESSAGES: dict[str, tuple[tuple[int, str, str, int], ...]] = {}
+_KINDS: dict[tuple[str, str], str] = {}
 
 
 class UnsupportedProtobuf(ValueError):
@@ -175,7 +178,7 @@ def _zero(code: str) -> Any:
 def _message(name: str, buf: bytes) -> dict[str, Any]:
     wire = pw.fields(buf) if buf else {}
     out: dict[str, Any] = {}
-    for number, key, code, flags in schema.MESSAGES[name]:
+    for number, key, code, flags in _MESSAGES[name]:
         values = wire.get(number)
         if flags & INLINE:
             v = values[-1] if values else b""
@@ -201,8 +204,13 @@ def _message(name: str, buf: bytes) -> dict[str, Any]:
 def decode(body: bytes) -> dict[str, Any]:
     """The object a protobuf body holds, as JSON would give it. Raises
     pw.ProtoError (a malformed body) or UnsupportedProtobuf."""
+    if not _KINDS:
+        from kuota.server import protoschema
+
+        _MESSAGES.update(protoschema.MESSAGES)
+        _KINDS.update(protoschema.KINDS)
     api_version, kind, raw = pw.unwrap(body)
-    name = schema.KINDS.get((api_version, kind))
+    name = _KINDS.get((api_version, kind))
     if name is None:
         raise UnsupportedProtobuf(
             f"kuota reads {kind or 'this kind'} ({api_version or '?'}) only as JSON or YAML, "
