@@ -33,6 +33,22 @@ by a sitecustomize, checked loaded in /proc/PID/maps) cost 1.04-1.10 ms of
 server CPU per create against asyncio's 1.00-1.05 ms in the same runs: no
 gain, so it is not a dependency. TLS in OpenSSL and the handlers dominate,
 not the loop. aiohttp's C parser is the one in use (aiohttp._http_parser).
+(2026-11-29, interpreted, 4,000 creates, 16 clients, alternating runs, load
+average 2-7): the group commit's write and fdatasync inline on the loop
+instead of on the executor thread: 274-357 creates/s and 0.66-0.77 ms of
+server CPU per create against 603-721/s and 0.52-0.54 ms (the groups get
+smaller: more fsyncs for the same writes). Not adopted.
+
+Measured 2026-11-29 (4,000 creates, 16 clients, 100 watchers, 10,000
+Workloads; machine load average 4-10 from other work, so the wall figures
+move with it), main then with the webhook/aggregation trims, alternating:
+interpreted server CPU per create 0.485/0.455 ms (over ref 0.00282/0.00265)
+-> 0.505/0.455 ms (0.00261/0.00261), creates/s 626/859 -> 622/465; mypyc
+0.51/0.40 ms (0.00289/0.00235) -> 0.435/0.378 ms (0.00251/0.00208),
+creates/s 591/637 -> 915/868; watch delivery p99 53-154 ms either way, 7-8
+ms of server CPU per event (100 watchers). At ~0.4-0.5 ms a create, one
+core is 2,000-2,650 creates/s (creates_per_server_cpu_s): the 1,500/s goal
+is missed here for want of a core, not for the server's work.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ costs, counted (structural; the speed itself is bench/serve_api.py's).
 - a create's response and its watchers' events share one wire form;
 - a watch is woken by writes to its own resource only;
 - ClusterRole aggregation lists the ClusterRoles only after one changed;
+- a write is matched against admission webhooks only when a webhook
+  configuration is stored;
 - a client's write is synced without waiting for the controllers' reaction
   to it, which is made durable in a later group;
 - a user's RBAC decisions are made once until an RBAC object changes."""
@@ -28,6 +30,7 @@ from kuota.server.auth import Authenticator, UserInfo
 from kuota.server.auth.authn import MASTERS
 from kuota.server.auth.store import rbac_authorizer, reconcile_bootstrap
 from kuota.server.hub import Hub
+from kuota.server.webhook_calls import ServeWebhooks
 
 AUTH = {"Authorization": "Bearer t0k"}
 WATCHERS = 8
@@ -198,6 +201,58 @@ def test_aggregation_lists_cluster_roles_only_after_one_changed(tmp_path: Path) 
     assert unrelated == 0
     assert after_role >= 1
     assert {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]} in view_rules
+
+
+def test_writes_are_matched_against_webhooks_only_once_one_is_configured(tmp_path: Path) -> None:
+    async def scenario(client: TestClient, cp: ControlPlane, hub: Hub, api: ApiServer) -> Any:
+        hooks = api.res.webhooks = ServeWebhooks(cp.store)
+        plans: list[str] = []
+        plan = hooks.caller.plan
+
+        def counting(a: Any, obj: Any, old: Any) -> Any:
+            plans.append(a.kind)
+            return plan(a, obj, old)
+
+        hooks.caller.plan = counting  # type: ignore[method-assign]
+        for i in range(3):
+            r = await client.post(LIMIT_RANGES, json=_limit_range(i), headers=AUTH)
+            assert r.status == 201, await r.text()
+        without = list(plans)
+        conf = {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "pods-only"},
+            "webhooks": [
+                {
+                    "name": "pods.example.com",
+                    "clientConfig": {"url": "https://127.0.0.1:9/validate"},
+                    "rules": [
+                        {
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE"],
+                            "resources": ["pods"],
+                        }
+                    ],
+                    "sideEffects": "None",
+                    "admissionReviewVersions": ["v1"],
+                    "failurePolicy": "Ignore",
+                }
+            ],
+        }
+        r = await client.post(
+            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+            json=conf,
+            headers=AUTH,
+        )
+        assert r.status == 201, await r.text()
+        r = await client.post(LIMIT_RANGES, json=_limit_range(3), headers=AUTH)
+        assert r.status == 201, await r.text()
+        return without, plans[len(without) :]
+
+    without, with_conf = asyncio.run(_serve(tmp_path / "state", scenario))
+    assert without == []
+    assert with_conf == ["LimitRange"]  # (matched by no rule: no call made)
 
 
 def test_a_clients_write_is_synced_before_the_controllers_reaction(tmp_path: Path) -> None:

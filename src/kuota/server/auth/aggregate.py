@@ -2,7 +2,7 @@
 an aggregated ClusterRole's ``rules`` are rewritten to the union of the rules
 of the ClusterRoles its selectors match, so ``kubectl get clusterrole edit``
 shows what ``edit`` grants. Runs after each client write; a write that
-changed no ClusterRole costs one poll of a watch on ClusterRoles."""
+changed no ClusterRole costs one look at the ClusterRoles' revision."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import msgspec
 
 from kuota.api.k8s.rbac import GROUP
 from kuota.server.auth.rbac import cluster_role_rules
-from kuota.store import Gone
 
 _CLUSTER_ROLES = (GROUP, "v1", "clusterroles")
 
@@ -21,22 +20,20 @@ class Aggregator:
     def __init__(self, store: Any) -> None:
         self.store = store
         self._seen: tuple[tuple[str, str], ...] = ()
-        # A watch on ClusterRoles since the last round: a write that touched
-        # none (nearly every client write) costs one poll, not a listing.
-        self._watch: Any = None
+        # The ClusterRoles' revision after the last round: a write that
+        # touched none (nearly every client write) costs one lookup, not a
+        # listing.
+        self._revision = -1
         self.rounds = 0  # listings of the ClusterRoles (a structural count)
 
     def __call__(self) -> int:
         """Bring every aggregated ClusterRole's rules up to date; how many changed."""
-        if self._watch is not None:
-            try:
-                if not self._watch.poll():
-                    return 0
-            except Gone:
-                pass  # (fell behind the history: look again)
-            self._watch.close()
+        revision_of = getattr(self.store, "revision_of", None)
+        if revision_of is not None and revision_of(_CLUSTER_ROLES) == self._revision:
+            return 0
         changed = self._round()
-        self._watch = self.store.watch(_CLUSTER_ROLES, self.store.resource_version)
+        if revision_of is not None:
+            self._revision = revision_of(_CLUSTER_ROLES)
         return changed
 
     def _round(self) -> int:

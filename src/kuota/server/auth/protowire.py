@@ -7,6 +7,8 @@ from __future__ import annotations
 
 MAGIC = b"k8s\x00"
 
+Fields = dict[int, list[bytes | int]]
+
 
 class ProtoError(ValueError):
     pass
@@ -23,6 +25,11 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
         if b < 0x80:
             return value, i
         shift += 7
+
+
+def varint(buf: bytes, i: int) -> tuple[int, int]:
+    """(value, next offset) of the varint at ``buf[i]``."""
+    return _varint(buf, i)
 
 
 def fields(buf: bytes) -> dict[int, list[bytes | int]]:
