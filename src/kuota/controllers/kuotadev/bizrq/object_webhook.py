@@ -11,12 +11,12 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from kuota.api.errors import FieldError, invalid, key
-from kuota.api.kuotadev.bizrq import GROUP_LABEL, BizGroupResourceQuota
-from kuota.controllers.kuotadev.bizrq.accounts import charged_status, spent_budgets, used_for
+from kuota.api.kuotadev.bizrq import GROUP_LABEL, BizGroupResourceQuota, BizGroupStatus
+from kuota.controllers.kuotadev.bizrq.accounts import Ledger, Ledgers, spent_budgets
 from kuota.controllers.kuotadev.bizrq.status_cas import update_status_cas
 from kuota.quota.bizgroups.owners import Parts, charge, charged_kinds
 from kuota.quota.bizgroups.tree import shown
-from kuota.quota.bizgroups.usage import Usage, exceeded, subtract
+from kuota.quota.bizgroups.usage import Usage, subtract
 from kuota.store import Invalid, NotFound
 from kuota.store.kinds import resource_for, resource_type
 from kuota.store.protocol import ObjectStore, ResourceType
@@ -72,6 +72,8 @@ class ObjectQuotaWebhook:
         # Told of each refusal (the group, the request, why): the control plane
         # records it as an Event of the group ("recent refusals").
         self.on_refusal: Callable[[BizGroupResourceQuota, str], None] | None = None
+        # Each group's numbers as this webhook last wrote them (accounts.Ledger).
+        self._ledgers = Ledgers()
 
     def usage(self, obj: Any, hpa: tuple[str, Any | None] | None = None) -> Usage:
         """The object's charge; an HPA targeting it raises its replicas to the
@@ -128,35 +130,51 @@ class ObjectQuotaWebhook:
         self, obj: Any, group: str, delta: Usage, new_request: bool, path: str = _LABEL_PATH
     ) -> None:
         grows = any(v > 0 for v in delta.values())
+        # What the last change() computed: kept as the written version's ledger.
+        made: list[tuple[BizGroupStatus, Ledger]] = []
 
         def change(bizrq: BizGroupResourceQuota) -> Any:
             if bizrq.spec.enforcement == "Queue":
                 return None  # held at admission instead (the Workload's check)
+            ledger = self._ledgers.of(bizrq)
             if grows or new_request:
-                errs = self._errors(bizrq, delta, new_request, path)
+                errs = self._errors(bizrq, delta, new_request, path, ledger)
                 if errs:
                     if self.on_refusal is not None:
                         why = "; ".join(dict.fromkeys(e.detail for e in errs))
                         self.on_refusal(bizrq, f"{_ref(obj)} refused: {why}")
                     raise Invalid(_ref(obj), errs)
-            return charged_status(bizrq, delta, own=True)
+            status, after = ledger.charged(delta, own=True)
+            made[:] = [(status, after)]
+            return status
 
         try:
-            update_status_cas(self._store(), group, change)
+            written = update_status_cas(self._store(), group, change)
         except NotFound:
             if grows or new_request:
                 err = invalid(path, group, f"BizGroupResourceQuota {group} does not exist")
                 raise Invalid(_ref(obj), [err]) from None
+            return
+        if made and written is not None:
+            status, after = made[0]
+            kept = after.written_as(status, written)
+            if kept is not None:
+                self._ledgers.keep(kept)
 
     @staticmethod
     def _errors(
-        bizrq: BizGroupResourceQuota, delta: Usage, new_request: bool, path: str = _LABEL_PATH
+        bizrq: BizGroupResourceQuota,
+        delta: Usage,
+        new_request: bool,
+        path: str = _LABEL_PATH,
+        ledger: Ledger | None = None,
     ) -> list[FieldError]:
         group = bizrq.metadata.name
-        used = used_for(bizrq, delta)
+        if ledger is None:
+            ledger = Ledger(bizrq)
         errs = [
             invalid(path, group, refusal_text(group, k, need, left, hard))
-            for k, need, left, hard in exceeded(bizrq.spec.hard or {}, used, delta)
+            for k, need, left, hard in ledger.exceeded(delta)
         ]
         for k, u, h in spent_budgets(bizrq):
             errs.append(
