@@ -127,6 +127,8 @@ def clone_over(new: T, old: T | None) -> T:
         if shared is not None:
             changes[f] = shared
             continue
+        if type(v) is EditedMap:
+            v = dict(v)  # (the copier takes plain maps: its edits are all there is)
         quick = copy_value(node, v) if node is not None else FAIL
         if quick is not FAIL:
             changes[f] = quick

@@ -95,8 +95,7 @@ class Ledger:
         """As usage.exceeded over this version's hard and used: the keys of
         hard an increase would overrun, (key, needed, left, hard), in key order."""
         out = []
-        for k in sorted(delta):
-            d = delta[k]
+        for k, d in delta.items():
             if d <= 0:
                 continue
             h = self.hard(k)
@@ -105,11 +104,12 @@ class Ledger:
             left = h - self.used(k)
             if d > left:
                 out.append((k, d, left, h))
+        out.sort()  # (by key: keys are unique; most requests fit, nothing to sort)
         return out
 
     def _is_steady(self) -> bool:
         """The status is one this module wrote over the current hard: its
-        maps hold hard's keys in hard's order and its hard is spec's."""
+        maps hold hard's keys (sorted when written) and its hard is spec's."""
         steady = self._steady
         if steady is None:
             old = self.obj.status
@@ -131,17 +131,18 @@ class Ledger:
         written_as)."""
         obj = self.obj
         hard = obj.spec.hard or {}
-        changed = [k for k, v in delta.items() if v and k in hard]
         old = obj.status
         if old is None or not self._is_steady():
+            changed = [k for k, v in delta.items() if v and k in hard]
             return self._rebuilt(delta, changed, own, now)
         assert old.used is not None and old.self_used is not None
         used_ints = dict(self._used)
         self_ints = dict(self._self_used) if own else self._self_used
         new_used: dict[str, Quantity] = {}
         new_self: dict[str, Quantity] = {}
-        for k in changed:
-            v = delta[k]
+        for k, v in delta.items():
+            if not v or k not in hard:
+                continue
             u = used_ints[k] = self.used(k) + v
             q = new_used[k] = Quantity.from_milli(u)
             if own:
@@ -192,9 +193,10 @@ class Ledger:
         return status, Ledger(self.obj, hard=self._hard)
 
     def written_as(self, status: BizGroupStatus, written: BizGroupResourceQuota) -> Ledger | None:
-        """This ``after`` ledger as the ledger of ``written`` (the version
-        the store made of ``status``), when the store kept the charged
-        entries as they were given (no status hook rewrote them); else None."""
+        """This ``after`` ledger, made the ledger of ``written`` (the version
+        the store made of ``status``; not yet shared, it is repointed rather
+        than copied), when the store kept the charged entries as they were
+        given (no status hook rewrote them); else None."""
         st = written.status
         if st is None or st.used is None or status.used is None:
             return None
@@ -207,10 +209,11 @@ class Ledger:
         if len(kept) != len(given):
             return None
         # (Its hard and key order are the written status's, when it kept hard.)
-        steady = True if st.hard is status.hard else None
-        return Ledger(
-            written, hard=self._hard, used=self._used, self_used=self._self_used, steady=steady
-        )
+        self._steady = True if st.hard is status.hard else None
+        self.obj = written
+        self.uid = written.metadata.uid
+        self.version = written.metadata.resource_version
+        return self
 
 
 class Ledgers:

@@ -130,24 +130,7 @@ class ObjectQuotaWebhook:
         self, obj: Any, group: str, delta: Usage, new_request: bool, path: str = _LABEL_PATH
     ) -> None:
         grows = any(v > 0 for v in delta.values())
-        # What the last change() computed: kept as the written version's ledger.
-        made: list[tuple[BizGroupStatus, Ledger]] = []
-
-        def change(bizrq: BizGroupResourceQuota) -> Any:
-            if bizrq.spec.enforcement == "Queue":
-                return None  # held at admission instead (the Workload's check)
-            ledger = self._ledgers.of(bizrq)
-            if grows or new_request:
-                errs = self._errors(bizrq, delta, new_request, path, ledger)
-                if errs:
-                    if self.on_refusal is not None:
-                        why = "; ".join(dict.fromkeys(e.detail for e in errs))
-                        self.on_refusal(bizrq, f"{_ref(obj)} refused: {why}")
-                    raise Invalid(_ref(obj), errs)
-            status, after = ledger.charged(delta, own=True)
-            made[:] = [(status, after)]
-            return status
-
+        change = _Charge(self, obj, delta, grows or new_request, new_request, path)
         try:
             written = update_status_cas(self._store(), group, change)
         except NotFound:
@@ -155,11 +138,17 @@ class ObjectQuotaWebhook:
                 err = invalid(path, group, f"BizGroupResourceQuota {group} does not exist")
                 raise Invalid(_ref(obj), [err]) from None
             return
-        if made and written is not None:
-            status, after = made[0]
-            kept = after.written_as(status, written)
+        made = change.made
+        if made is not None and written is not None:
+            kept = made[1].written_as(made[0], written)
             if kept is not None:
                 self._ledgers.keep(kept)
+
+    def _refused(self, bizrq: BizGroupResourceQuota, obj: Any, errs: list[FieldError]) -> None:
+        if self.on_refusal is not None:
+            why = "; ".join(dict.fromkeys(e.detail for e in errs))
+            self.on_refusal(bizrq, f"{_ref(obj)} refused: {why}")
+        raise Invalid(_ref(obj), errs)
 
     @staticmethod
     def _errors(
@@ -186,6 +175,46 @@ class ObjectQuotaWebhook:
                 )
             )
         return errs
+
+
+class _Charge:
+    """One request's charge of its group: update_status_cas's ``change``,
+    called again on each conflict. A class, not a closure: compiled, a
+    closure and its environment hold each other, and each request's would
+    wait for the garbage collector, with the group's old status it holds."""
+
+    __slots__ = ("checked", "delta", "hook", "made", "new_request", "obj", "path")
+
+    def __init__(
+        self,
+        hook: ObjectQuotaWebhook,
+        obj: Any,
+        delta: Usage,
+        checked: bool,
+        new_request: bool,
+        path: str,
+    ) -> None:
+        self.hook = hook
+        self.obj = obj
+        self.delta = delta
+        self.checked = checked  # the request adds use (or is new): checked first
+        self.new_request = new_request
+        self.path = path
+        # What the last call computed: the written version's ledger, once written.
+        self.made: tuple[BizGroupStatus, Ledger] | None = None
+
+    def __call__(self, bizrq: BizGroupResourceQuota) -> BizGroupStatus | None:
+        if bizrq.spec.enforcement == "Queue":
+            return None  # held at admission instead (the Workload's check)
+        hook = self.hook
+        ledger = hook._ledgers.of(bizrq)
+        if self.checked:
+            errs = hook._errors(bizrq, self.delta, self.new_request, self.path, ledger)
+            if errs:
+                hook._refused(bizrq, self.obj, errs)
+        status, after = ledger.charged(self.delta, own=True)
+        self.made = (status, after)
+        return status
 
 
 def _ref(obj: Any) -> str:
