@@ -95,13 +95,19 @@ class Ledger:
         """As usage.exceeded over this version's hard and used: the keys of
         hard an increase would overrun, (key, needed, left, hard), in key order."""
         out = []
+        # The memos read inline: a method call per key costs (interpreted)
+        # what reading the Quantity did.
+        hard_m, used_m = self._hard, self._used
         for k, d in delta.items():
             if d <= 0:
                 continue
-            h = self.hard(k)
+            h = hard_m.get(k, _UNREAD)
+            if h == _UNREAD:
+                h = self.hard(k)
             if h is None:
                 continue
-            left = h - self.used(k)
+            u = used_m.get(k)
+            left = h - (u if u is not None else self.used(k))
             if d > left:
                 out.append((k, d, left, h))
         out.sort()  # (by key: keys are unique; most requests fit, nothing to sort)
@@ -143,10 +149,12 @@ class Ledger:
         for k, v in delta.items():
             if not v or k not in hard:
                 continue
-            u = used_ints[k] = self.used(k) + v
+            was = used_ints.get(k)
+            u = used_ints[k] = (was if was is not None else self.used(k)) + v
             q = new_used[k] = Quantity.from_milli(u)
             if own:
-                s = self_ints[k] = self._self(k) + v
+                was = self_ints.get(k)
+                s = self_ints[k] = (was if was is not None else self._self(k)) + v
                 # (A leaf's used is its selfUsed: one immutable Quantity for both.)
                 new_self[k] = q if s == u else Quantity.from_milli(s)
         # Only the touched entries: the status write copies just those.
