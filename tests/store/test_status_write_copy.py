@@ -20,7 +20,7 @@ from kuota.api.kuotadev.bizrq import BizGroupStatus
 from kuota.api.meta import Condition
 from kuota.api.quantity import Quantity
 from kuota.store import Invalid, MemoryStore
-from kuota.store.codec import clone, clone_over
+from kuota.store.codec import EditedMap, clone, clone_over
 from kuota.store.resources import BIZRQ, WORKLOAD
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -352,3 +352,89 @@ def test_a_quantity_the_copier_shares_is_what_the_round_trip_gives(nanos: int, f
     copied = clone_over(BizGroupStatus(used={"k": q}), BizGroupStatus(used={"k": back}))
     assert copied.used is not None
     assert (copied.used["k"].nanos, str(copied.used["k"])) == (back.nanos, str(back))
+
+
+# ---------------------------------------------------- edited maps (codec.EditedMap)
+# A writer that sets a few entries of a stored map says which (EditedMap): the
+# write checks and copies only those while the stored map is still its base,
+# and reads the whole map otherwise. Either way the store holds what was written.
+
+
+def _bizrq_store() -> MemoryStore:
+    store = MemoryStore(FakeClock())
+    store.create(
+        decode_object(
+            {
+                "apiVersion": "kuota.dev/v1alpha1",
+                "kind": "BizGroupResourceQuota",
+                "metadata": {"name": "g"},
+                "spec": {"hard": {"pods": "10"}},
+            }
+        ).obj
+    )
+    cur = store.get(BIZRQ, "", "g")
+    store.update_status(msgspec.structs.replace(cur, status=_group_status()))
+    return store
+
+
+def _edited(cur: Any, **changes: Quantity) -> Any:
+    st_ = cur.status
+    used = EditedMap(st_.used, dict(changes))
+    return msgspec.structs.replace(cur, status=msgspec.structs.replace(st_, used=used))
+
+
+M07, M08, M09 = (f"limits.nvidia.com/gpu.M{i:02d}" for i in (7, 8, 9))
+
+
+def test_an_edited_map_over_the_stored_one_stores_it_sharing_the_rest() -> None:
+    store = _bizrq_store()
+    cur = store.get(BIZRQ, "", "g")
+    mine = _edited(cur, **{M07: Quantity.from_milli(8_500)})
+    stored = store.update_status(mine).status
+    assert stored.used == mine.status.used and type(stored.used) is dict
+    assert str(stored.used[M07]) == "8500m"
+    assert stored.used[M08] is cur.status.used[M08]
+    assert list(stored.used) == list(cur.status.used)
+    mine.status.used[M07] = Quantity.from_int(1)  # the writer's map, not the store's
+    assert str(store.get(BIZRQ, "", "g").status.used[M07]) == "8500m"
+
+
+def test_an_edited_map_over_a_stale_base_is_stored_whole_as_written() -> None:
+    """Another writer changed M08 after this one read: written over the newer
+    version, the map is read whole, so M08 is what this writer's map says
+    (its own edit, M07, sets the value both versions hold)."""
+    store = _bizrq_store()
+    stale = store.get(BIZRQ, "", "g")
+    store.update_status(_edited(stale, **{M08: Quantity.from_int(99)}))
+    newer = store.get(BIZRQ, "", "g")
+    mine = _edited(stale, **{M07: stale.status.used[M07]})
+    mine.metadata = newer.metadata  # written over the newer version (no conflict)
+    stored = store.update_status(mine).status
+    assert stored.used == stale.status.used
+    assert stored.used[M08] == Quantity.from_int(8)
+
+
+def test_an_edited_map_changed_after_it_was_made_is_checked_and_stored_as_it_is() -> None:
+    store = _bizrq_store()
+    cur = store.get(BIZRQ, "", "g")
+    mine = _edited(cur, **{M07: Quantity.from_int(70)})
+    mine.status.used[M09] = Quantity.from_int(90)  # not among the edits it was made with
+    mine.status.used.pop(M08)
+    stored = store.update_status(mine).status
+    assert stored.used == mine.status.used
+    assert stored.used[M09] == Quantity.from_int(90) and M08 not in stored.used
+    again = _edited(store.get(BIZRQ, "", "g"), **{M07: Quantity.from_int(71)})
+    again.status.used[M09] = "ninety"  # checked as any changed entry
+    with pytest.raises(Invalid) as err:
+        store.update_status(again)
+    assert [e.path for e in err.value.errors] == ["status.used[...]"]
+    assert store.get(BIZRQ, "", "g").status.used == stored.used
+
+
+def test_a_bad_edited_entry_is_refused_at_its_map_and_nothing_is_written() -> None:
+    store = _bizrq_store()
+    cur = store.get(BIZRQ, "", "g")
+    with pytest.raises(Invalid) as err:
+        store.update_status(_edited(cur, **{M07: "seven"}))  # type: ignore[arg-type]
+    assert [e.path for e in err.value.errors] == ["status.used[...]"]
+    assert store.get(BIZRQ, "", "g").status == cur.status

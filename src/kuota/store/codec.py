@@ -114,7 +114,7 @@ def clone_over(new: T, old: T | None) -> T:
             continue
         node = nodes[i] if nodes is not None else None
         shared: Any = None
-        if type(v) is dict and type(ov) is dict:
+        if (type(v) is dict or type(v) is EditedMap) and type(ov) is dict:
             # (Before ==: comparing fifty quantities costs what sharing does.)
             shared = _share_entries(v, ov, node)
             if shared is ov:
@@ -127,6 +127,8 @@ def clone_over(new: T, old: T | None) -> T:
         if shared is not None:
             changes[f] = shared
             continue
+        if type(v) is EditedMap:
+            v = dict(v)  # (the copier takes plain maps: its edits are all there is)
         quick = copy_value(node, v) if node is not None else FAIL
         if quick is not FAIL:
             changes[f] = quick
@@ -192,20 +194,74 @@ def _share_elements(
 
 _STR_ONLY: Final = frozenset((str,))
 
-# Maps a writer made from a stored map by setting a few of its entries, with
-# those keys (see note_changed): the write then checks and copies only them,
-# instead of scanning every entry (a bizrq charge sets 1-7 of a node's 50).
-_CHANGED: Final[dict[int, tuple[dict[Any, Any], dict[Any, Any], tuple[Any, ...]]]] = {}
-_CHANGED_KEPT: Final = 1024
+_DICT_SETITEM: Final = dict.__setitem__
+_DICT_DELITEM: Final = dict.__delitem__
+_DICT_UPDATE: Final = dict.update
+_DICT_POP: Final = dict.pop
+_DICT_POPITEM: Final = dict.popitem
+_DICT_CLEAR: Final = dict.clear
+_DICT_SETDEFAULT: Final = dict.setdefault
+_NO_DEFAULT: Final[Any] = object()
 
 
-def note_changed(new: dict[Any, Any], old: dict[Any, Any], keys: tuple[Any, ...]) -> None:
-    """Tell a status write that ``new`` is ``dict(old)`` with only ``keys`` set
-    (the same key set). Taken only when ``old`` is still the stored map (a
-    stale base is scanned as any map); ``new`` must not change afterwards."""
-    if len(_CHANGED) >= _CHANGED_KEPT:
-        _CHANGED.clear()  # maps noted but never written (a refused request)
-    _CHANGED[id(new)] = (new, old, keys)
+class EditedMap(dict[str, Any]):
+    """A status map a writer made from a stored one (``base``) by setting a
+    few of its entries (``changed``, keys ``base`` holds): a status write whose
+    stored map is still ``base`` checks and copies only those entries, instead
+    of scanning every one (a bizrq charge sets 1-7 of a node's 50). A stale
+    base (another writer won: a compare-and-set retry) is scanned as any map.
+    Changing the map afterwards forgets ``base`` (a plain map from then on)."""
+
+    __slots__ = ("base", "changed")
+
+    def __init__(self, base: dict[str, Any], changes: dict[str, Any]) -> None:
+        super().__init__(base)
+        _DICT_UPDATE(self, changes)
+        same_keys = len(self) == len(base)  # (every key of changes is base's)
+        self.base: dict[str, Any] | None = base if same_keys else None
+        self.changed: tuple[str, ...] = tuple(changes) if same_keys else ()
+
+    def edits_of(self, stored: dict[str, Any]) -> tuple[str, ...] | None:
+        """The keys set since ``stored``, when it is this map's base (as it
+        was: a dict the store keeps is never written to); else None."""
+        return self.changed if self.base is stored else None
+
+    # Every write forgets base. dict's own methods, bound once: compiled,
+    # super() is a builtins lookup and a super object at every call.
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.base = None
+        _DICT_SETITEM(self, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.base = None
+        _DICT_DELITEM(self, key)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.base = None
+        _DICT_UPDATE(self, *args, **kwargs)
+
+    def __ior__(self, other: Any) -> EditedMap:  # type: ignore[override,misc]
+        self.base = None
+        _DICT_UPDATE(self, other)
+        return self
+
+    def pop(self, key: str, default: Any = _NO_DEFAULT) -> Any:  # type: ignore[override]
+        self.base = None
+        if default is _NO_DEFAULT:
+            return _DICT_POP(self, key)
+        return _DICT_POP(self, key, default)
+
+    def popitem(self) -> tuple[str, Any]:
+        self.base = None
+        return _DICT_POPITEM(self)  # type: ignore[no-any-return]
+
+    def clear(self) -> None:
+        self.base = None
+        _DICT_CLEAR(self)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.base = None
+        return _DICT_SETDEFAULT(self, key, default)
 
 
 def _share_entries(new: dict[Any, Any], old: dict[Any, Any], node: Any | None) -> Any:
@@ -219,10 +275,10 @@ def _share_entries(new: dict[Any, Any], old: dict[Any, Any], node: Any | None) -
     if nodes is None:
         return None
     key, value = nodes
-    hint = _CHANGED.pop(id(new), None)
-    if hint is not None and hint[0] is new and hint[1] is old and len(new) == len(old):
+    edits = new.edits_of(old) if type(new) is EditedMap else None
+    if edits is not None:
         # Old's keys (checked when old was stored) and values but for these.
-        changed = [k for k in hint[2] if new[k] is not old[k]]
+        changed = [k for k in edits if new[k] is not old[k]]
     else:
         if not _STR_ONLY.issuperset(map(type, new)):
             return None  # (keys of other types: the whole map's copy decides)

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from kuota.api.errors import FieldError, invalid, key
-from kuota.api.kuotadev.bizrq import GROUP_LABEL, BizGroupResourceQuota
-from kuota.controllers.kuotadev.bizrq.accounts import charged_status, spent_budgets, used_for
+from kuota.api.kuotadev.bizrq import GROUP_LABEL, BizGroupResourceQuota, BizGroupStatus
+from kuota.controllers.kuotadev.bizrq.accounts import Ledger, Ledgers, spent_budgets
 from kuota.controllers.kuotadev.bizrq.status_cas import update_status_cas
 from kuota.quota.bizgroups.owners import Parts, charge, charged_kinds
 from kuota.quota.bizgroups.tree import shown
-from kuota.quota.bizgroups.usage import Usage, exceeded, subtract
+from kuota.quota.bizgroups.usage import Usage, subtract
 from kuota.store import Invalid, NotFound
 from kuota.store.kinds import resource_for, resource_type
 from kuota.store.protocol import ObjectStore, ResourceType
@@ -72,6 +72,8 @@ class ObjectQuotaWebhook:
         # Told of each refusal (the group, the request, why): the control plane
         # records it as an Event of the group ("recent refusals").
         self.on_refusal: Callable[[BizGroupResourceQuota, str], None] | None = None
+        # Each group's numbers as this webhook last wrote them (accounts.Ledger).
+        self._ledgers = Ledgers()
 
     def usage(self, obj: Any, hpa: tuple[str, Any | None] | None = None) -> Usage:
         """The object's charge; an HPA targeting it raises its replicas to the
@@ -128,35 +130,40 @@ class ObjectQuotaWebhook:
         self, obj: Any, group: str, delta: Usage, new_request: bool, path: str = _LABEL_PATH
     ) -> None:
         grows = any(v > 0 for v in delta.values())
-
-        def change(bizrq: BizGroupResourceQuota) -> Any:
-            if bizrq.spec.enforcement == "Queue":
-                return None  # held at admission instead (the Workload's check)
-            if grows or new_request:
-                errs = self._errors(bizrq, delta, new_request, path)
-                if errs:
-                    if self.on_refusal is not None:
-                        why = "; ".join(dict.fromkeys(e.detail for e in errs))
-                        self.on_refusal(bizrq, f"{_ref(obj)} refused: {why}")
-                    raise Invalid(_ref(obj), errs)
-            return charged_status(bizrq, delta, own=True)
-
+        change = _Charge(self, obj, delta, grows or new_request, new_request, path)
         try:
-            update_status_cas(self._store(), group, change)
+            written = update_status_cas(self._store(), group, change)
         except NotFound:
             if grows or new_request:
                 err = invalid(path, group, f"BizGroupResourceQuota {group} does not exist")
                 raise Invalid(_ref(obj), [err]) from None
+            return
+        made = change.made
+        if made is not None and written is not None:
+            kept = made[1].written_as(made[0], written)
+            if kept is not None:
+                self._ledgers.keep(kept)
+
+    def _refused(self, bizrq: BizGroupResourceQuota, obj: Any, errs: list[FieldError]) -> None:
+        if self.on_refusal is not None:
+            why = "; ".join(dict.fromkeys(e.detail for e in errs))
+            self.on_refusal(bizrq, f"{_ref(obj)} refused: {why}")
+        raise Invalid(_ref(obj), errs)
 
     @staticmethod
     def _errors(
-        bizrq: BizGroupResourceQuota, delta: Usage, new_request: bool, path: str = _LABEL_PATH
+        bizrq: BizGroupResourceQuota,
+        delta: Usage,
+        new_request: bool,
+        path: str = _LABEL_PATH,
+        ledger: Ledger | None = None,
     ) -> list[FieldError]:
         group = bizrq.metadata.name
-        used = used_for(bizrq, delta)
+        if ledger is None:
+            ledger = Ledger(bizrq)
         errs = [
             invalid(path, group, refusal_text(group, k, need, left, hard))
-            for k, need, left, hard in exceeded(bizrq.spec.hard or {}, used, delta)
+            for k, need, left, hard in ledger.exceeded(delta)
         ]
         for k, u, h in spent_budgets(bizrq):
             errs.append(
@@ -168,6 +175,46 @@ class ObjectQuotaWebhook:
                 )
             )
         return errs
+
+
+class _Charge:
+    """One request's charge of its group: update_status_cas's ``change``,
+    called again on each conflict. A class, not a closure: compiled, a
+    closure and its environment hold each other, and each request's would
+    wait for the garbage collector, with the group's old status it holds."""
+
+    __slots__ = ("checked", "delta", "hook", "made", "new_request", "obj", "path")
+
+    def __init__(
+        self,
+        hook: ObjectQuotaWebhook,
+        obj: Any,
+        delta: Usage,
+        checked: bool,
+        new_request: bool,
+        path: str,
+    ) -> None:
+        self.hook = hook
+        self.obj = obj
+        self.delta = delta
+        self.checked = checked  # the request adds use (or is new): checked first
+        self.new_request = new_request
+        self.path = path
+        # What the last call computed: the written version's ledger, once written.
+        self.made: tuple[BizGroupStatus, Ledger] | None = None
+
+    def __call__(self, bizrq: BizGroupResourceQuota) -> BizGroupStatus | None:
+        if bizrq.spec.enforcement == "Queue":
+            return None  # held at admission instead (the Workload's check)
+        hook = self.hook
+        ledger = hook._ledgers.of(bizrq)
+        if self.checked:
+            errs = hook._errors(bizrq, self.delta, self.new_request, self.path, ledger)
+            if errs:
+                hook._refused(bizrq, self.obj, errs)
+        status, after = ledger.charged(self.delta, own=True)
+        self.made = (status, after)
+        return status
 
 
 def _ref(obj: Any) -> str:
