@@ -68,6 +68,7 @@ from typing import Any
 
 import aiohttp
 import yaml
+from profiled import PROFILED  # (bench/ is the script's directory)
 
 import kuota
 
@@ -81,7 +82,7 @@ def _start(
     if world is not None:
         args.insert(3, str(world))
     if profile is not None:  # the server's own cProfile, written when it stops
-        args = ["-c", _PROFILED, str(profile), *args[2:]]
+        args = ["-c", PROFILED, str(profile), *args[2:]]
     args = [sys.executable, *args]
     proc = subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
@@ -91,25 +92,6 @@ def _start(
         if "listening on " in line:
             return proc, line.split("listening on ")[1].split(";")[0].strip()
     raise SystemExit("kuota serve did not start")
-
-
-# The server under cProfile (wall-clock timer: a CPU-time timer is a system
-# call per function event and inflates call-heavy code tenfold; on a loaded
-# machine the wall time of a system call also counts the waits for a core).
-_PROFILED = """
-import cProfile, runpy, sys
-out = sys.argv[1]
-sys.argv = ["kuota", *sys.argv[2:]]
-prof = cProfile.Profile()
-prof.enable()
-try:
-    runpy.run_module("kuota.cli.main", run_name="__main__")
-except SystemExit:
-    pass
-finally:
-    prof.disable()
-    prof.dump_stats(out)
-"""
 
 
 def _ssl(state: Path) -> ssl.SSLContext:

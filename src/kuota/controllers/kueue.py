@@ -447,21 +447,10 @@ class KueueController:
         objs: list[Any] = []
         for rtype, key, view, build in todo:
             stored = mgr.informer(rtype).get(key)
-            if stored is None:
-                continue
-            ref = _ref(rtype, key)
-            if (
-                self._written_view.get(ref) == view
-                and self._seen_rv.get(ref) == stored.metadata.resource_version
-            ):
-                continue  # the stored status is ours, from this same view
-            status = build(stored.status)
-            if status == stored.status:
-                self._seen_rv[ref] = stored.metadata.resource_version
-                self._written_view[ref] = view
-                continue
-            sent.append((rtype, key, view, build))
-            objs.append(_replace(stored, status=status))
+            new = self._status_to_write(_ref(rtype, key), stored, view, build)
+            if new is not None:
+                sent.append((rtype, key, view, build))
+                objs.append(new)
         if not objs:
             return
         retry: list[tuple[ResourceType, str, Any, Any]] = []
@@ -629,21 +618,11 @@ class KueueController:
         inf = mgr.informer(rtype)
         ref = _ref(rtype, key)
         for _ in range(5):
-            stored = inf.get(key)
-            if stored is None:
-                return
-            if (
-                self._written_view.get(ref) == view
-                and self._seen_rv.get(ref) == stored.metadata.resource_version
-            ):
-                return  # the stored status is ours, from this same view
-            status = build(stored.status)
-            if status == stored.status:
-                self._seen_rv[ref] = stored.metadata.resource_version
-                self._written_view[ref] = view
+            new = self._status_to_write(ref, inf.get(key), view, build)
+            if new is None:
                 return
             try:
-                written = mgr.store.update_status(_replace(stored, status=status))
+                written = mgr.store.update_status(new)
             except Conflict:
                 mgr.pump()
                 continue
@@ -652,6 +631,21 @@ class KueueController:
             self._seen_rv[ref] = written.metadata.resource_version
             self._written_view[ref] = view
             return
+
+    def _status_to_write(self, ref: str, stored: Any, view: Any, build: Any) -> Any:
+        """The queue object to write for ``view``, or None: gone, or its
+        stored status already says what the view does."""
+        if stored is None:
+            return None
+        rv = stored.metadata.resource_version
+        if self._written_view.get(ref) == view and self._seen_rv.get(ref) == rv:
+            return None  # the stored status is ours, from this same view
+        status = build(stored.status)
+        if status == stored.status:
+            self._seen_rv[ref] = rv
+            self._written_view[ref] = view
+            return None
+        return _replace(stored, status=status)
 
     def _parts(self) -> tuple[AdmissionCore, Manager]:
         assert self.core is not None and self.mgr is not None, "setup() first"
