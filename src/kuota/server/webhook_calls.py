@@ -18,7 +18,7 @@ from typing import Any
 from kuota.server import status as st
 from kuota.server.rest import Request
 from kuota.store.protocol import ObjectStore
-from kuota.webhooks.caller import MUTATING, VALIDATING, Attributes, Rejected, WebhookCaller
+from kuota.webhooks.caller import Attributes, Rejected, WebhookCaller
 
 
 class NeedsWebhooks(Exception):
@@ -39,30 +39,13 @@ class NeedsWebhooks(Exception):
 
 class ServeWebhooks:
     def __init__(self, store: ObjectStore) -> None:
-        self.store = store
         self.caller = WebhookCaller(store)
         self.done: dict[str, Any] = {}  # a write's key -> its admitted object or Rejected
-        # The revisions of the two webhook configuration resources when they
-        # were last seen empty: unchanged, a write needs no matching at all.
-        self._none_at: tuple[int, int] | None = None
-
-    def _none_registered(self) -> bool:
-        revision_of = getattr(self.store, "revision_of", None)
-        if revision_of is None:
-            return False
-        revs = (revision_of(MUTATING), revision_of(VALIDATING))
-        if revs == self._none_at:
-            return True
-        if self.store.list(MUTATING).items or self.store.list(VALIDATING).items:
-            self._none_at = None
-            return False
-        self._none_at = revs
-        return True
 
     def admit_request(
         self, req: Request, operation: str, raw: Any, old: dict[str, Any] | None
     ) -> Any:
-        if not isinstance(raw, dict) or self._none_registered():
+        if not isinstance(raw, dict) or self.caller.none_registered():
             return raw  # (not an object: decode_body names what is wrong with it)
         s = req.served
         meta: dict[str, Any] = raw["metadata"] if isinstance(raw.get("metadata"), dict) else {}

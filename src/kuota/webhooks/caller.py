@@ -84,6 +84,25 @@ def _rule_matches(rule: Any, a: Attributes) -> bool:
 class WebhookCaller:
     def __init__(self, store: ObjectStore) -> None:
         self.store = store
+        # The revisions of the two webhook configuration resources when they
+        # were last seen empty: unchanged, a write needs no matching at all.
+        self._none_at: tuple[int, int] | None = None
+
+    def none_registered(self) -> bool:
+        """No webhook configuration is stored (known without listing them
+        while neither resource has changed, on a store that counts its
+        revisions)."""
+        revision_of = getattr(self.store, "revision_of", None)
+        if revision_of is None:
+            return False
+        revs = (revision_of(MUTATING), revision_of(VALIDATING))
+        if revs == self._none_at:
+            return True
+        if self.store.list(MUTATING).items or self.store.list(VALIDATING).items:
+            self._none_at = None
+            return False
+        self._none_at = revs
+        return True
 
     def _namespace_matches(self, hook: Any, a: Attributes, obj: Mapping[str, Any]) -> bool:
         if a.kind == "Namespace" and not a.namespace:
