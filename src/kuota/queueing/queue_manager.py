@@ -186,10 +186,11 @@ class QueueManager:
         self._wake_parked()
         # The queues that may, in ``cqs`` order: has_active carries out a
         # queue's wake, as many as a look at every queue would, no more.
+        # (A name without a queue: one deleted, marked by a holder of it.)
         rank = self._rank
-        for name in sorted(self._marks.ready, key=rank.__getitem__):
-            q = self.cqs[name]
-            if q.active and q.has_active():
+        for name in sorted(self._marks.ready, key=lambda n: rank.get(n, -1)):
+            q = self.cqs.get(name)
+            if q is not None and q.active and q.has_active():
                 return True
         return False
 
