@@ -8,11 +8,12 @@ import itertools
 from collections.abc import Callable, Hashable, Iterable
 from datetime import datetime
 
-from kuota.queueing.queues import ClusterQueueQueue, LocalQueueEntry
+from kuota.queueing.queues import ClusterQueueQueue, LocalQueueEntry, QueueMarks
 from kuota.quota.workload import WorkloadInfo
 
-# A pending tree wake: (epoch, time, namespace matcher, the tree's ClusterQueues).
-_TreeWake = tuple[int, datetime, Callable[[str, str], bool], Callable[[], list[str]]]
+# A pending tree wake: (epoch, time, namespace matcher, the tree's ClusterQueues,
+# the manager's cycle count then).
+_TreeWake = tuple[int, datetime, Callable[[str, str], bool], Callable[[], list[str]], int]
 
 
 class QueueManager:
@@ -30,6 +31,14 @@ class QueueManager:
         self.tree_of: Callable[[str], Hashable | None] = _no_tree
         self._tree_wakes: dict[Hashable, _TreeWake] = {}
         self._epochs = itertools.count(1)
+        # Which queues may give a head, which may hold parked workloads (the
+        # queues keep these up); a cycle and a wake visit only those.
+        self._marks = QueueMarks()
+        self._cycles = 0  # heads() calls: the pops of every active queue
+        self._wakes_new = False  # a tree wake since parked queues last caught up
+        self._trees: dict[str, Hashable | None] = {}  # tree_of, until a tree changes shape
+        self._rank: dict[str, int] = {}  # a queue's place in ``cqs`` (its creation)
+        self._ranks = itertools.count()
 
     # -- ClusterQueues
     def set_cluster_queue(
@@ -52,7 +61,11 @@ class QueueManager:
                 eviction_timestamp=eviction_timestamp,
                 lq_usage=lq_usage,
                 equivalence_hashing=self.equivalence_hashing,
+                marks=self._marks,
             )
+            q.pops_seen = self._cycles
+            self._rank[name] = next(self._ranks)
+            self._trees.pop(name, None)
             for lq in self.lqs.values():
                 if lq.cluster_queue == name and not lq.stopped:
                     for info in lq.items.values():
@@ -65,6 +78,10 @@ class QueueManager:
 
     def delete_cluster_queue(self, name: str) -> None:
         self.cqs.pop(name, None)
+        self._rank.pop(name, None)
+        self._trees.pop(name, None)
+        self._marks.ready.discard(name)
+        self._marks.parked.discard(name)
 
     # -- LocalQueues
     def set_local_queue(
@@ -166,18 +183,37 @@ class QueueManager:
 
     def any_heads(self) -> bool:
         """Would heads() return anything?"""
-        self.settle_wakes()
-        return any(q.active and q.has_active() for q in self.cqs.values())
+        self._wake_parked()
+        # The queues that may, in ``cqs`` order: has_active carries out a
+        # queue's wake, as many as a look at every queue would, no more.
+        # (A name without a queue: one deleted, marked by a holder of it.)
+        rank = self._rank
+        for name in sorted(self._marks.ready, key=lambda n: rank.get(n, -1)):
+            q = self.cqs.get(name)
+            if q is not None and q.active and q.has_active():
+                return True
+        return False
 
     def heads(self) -> list[tuple[str, WorkloadInfo]]:
-        """Pop the head of every active ClusterQueue, in name order."""
+        """Pop the head of every active ClusterQueue, in name order. Only the
+        queues that may have one are looked at; the others' (empty) pops are
+        counted when next used (_cq)."""
         out: list[tuple[str, WorkloadInfo]] = []
-        self.settle_wakes()
-        for name in sorted(self.cqs):
-            q = self.cqs[name]
+        self._wake_parked()
+        ready = self._marks.ready
+        cycles = self._cycles
+        self._cycles = cycles + 1
+        for name in sorted(ready):
+            q = self._cq(name, cycles)
+            if q is None:
+                ready.discard(name)
+                continue
             if not q.active:
                 continue
             info = q.pop()
+            q.pops_seen = cycles + 1
+            if not q.may_have_head():
+                ready.discard(name)
             if info is None:
                 continue
             info.cluster_queue = name
@@ -232,11 +268,20 @@ class QueueManager:
         bench world, at every finish): each queue catches up at its next use
         instead, and repeated wakes of a tree before then count once, as the
         last (a wake only marks the queue; see requeue_inadmissible)."""
-        self._tree_wakes[tree] = (next(self._epochs), now, namespace_matches, members)
+        self._tree_wakes[tree] = (
+            next(self._epochs),
+            now,
+            namespace_matches,
+            members,
+            self._cycles,
+        )
+        self._wakes_new = True
 
     def settle_wakes(self) -> None:
         """Carry out the pending tree wakes on every queue they reach (before
-        a tree changes shape, and before a look at every queue)."""
+        a tree changes shape)."""
+        self._trees.clear()
+        self._wakes_new = False
         if not self._tree_wakes:
             return
         wakes, self._tree_wakes = self._tree_wakes, {}
@@ -246,33 +291,77 @@ class QueueManager:
                 if q is not None:
                     _catch_up(q, w)
 
-    def _cq(self, name: str) -> ClusterQueueQueue | None:
-        """A queue, caught up with the wakes of its tree."""
+    def _wake_parked(self) -> None:
+        """Carry out the new tree wakes on the queues holding parked workloads
+        (what a wake can make a head). On the others a wake only marks the
+        time of the queue's last wake and forgets its parked shapes: that is
+        carried out when the queue is next used (_cq), with its pop count of
+        the wake's time, as a wake carried out at once would have left it."""
+        if not self._wakes_new:
+            return
+        self._wakes_new = False
+        wakes = self._tree_wakes
+        parked = self._marks.parked
+        for name in list(parked):
+            q = self.cqs.get(name)
+            if q is None or not q.has_inadmissible():
+                parked.discard(name)
+                continue
+            w = wakes.get(self._tree(name))
+            if w is not None:
+                _catch_up(q, w)
+
+    def _tree(self, name: str) -> Hashable | None:
+        trees = self._trees
+        if name in trees:
+            return trees[name]
+        tree = trees[name] = self.tree_of(name)
+        return tree
+
+    def _cq(self, name: str, cycles: int = -1) -> ClusterQueueQueue | None:
+        """A queue, caught up with the wakes of its tree and with the (empty)
+        pops of the cycles that passed it by (``cycles``: the count to catch
+        up to, else the manager's)."""
         q = self.cqs.get(name)
-        if q is not None and self._tree_wakes:
-            tree = self.tree_of(name)
+        if q is None:
+            return None
+        if self._tree_wakes:
+            tree = self._tree(name)
             w = self._tree_wakes.get(tree) if tree is not None else None
             if w is not None:
                 _catch_up(q, w)
+        now = cycles if cycles >= 0 else self._cycles
+        if q.pops_seen != now:
+            if q.active:
+                q.pop_cycle += now - q.pops_seen
+            q.pops_seen = now
         return q
 
 
 def _catch_up(q: ClusterQueueQueue, w: _TreeWake) -> None:
-    """Carry out a tree wake on one of its queues, once."""
+    """Carry out a tree wake on one of its queues, once, as of its time."""
     if q.tree_wake < w[0]:
         q.tree_wake = w[0]
-        _wake(q, w[1], w[2])
+        # The queue's pops when the wake happened (none it counts yet if it
+        # came to be after): an active queue is popped at every cycle.
+        pops = q.pop_cycle
+        if q.active and w[4] > q.pops_seen:
+            pops += w[4] - q.pops_seen
+        _wake(q, w[1], w[2], pops)
 
 
 def _wake(
-    q: ClusterQueueQueue, now: datetime, namespace_matches: Callable[[str, str], bool]
+    q: ClusterQueueQueue,
+    now: datetime,
+    namespace_matches: Callable[[str, str], bool],
+    pop_cycle: int = -1,
 ) -> None:
     if q.has_inadmissible():
         name = q.name
-        q.requeue_inadmissible(now, lambda ns: namespace_matches(name, ns))
+        q.requeue_inadmissible(now, lambda ns: namespace_matches(name, ns), pop_cycle)
     else:
         # Nothing parked: the matcher is not kept, so none is built.
-        q.requeue_inadmissible(now, _no_namespace)
+        q.requeue_inadmissible(now, _no_namespace, pop_cycle)
 
 
 def _no_tree(name: str) -> Hashable | None:

@@ -60,6 +60,19 @@ def backoff_expired(info: WorkloadInfo, now: datetime) -> bool:
     return now >= rs.requeue_at
 
 
+class QueueMarks:
+    """The ClusterQueues worth a look, shared by the queues of one manager:
+    ``ready``, those that may have a head (something active, or a wake not
+    yet carried out), and ``parked``, those that may hold parked workloads.
+    A queue adds its name when it becomes so; the manager drops the names
+    it finds wrong. With a hundred queues, a cycle then visits the few that
+    can give a head, and a wake reaches only the queues it can change."""
+
+    def __init__(self) -> None:
+        self.ready: set[str] = set()
+        self.parked: set[str] = set()
+
+
 class _Group:
     """The queued workloads of one LocalQueue that share one scheduling shape.
 
@@ -119,8 +132,10 @@ class ClusterQueueQueue:
         eviction_timestamp: int = 1,  # ORDER_EVICTION_TS
         lq_usage: Callable[[str], float] | None = None,
         equivalence_hashing: bool = True,
+        marks: QueueMarks | None = None,
     ) -> None:
         self.name = name
+        self._marks = marks if marks is not None else QueueMarks()
         self.active = active
         self.eviction_timestamp = eviction_timestamp  # waitForPodsReady requeuing timestamp
         # Admission fair sharing: the usage of a LocalQueue ("namespace/name"),
@@ -141,7 +156,11 @@ class ClusterQueueQueue:
         self.inflight: dict[str, WorkloadInfo] = {}
         self.sticky: str | None = None  # the preemptor that stays at the head (BestEffortFIFO)
         self.preemptor: str | None = None
+        # Pops of this queue (Kueue pops every active queue each cycle, an
+        # empty pop too). A manager skips queues with nothing to pop and
+        # counts their pops when it next uses them (QueueManager._cq).
         self.pop_cycle = 0
+        self.pops_seen = 0  # the manager's cycle count pop_cycle includes
         self.queue_inadmissible_cycle = -1
         self.tree_wake = 0  # the last tree wake (the manager's epoch) carried out here
         self._seq = 0  # (an int, not itertools.count: next() is a builtins lookup compiled)
@@ -175,7 +194,7 @@ class ClusterQueueQueue:
         self._groups, self._by_shape, self._parked_groups, self._tops = {}, {}, {}, {}
         for _, info, g in queued:
             if g.parked:
-                self.inadmissible[info.key] = info
+                self._park_alone(info.key, info)
             else:
                 self._push(info, self._group_for(info), not g.recheck)
 
@@ -204,6 +223,7 @@ class ClusterQueueQueue:
         if g.parked:
             return
         self._n_active += 1
+        self._marks.ready.add(self.name)
         if g.rec is None or entry < g.rec:
             g.rec = entry
             heappush(self._tops.setdefault(self._partition(g), []), (entry, g.gen, g))
@@ -235,7 +255,13 @@ class ClusterQueueQueue:
             del self._by_shape[g.shape]
         self._parked_groups.pop(id(g), None)
 
+    def _park_alone(self, key: str, info: WorkloadInfo) -> None:
+        """Park one workload (not with its group)."""
+        self.inadmissible[key] = info
+        self._marks.parked.add(self.name)
+
     def _park(self, g: _Group) -> None:
+        self._marks.parked.add(self.name)
         g.parked = True
         g.gen += 1
         g.rec = None
@@ -248,6 +274,7 @@ class ClusterQueueQueue:
     def _unpark(self, g: _Group) -> None:
         g.parked = False
         self._n_active += g.live
+        self._marks.ready.add(self.name)
         del self._parked_groups[id(g)]
         self._groups.setdefault((g.lq, g.shape), g)
         self._rearm(g)
@@ -408,13 +435,13 @@ class ClusterQueueQueue:
             if _same_for_queueing(old, info):
                 if not alone:
                     self._unqueue(key)  # out of its parked group
-                self.inadmissible[key] = info  # parked it stays, alone (in its place)
+                self._park_alone(key, info)  # parked it stays, alone (in its place)
                 return
             self._drop_inadmissible(key)
         active = self.get_active(key) is not None
         expired = backoff_expired(info, now)
         if not active and not expired:
-            self.inadmissible[key] = info
+            self._park_alone(key, info)
             return
         if (
             not active
@@ -422,7 +449,7 @@ class ClusterQueueQueue:
             and self._by_hash
             and info.scheduling_hash in self._parked_shapes
         ):
-            self.inadmissible[key] = info  # its shape already failed since the last wake
+            self._park_alone(key, info)  # its shape already failed since the last wake
             return
         if active:
             self._unqueue(key)
@@ -464,7 +491,7 @@ class ClusterQueueQueue:
             return False
         if self.is_inadmissible(key) or self.get_active(key) is not None:
             return False
-        self.inadmissible[key] = info
+        self._park_alone(key, info)
         if self._by_hash and reason in (NO_FIT, PREEMPTION_NO_CANDIDATES):
             self._park_shape(info.scheduling_hash, qr_reason or "PendingEvaluation")
         return True
@@ -482,17 +509,28 @@ class ClusterQueueQueue:
             if not g.parked:
                 self._park(g)
 
-    def requeue_inadmissible(self, now: datetime, namespace_matches: Callable[[str], bool]) -> None:
+    def requeue_inadmissible(
+        self,
+        now: datetime,
+        namespace_matches: Callable[[str], bool],
+        pop_cycle: int = -1,
+    ) -> None:
         """Kueue's queueInadmissibleWorkloads: wake the parked workloads.
 
         Carried out lazily (flush_wake). Exact: between a wake and the next
         look, a workload requeued is made active anyway (this wake's cycle
         mark), and repeated wakes move what the last one would, so only the
-        last wake's time and matcher count."""
-        self.queue_inadmissible_cycle = self.pop_cycle
+        last wake's time and matcher count. ``pop_cycle``: the queue's pops
+        when the wake happened, for a wake carried out later (else now's)."""
+        self.queue_inadmissible_cycle = pop_cycle if pop_cycle >= 0 else self.pop_cycle
         self._parked_shapes.clear()  # woken workloads are judged afresh
         if self.has_inadmissible():
             self._wake = (now, namespace_matches)
+            self._marks.ready.add(self.name)
+
+    def may_have_head(self) -> bool:
+        """Could a pop give a workload (without carrying out the wake)?"""
+        return self._n_active > 0 or self._wake is not None
 
     def flush_wake(self) -> None:
         if self._wake is None:
@@ -523,7 +561,7 @@ class ClusterQueueQueue:
                 for k in waiting:
                     info = self._unqueue(k)
                     assert info is not None
-                    self.inadmissible[k] = info
+                    self._park_alone(k, info)
                 if g.dead:
                     continue
             self._unpark(g)

@@ -4,8 +4,9 @@ preemption's, Kueue's classical/, is here."""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from kuota.quota.tree import (
     FR,
@@ -34,6 +35,13 @@ from kuota.scheduler.tas.assign import TASAssigner
 # A classical candidate: the workload, the lowest common ancestor of its queue
 # and the preemptor's (None: the same queue), its variant.
 _Cand = tuple[WorkloadInfo, Cohort | None, int]
+
+# A candidate with its place in CandidatesOrdering: (key, position, candidate);
+# the position keeps the order stable and never lets candidates be compared.
+_Ranked = tuple[Any, ...]
+
+heapify: Final = heapq.heapify
+heappop: Final = heapq.heappop
 
 # Candidate variants.
 _WITHIN_CQ: Final = 1
@@ -112,22 +120,27 @@ class Preemptor(CandidateSearch):
     def _sorted_split(
         self, lst: list[_Cand], key: Callable[[WorkloadInfo], OrderKey]
     ) -> tuple[list[_Cand], list[_Cand]]:
-        """Classical candidates in CandidatesOrdering, split into the evicted
-        (a prefix: the order puts them first) and the others."""
-        if self.lq_usage is not None:
-            if len(lst) > 1:
-                self._sort(lst, key, _first)
-            ev = [e for e in lst if is_evicted(e[0].obj)]
-            return ev, [e for e in lst if not is_evicted(e[0].obj)]
-        # Each key computed once, its first field telling the evicted; the
-        # position keeps the sort stable and never lets an entry be compared.
-        dec = sorted([(key(e[0]), i, e) for i, e in enumerate(lst)])
-        if not self._ties:
-            for j in range(1, len(dec)):
-                if dec[j - 1][0] == dec[j][0]:
-                    self._ties = True
-                    break
-        return [d[2] for d in dec if d[0][0] == 0], [d[2] for d in dec if d[0][0] != 0]
+        """Classical candidates in CandidatesOrdering (with admission fair
+        sharing), split into the evicted (a prefix: the order puts them
+        first) and the others."""
+        if len(lst) > 1:
+            self._sort(lst, key, _first)
+        ev = [e for e in lst if is_evicted(e[0].obj)]
+        return ev, [e for e in lst if not is_evicted(e[0].obj)]
+
+    def _ranked(self, lst: list[_Cand], key: Callable[[WorkloadInfo], OrderKey]) -> list[_Ranked]:
+        """Classical candidates as a heap in CandidatesOrdering, each key
+        computed once (its first field tells the evicted). A search takes
+        victims from the front until the preemptor fits, mostly a few of a
+        cohort's hundreds of holders: the rest are never put in order."""
+        ranked: list[_Ranked] = [(key(e[0]), i, e) for i, e in enumerate(lst)]
+        if not self._ties and len(ranked) > 1:
+            # Keys end with the UID: two can be equal only if two UIDs are.
+            uids = {r[0][-1] for r in ranked}
+            if len(uids) < len(ranked) and len({r[0] for r in ranked}) < len(ranked):
+                self._ties = True
+        heapify(ranked)
+        return ranked
 
     # ------------------------------------------------------------ classical
     def _classify(
@@ -192,9 +205,13 @@ class Preemptor(CandidateSearch):
         if not (same or hier or prio):
             return []  # nothing to try (the attempts below would find nothing)
         key = self._order_key(cq.name)
-        split = self._sorted_split
-        (he, hn), (pe, pn), (se, sn) = split(hier, key), split(prio, key), split(same, key)
-        candidates = he + pe + se + hn + pn + sn
+        if self.lq_usage is not None:
+            split = self._sorted_split
+            (he, hn), (pe, pn), (se, sn) = split(hier, key), split(prio, key), split(same, key)
+            candidates = _InOrder([], he + pe + se + hn + pn + sn)
+        else:
+            rank = self._ranked
+            candidates = _InOrder([rank(hier, key), rank(prio, key), rank(same, key)], [])
 
         no_other = not hier and not prio
         attempts: tuple[bool, ...]
@@ -207,7 +224,10 @@ class Preemptor(CandidateSearch):
 
         for allow_borrowing in attempts:
             targets: list[Target] = []
-            for cand, lca, variant in candidates:
+            n = 0
+            while (c := candidates.at(n)) is not None:
+                n += 1
+                cand, lca, variant = c
                 if not self._valid(cq, cand, lca, variant, frs, allow_borrowing):
                     continue
                 cand_cq = self.snap.cq_of(cand)
@@ -276,6 +296,38 @@ class Preemptor(CandidateSearch):
                 v = self._classify(wl, cq, cand, frs, advantage)
                 if v:
                     out.append((cand, subtree_root, v))
+
+
+class _InOrder:
+    """The candidates in Kueue's order, put in order as far as asked: the
+    evicted of each group (hierarchical, other queues, the preemptor's
+    queue), then the rest of each group, in CandidatesOrdering."""
+
+    def __init__(self, heaps: list[list[_Ranked]], done: list[_Cand]) -> None:
+        self.heaps = heaps
+        self.done = done  # those put in order so far
+        self.evicted = True  # still taking the evicted (the groups' prefixes)
+        self.group = 0
+
+    def at(self, n: int) -> _Cand | None:
+        """The n-th candidate, None past the last."""
+        done = self.done
+        while len(done) <= n:
+            if not self._next():
+                return None
+        return done[n]
+
+    def _next(self) -> bool:
+        heaps = self.heaps
+        while self.group < len(heaps):
+            h = heaps[self.group]
+            if h and (not self.evicted or h[0][0][0] == 0):
+                self.done.append(heappop(h)[2])
+                return True
+            self.group += 1
+            if self.group == len(heaps) and self.evicted:
+                self.evicted, self.group = False, 0
+        return False
 
 
 def _first(e: _Cand) -> WorkloadInfo:
