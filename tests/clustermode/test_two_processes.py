@@ -134,13 +134,9 @@ def test_failover_to_the_second_replica(tmp_path: Path) -> None:
     check_writes(log, cqs)  # none booked twice, quota never exceeded
 
 
-@needs_kubectl
-def test_pod_groups_paced_decide_as_kuota_run(tmp_path: Path) -> None:
-    """Two pod groups for one group's quota: the same admissions, at the same
-    instants, as ``kuota run``, though the controller is another process."""
-    world = webhook_admitted(EXAMPLES / "pod-groups", tmp_path / "world")
-    want = run_embedded(world, tmp_path / "run")
-    want_at = finished_at(tmp_path / "run")
+def _paced_cluster(world: Path, tmp_path: Path) -> tuple[Any, Path]:
+    """``kuota serve --without-kueue --paced`` of a world (at 1000x), and the
+    world's Configuration in a file of its own, for the controller."""
     config = tmp_path / "config.yaml"
     docs = yaml.safe_load_all((world / "world.yaml").read_text())
     config.write_text(yaml.safe_dump(next(d for d in docs if d["kind"] == "Configuration")))
@@ -153,6 +149,17 @@ def test_pod_groups_paced_decide_as_kuota_run(tmp_path: Path) -> None:
         "1000",
         home=tmp_path / "home",
     )
+    return served, config
+
+
+@needs_kubectl
+def test_pod_groups_paced_decide_as_kuota_run(tmp_path: Path) -> None:
+    """Two pod groups for one group's quota: the same admissions, at the same
+    instants, as ``kuota run``, though the controller is another process."""
+    world = webhook_admitted(EXAMPLES / "pod-groups", tmp_path / "world")
+    want = run_embedded(world, tmp_path / "run")
+    want_at = finished_at(tmp_path / "run")
+    served, config = _paced_cluster(world, tmp_path)
     log = WorkloadLog(served)
     ctl = start_controller(served, "--config", str(config))
     try:
@@ -272,18 +279,7 @@ def test_serving_paced_through_the_controllers_webhooks(tmp_path: Path) -> None:
     )
     want = _decisions(json.loads(got.stdout)["items"])
     assert any(("Preempted", "False", "QuotaReserved") in c for _, c in want.values())
-    config = tmp_path / "config.yaml"
-    docs = yaml.safe_load_all((world / "world.yaml").read_text())
-    config.write_text(yaml.safe_dump(next(d for d in docs if d["kind"] == "Configuration")))
-    served = start_server(
-        tmp_path / "state",
-        str(world),
-        "--without-kueue",
-        "--paced",
-        "--speed",
-        "1000",
-        home=tmp_path / "home",
-    )
+    served, config = _paced_cluster(world, tmp_path)
     log = WorkloadLog(served)
     url = f"https://127.0.0.1:{free_port()}"  # Kueue's webhooks, served by the controller
     ctl = start_controller(served, "--config", str(config), "--webhook-url", url)
