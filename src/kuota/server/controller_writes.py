@@ -59,7 +59,6 @@ class WebhookedWrites:
         self._answers: dict[str, Any] = {}  # a create's key -> admitted wire dict or Rejected
         self._calling: set[str] = set()
         self._lock = threading.Lock()
-        self.calls = 0  # creates sent to webhooks (a structural count for tests)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -93,7 +92,6 @@ class WebhookedWrites:
                 self._calling.add(key)
         if answer is None:
             if start:
-                self.calls += 1
                 threading.Thread(
                     target=self._call, args=(key, plan), name="webhook-call", daemon=True
                 ).start()

@@ -110,17 +110,29 @@ class KubeStore:
     def _call(self, make: Callable[[], Coroutine[Any, Any, T]], ref: str) -> T:
         """Run one request on the I/O thread, retrying what the API server
         could not answer until ``retry_for`` has passed."""
+        return self.io.call(self._retrying(make, ref), self._patience)
+
+    @property
+    def _patience(self) -> float:
+        """How long one request may take with its retries (the last attempt
+        may start just before ``retry_for`` ends)."""
+        return self.retry_for + _MAX_BACKOFF + self.request_timeout + 5
+
+    async def _retrying(self, make: Callable[[], Coroutine[Any, Any, T]], ref: str) -> T:
+        """One request on the I/O loop, what the API server could not answer
+        (``Unavailable``) tried again with backoff until ``retry_for`` has
+        passed; each attempt within the request timeout."""
         deadline = time.monotonic() + self.retry_for
         backoff = _FIRST_BACKOFF
         while True:
             self.requests += 1
             try:
-                return self.io.call(_guarded(make(), ref), self.request_timeout + 5)
+                return await asyncio.wait_for(_guarded(make(), ref), self.request_timeout + 5)
             except Unavailable:
                 if time.monotonic() + backoff > deadline:
                     raise
                 self.retries += 1
-                time.sleep(backoff)
+                await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _MAX_BACKOFF)
 
     def _inject(self, info: KindInfo, etype: str, obj: Any) -> None:
@@ -332,10 +344,15 @@ class KubeStore:
             body = res(encode(obj))
             make = lambda: self.client.replace(body, namespace=ns)  # noqa: E731
         try:
-            out = decode(self._call(make, ref), info)
+            raw = self._call(make, ref)
         except Conflict:
             self._reread(info, m.namespace or "", m.name)
             raise
+        return self._took(info, raw)
+
+    def _took(self, info: KindInfo, raw: Any) -> Any:
+        """A written object, handed to the watches."""
+        out = decode(raw, info)
         gone = out.metadata.deletion_timestamp is not None and not out.metadata.finalizers
         if not gone:  # (the last finalizer removed: the DELETED comes by the watch)
             self._inject(info, "MODIFIED", out)
@@ -371,7 +388,8 @@ class KubeStore:
         async def together() -> builtins.list[Any]:
             return await asyncio.gather(*map(gated, calls), return_exceptions=True)
 
-        answers = self.io.call(together(), self.retry_for + self.request_timeout + 5)
+        rounds = -(-len(calls) // _IN_FLIGHT)  # (the gate queues the rest)
+        answers = self.io.call(together(), self._patience * rounds)
         out: builtins.list[Any] = []
         for info, obj, raw in zip(infos, objs, answers, strict=True):
             m = obj.metadata
@@ -382,35 +400,13 @@ class KubeStore:
                 continue
             if isinstance(raw, BaseException):
                 raise raw
-            written = decode(raw, info)
-            gone = (
-                written.metadata.deletion_timestamp is not None and not written.metadata.finalizers
-            )
-            if not gone:
-                self._inject(info, "MODIFIED", written)
-            out.append(written)
+            out.append(self._took(info, raw))
         return out
 
     def _status_put(self, info: KindInfo, obj: Any) -> Callable[[], Coroutine[Any, Any, Any]]:
         m = obj.metadata
         body = lk_resource(info.rtype).Status(encode(obj))
         return lambda: self.client.replace(body, m.name, namespace=m.namespace or None)
-
-    async def _retrying(self, make: Callable[[], Coroutine[Any, Any, T]], ref: str) -> T:
-        """``_call`` on the I/O loop itself: one request, what the API server
-        could not answer tried again until ``retry_for`` has passed."""
-        deadline = time.monotonic() + self.retry_for
-        backoff = _FIRST_BACKOFF
-        while True:
-            self.requests += 1
-            try:
-                return await asyncio.wait_for(_guarded(make(), ref), self.request_timeout + 5)
-            except Unavailable:
-                if time.monotonic() + backoff > deadline:
-                    raise
-                self.retries += 1
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, _MAX_BACKOFF)
 
     def update_status(self, obj: Any) -> Any:
         return self._put(obj, status=True)
