@@ -419,43 +419,38 @@ class KueueController:
             self._write_queues_at_once(at_once)
             return
         for name in sorted(self._cqs_dirty):
-            self._write_cluster_queue(name)
+            self._write_queue(CLUSTER_QUEUE, name)
         self._cqs_dirty.clear()
         for key in sorted(self._lqs_dirty):
-            self._write_local_queue(key)
+            self._write_queue(LOCAL_QUEUE, key)
         self._lqs_dirty.clear()
 
     def _write_queues_at_once(self, at_once: Any) -> None:
-        """What ``_write_cluster_queue`` and ``_write_local_queue`` do for
-        every dirty queue, the writes sent together; a Conflict is retried
-        one by one from the re-read object."""
-        core, mgr = self._parts()
-        todo: list[tuple[ResourceType, str, Any, Any]] = []
-        for name in sorted(self._cqs_dirty):
-            cq_view = core.cluster_queue(name)
-            if cq_view is not None:
-                todo.append(
-                    (CLUSTER_QUEUE, name, cq_view, partial(_cq_status, cq_view, now=core.now))
-                )
-        for key in sorted(self._lqs_dirty):
-            lq_view = core.local_queue(key)
-            if lq_view is not None:
-                todo.append((LOCAL_QUEUE, key, lq_view, partial(_lq_status, lq_view, now=core.now)))
-        self._cqs_dirty.clear()
-        self._lqs_dirty.clear()
+        """What ``_write_queue`` does for every dirty queue, the writes sent
+        together; a Conflict is retried one by one from the re-read object."""
+        _, mgr = self._parts()
+        todo = [(CLUSTER_QUEUE, name) for name in sorted(self._cqs_dirty)]
+        todo += [(LOCAL_QUEUE, key) for key in sorted(self._lqs_dirty)]
         sent: list[tuple[ResourceType, str, Any, Any]] = []
         objs: list[Any] = []
-        for rtype, key, view, build in todo:
+        for rtype, key in todo:
+            what = self._queue_status(rtype, key)
+            if what is None:
+                continue
+            view, build = what
             stored = mgr.informer(rtype).get(key)
             new = self._status_to_write(_ref(rtype, key), stored, view, build)
             if new is not None:
                 sent.append((rtype, key, view, build))
                 objs.append(new)
-        if not objs:
-            return
+        answers = at_once(objs) if objs else []
+        # (cleared only once the writes have answered: an error on the way
+        # leaves every queue to the next flush)
+        self._cqs_dirty.clear()
+        self._lqs_dirty.clear()
         retry: list[tuple[ResourceType, str, Any, Any]] = []
         failed: StoreError | None = None
-        for (rtype, key, view, build), written in zip(sent, at_once(objs), strict=True):
+        for (rtype, key, view, build), written in zip(sent, answers, strict=True):
             if isinstance(written, Conflict):
                 retry.append((rtype, key, view, build))
             elif isinstance(written, StoreError):
@@ -540,13 +535,19 @@ class KueueController:
                 continue
             except NotFound:
                 return
-            self._seen_rv[ref] = written.metadata.resource_version
-            if mgr.recorder.enabled:
-                for etype, reason, message in workload_events(
-                    written, stored.status, written.status, core.now
-                ):
-                    mgr.recorder.event(written, etype, reason, message, COMPONENT)  # type: ignore[arg-type]
+            self._workload_written(key, stored, written)
             return
+
+    def _workload_written(self, key: str, stored: kt.Workload, written: kt.Workload) -> None:
+        """After a workload's status write: its version is ours, and the
+        Events of what changed."""
+        core, mgr = self._parts()
+        self._seen_rv[_WORKLOAD_REF + key] = written.metadata.resource_version
+        if mgr.recorder.enabled:
+            for etype, reason, message in workload_events(
+                written, stored.status, written.status, core.now
+            ):
+                mgr.recorder.event(written, etype, reason, message, COMPONENT)  # type: ignore[arg-type]
 
     def _write_workloads_at_once(self, keys: list[str], at_once: Any) -> list[str]:
         """The status writes of ``keys`` sent together: what
@@ -584,12 +585,7 @@ class KueueController:
             if isinstance(written, StoreError):
                 failed.append((key, written))
                 continue
-            self._seen_rv[_WORKLOAD_REF + key] = written.metadata.resource_version
-            if mgr.recorder.enabled:
-                for etype, reason, message in workload_events(
-                    written, stored.status, written.status, core.now
-                ):
-                    mgr.recorder.event(written, etype, reason, message, COMPONENT)  # type: ignore[arg-type]
+            self._workload_written(key, stored, written)
         if rest:
             mgr.pump()  # (the re-read objects, for _write_workload's retry)
         if failed:
@@ -599,19 +595,20 @@ class KueueController:
             raise failed[0][1]
         return sorted(rest)
 
-    def _write_cluster_queue(self, name: str) -> None:
-        core, _ = self._parts()
-        view = core.cluster_queue(name)
-        if view is None:
-            return
-        self._write_status(CLUSTER_QUEUE, name, view, lambda old: _cq_status(view, old, core.now))
+    def _write_queue(self, rtype: ResourceType, key: str) -> None:
+        what = self._queue_status(rtype, key)
+        if what is not None:
+            self._write_status(rtype, key, *what)
 
-    def _write_local_queue(self, key: str) -> None:
+    def _queue_status(self, rtype: ResourceType, key: str) -> tuple[Any, Any] | None:
+        """A queue's view in the core and how its status is built from the
+        stored one (None: the core has no such queue)."""
         core, _ = self._parts()
-        view = core.local_queue(key)
-        if view is None:
-            return
-        self._write_status(LOCAL_QUEUE, key, view, lambda old: _lq_status(view, old, core.now))
+        if rtype == CLUSTER_QUEUE:
+            cq = core.cluster_queue(key)
+            return None if cq is None else (cq, partial(_cq_status, cq, now=core.now))
+        lq = core.local_queue(key)
+        return None if lq is None else (lq, partial(_lq_status, lq, now=core.now))
 
     def _write_status(self, rtype: ResourceType, key: str, view: Any, build: Any) -> None:
         _, mgr = self._parts()
