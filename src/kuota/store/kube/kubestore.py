@@ -38,6 +38,7 @@ from lightkube.types import CascadeType, PatchType
 from kuota.api.meta import LabelSelector
 from kuota.store.kinds import KindInfo, kind_info, kind_of
 from kuota.store.kube.event_sink import EventSink
+from kuota.store.kube.fastlane import FastLane
 from kuota.store.kube.io_thread import IoThread
 from kuota.store.kube.kubewatch import KubeWatch
 from kuota.store.kube.kubewire import Unavailable, decode, encode, lk_resource, store_error
@@ -96,6 +97,10 @@ class KubeStore:
         self.seen_ignores: str | None = None
         # (Any: lightkube's overloads do not know generic resources)
         self.client: Any = self.io.call(self._make_client(config))
+        # The hot writes' lane (None: lightkube sends them too).
+        self._lane = FastLane.for_config(
+            config, field_manager=field_manager, timeout=request_timeout
+        )
         # What crossed the wire (bench and the fault tests read them).
         self.requests = 0
         self.retries = 0
@@ -269,18 +274,21 @@ class KubeStore:
     def _create(self, info: KindInfo, obj: Any) -> Any:
         m = obj.metadata
         res = lk_resource(info.rtype)
-        body = res(encode(obj))
         ns = m.namespace or None
         ref = _ref(info, m.namespace or "", m.name or m.generate_name or "")
         tried = False
+        lane = self._lane
 
         async def once() -> Any:
             nonlocal tried
             first, tried = not tried, True
             try:
-                return await self.client.create(body, namespace=ns)
+                if lane is not None:
+                    return await lane.create(info, obj, ref)
+                return await self.client.create(res(encode(obj)), namespace=ns)
             except Exception as err:
-                if first or not m.name or store_error(err, ref).code != 409:
+                known = err if isinstance(err, StoreError) else store_error(err, ref)
+                if first or not m.name or known.code != 409:
                     raise
             # A retry found the object: the attempt whose answer was lost made it.
             if info.rtype == EVENT:
@@ -334,21 +342,29 @@ class KubeStore:
     def _put_as(self, info: KindInfo, obj: Any, status: bool) -> Any:
         obj = self._with_version(info, obj)
         m = obj.metadata
-        res = lk_resource(info.rtype)
-        ns = m.namespace or None
         ref = _ref(info, m.namespace or "", m.name)
-        if status:
-            body = res.Status(encode(obj))
-            make = lambda: self.client.replace(body, m.name, namespace=ns)  # noqa: E731
-        else:
-            body = res(encode(obj))
-            make = lambda: self.client.replace(body, namespace=ns)  # noqa: E731
         try:
-            raw = self._call(make, ref)
+            raw = self._call(self._replace(info, obj, ref, status), ref)
         except Conflict:
             self._reread(info, m.namespace or "", m.name)
             raise
         return self._took(info, raw)
+
+    def _replace(
+        self, info: KindInfo, obj: Any, ref: str, status: bool
+    ) -> Callable[[], Coroutine[Any, Any, Any]]:
+        """The update (or status update) of ``obj``, to run on the I/O loop."""
+        m = obj.metadata
+        ns = m.namespace or None
+        lane = self._lane
+        if lane is not None:
+            return lambda: lane.replace(info, obj, ref, status)
+        res = lk_resource(info.rtype)
+        if status:
+            body = res.Status(encode(obj))
+            return lambda: self.client.replace(body, m.name, namespace=ns)
+        whole = res(encode(obj))
+        return lambda: self.client.replace(whole, namespace=ns)
 
     def _took(self, info: KindInfo, raw: Any) -> Any:
         """A written object, handed to the watches."""
@@ -369,12 +385,13 @@ class KubeStore:
         its object, as ``update_status`` does."""
         infos = [kind_of(o) for o in given]
         objs = [self._with_version(i, o) for i, o in zip(infos, given, strict=True)]
+        refs = [
+            _ref(i, o.metadata.namespace or "", o.metadata.name)
+            for i, o in zip(infos, objs, strict=True)
+        ]
         calls = [
-            self._retrying(
-                self._status_put(info, obj),
-                _ref(info, obj.metadata.namespace or "", obj.metadata.name),
-            )
-            for info, obj in zip(infos, objs, strict=True)
+            self._retrying(self._replace(info, obj, ref, True), ref)
+            for info, obj, ref in zip(infos, objs, refs, strict=True)
         ]
 
         # A few at a time: more than the client's pool keeps alive (20, some
@@ -402,11 +419,6 @@ class KubeStore:
                 raise raw
             out.append(self._took(info, raw))
         return out
-
-    def _status_put(self, info: KindInfo, obj: Any) -> Callable[[], Coroutine[Any, Any, Any]]:
-        m = obj.metadata
-        body = lk_resource(info.rtype).Status(encode(obj))
-        return lambda: self.client.replace(body, m.name, namespace=m.namespace or None)
 
     def update_status(self, obj: Any) -> Any:
         return self._put(obj, status=True)
@@ -527,6 +539,9 @@ class KubeStore:
                 w.close()
         with contextlib.suppress(Exception):
             self.io.call(self.client.close(), 5)
+        if self._lane is not None:
+            with contextlib.suppress(Exception):
+                self.io.call(self._lane.close(), 5)
         self.io.stop()
 
 

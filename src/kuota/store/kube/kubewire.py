@@ -4,8 +4,10 @@ refusals as the store protocol's errors."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import aiohttp
 import httpx2 as httpx
 import msgspec
 from lightkube import ApiError
@@ -84,33 +86,41 @@ def store_error(err: Exception, ref: str) -> StoreError:
     """An API server's answer (or a transport failure) as the store's error."""
     if isinstance(err, ApiError):
         status = err.status
-        code = status.code or 500
-        reason = status.reason or ""
-        msg = status.message or str(err)
-        if code == 404:
-            return NotFound(msg)
-        if code == 409:
-            return AlreadyExists(msg) if reason == "AlreadyExists" else Conflict(msg)
-        if code == 410:
-            return Gone(msg)
-        if code == 422:
-            return Invalid(ref, [FieldError("", "Invalid value", msg)])
-        if code == 400:
-            return BadRequest(msg)
-        if code == 403:
-            return Forbidden(msg)
-        if code == 405:
-            return MethodNotAllowed(msg)
-        if code == 429 or code >= 500:
-            out = Unavailable(msg)
-            out.code = code
-            return out
-        plain = StoreError(msg)
-        plain.code, plain.reason = code, reason or plain.reason
-        return plain
-    if isinstance(err, httpx.HTTPError | OSError):
+        return status_error(
+            status.code or 500,
+            {"reason": status.reason or "", "message": status.message or str(err)},
+            ref,
+        )
+    if isinstance(err, httpx.HTTPError | OSError | aiohttp.ClientError | TimeoutError):
         return Unavailable(f"{ref}: the API server did not answer: {err!r}")
     return StoreError(f"{ref}: {err!r}")
+
+
+def status_error(code: int, status: Mapping[str, Any], ref: str) -> StoreError:
+    """An error answer (its HTTP code and Status object) as the store's error."""
+    reason = status.get("reason") or ""
+    msg = status.get("message") or f"{ref}: HTTP {code}"
+    if code == 404:
+        return NotFound(msg)
+    if code == 409:
+        return AlreadyExists(msg) if reason == "AlreadyExists" else Conflict(msg)
+    if code == 410:
+        return Gone(msg)
+    if code == 422:
+        return Invalid(ref, [FieldError("", "Invalid value", msg)])
+    if code == 400:
+        return BadRequest(msg)
+    if code == 403:
+        return Forbidden(msg)
+    if code == 405:
+        return MethodNotAllowed(msg)
+    if code == 429 or code >= 500:
+        out = Unavailable(msg)
+        out.code = code
+        return out
+    plain = StoreError(msg)
+    plain.code, plain.reason = code, reason or plain.reason
+    return plain
 
 
 def retryable(err: StoreError) -> bool:
