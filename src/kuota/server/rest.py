@@ -255,7 +255,7 @@ class Resources:
         if req.subresource == "scale":
             return self._update_scale(req, raw)
         if self.webhooks is not None:
-            raw = self.webhooks.admit_request(req, "UPDATE", raw, self._wire_of(req))
+            raw = self.webhooks.admit_request(req, "UPDATE", raw, lambda: self._wire_of(req))
         obj = decode_body(raw, s, req.namespace, self.gates, name=req.name)
         if not obj.metadata.resource_version and s.group not in BUILTIN_GROUPS:
             raise st.invalid(

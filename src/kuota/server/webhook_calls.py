@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from kuota.server import status as st
@@ -43,10 +44,17 @@ class ServeWebhooks:
         self.done: dict[str, Any] = {}  # a write's key -> its admitted object or Rejected
 
     def admit_request(
-        self, req: Request, operation: str, raw: Any, old: dict[str, Any] | None
+        self,
+        req: Request,
+        operation: str,
+        raw: Any,
+        old_of: Callable[[], dict[str, Any] | None] | None,
     ) -> Any:
+        """``old_of``: the stored object as the request's version sees it
+        (read only when a webhook is registered: most writes need none)."""
         if not isinstance(raw, dict) or self.caller.none_registered():
             return raw  # (not an object: decode_body names what is wrong with it)
+        old = old_of() if old_of is not None else None
         s = req.served
         meta: dict[str, Any] = raw["metadata"] if isinstance(raw.get("metadata"), dict) else {}
         user = req.user

@@ -1,4 +1,4 @@
-"""The hot writes — create, update and status update of an object — sent
+"""The hot writes — create, update, status update and merge patch of an object — sent
 over aiohttp with the body encoded and the answer decoded by msgspec.
 
 Every other request (reads, lists, watches, patches, deletes, logs) goes
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from kuota.store.kube.kubewire import api_version, status_error
 from kuota.store.protocol import StoreError
 
 _JSON = "application/json"
+_MERGE_PATCH = "application/merge-patch+json"
 _POOL = 32  # connections kept alive (update_status_all sends 8 at once)
 
 
@@ -127,16 +129,11 @@ class FastLane:
         return out
 
     async def _send(
-        self, method: str, path: str, info: KindInfo, obj: Any, ref: str
+        self, method: str, path: str, body: bytes, ref: str, content_type: str = _JSON
     ) -> dict[str, Any]:
-        wire = to_wire(obj)
-        # (kuota's structs leave their type to the store; the server needs it)
-        wire.setdefault("apiVersion", api_version(info))
-        wire.setdefault("kind", info.kind)
-        body = msgspec.json.encode(wire)
         session = self._open()
         for attempt in (0, 1):
-            headers = {"Content-Type": _JSON, **self._auth(reread=attempt == 1)}
+            headers = {"Content-Type": content_type, **self._auth(reread=attempt == 1)}
             async with session.request(
                 method, self._server + path, data=body, headers=headers, params=self._params
             ) as resp:
@@ -149,16 +146,36 @@ class FastLane:
                 raise status_error(resp.status, _status_of(data), ref)
         raise StoreError(f"{ref}: unauthorized")  # (not reached: the second 401 raises)
 
+    @staticmethod
+    def _body(info: KindInfo, obj: Any) -> bytes:
+        wire = to_wire(obj)
+        # (kuota's structs leave their type to the store; the server needs it)
+        wire.setdefault("apiVersion", api_version(info))
+        wire.setdefault("kind", info.kind)
+        return msgspec.json.encode(wire)
+
     # ------------------------------------------------------------ verbs
     async def create(self, info: KindInfo, obj: Any, ref: str) -> dict[str, Any]:
-        m = obj.metadata
-        return await self._send("POST", self.path(info, m.namespace or ""), info, obj, ref)
+        path = self.path(info, obj.metadata.namespace or "")
+        return await self._send("POST", path, self._body(info, obj), ref)
 
     async def replace(self, info: KindInfo, obj: Any, ref: str, status: bool) -> dict[str, Any]:
         m = obj.metadata
-        return await self._send(
-            "PUT", self.path(info, m.namespace or "", m.name, status), info, obj, ref
-        )
+        path = self.path(info, m.namespace or "", m.name, status)
+        return await self._send("PUT", path, self._body(info, obj), ref)
+
+    async def merge_patch(
+        self,
+        info: KindInfo,
+        namespace: str,
+        name: str,
+        patch: Mapping[str, Any],
+        ref: str,
+        status: bool,
+    ) -> dict[str, Any]:
+        path = self.path(info, namespace, name, status)
+        body = msgspec.json.encode(patch)
+        return await self._send("PATCH", path, body, ref, _MERGE_PATCH)
 
     async def close(self) -> None:
         if self._session is not None:

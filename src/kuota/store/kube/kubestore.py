@@ -324,20 +324,10 @@ class KubeStore:
         retry on conflict."""
         m = obj.metadata
         raw = encode(obj)
-        body = {k: raw[k] for k in ("count", "lastTimestamp", "message") if k in raw}
-        res = lk_resource(info.rtype)
-        ref = _ref(info, m.namespace or "", m.name)
-        out = decode(
-            self._call(
-                lambda: self.client.patch(
-                    res, m.name, body, namespace=m.namespace or None, patch_type=PatchType.MERGE
-                ),
-                ref,
-            ),
-            info,
-        )
-        self._inject(info, "MODIFIED", out)
-        return out
+        body: dict[str, Any] = {
+            k: raw[k] for k in ("count", "lastTimestamp", "message") if k in raw
+        }
+        return self.patch(info.rtype, m.namespace or "", m.name, body)
 
     def _put_as(self, info: KindInfo, obj: Any, status: bool) -> Any:
         obj = self._with_version(info, obj)
@@ -433,17 +423,20 @@ class KubeStore:
         status: bool = False,
     ) -> Any:
         info = kind_info(rtype)
-        res = lk_resource(rtype)
-        target = res.Status if status else res
         ns = namespace or None
         body = dict(patch)
-        try:
-            raw = self._call(
-                lambda: self.client.patch(
-                    target, name, body, namespace=ns, patch_type=PatchType.MERGE
-                ),
-                _ref(info, namespace, name),
+        ref = _ref(info, namespace, name)
+        lane = self._lane
+        if lane is not None:
+            make = lambda: lane.merge_patch(info, namespace, name, body, ref, status)  # noqa: E731
+        else:
+            res = lk_resource(rtype)
+            target = res.Status if status else res
+            make = lambda: self.client.patch(  # noqa: E731
+                target, name, body, namespace=ns, patch_type=PatchType.MERGE
             )
+        try:
+            raw = self._call(make, ref)
         except Conflict:
             self._reread(info, namespace, name)
             raise
