@@ -295,8 +295,11 @@ def _builds(which: str) -> list[tuple[str, dict[str, str]]]:
                 out.append((b, {**base, "PYTHONPATH": str(COMPILED)}))
             else:
                 print("mypyc build: not made (make compiled); skipped", flush=True)
+        elif "=" in b:  # NAME=DIR: another tree (main's, say) first on PYTHONPATH
+            label, path = b.split("=", 1)
+            out.append((label, {**base, "PYTHONPATH": str(Path(path).resolve())}))
         else:
-            raise SystemExit(f"--builds: unknown build {b!r} (interpreted, mypyc)")
+            raise SystemExit(f"--builds: unknown build {b!r} (interpreted, mypyc, NAME=DIR)")
     return out
 
 
@@ -461,7 +464,9 @@ def main() -> None:
     ap.add_argument(
         "--builds",
         default="interpreted,mypyc",
-        help="The server builds to measure, each in turn: interpreted, mypyc.",
+        help="The server builds to measure, each in turn: interpreted, mypyc, or NAME=DIR "
+        "(the kuota package in DIR first on the server's PYTHONPATH: a checkout of main's "
+        "src, or a copy of its build/mypyc, for a before/after in one run).",
     )
     ap.add_argument("--json", default=None, help="Write the figures here too.")
     ap.add_argument(

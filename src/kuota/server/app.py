@@ -37,7 +37,7 @@ from kuota.server.served import Served, encode, lookup
 from kuota.server.tables import TABLE_TYPE, table
 from kuota.server.ui import routes as ui
 from kuota.server.visibility import pending_workloads
-from kuota.server.watching import watch, wire_form
+from kuota.server.watching import watch, wire_json
 from kuota.server.webhook_calls import NeedsWebhooks
 from kuota.store import StoreError
 
@@ -421,10 +421,15 @@ class ApiServer:
                 reply.code,
                 TABLE_TYPE,
             )
-        else:
-            if not isinstance(body, dict):
-                body = wire_form(body, served)
+        elif isinstance(body, dict):
             out = json_response(body, reply.code)
+        else:  # a stored object: its JSON is shared with its watch events
+            out = web.Response(
+                body=wire_json(body, served),
+                status=reply.code,
+                content_type=None,
+                headers={"Content-Type": "application/json"},
+            )
         for w in [*warnings, *reply.warnings]:
             out.headers.add("Warning", f'299 - "{w}"')
         return out
