@@ -67,8 +67,11 @@ new Job 2 -> 1. ``kubectl get workloads -A`` over 50,000 Workloads (mypyc;
 main / branch): the server's side paginated 3.0 / 1.38 s wall, 0.57 / 0.51
 s of server CPU (over ref 2.56 / 2.29), unpaginated 2.46 / 1.99 s; kubectl
 paginated 20.5 / 20.5 s against its client-side throttle floor of 18 s,
-unpaginated 7.1 / 4.7 s; the server's start with the 50,000 10.3-11.1 s of
-CPU either way.
+unpaginated 7.1 / 4.7 s; interpreted: the server's side paginated 6.31 /
+3.9 s wall, 0.57 / 0.52 s CPU (over ref 2.8 / 2.55), kubectl paginated 22.3
+/ 21.3 s, unpaginated 7.6 / 5.8 s (the list path is unchanged: the
+differences are the machine's). The server's start with the 50,000: 10.3-11.1
+s of CPU either way (mypyc).
 """
 
 from __future__ import annotations
