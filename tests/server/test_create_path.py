@@ -148,6 +148,37 @@ def test_a_create_and_its_watch_events_share_one_wire_form(tmp_path: Path) -> No
     assert made == 3  # one per object: its response and its 8 watchers' events
 
 
+def test_a_create_and_its_watch_events_share_one_json_encoding(tmp_path: Path) -> None:
+    async def scenario(client: TestClient, cp: ControlPlane, hub: Hub, api: ApiServer) -> Any:
+        streams = await _watch_limit_ranges(client)
+        before = watching.Counts.json_bodies
+        bodies = []
+        for i in range(3):
+            r = await client.post(LIMIT_RANGES, json=_limit_range(i), headers=AUTH)
+            assert r.status == 201, await r.text()
+            bodies.append(await r.read())
+        lines = await asyncio.wait_for(asyncio.gather(*(_lines(s, 3) for s in streams)), 30)
+        made = watching.Counts.json_bodies - before
+        for s in streams:
+            s.close()
+        return bodies, lines, made
+
+    bodies, lines, made = asyncio.run(_serve(tmp_path / "state", scenario))
+    assert made == 3  # one per object: its response body is its watchers' events' object
+    for got in lines:
+        assert [json.loads(x) for x in got] == [
+            {"type": "ADDED", "object": json.loads(b)} for b in bodies
+        ]
+        # the same bytes: the response's body is the event's object, verbatim
+        assert all(
+            x == b'{"type":"ADDED","object":' + b + b"}\n" for x, b in zip(got, bodies, strict=True)
+        )
+
+
+async def _lines(stream: Any, n: int) -> list[bytes]:
+    return [await stream.content.readline() for _ in range(n)]
+
+
 def test_a_watch_is_woken_only_by_writes_to_its_resource(tmp_path: Path) -> None:
     async def scenario(client: TestClient, cp: ControlPlane, hub: Hub, api: ApiServer) -> Any:
         streams = await _watch_limit_ranges(client)
@@ -319,3 +350,35 @@ def test_rbac_decisions_are_kept_until_an_rbac_object_changes(tmp_path: Path) ->
     assert codes == [201] * 4
     assert made == 1  # the first create's decision, kept for the next three
     assert (late, reason) == (403, "Forbidden")  # the binding's deletion is seen at once
+
+
+def test_a_new_job_is_synced_once_by_the_job_controller(tmp_path: Path) -> None:
+    """The Job controller's own status write (the Suspended condition of a
+    suspended Job) comes back as a watch event: no second sync for it."""
+
+    async def scenario(client: TestClient, cp: ControlPlane, hub: Hub, api: ApiServer) -> Any:
+        ctrl = cp.mgr.controllers["job-controller"]
+        synced: list[str] = []
+        reconcile = ctrl.reconcile
+
+        def counted(key: str) -> Any:
+            synced.append(key)
+            return reconcile(key)
+
+        ctrl.reconcile = counted  # type: ignore[method-assign]
+        for i in range(5):
+            r = await client.post(
+                "/apis/batch/v1/namespaces/w/jobs", json=_job(f"j{i}"), headers=AUTH
+            )
+            assert r.status == 201, await r.text()
+        for _ in range(200):  # until the controller has written every status
+            jobs = [cp.store.get(("batch", "v1", "jobs"), "w", f"j{i}") for i in range(5)]
+            if all(j.status is not None and j.status.conditions for j in jobs):
+                break
+            await asyncio.sleep(0.01)
+        hub._settle()
+        return synced, jobs
+
+    synced, jobs = asyncio.run(_serve(tmp_path / "state", scenario))
+    assert all(j.status.conditions[0].type == "Suspended" for j in jobs)
+    assert sorted(synced) == [f"w/j{i}" for i in range(5)]  # once each, not twice

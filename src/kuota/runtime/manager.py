@@ -16,7 +16,7 @@ from typing import Any, Final, Literal, Protocol
 from kuota.runtime.clock import Clock
 from kuota.runtime.informer import Informer
 from kuota.runtime.recorder import EventRecorder
-from kuota.runtime.workqueue import WorkQueue
+from kuota.runtime.workqueue import Ready, WorkQueue
 from kuota.store.kinds import kind_info, resource_type
 from kuota.store.protocol import Gone, ObjectStore, ResourceType, Watch
 
@@ -76,6 +76,10 @@ class Manager:
         self.informers: dict[ResourceType, Informer] = {}
         self.controllers: dict[str, Controller] = {}
         self.queues: dict[str, WorkQueue] = {}
+        # The queues in the order they were added (the order a round visits
+        # them in) and the board of those holding keys (bit i: _order[i]).
+        self._order: list[tuple[str, WorkQueue]] = []
+        self._ready = Ready()
         self.idle_hooks: list[IdleHook] = []
         self.stats = Stats()
         self.recorder = EventRecorder(store, clock)
@@ -101,7 +105,16 @@ class Manager:
 
     def add(self, controller: Controller) -> None:
         self.controllers[controller.name] = controller
-        self.queues[controller.name] = WorkQueue(controller.name)
+        name = controller.name
+        names = [n for n, _ in self._order]
+        # (the same name again: its queue is replaced in place, as in the dict)
+        i = names.index(name) if name in names else len(names)
+        self._ready.mask &= ~(1 << i)
+        q = self.queues[name] = WorkQueue(name, self._ready, i)
+        if i == len(names):
+            self._order.append((name, q))
+        else:
+            self._order[i] = (name, q)
         controller.setup(self)
 
     def on_idle(self, hook: IdleHook) -> None:
@@ -219,13 +232,25 @@ class Manager:
         Returns False if ``max_steps`` ran out first (a controller loops)."""
         self.start()
         steps = 0
+        order = self._order
+        ready = self._ready
         with self._batch():
             while not self._stop:
                 self.pump()
                 did = False
-                for name, q in self.queues.items():
+                # One pass: each queue in turn gives one key, as if every
+                # queue were asked, but only those with keys are visited
+                # (the board's bits above the last one visited).
+                pos = 0
+                while True:
+                    rest = ready.mask >> pos
+                    if not rest:
+                        break
+                    i = pos + (rest & -rest).bit_length() - 1
+                    pos = i + 1
+                    name, q = order[i]
                     key = q.get()
-                    if key is None:
+                    if key is None:  # (cannot happen: its bit says it holds keys)
                         continue
                     did = True
                     steps += 1

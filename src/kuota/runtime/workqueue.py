@@ -1,6 +1,10 @@
 """A work queue as client-go has it: keys, not events, are queued, so a burst
 of changes to one object costs one reconcile; a key being processed is never
-handed out twice; failures are retried with per-key exponential backoff."""
+handed out twice; failures are retried with per-key exponential backoff.
+
+The queues of one manager share a ``Ready`` board: a bit per queue, set
+while the queue holds keys, so the manager visits only the queues with work
+instead of asking every queue each time round."""
 
 from __future__ import annotations
 
@@ -15,9 +19,18 @@ MAX_DELAY: Final = timedelta(seconds=1000)
 _CAPPED_FROM: Final = next(n for n in range(64) if BASE_DELAY * 2**n >= MAX_DELAY)
 
 
+class Ready:
+    """Which of a manager's queues hold keys: bit i for its i-th queue."""
+
+    def __init__(self) -> None:
+        self.mask = 0
+
+
 class WorkQueue:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, board: Ready | None = None, index: int = 0) -> None:
         self.name = name
+        self._board = board if board is not None else Ready()
+        self._bit = 1 << index
         self._queue: deque[str] = deque()
         self._dirty: set[str] = set()  # queued, or to be re-queued when done
         self._processing: set[str] = set()
@@ -31,12 +44,22 @@ class WorkQueue:
             return
         self._dirty.add(key)
         if key not in self._processing:
-            self._queue.append(key)
+            self._push(key)
+
+    def _push(self, key: str) -> None:
+        if not self._queue:
+            board = self._board
+            board.mask |= self._bit
+        self._queue.append(key)
 
     def get(self) -> str | None:
-        if not self._queue:
+        queue = self._queue
+        if not queue:
             return None
-        key = self._queue.popleft()
+        key = queue.popleft()
+        if not queue:
+            board = self._board
+            board.mask &= ~self._bit
         self._processing.add(key)
         self._dirty.discard(key)
         return key
@@ -44,7 +67,7 @@ class WorkQueue:
     def done(self, key: str) -> None:
         self._processing.discard(key)
         if key in self._dirty:
-            self._queue.append(key)
+            self._push(key)
 
     def backoff(self, key: str) -> timedelta:
         """The delay before retrying a failed key: client-go's

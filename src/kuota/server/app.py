@@ -4,7 +4,10 @@ negotiation (JSON, YAML in, Tables out) and errors as Status objects."""
 from __future__ import annotations
 
 import functools
+import secrets
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -12,6 +15,7 @@ import yaml
 from aiohttp import web
 
 from kuota import __version__
+from kuota.api.errors import invalid as invalid_field
 from kuota.server import discovery, patching, predict_route, protobody
 from kuota.server import status as st
 from kuota.server.auth import (
@@ -29,6 +33,7 @@ from kuota.server.auth import review as rv
 from kuota.server.auth.aggregate import Aggregator
 from kuota.server.auth.impersonate import ImpersonationDenied, ImpersonationInvalid, impersonate
 from kuota.server.auth.protowire import ProtoError
+from kuota.server.auth.satokens import ServiceAccountTokens, token_request
 from kuota.server.crds import builtin_crd_names, crd_objects, crd_write
 from kuota.server.hub import Hub
 from kuota.server.pod_log import pod_log
@@ -37,9 +42,9 @@ from kuota.server.served import Served, encode, lookup
 from kuota.server.tables import TABLE_TYPE, table
 from kuota.server.ui import routes as ui
 from kuota.server.visibility import pending_workloads
-from kuota.server.watching import watch, wire_form
+from kuota.server.watching import watch, wire_json
 from kuota.server.webhook_calls import NeedsWebhooks
-from kuota.store import StoreError
+from kuota.store import NotFound, StoreError
 
 _JSON = msgspec.json.Encoder()
 _VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -85,6 +90,26 @@ class ApiServer:
         self.res = Resources(
             cp.store, cp.config.feature_gates, cp.clock.now, self._written, hub.begin_write
         )
+        # Service-account tokens (kubectl create token): this server issues
+        # them and its authenticator accepts them. A key of its own until
+        # keep_tokens_in names the state directory's.
+        self.sa_tokens = ServiceAccountTokens(secrets.token_bytes(32), self._account_uid)
+        authn.issued = self.sa_tokens.verify
+
+    def keep_tokens_in(self, directory: Path) -> None:
+        """Sign service-account tokens with the key kept in ``directory``:
+        the tokens outlive a restart on the same state."""
+        self.sa_tokens = ServiceAccountTokens.in_dir(directory, self._account_uid)
+        self.authn.issued = self.sa_tokens.verify
+
+    def _account_uid(self, namespace: str, name: str) -> str | None:
+        sa = lookup("", "v1", "serviceaccounts")
+        assert sa is not None
+        try:
+            uid: str = self.cp.store.get(sa.rtype, namespace, name).metadata.uid
+        except NotFound:
+            return None
+        return uid
 
     def _written(self) -> None:
         self.aggregate()  # in the client's commit, as the controller's write would follow it
@@ -192,6 +217,23 @@ class ApiServer:
         except idr.IdentityReviewError as err:
             raise st.bad_request(str(err)) from None
         return json_response(answer, 201)
+
+    async def _token_request(self, request: web.Request, namespace: str, name: str) -> web.Response:
+        """``kubectl create token NAME``: a TokenRequest for the account."""
+        body = await _body(request)
+        uid = self._account_uid(namespace, name)
+        if uid is None:
+            raise st.not_found("", "serviceaccounts", name)
+        now = datetime.now(UTC)  # (tokens age in wall-clock time, whatever --speed)
+        out, errors = token_request(self.sa_tokens, namespace, name, uid, body, now)
+        if out is None:
+            raise st.invalid(
+                "authentication.k8s.io",
+                "TokenRequest",
+                name,
+                [invalid_field(path, value, why) for path, value, why in errors],
+            )
+        return json_response(out, 201)
 
     # ---------------------------------------------------------------- non-resource
     async def _health(self, request: web.Request) -> web.Response:
@@ -356,6 +398,10 @@ class ApiServer:
             raise web.HTTPNotFound()
         if not served.namespaced and namespace:
             raise web.HTTPNotFound()
+        if group == "" and resource == "serviceaccounts" and sub == "token" and name:
+            if method != "POST":
+                raise st.method_not_allowed()
+            return await self._token_request(request, namespace, name)
         if group == "" and resource == "pods" and sub == "log" and name and method == "GET":
             pod = self.res.get(Request(served, namespace, name, "", query, request["user"]))
             return web.Response(text=pod_log(pod, query), content_type="text/plain")
@@ -421,10 +467,15 @@ class ApiServer:
                 reply.code,
                 TABLE_TYPE,
             )
-        else:
-            if not isinstance(body, dict):
-                body = wire_form(body, served)
+        elif isinstance(body, dict):
             out = json_response(body, reply.code)
+        else:  # a stored object: its JSON is shared with its watch events
+            out = web.Response(
+                body=wire_json(body, served),
+                status=reply.code,
+                content_type=None,
+                headers={"Content-Type": "application/json"},
+            )
         for w in [*warnings, *reply.warnings]:
             out.headers.add("Warning", f'299 - "{w}"')
         return out

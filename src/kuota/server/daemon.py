@@ -90,6 +90,7 @@ async def serve(
     admin = admin_token()  # the dashboard's login for the admin, new at each start
     authn = SessionAuthenticator({**tokens, admin: ADMIN})
     api = ApiServer(cp, hub, authn, rbac_authorizer(cp.store), f"{address}:{port}")
+    api.keep_tokens_in(state_dir / "pki")
     runner = web.AppRunner(api.app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
     api.metrics = metrics
     api.res.webhooks = ServeWebhooks(cp.store)

@@ -17,6 +17,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("apps/v1", "Deployment"): "apps/v1.Deployment",
     ("apps/v1", "ReplicaSet"): "apps/v1.ReplicaSet",
     ("apps/v1", "StatefulSet"): "apps/v1.StatefulSet",
+    ("authentication.k8s.io/v1", "TokenRequest"): "authentication/v1.TokenRequest",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "autoscaling/v2.HorizontalPodAutoscaler",
     ("batch/v1", "CronJob"): "batch/v1.CronJob",
     ("batch/v1", "Job"): "batch/v1.Job",
@@ -269,6 +270,26 @@ MESSAGES: dict[str, tuple[tuple[int, str, str, int], ...]] = {
     "apps/v1.StatefulSetUpdateStrategy": (
         (1, "type", "s", 8),
         (2, "rollingUpdate", "apps/v1.RollingUpdateStatefulSetStrategy", 12),
+    ),
+    "authentication/v1.BoundObjectReference": (
+        (1, "kind", "s", 8),
+        (2, "apiVersion", "s", 8),
+        (3, "name", "s", 8),
+        (4, "uid", "s", 8),
+    ),
+    "authentication/v1.TokenRequest": (
+        (1, "metadata", "meta/v1.ObjectMeta", 8),
+        (2, "spec", "authentication/v1.TokenRequestSpec", 0),
+        (3, "status", "authentication/v1.TokenRequestStatus", 8),
+    ),
+    "authentication/v1.TokenRequestSpec": (
+        (1, "audiences", "s", 1),
+        (4, "expirationSeconds", "i", 4),
+        (3, "boundObjectRef", "authentication/v1.BoundObjectReference", 4),
+    ),
+    "authentication/v1.TokenRequestStatus": (
+        (1, "token", "s", 0),
+        (2, "expirationTimestamp", "t", 0),
     ),
     "autoscaling/v2.ContainerResourceMetricSource": (
         (1, "name", "s", 0),

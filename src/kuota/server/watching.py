@@ -35,6 +35,7 @@ class Counts:
 
     lines_encoded = 0
     wire_forms = 0
+    json_bodies = 0  # objects' JSON encodings (a write's response and its events share one)
 
 
 def _cached(obj: Any, served: Any) -> tuple[Any, dict[str, Any], dict[str, bytes]]:
@@ -50,17 +51,30 @@ def _cached(obj: Any, served: Any) -> tuple[Any, dict[str, Any], dict[str, bytes
     return entry
 
 
-def wire_form(obj: Any, served: Any) -> dict[str, Any]:
-    """A stored object's wire form, shared with the watch events of it (a
-    write's response and its watchers' events convert it once). Read-only."""
-    return _cached(obj, served)[1]
+def wire_json(obj: Any, served: Any) -> bytes:
+    """A stored object's wire form as JSON: a write's response body, and the
+    ``object`` of each watch event of it (encoded once for both)."""
+    return _json_of(_cached(obj, served))
+
+
+def _json_of(entry: tuple[Any, dict[str, Any], dict[str, bytes]]) -> bytes:
+    lines = entry[2]
+    body = lines.get("")  # ("": the object alone; else an event type's line)
+    if body is None:
+        body = lines[""] = _JSON.encode(entry[1])
+        Counts.json_bodies += 1
+    return body
 
 
 def _event_line(kind: str, entry: tuple[Any, dict[str, Any], dict[str, bytes]]) -> bytes:
     lines = entry[2]
     line = lines.get(kind)
     if line is None:
-        line = lines[kind] = _line(kind, entry[1])
+        # As _line would encode it (msgspec writes a dict's keys in order,
+        # compact), around the object's JSON made once.
+        line = lines[kind] = b"".join(
+            (b'{"type":', _JSON.encode(kind), b',"object":', _json_of(entry), b"}\n")
+        )
         Counts.lines_encoded += 1
     return line
 

@@ -27,7 +27,11 @@ that would keep a run from ever ending).
 
 Not modelled: podFailurePolicy, successPolicy, backoffLimitPerIndex, pods
 restarted in place (restartPolicy OnFailure counts restarts), adoption of
-orphan pods by selector, and the one-second batching of pod events.
+orphan pods by selector, and the one-second batching of pod events. The
+controller's own status write does not sync the Job again (Kubernetes'
+updateJob queues that sync batched, a second later, and it finds nothing to
+do: the sync that wrote it saw the same Job and pods); a refused pod's
+``FailedCreate`` event is therefore counted once, not once more for the echo.
 """
 
 from __future__ import annotations
@@ -138,6 +142,11 @@ class JobController(ClusterController):
         # Jobs whose last pod create was refused, by namespace: synced again
         # when a LimitRange there changes.
         self._refused: dict[str, set[str]] = {}
+        # The resourceVersions of this controller's own status writes not yet
+        # seen back from the informer, by Job key: such a write's event is
+        # no reason to sync again (the sync that wrote it saw everything its
+        # successor would, and left a status a sync leaves as it is).
+        self._echo: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------ wiring
     def setup(self, mgr: Manager) -> None:
@@ -154,13 +163,28 @@ class JobController(ClusterController):
             self.mgr.enqueue(self.name, key)
 
     def _on_job(self, etype: EventType, job: Any, old: Any | None) -> None:
-        self.mgr.enqueue(self.name, key_of(job))
+        key = key_of(job)
+        if not self._own_write(etype, job, key):
+            self.mgr.enqueue(self.name, key)
         if etype == "DELETED" or is_job_finished(job):
             # cleanupPodFinalizers: nothing will count these pods any more.
             assert self._pods is not None
             for pod in self._pods.by_index(self._BY_OWNER, job.metadata.uid):
                 if has_tracking_finalizer(pod):
                     self.mgr.enqueue(self.name, _ORPHAN + key_of(pod))
+
+    def _own_write(self, etype: EventType, job: Any, key: str) -> bool:
+        """Whether the event is this controller's own status write coming
+        back (then the sync that wrote it already decided all there is)."""
+        echo = self._echo.get(key)
+        if echo is None:
+            return False
+        rv = job.metadata.resource_version
+        own = etype == "MODIFIED" and rv in echo
+        echo.discard(rv)
+        if not echo or etype == "DELETED":
+            del self._echo[key]
+        return own
 
     def _on_pod(self, etype: EventType, pod: Any, old: Any | None) -> None:
         job = self._owner(pod)
@@ -459,6 +483,7 @@ class JobController(ClusterController):
             return
         # The store copies the status it is given; the template is not copied.
         s.job = self.mgr.store.update_status(msgspec.structs.replace(s.job, status=s.status))
+        self._echo.setdefault(key_of(s.job), set()).add(s.job.metadata.resource_version)
 
     def _track(self, s: _Sync, now: datetime) -> None:
         """``trackJobStatusAndRemoveFinalizers``: record finished pods as

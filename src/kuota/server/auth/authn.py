@@ -13,7 +13,7 @@ everyone authenticated read discovery and health, as the default
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -58,6 +58,9 @@ class TokenFileError(ValueError):
 @dataclass
 class Authenticator:
     tokens: Mapping[str, UserInfo] = field(default_factory=dict)
+    # Bearer tokens not in the file: the service-account tokens the server
+    # issued (satokens), checked on use. None: the file's only.
+    issued: Callable[[str], UserInfo | None] | None = None
 
     def authenticate(self, headers: Mapping[str, str], peercert: Any) -> UserInfo:
         """The user of a request: token, then client certificate, else anonymous.
@@ -68,6 +71,8 @@ class Authenticator:
             if scheme.lower() != "bearer" or not token.strip():
                 raise Unauthorized("unsupported Authorization header")
             user = self.tokens.get(token.strip())
+            if user is None and self.issued is not None:
+                user = self.issued(token.strip())
             if user is None:
                 raise Unauthorized("invalid bearer token")
             return _with_authenticated(user)
