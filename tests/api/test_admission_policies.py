@@ -128,3 +128,62 @@ spec:
         'must not contain both "Deny" and "Warn"',
     ):
         assert line in out, line
+
+
+JOBSET_WORLD = """
+---
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+integrations:
+  frameworks: [batch/job, jobset.x-k8s.io/jobset]
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js, namespace: team, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+"""
+
+
+def _jobset_run(tmp_path: Path, policy: str) -> tuple[str, str]:
+    world = tmp_path / "world"
+    world.mkdir(parents=True)
+    shutil.copy(DATA / "sample-validating-policy-binding.yaml", world)
+    (world / "sample-validating-policy.yaml").write_text(policy)
+    (world / "world.yaml").write_text(WORLD + JOBSET_WORLD)
+    state = tmp_path / "state"
+    code, out = _kuota("run", str(world), "--until", "10m", "--state", str(state))
+    assert code == 0, out
+    _, jobs = _kuota("get", "jobs", "-n", "team", "--state", str(state))
+    _, events = _kuota("get", "events", "-n", "team", "--state", str(state), "-o", "json")
+    return jobs, events
+
+
+def test_the_jobset_exclusion_is_evaluated_as_written(tmp_path: Path) -> None:
+    """The sample's ``exclude-jobset-owned`` condition compares an owner
+    reference's apiVersion (``jobset.x-k8s.io/v1alpha2``) with the group
+    alone, so it never holds: as on a cluster, the JobSet's child Jobs
+    (which carry no queue-name label: JobSet copies its template's labels,
+    not its own) are refused. Compared by group, they are created."""
+    sample = (DATA / "sample-validating-policy.yaml").read_text()
+    jobs, events = _jobset_run(tmp_path / "as-shipped", sample)
+    assert "No resources found" in jobs
+    assert (
+        'job \\"js-workers-0\\" creation failed with error: jobs.batch \\"js-workers-0\\" is '
+        "forbidden: ValidatingAdmissionPolicy 'sample-validating-admission-policy'"
+    ) in events
+    fixed = sample.replace(
+        "o.apiVersion=='jobset.x-k8s.io'", "o.apiVersion.startsWith('jobset.x-k8s.io/')"
+    )
+    assert fixed != sample
+    jobs, events = _jobset_run(tmp_path / "fixed", fixed)
+    assert "js-workers-0" in jobs and "js-workers-1" in jobs
+    assert "JobCreationFailed" not in events
