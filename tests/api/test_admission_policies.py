@@ -187,3 +187,79 @@ def test_the_jobset_exclusion_is_evaluated_as_written(tmp_path: Path) -> None:
     jobs, events = _jobset_run(tmp_path / "fixed", fixed)
     assert "js-workers-0" in jobs and "js-workers-1" in jobs
     assert "JobCreationFailed" not in events
+
+
+PARAM_POLICY = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: parallelism-limit}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs]}
+  variables:
+  - {name: limit, expression: "int(params.data.maxParallelism)"}
+  validations:
+  - expression: "!has(object.spec.parallelism) || object.spec.parallelism <= variables.limit"
+    messageExpression: "'parallelism ' + string(object.spec.parallelism) + ' is over ' + string(variables.limit)"
+    reason: Forbidden
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: parallelism-limit}
+spec:
+  policyName: parallelism-limit
+  validationActions: [Deny]
+  paramRef: {name: limits, parameterNotFoundAction: Deny}
+"""
+PARAMS = """
+---
+{apiVersion: v1, kind: ConfigMap, metadata: {name: limits, namespace: team}, data: {maxParallelism: "2"}}
+"""
+
+
+def _parallel(name: str, ns: str, n: int) -> str:
+    return f"""
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  parallelism: {n}
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: c, image: x}}]
+"""
+
+
+def test_a_policy_reads_its_params_from_the_binding_paramref(tmp_path: Path) -> None:
+    """paramKind + paramRef (by name, in the request's namespace for a
+    namespaced kind), variables and messageExpression, and
+    parameterNotFoundAction Deny where the namespace has no such ConfigMap."""
+    world = tmp_path / "world"
+    world.mkdir()
+    (world / "a-policy.yaml").write_text(PARAM_POLICY)
+    (world / "b-world.yaml").write_text(
+        WORLD
+        + PARAMS
+        + _parallel("narrow", "team", 2)
+        + _parallel("wide", "team", 3)
+        + _parallel("elsewhere", "free", 1)
+    )
+    code, out = _kuota("run", str(world), "--until", "1m")
+    assert code == 1, out
+    assert "2 objects of the world refused when created (not run)" in out
+    assert (
+        'Job/team/wide: jobs.batch "wide" is forbidden: ValidatingAdmissionPolicy '
+        "'parallelism-limit' with binding 'parallelism-limit' denied request: "
+        "parallelism 3 is over 2"
+    ) in out
+    assert (
+        'Job/free/elsewhere: jobs.batch "elsewhere" is forbidden: ValidatingAdmissionPolicy '
+        "'parallelism-limit' with binding 'parallelism-limit' denied request: failed to "
+        "configure binding: no params found for policy binding with `Deny` "
+        "parameterNotFoundAction"
+    ) in out
+    assert "Job/team/narrow" not in out

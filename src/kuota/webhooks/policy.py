@@ -13,6 +13,10 @@ binding '<b>' denied request: <message>``, reason Invalid unless the
 validation names another); one that fails to evaluate denies under
 ``failurePolicy: Fail`` and is skipped under ``Ignore``.
 
+Params: a policy's ``paramKind`` with a binding's ``paramRef`` (by name or
+selector, ``parameterNotFoundAction``) evaluate the validations once per
+param object, as ``params``.
+
 Not there: ``Warn`` and ``Audit`` actions (they admit; kuota has no warning
 header or audit log to carry them), auditAnnotations, ``matchPolicy:
 Equivalent`` across versions, status subresource writes, the authorizer
@@ -36,8 +40,8 @@ from kuota.api.k8s.admission_policy import (
     ValidatingAdmissionPolicyBinding,
 )
 from kuota.api.meta import selector_matches
-from kuota.store.kinds import resource_for, resource_type
-from kuota.store.protocol import NotFound, ObjectStore, StoreError
+from kuota.store.kinds import kind_named, resource_for, resource_type
+from kuota.store.protocol import NotFound, ObjectStore, StoreError, group_of
 
 __all__ = ["PolicyDenied", "ValidatingAdmissionPolicies"]
 
@@ -138,11 +142,70 @@ class ValidatingAdmissionPolicies:
                     continue
                 if "Deny" not in (binding.spec.validation_actions or ()):
                     continue  # Warn and Audit admit (see the module's note)
-                denial = _evaluate(policy, ctx)
-                if denial is not None:
-                    reason, message = denial
-                    raise _denied(ctx, policy, binding, reason, message)
+                try:
+                    params = self._params(policy, binding, ctx)
+                except _ConfigError as err:
+                    if spec.failure_policy != "Ignore":
+                        message = f"failed to configure binding: {err}"
+                        raise _denied(ctx, policy, binding, "Invalid", message) from None
+                    continue
+                for param in params:
+                    denial = _evaluate(policy, ctx, param)
+                    if denial is not None:
+                        reason, message = denial
+                        raise _denied(ctx, policy, binding, reason, message)
         return new
+
+    def _params(
+        self,
+        policy: ValidatingAdmissionPolicy,
+        binding: ValidatingAdmissionPolicyBinding,
+        ctx: _Request,
+    ) -> list[dict[str, Any] | None]:
+        """The params a binding gives the policy (generic.CollectParams):
+        ``[None]`` without paramKind or paramRef; the object paramRef names,
+        or those its selector picks, in its namespace (for a namespaced kind
+        without one, the request's)."""
+        kind, ref = policy.spec.param_kind, binding.spec.param_ref
+        if kind is None or ref is None:
+            return [None]
+        try:
+            info = kind_named(group_of(kind.api_version), kind.kind)
+        except NotFound:
+            raise _ConfigError(
+                f"paramKind kind `{kind.api_version}, Kind={kind.kind}` not known"
+            ) from None
+        ns = ref.namespace or ""
+        if info.namespaced and not ns:
+            ns = ctx.namespace
+            if not ns:
+                raise _ConfigError(
+                    "cannot use namespaced paramRef in policy binding that matches "
+                    "cluster-scoped resources"
+                )
+        store = self._store()
+        found: list[Any]
+        if ref.name:
+            try:
+                found = [store.get(info.rtype, ns, ref.name)]
+            except NotFound:
+                found = []
+        else:
+            found = [
+                o
+                for o in store.list(info.rtype, ns or None).items
+                if selector_matches(ref.selector, o.metadata.labels)
+            ]
+        if not found and ref.parameter_not_found_action == "Deny":
+            raise _ConfigError(
+                "no params found for policy binding with `Deny` parameterNotFoundAction"
+            )
+        return [_raw(o) for o in found]
+
+
+class _ConfigError(Exception):
+    """A binding kube-apiserver cannot apply (its params): the policy's
+    failurePolicy decides."""
 
 
 def _raw(obj: Any) -> dict[str, Any]:
@@ -283,12 +346,15 @@ def _eval(source: str, data: Mapping[str, Any]) -> Any:
     return compile_expr(source, POLICY_VARIABLES).eval(data)
 
 
-def _evaluate(policy: ValidatingAdmissionPolicy, ctx: _Request) -> tuple[str, str] | None:
+def _evaluate(
+    policy: ValidatingAdmissionPolicy, ctx: _Request, params: dict[str, Any] | None = None
+) -> tuple[str, str] | None:
     """The first denial of ``policy`` for the request (reason, message), or
     None: admitted (or its matchConditions not all true)."""
     spec = policy.spec
     fail = spec.failure_policy != "Ignore"
     data = ctx.activation()
+    data["params"] = params
     errors: list[str] = []
     for cond in spec.match_conditions or ():
         try:

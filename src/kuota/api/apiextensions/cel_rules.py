@@ -181,7 +181,8 @@ def _embedded_head(s: Any, v: Any) -> dict[str, Any] | None:
 def _head(raw: dict[str, Any]) -> dict[str, Any]:
     """What a resource root's ``self`` has beside its schema's fields:
     apiVersion, kind and metadata's name and generateName (model.WithTypeAndObjectMeta)."""
-    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    found = raw.get("metadata")
+    meta: dict[str, Any] = found if isinstance(found, dict) else {}
     head: dict[str, Any] = {
         k: raw[k] for k in ("apiVersion", "kind") if isinstance(raw.get(k), str)
     }
