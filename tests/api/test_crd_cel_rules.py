@@ -81,3 +81,61 @@ def test_a_rule_that_does_not_compile_refuses_the_crd(tmp_path: Path) -> None:
         "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: "
         'Invalid value: "self.minReplicas <=": compilation failed: ERROR: <input>:1:20: Syntax error'
     ) in out
+
+
+LIBRARY = Path(__file__).parent.parent / "data" / "crd" / "cel-library-crd.yaml"
+PROBES = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: default}
+---
+apiVersion: example.com/v1
+kind: Probe
+metadata: {name: good, namespace: default}
+spec: {name: p-abc, code: ABC, memory: 512Mi, sizes: [1, 2, 3], tags: [a, b]}
+---
+apiVersion: example.com/v1
+kind: Probe
+metadata: {name: bad, namespace: default}
+spec:
+  name: "Q-a12-"
+  code: x
+  note: other
+  memory: 2Gi
+  sizes: [6, 5, 4]
+  tags: [b, x, b]
+"""
+
+
+def test_kubernetes_cel_library(tmp_path: Path) -> None:
+    """Each rule of the library CRD holds for "good" and fails for "bad"."""
+    objs = tmp_path / "probes.yaml"
+    objs.write_text(PROBES)
+    code, out = _kuota("validate", str(LIBRARY), str(objs))
+    assert code == 1, out
+    # "good" has no error line under it: the next document's status follows.
+    assert "(document 2): Probe/default/good error" in out
+    bad = out[out.index("Probe/default/bad") :]
+    messages = [
+        "strings-lower",
+        "strings-split",
+        "strings-replace",
+        "strings-substring",
+        "strings-index",
+        "strings-char",
+        "lists-sorted",
+        "lists-sum",
+        "lists-index",
+        "sets-contains",
+        "sets-intersects",
+        "regex",
+        "macros",
+        "macros-map",
+        "optional",
+        "quantity",
+        "quantity-add",
+    ]
+    for m in messages:
+        assert f'spec: Invalid value: "object": {m} ' in bad + " ", m
+    assert "strings-join" not in bad  # (it holds for both)
+    assert "4 objects in 2 files: 3 valid, 1 invalid" in out
