@@ -1,7 +1,8 @@
 """The real kubectl against ``kuota serve``: a CRD's CEL rules
 (``x-kubernetes-validations``) refuse a write as kube-apiserver does (422,
 ``The Widget "x" is invalid: spec: Invalid value: "object": <message>``),
-transition rules (``self == oldSelf``) on updates only."""
+transition rules (``self == oldSelf``) on updates only, ``optionalOldSelf``
+rules on both (oldSelf none on create)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,18 @@ def test_kubectl_writes_are_held_to_the_crd_rules(serve, tmp_path: Path) -> None
     # ...while other fields may.
     assert "configured" in s.ok("apply", "-f", "-", input=good.replace("[a]", "[a, b]"))
     assert s.json("get", "widget", "w1", "-n", "team")["spec"]["owner"] == "ana"
+
+    # optionalOldSelf: on create oldSelf is none (level starts at 3 at most),
+    # on update it holds the old value (level may only grow).
+    r = s.kubectl("apply", "-f", "-", input=WIDGET.format(name="w2", spec="{level: 5}"))
+    assert 'spec.level: Invalid value: "integer": level starts at 3 at most' in " ".join(
+        r.stderr.split()
+    ), r.stderr
+    s.ok("apply", "-f", "-", input=WIDGET.format(name="w2", spec="{level: 2}"))
+    r = s.kubectl("apply", "-f", "-", input=WIDGET.format(name="w2", spec="{level: 1}"))
+    assert 'spec.level: Invalid value: "integer": level may only grow' in " ".join(
+        r.stderr.split()
+    ), r.stderr
+    assert "configured" in s.ok(
+        "apply", "-f", "-", input=WIDGET.format(name="w2", spec="{level: 6}")
+    )

@@ -29,7 +29,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["CRD_VARIABLES", "POLICY_VARIABLES", "CelError", "Compiled", "compile_expr"]
+__all__ = [
+    "CRD_VARIABLES",
+    "POLICY_VARIABLES",
+    "CelError",
+    "Compiled",
+    "compile_expr",
+    "optional_old_self",
+]
 
 CRD_VARIABLES: Final = ("self", "oldSelf")
 POLICY_VARIABLES: Final = (
@@ -126,3 +133,18 @@ def compile_expr(source: str, variables: tuple[str, ...] = CRD_VARIABLES) -> Com
     # checked AST; a word boundary outside string literals is as good here).
     uses_old = bool(_OLD_SELF.search(re.sub(r"'[^']*'|\"[^\"]*\"", "", source)))
     return Compiled(source, program, uses_old)
+
+
+_LITERAL: Final = re.compile(r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+
+
+def optional_old_self(source: str) -> str:
+    """A rule with ``optionalOldSelf: true`` made to read ``oldSelf`` as an
+    optional (none where there is no old value, which the caller then binds
+    as null), as kube-apiserver's optional activation gives it."""
+    parts = _LITERAL.split(source)
+    for i in range(0, len(parts), 2):  # (odd parts are string literals)
+        parts[i] = _OLD_SELF.sub(
+            "(oldSelf == null ? optional.none() : optional.of(oldSelf))", parts[i]
+        )
+    return "".join(parts)

@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import Any, Final
 
 from kuota.api import errors as e
-from kuota.api.cel import CelError, compile_expr
+from kuota.api.cel import CelError, compile_expr, optional_old_self
 from kuota.api.errors import FieldError, child, index, key
 
-__all__ = ["BLOCKED", "has_rules", "validate_rules"]
+__all__ = ["BLOCKED", "BODY", "CREATE", "UPDATE", "has_rules", "validate_rules"]
 
 BLOCKED: Final = (
     "some validation rules were not checked because the object was invalid; "
@@ -39,6 +39,21 @@ def has_rules(s: Any) -> bool:
         or has_rules(s.get("items"))
         or has_rules(s.get("additionalProperties"))
     )
+
+
+# Which rules run where: where a write's body is read (BODY: those not
+# reading oldSelf, which need no stored object), and where the store admits
+# it (CREATE: the optionalOldSelf ones, oldSelf none; UPDATE: those reading
+# oldSelf, where an old value is correlated or oldSelf is optional).
+BODY, CREATE, UPDATE = "body", "create", "update"
+
+
+def _runs(phase: str, reads_old: bool, optional_old: bool, has_old: bool) -> bool:
+    if phase == BODY:
+        return not reads_old
+    if phase == CREATE:
+        return reads_old and optional_old
+    return reads_old and (has_old or optional_old)
 
 
 def _rule_name(rule: dict[str, Any]) -> str:
@@ -87,7 +102,7 @@ def _error(path: str, typ: str, detail: str, reason: Any) -> FieldError:
 
 
 def _run(
-    s: dict[str, Any], v: Any, old: Any, path: str, head: dict[str, Any] | None, only_old: bool
+    s: dict[str, Any], v: Any, old: Any, path: str, head: dict[str, Any] | None, phase: str
 ) -> list[FieldError]:
     out: list[FieldError] = []
     typ = str(s.get("type") or "")
@@ -96,15 +111,15 @@ def _run(
     for rule in s.get(_RULES) or ():
         if not isinstance(rule, dict) or not rule.get("rule"):
             continue
+        optional_old = rule.get("optionalOldSelf") is True
+        source = str(rule["rule"])
         try:
-            compiled = compile_expr(str(rule["rule"]))
+            compiled = compile_expr(optional_old_self(source) if optional_old else source)
         except CelError as err:
             if not err.unsupported:  # (those the CRD's reading warned of)
                 out.append(e.invalid(path, typ, f"rule compile error: {err}"))
             continue
-        if compiled.uses_old_self and old is None:
-            continue  # a transition rule needs an old value to compare to
-        if only_old and not compiled.uses_old_self:
+        if not _runs(phase, compiled.uses_old_self, optional_old, old is not None):
             continue
         data = {"self": this, "oldSelf": was} if compiled.uses_old_self else {"self": this}
         try:
@@ -142,14 +157,12 @@ def _walk(
     path: str,
     out: list[FieldError],
     head: dict[str, Any] | None,
-    only_old: bool,
+    phase: str,
 ) -> None:
     if not isinstance(s, dict) or v is None or not has_rules(s):
         return
-    if only_old and old is None:
-        return  # no transition rule below runs without an old value
     if s.get(_RULES):
-        out.extend(_run(s, v, old, path, head, only_old))
+        out.extend(_run(s, v, old, path, head, phase))
     if isinstance(v, dict):
         correlated = isinstance(old, dict) and s.get("x-kubernetes-map-type") != "atomic"
         props = s.get("properties") or {}
@@ -160,7 +173,7 @@ def _walk(
                 continue
             kp = child(path, k) if props else key(path, k)
             prev = old.get(k) if correlated else None
-            _walk(ps, sub, prev, kp, out, _embedded_head(ps, sub), only_old)
+            _walk(ps, sub, prev, kp, out, _embedded_head(ps, sub), phase)
     elif isinstance(v, list):
         item = s.get("items")
         keys = _map_keys(s)
@@ -169,7 +182,7 @@ def _walk(
             olds = {tuple(o.get(k) for k in keys): o for o in old if isinstance(o, dict)}
         for i, x in enumerate(v):
             prev = olds.get(tuple(x.get(k) for k in keys)) if keys and isinstance(x, dict) else None
-            _walk(item, x, prev, index(path, i), out, _embedded_head(item, x), only_old)
+            _walk(item, x, prev, index(path, i), out, _embedded_head(item, x), phase)
 
 
 def _embedded_head(s: Any, v: Any) -> dict[str, Any] | None:
@@ -194,12 +207,12 @@ def validate_rules(
     obj: dict[str, Any],
     schema: dict[str, Any],
     old: dict[str, Any] | None = None,
-    transition_only: bool = False,
+    phase: str = BODY,
 ) -> list[FieldError]:
     """The errors of the rules under ``schema`` (a version's
     openAPIV3Schema) for the custom resource ``obj`` (defaulted and pruned)
-    and, on an update, its stored ``old`` (``transition_only``: the rules
-    reading ``oldSelf`` alone)."""
+    and, on an update, its stored ``old``: the rules of ``phase`` (see
+    BODY, CREATE, UPDATE)."""
     out: list[FieldError] = []
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
     before = (
@@ -210,7 +223,7 @@ def validate_rules(
     root = {**schema, "type": "object"}
     head = _head(obj)
     if root.get(_RULES):
-        out.extend(_run(root, body, before, "", head, transition_only))
+        out.extend(_run(root, body, before, "", head, phase))
     inner = {k: v for k, v in root.items() if k != _RULES}
-    _walk(inner, body, before, "", out, None, transition_only)
+    _walk(inner, body, before, "", out, None, phase)
     return out
