@@ -4,7 +4,8 @@ Reported as numbers, never asserted in tests. A three-level topology (8
 blocks x 16 racks x 8 hosts of 8 cpu) is built from the nodes, then one pod
 set is placed per request shape: required block, preferred rack,
 unconstrained (LeastFreeCapacity), rack slices within a block, and
-multi-layer slices (rack slices of host slices, TASMultiLayerTopology).
+multi-layer slices (rack slices of host slices, TASMultiLayerTopology); the
+preferred shapes also with balanced placement (TASBalancedPlacement).
 Figures are CPU time per operation (time.process_time, steadier than wall
 time on a shared machine) and as a ratio to a fixed pure-Python loop timed in
 the same run, with the build (interpreted or mypyc) named.
@@ -59,9 +60,11 @@ def main() -> None:
     ms = _cpu_ms(lambda: FlavorTopology("t", LEVELS, nodes, []))
     print(f"topology tree: {ms:.1f} ms CPU")
     topo = FlavorTopology("t", LEVELS, nodes, [])
+    preferred_200 = PodSetRequest("w", 200, {"cpu": 1000}, preferred="rack")
     shapes = {
         "required block, 256 pods": PodSetRequest("w", 256, {"cpu": 1000}, required="block"),
         "preferred rack, 96 pods": PodSetRequest("w", 96, {"cpu": 1000}, preferred="rack"),
+        "preferred rack, 200 pods": preferred_200,
         "unconstrained, 512 pods": PodSetRequest("w", 512, {"cpu": 1000}, unconstrained=True),
         "block, rack slices of 32, 256 pods": PodSetRequest(
             "w", 256, {"cpu": 1000}, required="block", slice_level="rack", slice_size=32
@@ -79,6 +82,10 @@ def main() -> None:
     for name, req in shapes.items():
         ms = _cpu_ms(lambda req=req: find(topo, req, None, {}, False, True))
         print(f"{name}: {ms:.1f} ms CPU per placement ({ms / loop:.2f}x loop)")
+    for name in ("preferred rack, 96 pods", "preferred rack, 200 pods"):
+        req = shapes[name]
+        ms = _cpu_ms(lambda req=req: find(topo, req, None, {}, False, True, True))
+        print(f"{name}, balanced: {ms:.1f} ms CPU per placement ({ms / loop:.2f}x loop)")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kuota.cluster.apiserver.apps_validation import AppsValidation
 from kuota.cluster.apiserver.crd_registration import CRDRegistration
+from kuota.cluster.apiserver.crd_rules import CRDTransitionRules
 from kuota.cluster.apiserver.limitrange import LIMIT_RANGE, PodResourceAdmission
 from kuota.cluster.apiserver.node_registration import NodeRegistration
 from kuota.cluster.apiserver.pod_admission import PodAdmission, ProjectNodeSelector
@@ -46,6 +47,7 @@ from kuota.cluster.lws.lws_webhooks import (
 )
 from kuota.cluster.nodeutil import DEFAULT_MAX_PODS, OPENSHIFT_MAX_PODS
 from kuota.cluster.trainer.trainjob_controller import TrainJobController
+from kuota.webhooks.policy import ValidatingAdmissionPolicies
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -148,7 +150,13 @@ def api_server_hooks(
     selector) pods also get their project's node selector."""
     max_pods = OPENSHIFT_MAX_PODS if openshift else DEFAULT_MAX_PODS
     priority = PodAdmission.over(store)
-    hooks: list[Any] = [NodeRegistration(max_pods), CRDRegistration()]
+    hooks: list[Any] = [
+        NodeRegistration(max_pods),
+        CRDRegistration(),
+        CRDTransitionRules(),
+        # ValidatingAdmissionPolicies (validating: after every mutating hook).
+        ValidatingAdmissionPolicies(store),
+    ]
     if openshift or default_node_selector:
         # Before the scheduler sees the pod, as OpenShift's admission runs.
         hooks.append(ProjectNodeSelector(priority.lookup, default_node_selector or {}))

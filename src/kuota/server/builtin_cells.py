@@ -331,6 +331,24 @@ def _podtemplate(w: Wire, now: datetime) -> list[Any]:
     return [names, images, shown]
 
 
+def _admission_policy(w: Wire, now: datetime) -> list[Any]:
+    spec = w.get("spec") or {}
+    pk = spec.get("paramKind")
+    kind = f"{pk.get('apiVersion', '')}/{pk.get('kind', '')}" if pk else "<unset>"
+    return [len(spec.get("validations") or ()), kind, _age(w, now)]
+
+
+def _admission_policy_binding(w: Wire, now: datetime) -> list[Any]:
+    spec = w.get("spec") or {}
+    ref = spec.get("paramRef")
+    shown = "<unset>"
+    if ref and ref.get("name"):
+        shown = f"{ref.get('namespace') or '*'}/{ref['name']}"
+    elif ref and ref.get("selector") is not None:
+        shown = _selector(ref["selector"])
+    return [spec.get("policyName", ""), shown, _age(w, now)]
+
+
 BUILTIN_CELLS: dict[tuple[str, str], Callable[[Wire, datetime], list[Any]]] = {
     ("", "Pod"): _pod,
     ("", "Namespace"): _namespace,
@@ -348,4 +366,6 @@ BUILTIN_CELLS: dict[tuple[str, str], Callable[[Wire, datetime], list[Any]]] = {
     ("apps", "Deployment"): _deployment,
     ("apps", "StatefulSet"): _statefulset,
     ("apps", "ControllerRevision"): _controllerrevision,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _admission_policy,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): _admission_policy_binding,
 }

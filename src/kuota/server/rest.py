@@ -110,7 +110,8 @@ def store_error(err: StoreError, served: Served, name: str) -> st.ApiError:
         return st.gone(str(err))
     if isinstance(err, BadRequest):
         return st.bad_request(str(err))
-    return st.ApiError(err.code, err.reason, str(err))
+    # (a ValidatingAdmissionPolicy's denial carries the details kubectl prints)
+    return st.ApiError(err.code, err.reason, str(err), details=getattr(err, "details", None))
 
 
 class Continue(msgspec.Struct, array_like=True):

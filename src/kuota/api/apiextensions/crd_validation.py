@@ -11,6 +11,7 @@ from typing import Any
 
 from kuota.api import names
 from kuota.api.apiextensions.crd_types import CustomResourceDefinition
+from kuota.api.cel import CelError, compile_expr
 from kuota.api.errors import FieldError, child, forbidden, index, invalid, key, required
 from kuota.api.k8s.validation.objectmeta import name_errors, validate_object_meta
 
@@ -60,29 +61,49 @@ def _structural(s: Any, path: str, errs: list[FieldError], root: bool = False) -
             _structural(items, child(path, "items"), errs)
 
 
-def _rules(s: Any, path: str, out: list[str]) -> None:
+def _rules(s: Any, path: str, out: list[tuple[str, str, str]]) -> None:
+    """Each CEL expression of the schema: (its path, its source, its
+    variables' kind)."""
     if not isinstance(s, dict):
         return
-    for r in s.get("x-kubernetes-validations") or ():
+    for i, r in enumerate(s.get("x-kubernetes-validations") or ()):
         if isinstance(r, dict):
-            out.append(f"{path}: x-kubernetes-validations rule {r.get('rule')!r}")
+            at = index(child(path, "x-kubernetes-validations"), i)
+            for name in ("rule", "messageExpression"):
+                if isinstance(r.get(name), str) and r[name]:
+                    out.append((child(at, name), r[name], name))
     for k, sub in (s.get("properties") or {}).items():
         _rules(sub, key(child(path, "properties"), k), out)
     for name in ("items", "additionalProperties"):
         _rules(s.get(name), child(path, name), out)
 
 
-def crd_warnings(obj: Any) -> list[str]:
-    """What of a CRD kuota does not apply to its objects, said when it is
-    read: CEL rules (kuota evaluates no CEL but the rules of Kueue's own
-    CRDs, written in Python) and conversion webhooks."""
-    if not isinstance(obj, CustomResourceDefinition):
-        return []
-    found: list[str] = []
-    for i, v in enumerate(obj.spec.versions):
+def _compiled(crd: CustomResourceDefinition) -> list[tuple[str, str, CelError]]:
+    """The CRD's CEL expressions that do not compile: (path, source, why)."""
+    found: list[tuple[str, str, str]] = []
+    for i, v in enumerate(crd.spec.versions):
         sch = v.schema.open_apiv3_schema if v.schema is not None else None
         _rules(sch, f"spec.versions[{i}].schema.openAPIV3Schema", found)
-    out = [f"{where}: not evaluated (kuota has no CEL interpreter)" for where in found]
+    out = []
+    for where, src, _ in found:
+        try:
+            compile_expr(src)
+        except CelError as err:
+            out.append((where, src, err))
+    return out
+
+
+def crd_warnings(obj: Any) -> list[str]:
+    """What of a CRD kuota does not apply to its objects, said when it is
+    read: CEL rules calling a function kuota's CEL environment lacks (they
+    are not evaluated) and conversion webhooks."""
+    if not isinstance(obj, CustomResourceDefinition):
+        return []
+    out = [
+        f"{where}: not evaluated (kuota's CEL environment has no {err.unsupported}())"
+        for where, _, err in _compiled(obj)
+        if err.unsupported
+    ]
     if (obj.spec.conversion or {}).get("strategy") == "Webhook":
         out.append(
             "spec.conversion: the conversion webhook is not called: each version is read and kept as written"
@@ -172,4 +193,9 @@ def validate_crd(crd: CustomResourceDefinition) -> list[FieldError]:
                         "must be one of integer, number, string, boolean, date",
                     )
                 )
+    # A CEL expression that does not compile (but one calling a function
+    # kuota's environment lacks, which crd_warnings names) refuses the CRD.
+    errs += [
+        invalid(where, src, str(err)) for where, src, err in _compiled(crd) if not err.unsupported
+    ]
     return errs

@@ -16,18 +16,27 @@ from typing import Any
 import msgspec
 
 from kuota.api import registry
+from kuota.api.apiextensions.cel_rules import has_rules
 from kuota.api.apiextensions.crd_types import CustomResourceDefinition
 from kuota.api.apiextensions.structural import validate_custom
 from kuota.api.base import Object
 from kuota.api.kindspec import KindSpec, PrinterColumn, VersionSpec
 from kuota.api.meta import ObjectMeta
 
-__all__ = ["custom_kind_spec", "register_crd"]
+__all__ = ["custom_kind_spec", "register_crd", "rules_schema"]
 
 _HEAD = ("apiVersion", "kind", "metadata")
 _DEFAULT_COLUMNS = (PrinterColumn("Age", "date", ".metadata.creationTimestamp"),)
 # CRD name -> (the spec it was registered from, its KindSpec)
 _REGISTERED: dict[str, tuple[Any, KindSpec]] = {}
+# A custom kind's struct -> its group and storage version's schema, for the
+# kinds whose schema has CEL rules (the stored object is in that version).
+_RULED: dict[type, tuple[str, dict[str, Any]]] = {}
+
+
+def rules_schema(typ: type) -> tuple[str, dict[str, Any]] | None:
+    """The group and storage schema of a custom kind with CEL rules."""
+    return _RULED.get(typ)
 
 
 def _schema(v: Any) -> dict[str, Any]:
@@ -116,5 +125,10 @@ def register_crd(crd: CustomResourceDefinition) -> KindSpec | None:
         return known[1]
     ks = custom_kind_spec(crd)
     registry.register(ks)
+    if known is not None:
+        _RULED.pop(known[1].internal, None)
+    storage = next((v for v in crd.spec.versions if v.storage), crd.spec.versions[0])
+    if has_rules(_schema(storage)):
+        _RULED[ks.internal] = (crd.spec.group, _schema(storage))
     _REGISTERED[name] = (crd.spec, ks)
     return ks

@@ -4,9 +4,9 @@ then the OpenAPI schema validation of kube-openapi): defaults of absent (or
 null) fields applied, unknown fields pruned unless
 ``x-kubernetes-preserve-unknown-fields``, then types, required, enum,
 pattern, formats, bounds, sizes and the list types checked, with
-kube-apiserver's messages and field paths. ``x-kubernetes-validations``
-(CEL) rules are evaluated where kuota knows the rule (``kuota.api.base``'s
-RULES, the rules of Kueue's CRDs); others are reported by the CRD's check.
+kube-apiserver's messages and field paths; then the
+``x-kubernetes-validations`` (CEL) rules (``cel_rules``; transition rules
+on updates, in ``kuota.controllers.crd_updates``).
 
 Pure: no I/O.
 """
@@ -21,6 +21,7 @@ from typing import Any, Final
 import msgspec
 
 from kuota.api import errors as e
+from kuota.api.apiextensions.cel_rules import BLOCKED, has_rules, validate_rules
 from kuota.api.base import compiled_pattern
 from kuota.api.errors import FieldError, child, index, key
 from kuota.api.quantity import Quantity, QuantityError
@@ -230,4 +231,16 @@ def validate_custom(
         if r not in ("apiVersion", "kind", "metadata") and r not in out:
             w.errors.append(e.required(r))
     head = {k: raw[k] for k in ("apiVersion", "kind", "metadata") if k in raw}
-    return {**head, **out}, w.errors, w.warnings
+    full = {**head, **out}
+    if has_rules(schema):
+        # kube-apiserver runs the CEL rules after the schema's checks, unless
+        # one of those found a value of the wrong type (hasBlockingErr).
+        if any(_blocking(err) for err in w.errors):
+            w.errors.append(e.invalid("", None, BLOCKED))
+        else:
+            w.errors.extend(validate_rules(full, schema))
+    return full, w.errors, w.warnings
+
+
+def _blocking(err: FieldError) -> bool:
+    return err.type == e.NOT_SUPPORTED or " must be of type " in err.detail

@@ -5,6 +5,7 @@ path; ``priority`` 1 is ``-o wide``), subresources, structs and create rules."""
 
 from __future__ import annotations
 
+from kuota.api.k8s import admission_policy as ap
 from kuota.api.k8s import admissionregistration as ar
 from kuota.api.k8s import (
     apiregistration,
@@ -417,6 +418,28 @@ K8S_KINDS: tuple[KindSpec, ...] = (
             versions=_v1(typ, ()),
         )
         for typ in (ar.MutatingWebhookConfiguration, ar.ValidatingWebhookConfiguration)
+    ),
+    # Enforced on writes by kuota.webhooks.policy, as kube-apiserver's
+    # ValidatingAdmissionPolicy plugin.
+    KindSpec(
+        group=ar.GROUP,
+        kind="ValidatingAdmissionPolicy",
+        plural="validatingadmissionpolicies",
+        namespaced=False,
+        internal=ap.ValidatingAdmissionPolicy,
+        versions=_v1(ap.ValidatingAdmissionPolicy, _cols("Validations", "ParamKind", "Age")),
+        categories=("api-extensions",),
+        validate=gateless(ap.validate_policy),
+    ),
+    KindSpec(
+        group=ar.GROUP,
+        kind="ValidatingAdmissionPolicyBinding",
+        plural="validatingadmissionpolicybindings",
+        namespaced=False,
+        internal=ap.ValidatingAdmissionPolicyBinding,
+        versions=_v1(ap.ValidatingAdmissionPolicyBinding, _cols("PolicyName", "ParamRef", "Age")),
+        categories=("api-extensions",),
+        validate=gateless(ap.validate_binding),
     ),
 )
 

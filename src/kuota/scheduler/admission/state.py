@@ -60,6 +60,7 @@ class CoreState:
         # usage of pods Kueue did not place, as the controller last gave them.
         self.tas = TASInputs()
         self.tas.least_free_profile = config.gate("TASProfileMixed")
+        self.tas.balanced = config.gate("TASBalancedPlacement")
         # LimitRange, RuntimeClass and ResourceClaimTemplate changes, counted: what is worked out of
         # them (requests, resource checks) is kept per generation.
         self.ctx_gen = 0

@@ -71,6 +71,7 @@ class TASInputs:
         # pod key -> (node, requests) of the pods Kueue did not place
         self.pods: dict[str, tuple[str, dict[str, int]]] = {}
         self.least_free_profile = True  # TASProfileMixed
+        self.balanced = False  # TASBalancedPlacement
 
     def flavor_topology(
         self, flavor: kt.ResourceFlavor, workloads: Iterable[kt.Workload]
@@ -191,6 +192,7 @@ def find_for_flavor(
     requests: list[PodSetRequest],
     simulate_empty: bool,
     least_free_profile: bool,
+    balanced: bool = False,
 ) -> tuple[dict[str, TopologyAssignment], str, str]:
     """FindTopologyAssignmentsForFlavor: pod sets in order, a group's two pod
     sets together (the one-pod set its leader), each placement's usage assumed
@@ -215,7 +217,9 @@ def find_for_flavor(
                 leader, workers = trs[0], trs[1]
             else:
                 leader, workers = trs[1], trs[0]
-        found, reason = find(topo, workers, leader, assumed, simulate_empty, least_free_profile)
+        found, reason = find(
+            topo, workers, leader, assumed, simulate_empty, least_free_profile, balanced
+        )
         if reason:
             return out, workers.name, reason
         for r in trs:
@@ -276,9 +280,13 @@ class TASAssigner:
         """workloadFits' TAS half for the preemption search: the pod sets
         still placed, on the usage of the holders left (candidates taken out)."""
         least = self.inputs.least_free_profile
+        balanced = self.inputs.balanced
         for fname in sorted(self.requests):
             topo = self._fresh(fname)
-            if topo is not None and find_for_flavor(topo, self.requests[fname], False, least)[2]:
+            if (
+                topo is not None
+                and find_for_flavor(topo, self.requests[fname], False, least, balanced)[2]
+            ):
                 return False
         return True
 
@@ -324,6 +332,7 @@ class TASAssigner:
             return
         names = {ps.name: i for i, ps in enumerate(self.pod_sets)}
         least = self.inputs.least_free_profile
+        balanced = self.inputs.balanced
         if a.mode() == FIT:
             failed = False
             found: dict[str, TopologyAssignment] = {}
@@ -331,7 +340,9 @@ class TASAssigner:
                 topo = self.snapshot(fname)
                 if topo is None:
                     continue
-                got, ps_name, reason = find_for_flavor(topo, by_flavor[fname], False, least)
+                got, ps_name, reason = find_for_flavor(
+                    topo, by_flavor[fname], False, least, balanced
+                )
                 if reason:
                     psa = a.podsets[names[ps_name]]
                     psa.reasons.append(reason)
@@ -347,7 +358,7 @@ class TASAssigner:
                 topo = self.snapshot(fname)
                 if topo is None:
                     continue
-                _, ps_name, reason = find_for_flavor(topo, by_flavor[fname], True, least)
+                _, ps_name, reason = find_for_flavor(topo, by_flavor[fname], True, least, balanced)
                 if reason:
                     # Not even an empty topology holds it: no preemption helps.
                     psa = a.podsets[names[ps_name]]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from kuota.api.k8s import NodeSelector, Toleration
+from kuota.scheduler.tas.balanced import apply_balanced, find_best_domains
 from kuota.scheduler.tas.snapshot import (
     PODS,
     Domain,
@@ -155,8 +156,10 @@ def find(
     assumed: dict[str, dict[str, int]],
     simulate_empty: bool,
     least_free_profile: bool,
+    balanced: bool = False,
 ) -> tuple[dict[str, Assignment], str]:
-    """The assignments of a pod set (and its group's leader), or why none."""
+    """The assignments of a pod set (and its group's leader), or why none.
+    ``balanced``: the TASBalancedPlacement gate (``balanced.py``)."""
     st = _State()
     st.count = workers.count
     req = dict(workers.single)
@@ -196,12 +199,18 @@ def find(
         st.layers = [(skey, st.slice_size), *workers.inner_layers]
 
     _fill_in_counts(t, workers, req, leader_req, assumed, simulate_empty, st)
-    level, fit, reason = _find_level_with_fit_domains(t, st.requested_level, st)
-    if reason:
-        return {}, reason
+    fit: list[Domain] = []
+    level = 0
+    use_balanced = False
+    if balanced and not st.required and not st.unconstrained:
+        fit, level, use_balanced = _balanced(t, st)
+    if not use_balanced:
+        level, fit, reason = _find_level_with_fit_domains(t, st.requested_level, st)
+        if reason:
+            return {}, reason
     fit = _update_counts_to_minimum(fit, st.count, st.leader_count, st.slice_size, st, True)
     cur = level
-    while cur < min(len(t.levels) - 1, st.slice_level):
+    while cur < min(len(t.levels) - 1, st.slice_level) and not use_balanced:
         lower = _sorted(_lower(fit), st)
         fit = _update_counts_to_minimum(lower, st.count, st.leader_count, st.slice_size, st, True)
         cur += 1
@@ -238,6 +247,49 @@ def find(
         fit = workers_fit
     out[workers.name] = _build(t, fit)
     return out, ""
+
+
+def _balanced(t: FlavorTopology, st: _State) -> tuple[list[Domain], int, bool]:
+    """Balanced placement's domains and level, if it finds them (else the
+    caller falls back to BestFit)."""
+
+    def by_slices(ds: list[Domain]) -> list[Domain]:
+        return _sorted(ds, st)
+
+    def by_leader(ds: list[Domain]) -> list[Domain]:
+        return _sorted_with_leader(ds, st)
+
+    def refill(d: Domain, level: int) -> None:
+        _fill_helper(d, st.slice_size, st.slice_level, level, st.leader_count > 0, {})
+
+    per_level = [list(level.values()) for level in t.per_level]
+    fit, threshold = find_best_domains(
+        per_level,
+        st.requested_level,
+        st.slice_level,
+        st.count,
+        st.slice_size,
+        st.leader_count,
+        by_slices,
+        by_leader,
+        refill,
+    )
+    if threshold <= 0:
+        return [], 0, False
+    placed, level, reason = apply_balanced(
+        fit,
+        threshold,
+        st.requested_level,
+        st.slice_level,
+        st.count,
+        st.slice_size,
+        st.leader_count,
+        by_slices,
+        by_leader,
+    )
+    if reason:
+        return [], 0, False
+    return placed, level, True
 
 
 def _slice_size_at_level(

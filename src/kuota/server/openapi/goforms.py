@@ -44,6 +44,12 @@ REQUIRED: Final[dict[str, list[str]]] = {
     "PolicyRule": ["verbs"],
     "ValidatingWebhook": ["admissionReviewVersions", "clientConfig", "name", "sideEffects"],
     "MutatingWebhook": ["admissionReviewVersions", "clientConfig", "name", "sideEffects"],
+    "Validation": ["expression"],
+    "AuditAnnotation": ["key", "valueExpression"],
+    "MatchCondition": ["name", "expression"],
+    "Variable": ["name", "expression"],
+    "ExpressionWarning": ["fieldRef", "warning"],
+    "Condition": ["type", "status", "lastTransitionTime", "reason", "message"],
 }
 
 # +structType=atomic: server-side apply owns the struct as one value.
@@ -56,6 +62,12 @@ ATOMIC_STRUCTS: Final = frozenset(
         "ObjectReference",
         "Subject",
         "RoleRef",
+        # ValidatingAdmissionPolicy's
+        "MatchResources",
+        "NamedRuleWithOperations",
+        "ParamKind",
+        "ParamRef",
+        "Variable",
     }
 )
 

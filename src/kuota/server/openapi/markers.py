@@ -149,4 +149,20 @@ MARKERS: dict[tuple[str, str], dict[str, Any]] = {
     ("RuleWithOperations", "apiGroups"): _ATOMIC,
     ("RuleWithOperations", "apiVersions"): _ATOMIC,
     ("RuleWithOperations", "resources"): _ATOMIC,
+    ("MatchResources", "resourceRules"): _ATOMIC,
+    ("MatchResources", "excludeResourceRules"): _ATOMIC,
+    ("NamedRuleWithOperations", "resourceNames"): _ATOMIC,
+    ("NamedRuleWithOperations", "operations"): _ATOMIC,
+    ("NamedRuleWithOperations", "apiGroups"): _ATOMIC,
+    ("NamedRuleWithOperations", "apiVersions"): _ATOMIC,
+    ("NamedRuleWithOperations", "resources"): _ATOMIC,
+    ("ValidatingAdmissionPolicySpec", "validations"): _ATOMIC,
+    ("ValidatingAdmissionPolicySpec", "auditAnnotations"): _ATOMIC,
+    ("ValidatingAdmissionPolicySpec", "matchConditions"): _map("name"),
+    ("ValidatingAdmissionPolicySpec", "variables"): _map("name"),
+    ("ValidatingAdmissionPolicyStatus", "conditions"): _map("type", strategy=""),
+    ("TypeChecking", "expressionWarnings"): _ATOMIC,
+    ("ValidatingAdmissionPolicyBindingSpec", "validationActions"): {
+        "x-kubernetes-list-type": "set"
+    },
 }
