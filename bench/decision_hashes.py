@@ -25,6 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from tests.sim.test_fastreplay import _random_design, _random_trace  # noqa: E402
+
 from kuota import build  # noqa: E402
 from kuota.cli.world import load_world  # noqa: E402
 from kuota.sim.decision_log import DecisionLog  # noqa: E402
@@ -32,7 +34,6 @@ from kuota.sim.mapping import Mapping, load_mapping  # noqa: E402
 from kuota.sim.report import design_json  # noqa: E402
 from kuota.sim.simulate import Design, prepare, run_plan  # noqa: E402
 from kuota.sim.trace import read_trace  # noqa: E402
-from tests.sim.test_fastreplay import _random_design, _random_trace  # noqa: E402
 
 EXAMPLES = REPO / "examples" / "traces"
 TRACES = REPO.parent / "shared" / "traces"
@@ -100,7 +101,9 @@ def main() -> None:
     for k, v in out.items():
         if not k.startswith("random/"):
             print(f"{k}: {v}")
-    rnd = hashlib.sha256(json.dumps([v for k, v in out.items() if k.startswith("random/")]).encode())
+    rnd = hashlib.sha256(
+        json.dumps([v for k, v in out.items() if k.startswith("random/")]).encode()
+    )
     print(f"random x{a.random}: {rnd.hexdigest()[:16]}")
     if a.json is not None:
         a.json.write_text(json.dumps(out, indent=1) + "\n")
