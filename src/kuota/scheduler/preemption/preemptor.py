@@ -10,13 +10,10 @@ from typing import Any, Final
 
 from kuota.quota.tree import (
     FR,
-    ClusterQueueNode,
     Cohort,
     Usage,
-    add_usage,
     fits_in_quota,
     lowest_fitting_subtree,
-    remove_usage,
     within_nominal,
 )
 from kuota.quota.workload import WorkloadInfo, is_evicted
@@ -207,16 +204,6 @@ class Preemptor(CandidateSearch):
                 previous = root
         if not (same or hier or prio):
             return []  # nothing to try (the attempts below would find nothing)
-        no_other = not hier and not prio
-        attempts: tuple[bool, ...]
-        if no_other or borrow_only:
-            attempts = (True,)
-        elif bwc_forbidden and not hier:
-            attempts = (False, True)
-        else:
-            attempts = (True, False)
-        if self._tas is None and self._never_fits(cq, usage, frs, attempts, hier, prio, same):
-            return []
         key = self._order_key(cq.name)
         if self.lq_usage is not None:
             split = self._sorted_split
@@ -225,6 +212,15 @@ class Preemptor(CandidateSearch):
         else:
             rank = self._ranked
             candidates = _InOrder([rank(hier, key), rank(prio, key), rank(same, key)], [])
+
+        no_other = not hier and not prio
+        attempts: tuple[bool, ...]
+        if no_other or borrow_only:
+            attempts = (True,)
+        elif bwc_forbidden and not hier:
+            attempts = (False, True)
+        else:
+            attempts = (True, False)
 
         for allow_borrowing in attempts:
             targets: list[Target] = []
@@ -245,42 +241,6 @@ class Preemptor(CandidateSearch):
                     return targets
             self._restore(targets)
         return []
-
-    def _never_fits(
-        self,
-        cq: ClusterQueueState,
-        usage: Usage,
-        frs: frozenset[FR],
-        attempts: tuple[bool, ...],
-        *groups: list[_Cand],
-    ) -> bool:
-        """Whether no attempt of the search below can succeed: not even with
-        every candidate valid for it taken out at once. Then Kueue's walk
-        returns no targets whatever its order, so the candidates are not put
-        in order (most searches of a busy cohort end so: a parked head asks
-        again and again). Exact, as the walk only takes candidates valid at
-        the start (taking victims can only make others within their nominal
-        quota, so invalid) and a fit only grows as usage is taken out. Usage
-        only is taken out and put back (the tree's sums are a function of
-        each queue's usage), so the holders' order stays as it was."""
-        snap = self.snap
-        for allow_borrowing in attempts:
-            valid: list[tuple[ClusterQueueNode, Usage]] = []
-            for group in groups:
-                for cand, lca, variant in group:
-                    if not self._valid(cq, cand, lca, variant, frs, allow_borrowing):
-                        continue
-                    ccq = snap.cq_of(cand)
-                    if ccq is not None:
-                        valid.append((ccq.node, cand.usage()))
-            for node, u in valid:
-                remove_usage(node, u)
-            fits = self._fits(cq, usage, allow_borrowing)
-            for node, u in valid:
-                add_usage(node, u)
-            if fits:
-                return False
-        return True
 
     def _under_nominal(self, cq: ClusterQueueState, frs: frozenset[FR]) -> bool:
         for fr in frs:
