@@ -37,7 +37,7 @@ from kuota.api.conditions import with_condition
 from kuota.api.kueue.config.durations import parse_duration
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.nodeutil import node_allocatable
-from kuota.embedded.controlplane import NAME_LABEL, creation_rank
+from kuota.embedded.creation_order import NAME_LABEL, creation_rank
 from kuota.quota.requests import resource_value
 from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.sim.decision_log import DecisionLog

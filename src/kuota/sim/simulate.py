@@ -33,7 +33,6 @@ from typing import Any
 
 from kuota.api.decode import decode_object
 from kuota.api.kueue.config import KueueConfig
-from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.requests import resource_value
 from kuota.runtime import gcpolicy
 from kuota.sim.budget_burn import BudgetBurn, group_labels, job_labels, refused_by_group
@@ -667,6 +666,8 @@ def _run_full(
     log: DecisionLog | None = None,
 ) -> DesignResult:
     design = plan.design
+    from kuota.embedded.controlplane import ControlPlane  # (the full replay only)
+
     cp = ControlPlane(design.config, START, openshift=design.openshift, scheduler=design.scheduler)
     # Nobody reads a replay's Events (the report comes from the workloads);
     # they were a tenth of its cost. Their uids never shift the objects' own.
