@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kuota.sim.trace import InputError, read_nodes, read_trace
 
+ROOT = Path(__file__).parent.parent.parent
 HEADER = "job_id,submit_s,duration_s,team,user,gpus,gpu_model,cpus,memory_mib,pods,status\n"
 
 
@@ -125,3 +127,68 @@ def test_node_list(tmp_path: Path) -> None:
     assert (err.line, err.col) == (3, 1) and "already on line 2" in err.reason
     p = write(tmp_path, "node_id,gpu_model,gpus\nn1,G2,1\n", "m.csv")
     assert "missing columns cpus, memory_mib" in error(p, read_nodes).reason
+
+
+def test_plain_rows_read_as_their_quoted_spelling(tmp_path: Path) -> None:
+    # Plain rows take a shorter way than quoted ones: the same values either way.
+    rows = [
+        "a,0,5,LS,u1,1,T4,12,16384,2,Failed",
+        " b , 10.50 ,1e3,BE,,0.46,, 6 ,12288.0,,",
+        "c,10,0,LS,,0,,,,3,x",
+    ]
+    plain = write(tmp_path, HEADER + "\n".join(rows) + "\n", "plain.csv")
+    quoted_rows = [",".join(f'"{v}"' for v in r.split(",")) for r in rows]
+    quoted = write(tmp_path, HEADER + "\n".join(quoted_rows) + "\n", "quoted.csv")
+    for p, q in zip(read_trace(plain).rows, read_trace(quoted).rows, strict=True):
+        assert (p.job_id, p.submit_s, p.duration_s, p.team, p.user, p.gpus) == (
+            q.job_id,
+            q.submit_s,
+            q.duration_s,
+            q.team,
+            q.user,
+            q.gpus,
+        )
+        assert (p.gpu_model, p.cpus, p.memory_mib, p.pods, p.status, p.line) == (
+            q.gpu_model,
+            q.cpus,
+            q.memory_mib,
+            q.pods,
+            q.status,
+            q.line,
+        )
+    t = read_trace(plain)
+    b = next(r for r in t.rows if r.job_id == "b")
+    assert (b.submit_s, b.duration_s, b.memory_mib, b.pods) == (Decimal("10.50"), 1000, 12288, 1)
+    assert t.col(b, "gpus") == len(" b , 10.50 ,1e3,BE,,") + 1
+
+
+def test_checking_a_design_reads_no_row_again(tmp_path: Path, monkeypatch: Any) -> None:
+    """read_trace gathers what a design's checks need: checking a design
+    against a trace in submission order opens it no more (the replay reads
+    it once); one out of order is read once more, in that order."""
+    import kuota.sim.trace as trace_mod
+    from kuota.cli.world import load_world
+    from kuota.sim.mapping import Mapping
+    from kuota.sim.simulate import Design, prepare
+
+    world = ROOT / "examples" / "traces" / "openb" / "shared-pool.yaml"
+    w = load_world([str(world)])
+    design = Design(world.stem, str(world), w.objects, w.config, w.openshift, w.scheduler)
+    rows = ROOT / "tests" / "data" / "sim" / "openb-slice.csv"
+    lines = rows.read_text().splitlines()
+    shuffled = write(tmp_path, "\n".join([lines[0], *reversed(lines[1:])]) + "\n")
+    opened: list[str] = []
+    real_open = trace_mod._open
+
+    def counting_open(path: str) -> Any:
+        opened.append(path)
+        return real_open(path)
+
+    for path, opens in ((str(rows), 0), (shuffled, 1)):
+        t = read_trace(path)
+        opened.clear()
+        monkeypatch.setattr(trace_mod, "_open", counting_open)
+        plan = prepare(t, design, Mapping())
+        monkeypatch.setattr(trace_mod, "_open", real_open)
+        assert len(opened) == opens, path
+        assert sum(tp.jobs for tp in plan.teams.values()) == t.count

@@ -34,6 +34,7 @@ from kuota.controllers.multikueue import multikueue_controllers
 from kuota.controllers.provisioning import provisioning_controllers
 from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
+from kuota.embedded.creation_order import NAME_LABEL, creation_rank
 from kuota.embedded.repetition import RepetitionDetector, horizon_of
 from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
 from kuota.runtime.clock import Clock, RealClock, VirtualClock
@@ -53,7 +54,6 @@ from kuota.store.protocol import ResourceType
 from kuota.store.resources import NAMESPACE, WORKLOAD
 
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-NAME_LABEL = "kubernetes.io/metadata.name"
 _CONFIG_V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
 
 
@@ -425,32 +425,6 @@ class _NamespaceNameLabel:
 
 
 _namespace_name_label = _NamespaceNameLabel()
-
-
-# The order a world is created in, as an admin would apply it: namespaces and
-# classes first, then flavors, cohorts and queues, then nodes, then workloads
-# (so a Job finds its namespace's default LocalQueue, as it would in a cluster).
-_RANK = {
-    "Namespace": 0,
-    "PriorityClass": 1,
-    "WorkloadPriorityClass": 1,
-    "RuntimeClass": 1,
-    "LimitRange": 2,
-    "DeviceClass": 1,
-    "ResourceClaimTemplate": 2,
-    "ResourceFlavor": 3,
-    "AdmissionCheck": 3,
-    "ProvisioningRequestConfig": 3,
-    "Cohort": 4,
-    "ClusterQueue": 5,
-    "LocalQueue": 6,
-    "Node": 7,
-    "NodeGroup": 7,
-}
-
-
-def creation_rank(obj: Any) -> int:
-    return _RANK.get(obj.kind, 10)
 
 
 class Arrivals:

@@ -37,7 +37,7 @@ from kuota.api.conditions import with_condition
 from kuota.api.kueue.config.durations import parse_duration
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.nodeutil import node_allocatable
-from kuota.embedded.controlplane import NAME_LABEL, creation_rank
+from kuota.embedded.creation_order import NAME_LABEL, creation_rank
 from kuota.quota.requests import resource_value
 from kuota.scheduler.admission.admission_core import AdmissionCore
 from kuota.sim.decision_log import DecisionLog
@@ -154,6 +154,7 @@ class FastReplay:
         self.admissions = 0
         self.pods_ready = design.config.wait_for_pods_ready is not None
         self.spinning: list[str] = []  # workloads preempting each other at one instant
+        self._durations: dict[Decimal, tuple[str, timedelta]] = {}
 
     # ------------------------------------------------------------ arrivals
     def _arrivals(self) -> Iterator[tuple[datetime, list[TraceRow]]]:
@@ -181,13 +182,15 @@ class FastReplay:
             tp = plan.teams[row.team]
             ns = tp.target.namespace
             name = _job_name(row, ns, used)
-            text = _duration_text(row.duration_s)
-            wl = self.maker.make(row, name, now, text)
+            # A trace repeats its durations: each one's text and time once.
+            dur = self._durations.get(row.duration_s)
+            if dur is None:
+                text = _duration_text(row.duration_s)
+                dur = self._durations[row.duration_s] = (text, parse_duration(text))
+            wl = self.maker.make(row, name, now, dur[0])
             key = f"{ns}/{wl.metadata.name}"
             milli = self.maker.gpu_milli(row) * row.pods
-            self.jobs[key] = _Job(
-                key, row, ns, wl.metadata.name, name, milli, parse_duration(text), now
-            )
+            self.jobs[key] = _Job(key, row, ns, wl.metadata.name, name, milli, dur[1], now)
             plan.submit_s.append(float(row.submit_s - origin))
             self.meter.submitted(row.team)
             if self.pods_ready:

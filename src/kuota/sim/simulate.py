@@ -33,7 +33,6 @@ from typing import Any
 
 from kuota.api.decode import decode_object
 from kuota.api.kueue.config import KueueConfig
-from kuota.embedded.controlplane import ControlPlane
 from kuota.quota.requests import resource_value
 from kuota.runtime import gcpolicy
 from kuota.sim.budget_burn import BudgetBurn, group_labels, job_labels, refused_by_group
@@ -41,7 +40,7 @@ from kuota.sim.decision_log import DecisionLog, WorkloadWatcher
 from kuota.sim.instant_limit import InstantLimit, repeating_notice
 from kuota.sim.mapping import Mapping, TeamTarget, gpu_request, k8s_name
 from kuota.sim.report import DesignResult, SimRecorder, build_result
-from kuota.sim.trace import InputError, NodeRow, Trace, TraceRow
+from kuota.sim.trace import InputError, NodeRow, SummaryBuilder, Trace, TraceRow
 from kuota.store.resources import WORKLOAD
 
 __all__ = [
@@ -197,25 +196,20 @@ def _check_teams(
     lqs = _by_kind(design.objects, "LocalQueue")
     cqs = _by_kind(design.objects, "ClusterQueue")
     classes = set(_by_kind(design.objects, "WorkloadPriorityClass"))
-    first: dict[str, TraceRow] = {}
-    needs: dict[tuple[str, str], TraceRow] = {}  # (team, column) -> first row asking
-    jobs: dict[str, int] = {}
-    pairs: dict[tuple[str, str], TraceRow] = {}
-    for r in trace:
-        first.setdefault(r.team, r)
-        jobs[r.team] = jobs.get(r.team, 0) + 1
-        if r.gpus > 0:
-            pairs.setdefault((r.team, r.gpu_model), r)
-        if r.gpus > 0 and "gpus" in m.requests:
-            needs.setdefault((r.team, "gpus"), r)
-        if r.cpus > 0 and "cpus" in m.requests:
-            needs.setdefault((r.team, "cpus"), r)
-        if r.memory_mib > 0 and "memory" in m.requests:
-            needs.setdefault((r.team, "memory_mib"), r)
-        if checking is not None and r.line % 4096 == 0:
-            checking(r.line)
+    summary = trace.summary
+    if summary is None:  # (a trace out of submission order: its rows in that order)
+        summing = SummaryBuilder()
+        for r in trace:
+            summing.add(r)
+            if checking is not None and r.line % 4096 == 0:
+                checking(r.line)
+        summary = summing.done()
     if checking is not None:
         checking(trace.last_line)
+    first, jobs, pairs = summary.first, summary.jobs, summary.pairs
+    # (team, column) -> the first row asking, for the columns the mapping requests
+    asked = {"gpus": "gpus", "cpus": "cpus", "memory_mib": "memory"}
+    needs = {k: r for k, r in summary.needs.items() if asked[k[1]] in m.requests}
     per_cq: dict[str, int] = {}
     for team, row in first.items():
         target = m.team(team)
@@ -672,6 +666,8 @@ def _run_full(
     log: DecisionLog | None = None,
 ) -> DesignResult:
     design = plan.design
+    from kuota.embedded.controlplane import ControlPlane  # (the full replay only)
+
     cp = ControlPlane(design.config, START, openshift=design.openshift, scheduler=design.scheduler)
     # Nobody reads a replay's Events (the report comes from the workloads);
     # they were a tenth of its cost. Their uids never shift the objects' own.

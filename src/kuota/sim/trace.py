@@ -18,15 +18,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Final
 
 __all__ = [
     "JOB_COLUMNS",
     "NODE_COLUMNS",
     "InputError",
     "NodeRow",
+    "SummaryBuilder",
     "Trace",
     "TraceRow",
+    "TraceSummary",
     "read_nodes",
     "read_trace",
 ]
@@ -82,6 +84,49 @@ class TraceRow:
 
 
 @dataclass(frozen=True, slots=True)
+class TraceSummary:
+    """What checking a trace against a design needs of its rows, gathered as
+    the trace is read (in submission order), so that checking a design reads
+    no row again: each team's first row and job count, the first row of each
+    (team, GPU model) asking for GPUs, and the first row of each (team,
+    column) asking for a positive amount of ``gpus``, ``cpus`` or
+    ``memory_mib``. Dicts in the order the rows came."""
+
+    first: dict[str, TraceRow]
+    jobs: dict[str, int]
+    pairs: dict[tuple[str, str], TraceRow]
+    needs: dict[tuple[str, str], TraceRow]
+
+
+class SummaryBuilder:
+    """Builds a TraceSummary row by row."""
+
+    __slots__ = ("first", "jobs", "needs", "pairs")
+
+    def __init__(self) -> None:
+        self.first: dict[str, TraceRow] = {}
+        self.jobs: dict[str, int] = {}
+        self.pairs: dict[tuple[str, str], TraceRow] = {}
+        self.needs: dict[tuple[str, str], TraceRow] = {}
+
+    def add(self, r: TraceRow) -> None:
+        team = r.team
+        if team not in self.first:
+            self.first[team] = r
+        self.jobs[team] = self.jobs.get(team, 0) + 1
+        if r.gpus > 0:
+            self.pairs.setdefault((team, r.gpu_model), r)
+            self.needs.setdefault((team, "gpus"), r)
+        if r.cpus > 0:
+            self.needs.setdefault((team, "cpus"), r)
+        if r.memory_mib > 0:
+            self.needs.setdefault((team, "memory_mib"), r)
+
+    def done(self) -> TraceSummary:
+        return TraceSummary(self.first, self.jobs, self.pairs, self.needs)
+
+
+@dataclass(frozen=True, slots=True)
 class Trace:
     """A checked trace file. Its rows are not held: iterating the trace reads
     them again, in submission order (a million rows stay on disk, not in
@@ -97,18 +142,22 @@ class Trace:
     horizon_s: float  # from the first submission to the last end if no job waited
     last_line: int  # the file's last row's line
     order: tuple[tuple[int, int], ...] | None = None
+    # Gathered while the file was read when it is in submission order (else
+    # None: checking reads the rows again, in that order).
+    summary: TraceSummary | None = None
 
     def __iter__(self) -> Iterator[TraceRow]:
         cols = {name: i for i, name in enumerate(self.header)}
+        layout = _layout(cols)
         if self.order is None:
             for n, _, text in _scan(self.path, skip_header=True):
-                yield _trace_row(self.path, n, text, cols, self.width)
+                yield _trace_row(self.path, n, text, cols, self.width, layout)
             return
         with _open(self.path) as f:
             for offset, n in self.order:
                 f.seek(offset)
                 text = _decode_line(self.path, n, f.readline())
-                yield _trace_row(self.path, n, text, cols, self.width)
+                yield _trace_row(self.path, n, text, cols, self.width, layout)
 
     def __len__(self) -> int:
         return self.count
@@ -325,7 +374,108 @@ class _Row:
         return int(v)
 
 
-def _trace_row(path: str, n: int, text: str, cols: dict[str, int], width: int) -> TraceRow:
+_Layout = tuple[int, ...]  # each of JOB_COLUMNS' index in a row, -1 if absent
+_ZERO: Final = Decimal(0)
+_ONE: Final = Decimal(1)
+
+
+def _layout(cols: dict[str, int]) -> _Layout:
+    return tuple(cols.get(c, -1) for c in JOB_COLUMNS)
+
+
+def _number(raw: str) -> Decimal | None:
+    """A plain row's number: None when empty or anything a check refuses."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        v = Decimal(raw)
+    except InvalidOperation:
+        return None
+    if not v.is_finite() or v < 0:
+        return None
+    return v
+
+
+def _plain_row(n: int, text: str, layout: _Layout, width: int) -> TraceRow | None:
+    """The row of a line without quotes, if every check passes; None sends
+    the line through _checked_row, which says what is wrong (most rows of a
+    trace are plain: each is read once to check the file and once more per
+    design's replay)."""
+    cells = text.split(",")
+    if len(cells) != width:
+        return None
+    i_id, i_sub, i_dur, i_team, i_user, i_gpus, i_model, i_cpus, i_mem, i_pods, i_st = layout
+    job_id = cells[i_id].strip()
+    team = cells[i_team].strip()
+    submit = _number(cells[i_sub])
+    duration = _number(cells[i_dur])
+    gpus = _number(cells[i_gpus])
+    if (
+        not job_id
+        or not team
+        or submit is None
+        or duration is None
+        or gpus is None
+        or submit > MAX_SECONDS
+        or duration > MAX_SECONDS
+    ):
+        return None
+    cpus = memory = _ZERO
+    if i_cpus >= 0 and cells[i_cpus].strip():
+        v = _number(cells[i_cpus])
+        if v is None:
+            return None
+        cpus = v
+    if i_mem >= 0 and cells[i_mem].strip():
+        v = _number(cells[i_mem])
+        if v is None:
+            return None
+        memory = v
+    pods = 1
+    if i_pods >= 0 and cells[i_pods].strip():
+        v = _number(cells[i_pods])
+        if v is None or v != v.to_integral_value() or v < 1:
+            return None
+        pods = int(v)
+    col = 1
+    cols: list[int] = []
+    for c in cells:
+        cols.append(col)
+        col += len(c) + 1
+    return TraceRow(
+        line=n,
+        job_id=job_id,
+        submit_s=submit,
+        duration_s=duration,
+        team=team,
+        user=cells[i_user].strip() if i_user >= 0 else "",
+        gpus=gpus,
+        gpu_model=cells[i_model].strip() if i_model >= 0 else "",
+        cpus=cpus,
+        memory_mib=memory,
+        pods=pods,
+        status=cells[i_st].strip() if i_st >= 0 else "",
+        cols=tuple(cols),
+    )
+
+
+def _trace_row(
+    path: str,
+    n: int,
+    text: str,
+    cols: dict[str, int],
+    width: int,
+    layout: _Layout | None = None,
+) -> TraceRow:
+    if '"' not in text:
+        row = _plain_row(n, text, layout or _layout(cols), width)
+        if row is not None:
+            return row
+    return _checked_row(path, n, text, cols, width)
+
+
+def _checked_row(path: str, n: int, text: str, cols: dict[str, int], width: int) -> TraceRow:
     r = _Row(path, n, text, cols, width)
     pods = r.integer("pods", 1)
     if pods < 1:
@@ -360,8 +510,11 @@ def read_trace(path: str | Path, progress: Callable[[int, int], None] | None = N
     last_line = 0
     first_s = last_s = prev = Decimal(0)
     end = Decimal(0)
+    layout = _layout(cols)
+    summing = SummaryBuilder()
     for n, offset, text in lines:
-        row = _trace_row(path, n, text, cols, width)
+        row = _trace_row(path, n, text, cols, width, layout)
+        summing.add(row)
         submit = row.submit_s
         if count == 0:
             first_s = last_s = prev = submit
@@ -385,13 +538,15 @@ def read_trace(path: str | Path, progress: Callable[[int, int], None] | None = N
         order = _sorted_order(path, cols, width)
     header = tuple(sorted(cols, key=lambda k: cols[k]))
     horizon = float(end - first_s)
-    return Trace(path, header, width, count, first_s, last_s, horizon, last_line, order)
+    summary = summing.done() if in_order else None
+    return Trace(path, header, width, count, first_s, last_s, horizon, last_line, order, summary)
 
 
 def _sorted_order(path: str, cols: dict[str, int], width: int) -> tuple[tuple[int, int], ...]:
     keys: list[tuple[Decimal, int, int]] = []
+    layout = _layout(cols)
     for n, offset, text in _scan(path, skip_header=True):
-        keys.append((_trace_row(path, n, text, cols, width).submit_s, offset, n))
+        keys.append((_trace_row(path, n, text, cols, width, layout).submit_s, offset, n))
     keys.sort(key=lambda k: k[0])  # stable: ties keep file order
     return tuple((offset, n) for _, offset, n in keys)
 
