@@ -36,8 +36,7 @@ from kuota.store.protocol import StoreError
 
 _JSON = "application/json"
 _MERGE_PATCH = "application/merge-patch+json"
-FAST_LANE_IN_FLIGHT = 24  # writes KubeStore.update_status_all sends at once over it
-_POOL = 32  # connections kept alive (more than that many writes at once)
+_POOL = 32  # connections kept alive (update_status_all sends 8 at once)
 
 
 class FastLane:

@@ -38,7 +38,7 @@ from lightkube.types import CascadeType, PatchType
 from kuota.api.meta import LabelSelector
 from kuota.store.kinds import KindInfo, kind_info, kind_of
 from kuota.store.kube.event_sink import EventSink
-from kuota.store.kube.fastlane import FAST_LANE_IN_FLIGHT, FastLane
+from kuota.store.kube.fastlane import FastLane
 from kuota.store.kube.io_thread import IoThread
 from kuota.store.kube.kubewatch import KubeWatch
 from kuota.store.kube.kubewire import Unavailable, decode, encode, lk_resource, store_error
@@ -384,11 +384,9 @@ class KubeStore:
             for info, obj, ref in zip(infos, objs, refs, strict=True)
         ]
 
-        # A few at a time: more than the client's pool keeps alive would each
-        # open a new TLS connection and close it (lightkube's: 20, some held
-        # by watches; the fast lane's: its own, for writes only).
-        at_once = _IN_FLIGHT if self._lane is None else FAST_LANE_IN_FLIGHT
-        gate = asyncio.Semaphore(at_once)
+        # A few at a time: more than the client's pool keeps alive (20, some
+        # held by watches) would each open a new TLS connection and close it.
+        gate = asyncio.Semaphore(_IN_FLIGHT)
 
         async def gated(call: Coroutine[Any, Any, Any]) -> Any:
             async with gate:
@@ -397,7 +395,7 @@ class KubeStore:
         async def together() -> builtins.list[Any]:
             return await asyncio.gather(*map(gated, calls), return_exceptions=True)
 
-        rounds = -(-len(calls) // at_once)  # (the gate queues the rest)
+        rounds = -(-len(calls) // _IN_FLIGHT)  # (the gate queues the rest)
         answers = self.io.call(together(), self._patience * rounds)
         out: builtins.list[Any] = []
         for info, obj, raw in zip(infos, objs, answers, strict=True):
