@@ -94,8 +94,9 @@ def _structural(node: Any, defs: dict[str, Any], stack: tuple[str, ...] = ()) ->
         out["x-kubernetes-preserve-unknown-fields"] = True
     if out.get("type") == "array" and "items" not in out:
         # ``list[Any]``: kube-apiserver refuses an array without ``items``
-        # (structural schema); an untyped item keeps whatever it holds.
-        out["items"] = {"x-kubernetes-preserve-unknown-fields": True}
+        # (structural schema). Every list kuota leaves untyped is, in
+        # Kubernetes' and Kueue's types, a list of objects: kept as given.
+        out["items"] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     return out
 
 
