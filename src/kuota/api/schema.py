@@ -92,6 +92,11 @@ def _structural(node: Any, defs: dict[str, Any], stack: tuple[str, ...] = ()) ->
         out["format"] = "int32"
     if "type" not in out and "anyOf" not in out and "x-kubernetes-int-or-string" not in out:
         out["x-kubernetes-preserve-unknown-fields"] = True
+    if out.get("type") == "array" and "items" not in out:
+        # ``list[Any]``: kube-apiserver refuses an array without ``items``
+        # (structural schema). Every list kuota leaves untyped is, in
+        # Kubernetes' and Kueue's types, a list of objects: kept as given.
+        out["items"] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     return out
 
 

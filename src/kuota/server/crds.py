@@ -84,4 +84,19 @@ def crd_write(
         raise st.bad_request("the body of the request must be a CustomResourceDefinition")
     new["metadata"] = {**live["metadata"], **(new.get("metadata") or {})}
     new["status"] = live["status"]
+    _refuse_invalid(new, name)
     return new, 200
+
+
+def _refuse_invalid(doc: Any, name: str) -> None:
+    """422 for what kube-apiserver's CRD validation refuses (a structural
+    schema: an array without ``items``, ...), as a stored CRD's write is
+    checked; a dry run of Kueue's CRDs once went unchecked, so invalid
+    generated CRDs passed ``kubectl apply --dry-run=server``."""
+    from kuota.api.decode import decode_object
+    from kuota.server import discovery
+    from kuota.server import status as st
+
+    errs = decode_object(doc).errors
+    if errs:
+        raise st.invalid(discovery.CRD_GROUP, "CustomResourceDefinition", name, errs)

@@ -83,8 +83,12 @@ _SUFFIX = {"items": "[]", "additionalProperties": "{}"}
 
 
 def _opaque(s: dict[str, Any]) -> bool:
+    # An untyped list has items (a structural schema needs them), untyped too.
+    items = s.get("items")
     return bool(s.get("x-kubernetes-preserve-unknown-fields")) and not (
-        s.get("properties") or s.get("items") or s.get("additionalProperties")
+        s.get("properties")
+        or s.get("additionalProperties")
+        or (isinstance(items, dict) and not _opaque(items))
     )
 
 

@@ -15,8 +15,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from kuota.api.base import Meta, Object, Rule, cel, crd_default, list_map, pattern
-from kuota.api.k8s.corev1 import PodTemplateSpec, ResourceList
+from kuota.api.base import LIST_ATOMIC, Meta, Object, Rule, cel, crd_default, list_map, pattern
+from kuota.api.k8s.corev1 import PodTemplateSpec, ResourceList, Taint
 from kuota.api.kueue import types as t
 from kuota.api.kueue.quota_types import no_borrowing_limits
 from kuota.api.kueue.topology import TopologyV1, topology_from_internal, topology_to_internal
@@ -234,7 +234,7 @@ class LocalQueueFlavorStatus(Object, kw_only=True):
     name: t.ResourceFlavorReference
     resources: Annotated[list[str], Meta(max_length=64)] | None = None
     node_labels: Annotated[dict[str, str], Meta(max_length=8)] | None = None
-    node_taints: Annotated[list[Any], Meta(max_length=8)] | None = None
+    node_taints: Annotated[list[Taint], Meta(max_length=8), LIST_ATOMIC] | None = None
     topology: dict[str, Any] | None = None
 
 
