@@ -24,6 +24,15 @@ log = structlog.get_logger("kuota.server")
 _MAX_SLEEP = 0.25  # the longest the timer task sleeps (a stop is noticed this fast)
 _SAVE_CLOCK_EVERY = 1.0  # seconds between journaled clock readings
 _PRUNE_AT = 4096  # waiters kept before the finished ones are dropped
+# A watch writes at most once per this many seconds while events keep coming:
+# the first event after a quiet spell goes at once, a burst's rest together.
+# Each write is a socket send that wakes the client, which on a VM costs far
+# more than the bytes (py-spy of serve under the cluster bench: a third of
+# its main thread in the watches' sends, one event or two each).
+# (Not when paced: serve --paced steps its clock by what the controller has
+# seen, and a held event changed the two-process quickstart's decisions —
+# tests/clustermode/test_two_processes.py; why is not yet understood.)
+COALESCE_S = 0.005
 
 
 def _expire(w: asyncio.Future[None]) -> None:
@@ -63,6 +72,11 @@ class Hub:
         self._joined = False  # a client's write waits for self._durable
 
     # ---------------------------------------------------------------- watches
+    @property
+    def coalesce_s(self) -> float:
+        """How long a watch holds events after a write (server/watching.py)."""
+        return 0.0 if isinstance(self.cp.clock, PacedClock) else COALESCE_S
+
     def notify(self) -> None:
         """Wake the watches waiting for a change of what changed."""
         store = self.cp.store

@@ -21,12 +21,6 @@ from kuota.server.tables import TABLE_TYPE, table
 from kuota.store import Gone, StoreError, selector_matcher
 
 _BOOKMARK_EVERY = 10.0  # seconds of quiet between bookmarks, when asked for
-# A watch writes at most once per this many seconds while events keep coming:
-# the first event after a quiet spell goes at once, a burst's rest together.
-# Each write is a socket send that wakes the client, which on a VM costs far
-# more than the bytes (py-spy of serve under the cluster bench: a third of
-# its main thread in the watches' sends, one event or two each).
-_COALESCE = 0.005
 _JSON = msgspec.json.Encoder()
 # One event's wire form and its encoded lines, shared by every watch of its
 # resource and version (100 watchers cost one encoding per event, not 100):
@@ -189,7 +183,7 @@ async def watch(
             await hub.wait(
                 min(left, _BOOKMARK_EVERY if bookmarks else left), s.rtype, int(w.resource_version)
             )
-            soon = last_sent + _COALESCE - time.monotonic()
+            soon = last_sent + hub.coalesce_s - time.monotonic()
             if out and soon > 0 and not hub.stopping:
                 await asyncio.sleep(soon)  # (a burst: what else comes goes in the same write)
     except (ConnectionResetError, RuntimeError):
