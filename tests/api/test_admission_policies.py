@@ -17,27 +17,8 @@ import sys
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "vap"
-WORLD = """
-{apiVersion: v1, kind: Namespace, metadata: {name: team, labels: {kueue-managed: "true"}}}
----
-{apiVersion: v1, kind: Namespace, metadata: {name: free}}
----
-{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: default}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors: [{name: default, resources: [{name: cpu, nominalQuota: "10"}]}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: team}
-spec: {clusterQueue: cq}
-"""
+# (shared with the other admission-policy test)
+WORLD = (DATA.parent / "vap-world.yaml").read_text()
 JOB = """
 ---
 apiVersion: batch/v1
