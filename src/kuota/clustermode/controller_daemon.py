@@ -251,6 +251,9 @@ def _rounds(
                 mgr.resync()
             if acker is not None:
                 acker.tick()
+                if acker.unsettled:
+                    acker.ack_instant(mgr.next_timer())
+                    continue
                 if not acker.ready or not acker.synced():
                     # (the cluster has not published its instant yet, or
                     # the writes of its instant are still on their way)

@@ -89,11 +89,28 @@ class Acknowledger:
                 return False
         return True
 
-    def ack(self, next_timer: datetime | None, force: bool = False) -> str | None:
+    @property
+    def unsettled(self) -> bool:
+        """The cluster has published a new instant and not yet fired its own
+        timers of it."""
+        return self.ready and not self.settled and self.clock.held is not None
+
+    def ack_instant(self, next_timer: datetime | None) -> str | None:
+        """While the instant is unsettled: only say the new instant has been
+        seen. No round runs: what arrives now (the instant's completions,
+        another client's writes) belongs to the new instant, and is handled
+        on its clock once the cluster publishes it settled, with its heads;
+        before, a round on the old clock would stamp it one step early."""
+        return self.ack(next_timer, waiting=True)
+
+    def ack(
+        self, next_timer: datetime | None, force: bool = False, waiting: bool = False
+    ) -> str | None:
         """After a round, if nothing waits: say what was seen (only when it
-        changed: an acknowledgement is a write); its resourceVersion."""
+        changed: an acknowledgement is a write); its resourceVersion.
+        ``waiting``: events may wait unhandled (an unsettled instant's)."""
         watches = [*self.mgr.watches, self._watch]
-        if not force and (not self.ready or any(w.pending for w in watches)):
+        if not force and (not self.ready or (not waiting and any(w.pending for w in watches))):
             return None
         seen: dict[tuple[str, str], int] = {}
         for w in watches:

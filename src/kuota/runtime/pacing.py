@@ -22,9 +22,13 @@ as everything else:
   its watches have brought those, so it sees an instant's arrivals and
   completions together, as one manager does embedded, and not the first
   of them alone. ``kuota.dev/settled``: "true" once the cluster's own
-  timers of the instant have fired and settled; the controller fires its
-  own timers of the instant only then, so a Kueue timer (a requeue, a
-  scheduling retry) sees the instant's completions as it does embedded.
+  timers of the instant have fired and settled; the controller takes the
+  new instant, runs rounds and fires its own timers of it only then, so it
+  handles the instant's completions on the instant's clock and a Kueue
+  timer (a requeue, a scheduling retry) sees them as it does embedded.
+  While the instant is unsettled it only acknowledges having seen it,
+  and the cluster then fires its timers without waiting for the
+  controller to catch up with anything else.
 * ``kuota-sim-clock-ack`` (the controller writes it when drained):
   ``spec.holderIdentity`` (empty: nobody paces, the clock runs freely, as
   after a clean stop), the resourceVersion each of its watches has

@@ -29,9 +29,9 @@ _PRUNE_AT = 4096  # waiters kept before the finished ones are dropped
 # Each write is a socket send that wakes the client, which on a VM costs far
 # more than the bytes (py-spy of serve under the cluster bench: a third of
 # its main thread in the watches' sends, one event or two each).
-# (Not when paced: serve --paced steps its clock by what the controller has
-# seen, and a held event changed the two-process quickstart's decisions —
-# tests/clustermode/test_two_processes.py; why is not yet understood.)
+# Paced runs hold too: the controller handles nothing of an unsettled
+# instant (clustermode/pace_acks.py), so the order in which watches deliver
+# cannot stamp an instant's completions on the previous instant.
 COALESCE_S = 0.005
 
 
@@ -75,7 +75,7 @@ class Hub:
     @property
     def coalesce_s(self) -> float:
         """How long a watch holds events after a write (server/watching.py)."""
-        return 0.0 if isinstance(self.cp.clock, PacedClock) else COALESCE_S
+        return COALESCE_S
 
     def notify(self) -> None:
         """Wake the watches waiting for a change of what changed."""

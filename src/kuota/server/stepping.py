@@ -53,6 +53,7 @@ class Stepper:
         self._seen: dict[tuple[str, str], int] = {}
         self._ctl_next: datetime | None = None
         self._fired = True  # this instant's own timers fired
+        self._unsettled: int | None = None  # the revision of an unsettled publication
         self._anchor: tuple[datetime, float] | None = None  # (instant, monotonic)
         self.steps = 0
         self._newcomer = False
@@ -96,8 +97,15 @@ class Stepper:
                 return False
         return True
 
+    def _has_instant(self) -> bool:
+        """The controller has seen the unsettled instant's publication."""
+        assert self._unsettled is not None
+        key = (resource_key(_LEASE), NAMESPACE)
+        return self._seen.get(key, 0) >= self._unsettled
+
     # ------------------------------------------------------------ writing the instant
-    def _publish(self, at: datetime, settled: bool) -> None:
+    def _publish(self, at: datetime, settled: bool) -> int:
+        """The instant written; the clock Lease's revision."""
         store = self.cp.store
         self._absorb()
         ann = {HEADS: encode_heads(self._last), SETTLED: "true" if settled else "false"}
@@ -107,7 +115,7 @@ class Stepper:
             meta = msgspec.structs.replace(
                 cur.metadata, annotations={**(cur.metadata.annotations or {}), **ann}
             )
-            store.update(
+            out = store.update(
                 msgspec.structs.replace(
                     cur,
                     metadata=meta,
@@ -115,7 +123,7 @@ class Stepper:
                 )
             )
         except NotFound:
-            store.create(
+            out = store.create(
                 Lease(
                     api_version="coordination.k8s.io/v1",
                     kind="Lease",
@@ -124,6 +132,7 @@ class Stepper:
                 )
             )
         self.hub.notify()
+        return int(out.metadata.resource_version)
 
     # ------------------------------------------------------------ the loop
     async def run(self) -> None:
@@ -159,13 +168,20 @@ class Stepper:
                     self._anchor = (now, time.monotonic())
                     self._publish(now, settled=True)
                     continue
-                if not self._caught_up():
+                # Published unsettled, the instant needs only the
+                # controller's word that it has it: it handles nothing new
+                # until the instant is settled (clustermode/pace_acks.py), so
+                # waiting for it to catch up with another client's write
+                # made meanwhile would wait forever.
+                has_it = self._unsettled is not None and self._has_instant()
+                if not has_it and not self._caught_up():
                     await hub.wait(_MAX_SLEEP)
                     continue
                 if not self._fired:
                     # The controller has the instant: now what the cluster
                     # itself has due at it.
                     self._fired = True
+                    self._unsettled = None
                     if cp.mgr.fire_due():
                         hub._settle()
                     # The heads the controller waits for; its own timers may fire.
@@ -190,7 +206,7 @@ class Stepper:
                     clock.hold(nxt)
                     self.steps += 1
                     self._fired = False
-                    self._publish(nxt, settled=False)
+                    self._unsettled = self._publish(nxt, settled=False)
                 else:
                     self._fired = False  # (a timer at this very instant)
             except StoreError as err:  # (a refused write of the clock: try again)
