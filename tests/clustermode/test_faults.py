@@ -57,7 +57,12 @@ def test_the_controller_goes_on_after_the_api_server_restarts(tmp_path: Path) ->
         # The world again: its Jobs still to arrive are input, not state (a
         # resumed serve creates only those not made yet).
         served = start_server(tmp_path / "state", str(world), *args, home=tmp_path / "home")
-        got = wait_for(_all_finished(served), 240, "every workload finished")
+        try:
+            got = wait_for(_all_finished(served), 240, "every workload finished")
+        except AssertionError as err:
+            # (what the controller said, to tell a stall from slowness)
+            tail = "".join(ctl.logs[-40:])
+            raise AssertionError(f"{err}\n--- the controller's last log lines:\n{tail}") from err
         cqs = served.json("get", "clusterqueues")["items"]
         assert ctl.proc.poll() is None  # it never exited: it listed again and went on
     finally:

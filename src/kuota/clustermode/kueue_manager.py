@@ -2,7 +2,9 @@
 around the admission core, the workload retention policies and the job
 integrations the Configuration enables (the same objects the embedded
 control plane adds; the simulated cluster is not here: a real cluster
-runs its own)."""
+runs its own): topology-aware scheduling over the cluster's nodes and
+pods, and the ProvisioningRequest admission check where the API server
+serves ProvisioningRequests, as Kueue sets them up."""
 
 from __future__ import annotations
 
@@ -16,10 +18,15 @@ from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
+from kuota.controllers.provisioning import provisioning_controllers
+from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
 from kuota.runtime.clock import Clock
 from kuota.runtime.manager import Manager
 from kuota.store.protocol import NotFound, ObjectStore, ResourceType
+from kuota.store.resources import PROVISIONING_REQUEST
+
+_KUEUE_NS = "kueue-system"
 
 
 @dataclass
@@ -52,11 +59,30 @@ def build(
         INTEGRATIONS, config, policy, lookup, always_on=KUOTA_CONTROLLERS
     )
     mgr = Manager(store, clock)
-    # TAS reads every node and pod: not yet over a real API server.
-    kueue = KueueController(config, tas_cluster=False)
+    tas = config.gate("TopologyAwareScheduling")
+    # With TAS, the cluster's nodes and pods are read (the free capacity per
+    # topology domain), as Kueue's TAS cache watches them.
+    kueue = KueueController(config, tas_cluster=tas)
     mgr.add(kueue)
+    if tas:
+        mgr.add(TopologyUngater())
+    if _served(store, PROVISIONING_REQUEST):
+        # Kueue sets the check up only when the API server serves
+        # ProvisioningRequests (ServerSupportsProvisioningRequest).
+        for c in provisioning_controllers():
+            mgr.add(c)  # type: ignore[arg-type]
     if config.object_retention != ObjectRetention():
         mgr.add(WorkloadRetention(config.object_retention))
     for r in integrations.reconcilers():
         mgr.add(r)
     return KueueManager(mgr, kueue, integrations)
+
+
+def _served(store: ObjectStore, rtype: ResourceType) -> bool:
+    """The API server serves the kind (a cluster without the autoscaler's
+    CRD answers 404 to its list)."""
+    try:
+        store.list(rtype, _KUEUE_NS)
+    except NotFound:
+        return False
+    return True

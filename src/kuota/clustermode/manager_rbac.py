@@ -33,7 +33,11 @@ _WRITES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ("kueue.x-k8s.io", "admissionchecks/status", ("get", "update", "patch")),
     # kuota's quota trees: their controller writes status
     ("kuota.dev", "bizgroupresourcequotas/status", ("get", "update", "patch")),
+    # the ProvisioningRequest check: its requests and their pod templates
+    ("autoscaling.x-k8s.io", "provisioningrequests", ("create", "update", "patch", "delete")),
+    ("", "podtemplates", ("create", "update", "delete")),
     # the pod integration: gates removed, pods of an evicted group stopped
+    # (and TAS's ungater: gates removed, node selectors set)
     ("", "pods", ("update", "patch", "delete")),
     ("", "pods/status", ("get", "update", "patch")),
     # the recorder (client-go's: create, then patch the count); at start it
