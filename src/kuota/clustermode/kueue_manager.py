@@ -3,8 +3,9 @@ around the admission core, the workload retention policies and the job
 integrations the Configuration enables (the same objects the embedded
 control plane adds; the simulated cluster is not here: a real cluster
 runs its own): topology-aware scheduling over the cluster's nodes and
-pods, and the ProvisioningRequest admission check where the API server
-serves ProvisioningRequests, as Kueue sets them up."""
+pods, MultiKueue (its kubeconfig Secrets read in Kueue's namespace only)
+and the ProvisioningRequest admission check where the API server serves
+ProvisioningRequests, as Kueue sets them up."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from kuota.controllers.jobs.integrations import INTEGRATIONS
 from kuota.controllers.kueue import KueueController
 from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
+from kuota.controllers.multikueue import multikueue_controllers
 from kuota.controllers.provisioning import provisioning_controllers
 from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
@@ -66,6 +68,8 @@ def build(
     mgr.add(kueue)
     if tas:
         mgr.add(TopologyUngater())
+    for c in multikueue_controllers(config):
+        mgr.add(c)  # type: ignore[arg-type]
     if _served(store, PROVISIONING_REQUEST):
         # Kueue sets the check up only when the API server serves
         # ProvisioningRequests (ServerSupportsProvisioningRequest).

@@ -33,6 +33,8 @@ _WRITES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ("kueue.x-k8s.io", "admissionchecks/status", ("get", "update", "patch")),
     # kuota's quota trees: their controller writes status
     ("kuota.dev", "bizgroupresourcequotas/status", ("get", "update", "patch")),
+    # MultiKueue: each cluster's Active condition
+    ("kueue.x-k8s.io", "multikueueclusters/status", ("get", "update", "patch")),
     # the ProvisioningRequest check: its requests and their pod templates
     ("autoscaling.x-k8s.io", "provisioningrequests", ("create", "update", "patch", "delete")),
     ("", "podtemplates", ("create", "update", "delete")),
@@ -87,7 +89,8 @@ def read_resources() -> list[tuple[str, str]]:
 
     clock = VirtualClock(datetime(2026, 1, 1, tzinfo=UTC))
     km = build(_all_frameworks(), MemoryStore(clock), clock)
-    return sorted({(rt[0], rt[2]) for rt in km.mgr.informers})
+    # (a scoped informer reads one namespace: NAMESPACED grants it)
+    return sorted({(rt[0], rt[2]) for rt in km.mgr.informers if rt not in km.mgr.scopes})
 
 
 def job_resources() -> list[tuple[str, str]]:
@@ -116,8 +119,10 @@ def cluster_rules() -> list[dict[str, Any]]:
     grants: dict[tuple[str, str], set[str]] = defaultdict(set)
     for key in read_resources():
         grants[key] |= set(READ)
-    for key in job_resources():
-        grants[key] |= set(_JOB_WRITES)
+    for group, res in job_resources():
+        grants[(group, res)] |= set(_JOB_WRITES)
+        # (MultiKueue mirrors a worker's job status into the manager's job)
+        grants[(group, f"{res}/status")] |= {"get", "update", "patch"}
     for group, res, verbs in _WRITES:
         grants[(group, res)] |= set(verbs)
     return _rules(grants)

@@ -74,6 +74,8 @@ class Manager:
         self.clock = clock
         self.raise_errors = raise_errors  # tests: a failing reconcile fails the test
         self.informers: dict[ResourceType, Informer] = {}
+        # Informers that list and watch one namespace only (scope()).
+        self.scopes: dict[ResourceType, str] = {}
         self.controllers: dict[str, Controller] = {}
         self.queues: dict[str, WorkQueue] = {}
         # The queues in the order they were added (the order a round visits
@@ -101,6 +103,16 @@ class Manager:
                 if self._started:
                     raise RuntimeError(f"informer for {rtype} requested after start")
                 inf = self.informers[rtype] = Informer(rtype)
+        return inf
+
+    def scope(self, rtype: ResourceType, namespace: str) -> Informer:
+        """The informer of ``rtype``, listing and watching ``namespace``
+        only, as Kueue reads Secrets in its own namespace (and so needs no
+        right to read them elsewhere). A store with one multiplexed watch
+        (the memory store's) still brings every namespace's objects: the
+        controller filters, as it must anyway."""
+        inf = self.informer(rtype)
+        self.scopes[inf.rtype] = namespace
         return inf
 
     def add(self, controller: Controller) -> None:
@@ -175,7 +187,8 @@ class Manager:
         self._watch = watch_all() if watch_all is not None else None  # (before the lists)
         self._watches = []
         for rtype, inf in self.informers.items():
-            listed = self.store.list(rtype)
+            ns = self.scopes.get(rtype) if watch_all is None else None
+            listed = self.store.list(rtype, ns)
             seen = set()
             for obj in listed.items:
                 inf.apply("MODIFIED", obj)
@@ -185,7 +198,7 @@ class Manager:
                     inf.apply("DELETED", obj)
                     inf.objects.pop(key, None)
             if watch_all is None:
-                self._watches.append(self.store.watch(rtype, listed.resource_version))
+                self._watches.append(self.store.watch(rtype, listed.resource_version, namespace=ns))
 
     @property
     def watches(self) -> list[Any]:

@@ -80,7 +80,8 @@ class ClusterController:
     def setup(self, mgr: Manager) -> None:
         self._mgr = mgr
         self._clusters = mgr.informer(MULTIKUEUE_CLUSTER)
-        self._secrets = mgr.informer(SECRET)
+        # (Kueue reads Secrets in its own namespace only)
+        self._secrets = mgr.scope(SECRET, self.settings.namespace)
         self._clusters.on_change(self._on_cluster)
         self._secrets.on_change(self._on_secret)
 
