@@ -32,6 +32,7 @@ from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
 from kuota.controllers.multikueue import multikueue_controllers
 from kuota.controllers.provisioning import provisioning_controllers
+from kuota.controllers.tas.node_failure import NodeFailureController
 from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
 from kuota.embedded.creation_order import NAME_LABEL, creation_rank
@@ -153,6 +154,8 @@ class ControlPlane:
             self.mgr.add(self.kueue)
             if config.gate("TopologyAwareScheduling"):
                 self.mgr.add(TopologyUngater())
+            if config.gate("TASFailedNodeReplacement"):
+                self.mgr.add(NodeFailureController(config))
         if kueue and config.object_retention != ObjectRetention():
             self.mgr.add(WorkloadRetention(config.object_retention))
         if kueue and cluster:
