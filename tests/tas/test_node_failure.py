@@ -79,3 +79,22 @@ def test_no_room_in_the_rack_evicts_the_workload(tmp_path: Path) -> None:
     )
     assert conds["QuotaReserved"]["status"] == "False"
     assert "unhealthyNodes" not in wl["status"]
+
+
+def test_a_node_tainted_against_the_pods_is_replaced(tmp_path: Path) -> None:
+    """TASReplaceNodeOnNodeTaints: h1 stays Ready but gets a NoExecute taint
+    the pods do not tolerate; the taint manager evicts its pod at once, and
+    the pod's place moves to h3 as for a failed node."""
+    world = tmp_path / "world.yaml"
+    world.write_text(
+        WORLD.read_text().replace(
+            "spec: {nodeName: h1, operation: NotReady}",
+            'spec: {nodeName: h1, operation: Taint, taints: ["maintenance=now:NoExecute"]}',
+        )
+    )
+    out, wl, pods = _run(world, tmp_path / "state")
+    assert "1 admission of 1 workload; no evictions" in out, out
+    assert _hosts(wl) == {"h2": 1, "h3": 1}
+    # (the evicted pod is gone: a Ready node's kubelet finished deleting it)
+    by_node = sorted((p["spec"]["nodeName"], p["status"]["phase"]) for p in pods)
+    assert by_node == [("h2", "Succeeded"), ("h3", "Succeeded")]

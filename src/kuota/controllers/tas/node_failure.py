@@ -19,9 +19,15 @@ A workload that already has another node marked: Kueue evicts it here
 kuota marks the second node and the admission core evicts it with that
 message in its next cycle (the core owns the Evicted condition).
 
+Pods a node selector sends to such a node that are still pending, unbound
+and ungated (they can never run there), or sent to a node the workload's
+assignment no longer names, are marked Failed with Kueue's
+``TerminatedByKueue`` condition (reason ``UnschedulableOnAssignedNode``) and
+a ``PodTerminatedByKueue`` event, so their job makes new ones, which the
+ungater keeps gated until the replacement is found.
+
 Not here: the node controller's other duties (the TAS cache's node sync is
-the admission core's input), stray pods sent by an old node selector
-(``TerminatedByKueue``)."""
+the admission core's input)."""
 
 from __future__ import annotations
 
@@ -30,10 +36,11 @@ from typing import Any, Final
 
 import msgspec
 
+from kuota.api import k8s as kc
 from kuota.api.k8s.nodeselection import tolerates
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
-from kuota.api.kueue.topology import WORKLOAD_ANNOTATION, is_tas_pod
+from kuota.api.kueue.topology import TOPOLOGY_GATE, WORKLOAD_ANNOTATION, is_tas_pod
 from kuota.api.kueue.v1beta1 import domains_of
 from kuota.runtime.informer import Informer
 from kuota.runtime.manager import Manager
@@ -45,6 +52,12 @@ __all__ = ["NODE_FAILURE_DELAY", "NodeFailureController"]
 NODE_FAILURE_DELAY: Final = timedelta(seconds=30)  # (tas.NodeFailureDelay)
 _BY_NODE: Final = "tas-assigned-node"
 _PODS_BY_WORKLOAD: Final = "tas-node-failure-workload"
+_PODS_BY_SELECTED_NODE: Final = "tas-node-failure-selected-node"
+HOSTNAME: Final = "kubernetes.io/hostname"
+# (the node controller's TerminatedByKueue pod condition and event)
+TERMINATED_BY_KUEUE: Final = "TerminatedByKueue"
+UNSCHEDULABLE_ON_ASSIGNED_NODE: Final = "UnschedulableOnAssignedNode"
+TERMINATED_MESSAGE: Final = "Pod terminated by Kueue NodeController due to node taint"
 
 
 def _admitted(wl: kt.Workload) -> bool:
@@ -82,6 +95,15 @@ def _terminated(pod: Any) -> bool:
     return st is not None and st.phase in ("Succeeded", "Failed")
 
 
+def _key(wl: kt.Workload) -> str:
+    return f"{wl.metadata.namespace}/{wl.metadata.name}"
+
+
+def _finished_or_evicted(wl: kt.Workload) -> bool:
+    conds = (wl.status.conditions if wl.status is not None else None) or ()
+    return any(c.type in ("Finished", "Evicted") and c.status == "True" for c in conds)
+
+
 def _unhealthy(wl: kt.Workload) -> list[str]:
     st = wl.status
     return [n.name for n in (st.unhealthy_nodes if st is not None else None) or ()]
@@ -106,6 +128,7 @@ class NodeFailureController:
             _BY_NODE, lambda wl: sorted(_assigned_nodes(wl)) if _admitted(wl) else []
         )
         self._pods.add_index(_PODS_BY_WORKLOAD, self._pod_workload)
+        self._pods.add_index(_PODS_BY_SELECTED_NODE, self._selected_node)
         self._nodes.on_change(self._on_node)
         self._pods.on_change(self._on_pod)
 
@@ -113,6 +136,12 @@ class NodeFailureController:
     def _pod_workload(pod: Any) -> list[str]:
         name = (pod.metadata.annotations or {}).get(WORKLOAD_ANNOTATION)
         return [f"{pod.metadata.namespace}/{name}"] if name else []
+
+    @staticmethod
+    def _selected_node(pod: Any) -> list[str]:
+        """PodNodeSelectorHostnameKey: the host a pod's node selector names."""
+        host = (pod.spec.node_selector or {}).get(HOSTNAME) if pod.spec is not None else None
+        return [host] if host else []
 
     def _gate(self, name: str) -> bool:
         return self.config.gate(name)
@@ -133,9 +162,12 @@ class NodeFailureController:
     def _on_pod(self, etype: str, pod: Any, old: Any | None) -> None:
         """nodeFailurePodHandler: a TAS pod that was running on a node and
         is going (deleted, being deleted, terminated) asks for its node."""
-        if self._mgr is None or not is_tas_pod(pod):
+        if self._mgr is None or not is_tas_pod(pod) or pod.spec is None:
             return
-        node = pod.spec.node_name if pod.spec is not None else None
+        node = pod.spec.node_name
+        selected = (pod.spec.node_selector or {}).get(HOSTNAME)
+        if not node and selected:
+            self._mgr.enqueue(self.name, selected)  # (a pending pod sent to the node)
         if node and (
             etype == "DELETED" or pod.metadata.deletion_timestamp is not None or _terminated(pod)
         ):
@@ -168,11 +200,107 @@ class NodeFailureController:
             for wl in affected:
                 self._mark(wl, name)
             return
+        stray = self._stray_pods(name)
+        keys = {_key(w) for w in affected}
+        for key in sorted(stray.keys() - keys):
+            # (getWorkloadsFromPodsOnNode: pods sent here by a workload whose
+            # assignment no longer names the node)
+            wl = wls.get(key)
+            if wl is not None and not _finished_or_evicted(wl):
+                affected.append(wl)
         for wl in affected:
-            if self._workload_unhealthy(wl, name, node):
+            terminate: list[Any] = []
+            if name not in _assigned_nodes(wl):
+                terminate = stray.get(_key(wl), [])  # stray: always terminated
+            elif self._workload_unhealthy(wl, name, node):
                 self._mark(wl, name)
-            elif name in _unhealthy(wl):
-                self._unmark(wl, name)
+                terminate = stray.get(_key(wl), [])
+            else:
+                if name in _unhealthy(wl):
+                    self._unmark(wl, name)
+                if self._checks_pods(wl, name, node):
+                    terminate = stray.get(_key(wl), [])
+            if not _finished_or_evicted(wl):
+                for pod in terminate:
+                    self._terminate(pod)
+
+    def _stray_pods(self, name: str) -> dict[str, list[Any]]:
+        """getPodsToTerminate's candidates: per workload, its pods a node
+        selector sends to the node that are still pending, unbound and
+        ungated (they can never run there)."""
+        pods = self._pods
+        assert pods is not None
+        out: dict[str, list[Any]] = {}
+        for p in pods.by_index(_PODS_BY_SELECTED_NODE, name):
+            spec, st = p.spec, p.status
+            if (
+                spec is None
+                or spec.node_name
+                or (st is not None and st.phase not in (None, "Pending"))
+            ):
+                continue
+            if any(g.name == TOPOLOGY_GATE for g in spec.scheduling_gates or ()):
+                continue
+            for key in self._pod_workload(p):
+                out.setdefault(key, []).append(p)
+        return out
+
+    def _checks_pods(self, wl: kt.Workload, name: str, node: Any) -> bool:
+        """Whether a healthy verdict still came from checkPodsOnNode (a
+        NotReady node, or a taint the pod sets on it do not tolerate for
+        ever): only then are its stray pods terminated."""
+        if not _is_ready(node):
+            return self._gate("TASReplaceNodeOnPodTermination")
+        if not self._gate("TASReplaceNodeOnNodeTaints"):
+            return False
+        pod_sets = self._pod_sets_on(wl, name)
+        for t in (node.spec.taints if node.spec else None) or ():
+            if t.effect not in ("NoSchedule", "NoExecute"):
+                continue
+            forever = all(
+                any(tolerates(tol, t) and tol.toleration_seconds is None for tol in tols)
+                for tols in pod_sets
+            )
+            if not forever:
+                return True
+        return False
+
+    def _pod_sets_on(self, wl: kt.Workload, name: str) -> list[list[Any]]:
+        """The tolerations of each pod set the assignment puts on the node."""
+        specs = {ps.name: ps for ps in wl.spec.pod_sets}
+        adm = wl.status.admission if wl.status is not None else None
+        out: list[list[Any]] = []
+        for psa in (adm.pod_set_assignments if adm is not None else None) or ():
+            ps = specs.get(psa.name)
+            ta = psa.topology_assignment
+            if ps is None or ta is None:
+                continue
+            if any(v and v[-1] == name for v, _ in domains_of(ta)):
+                spec = ps.template.spec
+                out.append(list((spec.tolerations if spec is not None else None) or ()))
+        return out
+
+    def _terminate(self, pod: Any) -> None:
+        """markPodsFailed: the pod Failed with Kueue's condition and event."""
+        mgr = self._mgr
+        assert mgr is not None
+        cond = kc.PodCondition(
+            type=TERMINATED_BY_KUEUE,
+            status="True",
+            reason=UNSCHEDULABLE_ON_ASSIGNED_NODE,
+            message=TERMINATED_MESSAGE,
+            last_transition_time=mgr.clock.now(),
+        )
+        st = pod.status if pod.status is not None else kc.PodStatus()
+        status = msgspec.structs.replace(
+            st, phase="Failed", conditions=[*(st.conditions or ()), cond]
+        )
+        try:
+            out = mgr.store.update_status(msgspec.structs.replace(pod, status=status))
+        except (Conflict, NotFound):
+            return
+        if mgr.recorder.enabled:
+            mgr.recorder.event(out, "Normal", "PodTerminatedByKueue", TERMINATED_MESSAGE, self.name)
 
     def _workload_unhealthy(self, wl: kt.Workload, name: str, node: Any) -> bool:
         """getWorkloadStatus: whether the node has failed for this workload."""
@@ -189,30 +317,11 @@ class NodeFailureController:
         ]
         if not taints:
             return False
-        # classifyTaints: one taint none of the pod sets on the node tolerates.
-        specs = {ps.name: ps for ps in wl.spec.pod_sets}
-        on_node = [
-            specs[psa.name]
-            for psa in (
-                wl.status.admission.pod_set_assignments if wl.status and wl.status.admission else ()
-            )
-            if psa.name in specs
-            and psa.topology_assignment is not None
-            and any(v and v[-1] == name for v, _ in domains_of(psa.topology_assignment))
-        ]
+        # classifyTaints: a taint one of the pod sets on the node does not
+        # tolerate (checkTaintTolerations).
+        pod_sets = self._pod_sets_on(wl, name)
         for t in taints:
-            if (
-                all(
-                    not any(
-                        tolerates(tol, t)
-                        for tol in (
-                            (ps.template.spec.tolerations if ps.template.spec else None) or ()
-                        )
-                    )
-                    for ps in on_node
-                )
-                and on_node
-            ):
+            if pod_sets and not all(any(tolerates(tol, t) for tol in tols) for tols in pod_sets):
                 # Untolerated: failed once its pods there are gone (with
                 # TASReplaceNodeOnPodTermination), at once otherwise.
                 if not self._gate("TASReplaceNodeOnPodTermination"):
