@@ -244,3 +244,92 @@ def test_a_policy_reads_its_params_from_the_binding_paramref(tmp_path: Path) -> 
         "parameterNotFoundAction"
     ) in out
     assert "Job/team/narrow" not in out
+
+
+WARN_BINDING = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: queue-name-warn}
+spec:
+  policyName: sample-validating-admission-policy
+  validationActions: [Warn, Audit]
+  matchResources:
+    namespaceSelector: {matchLabels: {kueue-managed: "true"}}
+"""
+AUDIT_POLICY = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: parallelism-audit}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs]}
+  auditAnnotations:
+  - key: parallelism
+    valueExpression: "has(object.spec.parallelism) ? 'parallelism ' + string(object.spec.parallelism) : ''"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: parallelism-audit}
+spec: {policyName: parallelism-audit, validationActions: [Audit]}
+"""
+
+
+def test_warn_and_audit_actions_admit_and_say_so(tmp_path: Path) -> None:
+    """A binding's Warn action admits with kube-apiserver's warning
+    (validating/dispatcher.go: ``Validation failed for
+    ValidatingAdmissionPolicy '<p>' with binding '<b>': <message>``), which
+    ``kuota run`` prints as kubectl does; Audit adds the request's
+    ``validation.policy.admission.k8s.io/validation_failure`` annotation and
+    a policy's auditAnnotations ``<policy>/<key>`` (blank: none), printed as
+    the audit log would keep them."""
+    world = tmp_path / "world"
+    world.mkdir()
+    # (in file order: the policies before the Jobs)
+    shutil.copy(DATA / "sample-validating-policy.yaml", world / "a-policy.yaml")
+    (world / "a-binding.yaml").write_text(WARN_BINDING)
+    (world / "b-audit.yaml").write_text(AUDIT_POLICY)
+    (world / "c-world.yaml").write_text(
+        WORLD
+        + JOB.format(name="unlabelled", ns="team", labels="{}", resources=REQ)
+        + _parallel("wide", "team", 3).replace("metadata: {", "metadata: {labels: " + QUEUED + ", ")
+    )
+    code, out = _kuota("run", str(world), "--until", "5m")
+    assert code == 0, out  # nothing refused
+    assert (
+        "Job/team/unlabelled: Warning: Validation failed for ValidatingAdmissionPolicy "
+        "'sample-validating-admission-policy' with binding 'queue-name-warn': The label "
+        "'kueue.x-k8s.io/queue-name' is either missing or does not have a value set."
+    ) in out
+    assert (
+        "Job/team/unlabelled: audit annotation validation.policy.admission.k8s.io/"
+        'validation_failure: [{"message":"The label \'kueue.x-k8s.io/queue-name\' is either '
+        'missing or does not have a value set.","policy":"sample-validating-admission-policy",'
+        '"binding":"queue-name-warn","expressionIndex":0,"validationActions":["Warn","Audit"]}]'
+    ) in out
+    assert "Job/team/wide: audit annotation parallelism-audit/parallelism: parallelism 3" in out
+    assert "Job/team/wide: Warning" not in out
+    assert "Job/team/unlabelled: audit annotation parallelism-audit" not in out  # (blank)
+    assert "team/unlabelled" in out  # created: it runs, unmanaged
+
+
+def test_an_audit_annotation_of_the_wrong_type_denies_under_fail(tmp_path: Path) -> None:
+    """An auditAnnotation whose valueExpression is neither string nor null
+    denies under failurePolicy Fail with kube-apiserver's message."""
+    world = tmp_path / "world"
+    world.mkdir()
+    (world / "a-policy.yaml").write_text(
+        AUDIT_POLICY.replace(
+            "has(object.spec.parallelism) ? 'parallelism ' + string(object.spec.parallelism) : ''",
+            "size(object.metadata.name)",
+        )
+    )
+    (world / "b-world.yaml").write_text(WORLD + _parallel("wide", "team", 3))
+    code, out = _kuota("run", str(world), "--until", "1m")
+    assert code == 1, out
+    assert (
+        'Job/team/wide: jobs.batch "wide" is forbidden: ValidatingAdmissionPolicy '
+        "'parallelism-audit' with binding 'parallelism-audit' denied request: valueExpression "
+        "'size(object.metadata.name)' resulted in unsupported return type: int. Return type "
+        "must be either string or null."
+    ) in out

@@ -139,3 +139,59 @@ def test_kubernetes_cel_library(tmp_path: Path) -> None:
         assert f'spec: Invalid value: "object": {m} ' in bad + " ", m
     assert "strings-join" not in bad  # (it holds for both)
     assert "4 objects in 2 files: 3 valid, 1 invalid" in out
+
+
+NET = Path(__file__).parent.parent / "data" / "crd" / "cel-net-crd.yaml"
+NET_PROBES = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: default}
+---
+apiVersion: example.com/v1
+kind: NetProbe
+metadata: {name: good, namespace: default}
+spec: {address: 10.1.2.3, v6: "2001:db8::1", network: 10.1.0.0/16, endpoint: "https://api.example.com:8443/v1?x=1"}
+---
+apiVersion: example.com/v1
+kind: NetProbe
+metadata: {name: bad, namespace: default}
+spec: {address: 127.0.0.1, v6: "2001:DB8::2", network: 10.1.0.1/8, endpoint: "http://other.org/v2?debug=1"}
+---
+apiVersion: example.com/v1
+kind: NetProbe
+metadata: {name: unparsable, namespace: default}
+spec: {address: 010.0.0.1, v6: "2001:db8::1", network: 10.0.0.0/16, endpoint: "https://api.example.com:8443/v1"}
+"""
+
+
+def test_kubernetes_ip_cidr_and_url_libraries(tmp_path: Path) -> None:
+    """Kubernetes' ip, cidr and url libraries: each rule holds for "good"
+    and fails for "bad"; an address netip refuses (an IPv4 octet with a
+    leading zero) is no IP, and ip() of it fails with Kubernetes' message."""
+    objs = tmp_path / "probes.yaml"
+    objs.write_text(NET_PROBES)
+    code, out = _kuota("validate", str(NET), str(objs))
+    assert code == 1, out
+    assert "(document 2): NetProbe/default/good error" in out
+    bad = out[out.index("NetProbe/default/bad") : out.index("NetProbe/default/unparsable")]
+    for m in (
+        "ip-loopback",
+        "ip-canonical",
+        "ip-equal",
+        "cidr-contains",
+        "cidr-masked",
+        "cidr-prefix",
+        "url-scheme",
+        "url-host",
+        "url-query",
+    ):
+        assert f'spec: Invalid value: "object": {m} ' in bad + " ", m
+    assert "ip-family" not in bad
+    rest = out[out.index("NetProbe/default/unparsable") :]
+    assert 'spec: Invalid value: "object": ip-family' in rest
+    assert (
+        'spec: Invalid value: "object": IP Address "010.0.0.1" parse error during conversion '
+        'from string: ParseAddr("010.0.0.1"): IPv4 field has octet with leading zero '
+        "evaluating rule: ip-loopback"
+    ) in rest
+    assert "5 objects in 2 files: 3 valid, 2 invalid" in out

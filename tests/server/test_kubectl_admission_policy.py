@@ -97,3 +97,41 @@ def test_kueue_sample_policies_are_enforced(serve, tmp_path: Path) -> None:  # t
     # Deleting the binding lifts the policy.
     s.ok("delete", "validatingadmissionpolicybinding", "sample-validating-admission-policy-binding")
     assert "job.batch/nolabel created" in s.ok("apply", "-f", "-", input=_job("nolabel"))
+
+
+WARN_BINDING = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: queue-name-warn}
+spec:
+  policyName: sample-validating-admission-policy
+  validationActions: [Warn, Audit]
+  matchResources:
+    namespaceSelector: {matchLabels: {kueue-managed: "true"}}
+"""
+
+
+def test_a_warn_binding_admits_and_kubectl_prints_the_warning(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """validationActions [Warn, Audit]: the Job is stored, and kube-apiserver's
+    warning (a ``Warning: 299 - "..."`` header) is what kubectl prints
+    (validating/dispatcher.go); the Audit action's annotation goes to the
+    server's log (kuota keeps no audit log)."""
+    world = tmp_path / "world.yaml"
+    world.write_text(WORLD)
+    s = serve(str(world))
+    s.ok("apply", "-f", str(DATA / "sample-validating-policy.yaml"))
+    s.ok("apply", "-f", "-", input=WARN_BINDING)
+    r = s.kubectl("apply", "-f", "-", input=_job("nolabel"))
+    assert r.returncode == 0, r.stderr
+    assert "job.batch/nolabel created" in r.stdout
+    assert (
+        "Warning: Validation failed for ValidatingAdmissionPolicy "
+        "'sample-validating-admission-policy' with binding 'queue-name-warn': The label "
+        "'kueue.x-k8s.io/queue-name' is either missing or does not have a value set."
+    ) in r.stderr, r.stderr
+    assert s.json("get", "job", "nolabel", "-n", "team")["metadata"]["name"] == "nolabel"
+    log = "".join(s.lines)
+    assert "validation.policy.admission.k8s.io/validation_failure" in log, log
+    # A Job the policy admits draws no warning.
+    r = s.kubectl("apply", "-f", "-", input=_job("good", labels="{kueue.x-k8s.io/queue-name: lq}"))
+    assert r.returncode == 0 and "Warning" not in r.stderr, r.stderr

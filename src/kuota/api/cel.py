@@ -11,7 +11,12 @@ lists (``isSorted``, ``sum``, ``min``, ``max``, ``indexOf``,
 ``lastIndexOf``), sets (``sets.contains``, ``sets.equivalent``,
 ``sets.intersects``), regex (``find``, ``findAll``) and quantity
 (``quantity``, ``isQuantity``, comparisons, arithmetic, conversions)
-libraries. Not there: the url, ip, cidr, format and authorizer libraries.
+libraries, and its ip, cidr and url libraries (``cel_net``: ``ip``,
+``isIP``, ``ip.isCanonical``, ``family``, ``isLoopback``...; ``cidr``,
+``isCIDR``, ``containsIP``, ``containsCIDR``, ``masked``, ``prefixLength``;
+``url``, ``isURL``, ``getScheme``, ``getHost``, ``getHostname``, ``getPort``,
+``getEscapedPath``, ``getQuery``). Not there: ``string()`` of an IP or CIDR,
+the format and authorizer libraries.
 
 Variables are typed ``dyn`` (kube-apiserver types them from the schema): a
 type mismatch kube-apiserver refuses when the CRD is written is found here
@@ -114,6 +119,9 @@ def _library() -> Any:
 
 _OLD_SELF: Final = re.compile(r"\boldSelf\b")
 _UNDECLARED: Final = re.compile(r"undeclared reference to '([\w.]+)'")
+_NET_STRING: Final = re.compile(
+    r"no matching overload for 'string' applied to '\(map\(string, dyn\)\)'"
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -127,7 +135,15 @@ def compile_expr(source: str, variables: tuple[str, ...] = CRD_VARIABLES) -> Com
         text = str(err).removeprefix("INVALID_ARGUMENT: ").strip()
         m = _UNDECLARED.search(text)
         name = m.group(1) if m else ""
-        called = bool(name) and re.search(rf"\b{re.escape(name.split('.')[-1])}\s*\(", source)
+        called = bool(name) and bool(re.search(rf"\b{re.escape(name.split('.')[-1])}\s*\(", source))
+        if name and not called:
+            # A library namespace: format.dns1123Label() names 'format'.
+            member = re.search(rf"\b{re.escape(name)}((?:\.\w+)+)\s*\(", source)
+            if member:
+                name, called = name + member.group(1), True
+        if not called and _NET_STRING.search(text) and re.search(r"\b(ip|cidr)\s*\(", source):
+            # string(ip) / string(cidr): Kubernetes' overloads kuota's CEL lacks.
+            name, called = "string", True
         raise CelError(f"compilation failed: {text}", name if called else "") from None
     # A rule is a transition rule when it names oldSelf (cel-go asks the
     # checked AST; a word boundary outside string literals is as good here).

@@ -16,6 +16,7 @@ from typing import Any, Final
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_optional
 
+from kuota.api import cel_net
 from kuota.api.quantity import Quantity, QuantityError
 
 __all__ = ["ERROR", "env"]
@@ -348,6 +349,7 @@ def _functions() -> list[Any]:
             ],
         ),
     ]
+    out += cel_net.functions(cel)
     return out
 
 

@@ -227,6 +227,8 @@ def _run(
         console.print(f"reconcile error: {e.controller} {e.key}: {e.error}", markup=False)
     for line in _refusals(cp, world):
         console.print(line, markup=False)
+    for line in _admission_notes(cp, world):
+        console.print(line, markup=False, soft_wrap=True)  # (JSON values unbroken)
     if reason == "repeating":
         console.print(_repeating(cp), markup=False, soft_wrap=True)
         return EXIT_REPEATING
@@ -259,6 +261,18 @@ def _refusals(cp: ControlPlane, world: World) -> list[str]:
     out = [f"{plural(n, 'object')} of the world refused when created (not run):"]
     for r in cp.refused:
         out.append(f"  {world.source_of(r.obj)}: {r.error} (at {r.at:%Y-%m-%d %H:%M:%S})")
+    return out
+
+
+def _admission_notes(cp: ControlPlane, world: World) -> list[str]:
+    """What the API server said of the world's objects when it created them
+    besides yes or no, as kubectl prints it (``Warning: ...``), and the audit
+    annotations a cluster's audit log would keep for those requests."""
+    out: list[str] = []
+    for obj, notes in cp.noted:
+        source = world.source_of(obj)
+        out += [f"{source}: Warning: {w}" for w in notes.warnings]
+        out += [f"{source}: audit annotation {k}: {v}" for k, v in notes.annotations.items()]
     return out
 
 

@@ -21,6 +21,7 @@ from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
 from kuota.controllers.multikueue import multikueue_controllers
 from kuota.controllers.provisioning import provisioning_controllers
+from kuota.controllers.tas.node_failure import NodeFailureController
 from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
 from kuota.runtime.clock import Clock
@@ -68,6 +69,8 @@ def build(
     mgr.add(kueue)
     if tas:
         mgr.add(TopologyUngater())
+        if config.gate("TASFailedNodeReplacement"):
+            mgr.add(NodeFailureController(config))
     for c in multikueue_controllers(config):
         mgr.add(c)  # type: ignore[arg-type]
     if _served(store, PROVISIONING_REQUEST):

@@ -28,6 +28,7 @@ from kuota.api.base import quantity_of
 from kuota.api.conditions import find, transition_time
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
+from kuota.api.kueue.v1beta1 import domains_of
 from kuota.api.meta import Condition
 from kuota.api.quantity import Quantity
 from kuota.controllers.tas.cluster_view import tas_cluster
@@ -677,6 +678,9 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
                 states[s.name] = clone(s)
         mine.admission_checks = [states[n] for n in sorted(states)] or None
     mine.reclaimable_pods = clone(theirs.reclaimable_pods) if theirs.reclaimable_pods else None
+    # The TAS node controller's word on failed nodes, for the assignment the
+    # core holds (the core clears it on replacement, admission, eviction).
+    mine.unhealthy_nodes = _unhealthy_on(mine, theirs)
     if mine.admission is not None and not any(
         c.type == "Evicted" and c.status == "True" for c in mine.conditions or ()
     ):
@@ -697,6 +701,21 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
             theirs.accumulated_past_execution_time_seconds
         )
     return mine
+
+
+def _unhealthy_on(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus) -> Any:
+    """The stored unhealthyNodes that the core's topology assignment names."""
+    if not theirs.unhealthy_nodes or mine.admission is None:
+        return None
+    assigned = {
+        values[-1]
+        for psa in mine.admission.pod_set_assignments
+        if psa.topology_assignment is not None
+        for values, _ in domains_of(psa.topology_assignment)
+        if values
+    }
+    kept = [n for n in theirs.unhealthy_nodes if n.name in assigned]
+    return clone(kept) if kept else None
 
 
 _HOLD_CONDITIONS: Final = ("QuotaReserved", "Admitted")

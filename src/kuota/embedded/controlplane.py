@@ -32,6 +32,7 @@ from kuota.controllers.kueue_webhooks import KueueUpdateValidation
 from kuota.controllers.kuotadev import KUOTA_CONTROLLERS
 from kuota.controllers.multikueue import multikueue_controllers
 from kuota.controllers.provisioning import provisioning_controllers
+from kuota.controllers.tas.node_failure import NodeFailureController
 from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
 from kuota.embedded.creation_order import NAME_LABEL, creation_rank
@@ -52,6 +53,7 @@ from kuota.store.kinds import resource_named as _rtype_named
 from kuota.store.kinds import rtype_of
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import NAMESPACE, WORKLOAD
+from kuota.webhooks import admission_notes
 
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _CONFIG_V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
@@ -152,6 +154,8 @@ class ControlPlane:
             self.mgr.add(self.kueue)
             if config.gate("TopologyAwareScheduling"):
                 self.mgr.add(TopologyUngater())
+            if config.gate("TASFailedNodeReplacement"):
+                self.mgr.add(NodeFailureController(config))
         if kueue and config.object_retention != ObjectRetention():
             self.mgr.add(WorkloadRetention(config.object_retention))
         if kueue and cluster:
@@ -170,6 +174,9 @@ class ControlPlane:
         for r in self.integrations.reconcilers():
             self.mgr.add(r)
         self.refused: list[Refusal] = []
+        # The world's objects whose creation had admission warnings or audit
+        # annotations (ValidatingAdmissionPolicies' Warn and Audit actions).
+        self.noted: list[tuple[Any, admission_notes.AdmissionNotes]] = []
         self.repetition: RepetitionDetector | None = None
         self.arrivals = Arrivals(self)
         self.mgr.add(self.arrivals)
@@ -233,16 +240,20 @@ class ControlPlane:
         """A world's object: created unless it exists (a resumed run keeps
         what the controllers made of it). One the API server refuses is
         recorded in ``refused``; the objects created with it still are."""
-        try:
-            # Through the manager's store: serve sends the arrivals of a world
-            # through its admission webhooks as it does controllers' writes.
-            self.mgr.store.create(obj)
-        except AlreadyExists:
-            pass
-        except StoreError as err:
-            if err.code >= 500:  # the store itself failed (a journal write): not a refusal
-                raise
-            self.refused.append(Refusal(obj, err, self.clock.now()))
+        with admission_notes.collect() as notes:
+            try:
+                # Through the manager's store: serve sends the arrivals of a world
+                # through its admission webhooks as it does controllers' writes.
+                self.mgr.store.create(obj)
+            except AlreadyExists:
+                pass
+            except StoreError as err:
+                if err.code >= 500:  # the store itself failed (a journal write): not a refusal
+                    raise
+                self.refused.append(Refusal(obj, err, self.clock.now()))
+        if notes.warnings or notes.annotations:
+            # (what kubectl would print, and what the audit log would keep)
+            self.noted.append((obj, notes))
 
     def _implied_namespaces(self, objs: list[Any]) -> list[Any]:
         """A cluster's own namespaces, and those the world's objects live in

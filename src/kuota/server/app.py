@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import structlog
 import yaml
 from aiohttp import web
 
@@ -45,6 +46,10 @@ from kuota.server.visibility import pending_workloads
 from kuota.server.watching import watch, wire_json
 from kuota.server.webhook_calls import NeedsWebhooks
 from kuota.store import NotFound, StoreError
+from kuota.webhooks import admission_notes
+
+# (kuota keeps no audit log: a request's audit annotations are logged)
+_audit = structlog.get_logger("kuota.audit")
 
 _JSON = msgspec.json.Encoder()
 _VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -141,6 +146,23 @@ class ApiServer:
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        # What the request's admission adds (ValidatingAdmissionPolicies'
+        # Warn action): Warning headers; its audit annotations are logged.
+        with admission_notes.collect() as notes:
+            resp = await self._handle(request, handler)
+        if not resp.prepared:
+            for w in notes.warnings:
+                resp.headers.add("Warning", admission_notes.warning_header(w))
+        if notes.annotations:
+            _audit.info(
+                "audit annotations",
+                verb=request.method,
+                path=request.path,
+                annotations=notes.annotations,
+            )
+        return resp
+
+    async def _handle(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             peer = request.transport.get_extra_info("peercert") if request.transport else None
             try:

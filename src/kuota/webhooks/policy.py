@@ -17,15 +17,23 @@ Params: a policy's ``paramKind`` with a binding's ``paramRef`` (by name or
 selector, ``parameterNotFoundAction``) evaluate the validations once per
 param object, as ``params``.
 
-Not there: ``Warn`` and ``Audit`` actions (they admit; kuota has no warning
-header or audit log to carry them), auditAnnotations, ``matchPolicy:
-Equivalent`` across versions, status subresource writes, the authorizer
-library.
+A binding's ``Warn`` action adds kube-apiserver's warning (``Validation
+failed for ValidatingAdmissionPolicy '<p>' with binding '<b>': <message>``)
+and ``Audit`` the request's ``validation.policy.admission.k8s.io/
+validation_failure`` audit annotation; a policy's ``auditAnnotations`` add
+``<policy>/<key>``. Both go to the writer's collector
+(:mod:`kuota.webhooks.admission_notes`): ``kuota serve`` answers the warnings
+as ``Warning`` headers and logs the audit annotations (kuota keeps no audit
+log), ``kuota run`` prints both for the world's objects.
+
+Not there: ``matchPolicy: Equivalent`` across versions, status subresource
+writes, the authorizer library.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,6 +50,7 @@ from kuota.api.k8s.admission_policy import (
 from kuota.api.meta import selector_matches
 from kuota.store.kinds import kind_named, resource_for, resource_type
 from kuota.store.protocol import NotFound, ObjectStore, StoreError, group_of
+from kuota.webhooks.admission_notes import add_annotation, add_warning
 
 __all__ = ["PolicyDenied", "ValidatingAdmissionPolicies"]
 
@@ -130,30 +139,56 @@ class ValidatingAdmissionPolicies:
         m = new.metadata
         namespaced = bool(m.namespace)
         ctx = _Request(self._store, op, rtype, new.kind, m.name, m.namespace, obj, prev)
+        # (validating.dispatcher.Dispatch: every binding's decisions are
+        # gathered, warnings and audit annotations published, and the first
+        # Deny decision, if any, refuses the request)
+        denied: list[tuple[ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, str, str]]
+        denied = []
         for policy, bindings in pairs:
             spec = policy.spec
             if spec.match_constraints is None or not ctx.matches(
                 spec.match_constraints, namespaced, need_rules=True
             ):
                 continue
+            audit: dict[str, list[str]] = {}
             for binding in bindings:
                 mr = binding.spec.match_resources
                 if mr is not None and not ctx.matches(mr, namespaced, need_rules=False):
                     continue
-                if "Deny" not in (binding.spec.validation_actions or ()):
-                    continue  # Warn and Audit admit (see the module's note)
                 try:
                     params = self._params(policy, binding, ctx)
                 except _ConfigError as err:
                     if spec.failure_policy != "Ignore":
                         message = f"failed to configure binding: {err}"
-                        raise _denied(ctx, policy, binding, "Invalid", message) from None
+                        denied.append((policy, binding, "Invalid", message))
                     continue
+                actions = binding.spec.validation_actions or ()
                 for param in params:
-                    denial = _evaluate(policy, ctx, param)
-                    if denial is not None:
-                        reason, message = denial
-                        raise _denied(ctx, policy, binding, reason, message)
+                    result = _evaluate(policy, ctx, param)
+                    for index, reason, message in result.denials:
+                        for action in actions:
+                            if action == "Deny":
+                                denied.append((policy, binding, reason, message))
+                            elif action == "Warn":
+                                add_warning(
+                                    f"Validation failed for ValidatingAdmissionPolicy "
+                                    f"'{policy.metadata.name}' with binding "
+                                    f"'{binding.metadata.name}': {message}"
+                                )
+                            elif action == "Audit":
+                                _publish_failure(binding, index, message)
+                    for key, value in result.annotations:
+                        values = audit.setdefault(key, [])
+                        if value not in values:
+                            values.append(value[:_MAX_ANNOTATION])
+                    for message in result.annotation_errors:
+                        denied.append((policy, binding, "Invalid", message))
+            # (auditAnnotationCollector.publish: values of several bindings joined)
+            for key, values in audit.items():
+                add_annotation(f"{policy.metadata.name}/{key}", ", ".join(values))
+        if denied:
+            policy, binding, reason, message = denied[0]
+            raise _denied(ctx, policy, binding, reason, message)
         return new
 
     def _params(
@@ -346,42 +381,123 @@ def _eval(source: str, data: Mapping[str, Any]) -> Any:
     return compile_expr(source, POLICY_VARIABLES).eval(data)
 
 
+class _Result:
+    """One evaluation of a policy under a binding and param (validator.
+    Validate): the failed validations (index, reason, message), the audit
+    annotations to publish (key, value) and those that failed under
+    ``failurePolicy: Fail`` (they deny)."""
+
+    __slots__ = ("annotation_errors", "annotations", "denials")
+
+    def __init__(self) -> None:
+        self.denials: list[tuple[int, str, str]] = []
+        self.annotations: list[tuple[str, str]] = []
+        self.annotation_errors: list[str] = []
+
+
 def _evaluate(
     policy: ValidatingAdmissionPolicy, ctx: _Request, params: dict[str, Any] | None = None
-) -> tuple[str, str] | None:
-    """The first denial of ``policy`` for the request (reason, message), or
-    None: admitted (or its matchConditions not all true)."""
+) -> _Result:
+    """Every validation of ``policy`` for the request and its audit
+    annotations (none when its matchConditions are not all true)."""
     spec = policy.spec
     fail = spec.failure_policy != "Ignore"
+    out = _Result()
     data = ctx.activation()
     data["params"] = params
     errors: list[str] = []
     for cond in spec.match_conditions or ():
         try:
             if _eval(cond.expression, data) is not True:
-                return None  # a false condition: the policy does not apply
+                return out  # a false condition: the policy does not apply
         except CelError as err:
             errors.append(f"expression '{cond.expression}' resulted in error: {err}")
     if errors:
-        return ("Invalid", errors[0]) if fail else None
+        if fail:
+            out.denials.append((0, "Invalid", errors[0]))
+        return out
     variables: dict[str, Any] = {}
     data["variables"] = variables
     for var in spec.variables or ():
         with contextlib.suppress(CelError):  # (one reading it fails as no such key)
             variables[var.name] = _eval(var.expression, data)
-    for v in spec.validations or ():
+    for i, v in enumerate(spec.validations or ()):
         try:
             ok = _eval(v.expression, data)
         except CelError as err:
             if err.unsupported:
                 continue  # a function kuota's CEL lacks: not evaluated
             if fail:
-                return "Invalid", f"expression '{v.expression.strip()}' resulted in error: {err}"
+                message = f"expression '{v.expression.strip()}' resulted in error: {err}"
+                out.denials.append((i, "Invalid", message))
             continue
         if ok is True:
             continue
-        return v.reason or "Invalid", _message(v.expression, v.message, v.message_expression, data)
-    return None
+        message = _message(v.expression, v.message, v.message_expression, data)
+        out.denials.append((i, v.reason or "Invalid", message))
+    for a in spec.audit_annotations or ():
+        try:
+            value = _eval(a.value_expression, data)
+        except CelError as err:
+            if err.unsupported:
+                continue
+            if fail:
+                out.annotation_errors.append(
+                    f"expression '{a.value_expression.strip()}' resulted in error: {err}"
+                )
+            continue
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue  # null or blank: not published
+        if not isinstance(value, str):
+            if fail:
+                out.annotation_errors.append(
+                    f"valueExpression '{a.value_expression}' resulted in unsupported return "
+                    f"type: {_cel_type(value)}. Return type must be either string or null."
+                )
+            continue
+        out.annotations.append((a.key, value.strip()))
+    return out
+
+
+def _cel_type(value: Any) -> str:
+    """A CEL value's type name, as cel-go prints it."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "double"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "map"
+    return type(value).__name__
+
+
+# (validating.maxAuditAnnotationValueLength)
+_MAX_ANNOTATION = 10 * 1024
+VALIDATION_FAILURE = "validation.policy.admission.k8s.io/validation_failure"
+
+
+def _publish_failure(binding: ValidatingAdmissionPolicyBinding, index: int, message: str) -> None:
+    """An ``Audit`` action: the failure as kube-apiserver's audit annotation
+    (publishValidationFailureAnnotation; one per request, the first kept)."""
+    value = json.dumps(
+        [
+            {
+                "message": message,
+                "policy": binding.spec.policy_name,
+                "binding": binding.metadata.name,
+                "expressionIndex": index,
+                "validationActions": list(binding.spec.validation_actions or ()),
+            }
+        ],
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    # (Go's encoding/json escapes these for HTML)
+    value = value.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    add_annotation(VALIDATION_FAILURE, value)
 
 
 def _message(

@@ -23,6 +23,7 @@ from kuota.store.resources import POD, WORKLOAD
 __all__ = ["TopologyUngater"]
 
 PODSET_LABEL: Final = "kueue.x-k8s.io/podset"
+HOSTNAME: Final = "kubernetes.io/hostname"
 _BY_WORKLOAD: Final = "tas-workload"
 
 
@@ -89,6 +90,7 @@ class TopologyUngater:
         assert wl.status is not None and wl.status.admission is not None
         requests = {ps.name: ps.topology_request for ps in wl.spec.pod_sets}
         pods = [p for p in self._pods.by_index(_BY_WORKLOAD, key) if not _terminated(p)]
+        unhealthy = {n.name for n in wl.status.unhealthy_nodes or ()}
         for psa in wl.status.admission.pod_set_assignments:
             ta = psa.topology_assignment
             if ta is None:
@@ -100,6 +102,10 @@ class TopologyUngater:
             placed = _by_rank(mine, domains, index_label, ta.levels)
             if placed is None:
                 placed = _greedy(mine, domains, ta.levels)
+            if unhealthy and ta.levels and ta.levels[-1] == HOSTNAME:
+                # A node awaiting its replacement: its pods stay gated until
+                # the second pass gives them a healthy domain.
+                placed = [(p, v) for p, v in placed if not v or v[-1] not in unhealthy]
             for pod, values in placed:
                 self._ungate(pod, dict(zip(ta.levels, values, strict=True)))
 

@@ -27,6 +27,7 @@ from kuota.scheduler.admission.applier import DecisionApplier
 from kuota.scheduler.admission.cluster_queues import QueueController
 from kuota.scheduler.admission.handlers import KindHandler, handlers
 from kuota.scheduler.admission.infos import InfoFactory
+from kuota.scheduler.admission.node_replacement import NodeReplacement
 from kuota.scheduler.admission.queries import Queries
 from kuota.scheduler.admission.state import CoreState
 from kuota.scheduler.admission.timeouts import Timeouts
@@ -56,6 +57,7 @@ class AdmissionCore:
         self.qc = QueueController(st, self.fair, self.reasons, self.wakes, self.wlc)
         self.applier = DecisionApplier(st, self.acs, self.factory, self.fair, self.wlc)
         self.timeouts = Timeouts(st, self.fair, self.timers, self.wlc)
+        self.node_replacement = NodeReplacement(st, self.wlc)
         self.queries = Queries(st, self.adm)
         self.handlers: dict[str, KindHandler] = handlers(
             st, self.qc, self.wlc, self.wakes, self.reasons, self.fair
@@ -184,10 +186,13 @@ class AdmissionCore:
     def _cycle(self) -> CycleResult:
         """One cycle: its decisions applied here, each before the next is made."""
         self.state.cycle_count += 1
+        if self.state.unhealthy:
+            self.node_replacement.run()  # (second passes: before the heads)
         c = Cycle(self.state, self.adm, self.fair, self.timers)
         applier, result = self.applier, c.result
         for d in c.decide():
             applier.apply(d, result)
+        self.state.tas.replaced.clear()
         return result
 
     def settle(self, max_cycles: int = 1000) -> list[CycleResult]:

@@ -86,6 +86,9 @@ class DecisionApplier:
             held.append(held_part(res, spec_counts.get(ps.name, 0), rec.get(ps.name, 0)))
         wl.status.admission = kt.Admission(cluster_queue=cq.name, pod_set_assignments=psas)
         wl.status.resource_requests = None  # the admission's resourceUsage supersedes it
+        if wl.status.unhealthy_nodes and self.state.gate("TopologyAwareScheduling"):
+            wl.status.unhealthy_nodes = None  # (Kueue's admit: a failed node is behind it)
+            self.state.unhealthy.discard(info.key)
         self.state.cond(
             wl,
             "QuotaReserved",

@@ -359,6 +359,10 @@ class WorkloadHandler(KindHandler):
         if keep_status and old_wl is not None:
             obj.status = old_wl.status
         self.wlc.put(obj, old_wl)
+        if obj.status is not None and obj.status.unhealthy_nodes:
+            self.state.unhealthy.add(key)  # (a second pass may replace the node)
+        else:
+            self.state.unhealthy.discard(key)
 
     def delete(self, namespace: str, name: str) -> bool:
         state = self.state
@@ -367,6 +371,7 @@ class WorkloadHandler(KindHandler):
         if wl is None:
             return False
         self.wlc.forget(key)
+        state.unhealthy.discard(key)
         if state.afs is not None:
             lq = key_of(namespace, wl.spec.queue_name or "")
             state.afs.sub_penalty(lq, key)

@@ -91,6 +91,8 @@ class CoreState:
         # controller writes back to the store.
         self.touched: set[str] = set()
         self.timer_dirty: set[str] = set()  # workloads changed since the timer scan
+        # Workloads whose status names unhealthy nodes (TASFailedNodeReplacement).
+        self.unhealthy: set[str] = set()
 
     def gate(self, name: str) -> bool:
         """``config.gate(name)``: a feature gate's value."""

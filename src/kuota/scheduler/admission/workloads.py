@@ -360,6 +360,9 @@ class WorkloadController:
         # closes again.
         if wl.status is not None:
             wl.status.cluster_name = wl.status.nominated_cluster_names = None
+            # (resetUnhealthyNodes: a failed node is the old placement's)
+            wl.status.unhealthy_nodes = None
+            self.state.unhealthy.discard(key)
         if condition_true(wl, "BlockedOnPreemptionGates"):
             self.state.cond(
                 wl, "BlockedOnPreemptionGates", "False", reason, message, self.state.now

@@ -72,6 +72,10 @@ class TASInputs:
         self.pods: dict[str, tuple[str, dict[str, int]]] = {}
         self.least_free_profile = True  # TASProfileMixed
         self.balanced = False  # TASBalancedPlacement
+        # Per flavor, the usage of failed nodes' pods placed again in this
+        # cycle, at their old domains: Kueue's snapshot of the cycle still
+        # holds the old assignment (cleared after the cycle).
+        self.replaced: dict[str, list[tuple[str, dict[str, int]]]] = {}
 
     def flavor_topology(
         self, flavor: kt.ResourceFlavor, workloads: Iterable[kt.Workload]
@@ -96,6 +100,8 @@ class TASInputs:
         for wl in workloads:
             for did, usage in tas_usage(wl, fname):
                 ft.add_tas_usage(did, usage)
+        for did, usage in self.replaced.get(fname, ()):
+            ft.add_tas_usage(did, usage)
         return ft
 
 

@@ -20,6 +20,7 @@ from kuota.scheduler.tas.snapshot import (
     FlavorTopology,
     affinity_matches,
     count_in,
+    domain_id,
     selector_matches,
     untolerated,
 )
@@ -157,9 +158,12 @@ def find(
     simulate_empty: bool,
     least_free_profile: bool,
     balanced: bool = False,
+    within: str = "",
 ) -> tuple[dict[str, Assignment], str]:
     """The assignments of a pod set (and its group's leader), or why none.
-    ``balanced``: the TASBalancedPlacement gate (``balanced.py``)."""
+    ``balanced``: the TASBalancedPlacement gate (``balanced.py``).
+    ``within``: a failed node's replacement confined to this domain (its id,
+    the full level values; requiredReplacementDomain)."""
     st = _State()
     st.count = workers.count
     req = dict(workers.single)
@@ -198,7 +202,7 @@ def find(
     if st.size_at_level:
         st.layers = [(skey, st.slice_size), *workers.inner_layers]
 
-    _fill_in_counts(t, workers, req, leader_req, assumed, simulate_empty, st)
+    _fill_in_counts(t, workers, req, leader_req, assumed, simulate_empty, st, within)
     fit: list[Domain] = []
     level = 0
     use_balanced = False
@@ -327,6 +331,7 @@ def _fill_in_counts(
     assumed: dict[str, dict[str, int]],
     simulate_empty: bool,
     st: _State,
+    within: str = "",
 ) -> None:
     for level in t.per_level:
         for d in level.values():
@@ -334,6 +339,10 @@ def _fill_in_counts(
     tolerations = workers.tolerations + t.tolerations
     for leaf in t.leaves.values():
         st.total_nodes += 1
+        if within and not _belongs_to(domain_id(leaf.values), within):
+            # (fillLeafCounts: outside the required replacement domain)
+            st.excluded["topologyDomain"] = st.excluded.get("topologyDomain", 0) + 1
+            continue
         n = leaf.node
         if t.lowest_is_node and n is not None:
             # FindFeasibleNodes: the pod's node selection and taints.
@@ -365,6 +374,11 @@ def _fill_in_counts(
         leaf.pod_count_with_leader = count_in(req, cap)[0]
     for root in t.roots:
         _fill_helper(root, st.slice_size, st.slice_level, 0, st.leader_count > 0, st.size_at_level)
+
+
+def _belongs_to(did: str, target: str) -> bool:
+    """TopologyDomainID.BelongsTo."""
+    return did == target or did.startswith(target + ",")
 
 
 def _taint_str(key: str, value: str | None, effect: str | None) -> str:
