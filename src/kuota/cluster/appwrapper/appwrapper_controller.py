@@ -10,9 +10,21 @@ replicas; Succeeded when they all succeeded; Failed (its components deleted)
 when a component cannot be made or a pod failed; suspended again (Kueue
 evicted it) -> Suspending: its components deleted -> Suspended.
 
-Not modelled: the retry policy (resets with ``retryLimit`` and the grace
-periods: a failure fails the AppWrapper at once), the success TTL, Autopilot,
-the user-name labels of its webhook."""
+Its fault tolerance (``FaultToleranceConfig`` defaults, each overridden by
+the AppWrapper's ``workload.codeflare.dev.appwrapper/*`` annotations, capped
+at ``GracePeriodMaximum``): failed pods are given ``failureGracePeriod``
+(1m) to recover; pods not all ready by ``admissionGracePeriod`` (1m; pods
+missing) or ``warmupGracePeriod`` (5m; all there) count as a failure; a
+component whose own controller failed it (a Job's or PyTorchJob's Failed
+condition) fails at once; a component deleted by someone else fails the
+AppWrapper. A failure resets the AppWrapper (Resetting: its components
+deleted, a ``retryPausePeriod`` of 90s, Resuming again, ``resettingCount``
+one more) while fewer than ``retryLimit`` (3) resets were made, else fails
+it.
+
+Not modelled: terminal and retryable exit codes (the simulated kubelet
+writes none), the deletion-on-failure delay, the success TTL, forceful
+deletion, Autopilot, the user-name labels of its webhook."""
 
 from __future__ import annotations
 
@@ -24,6 +36,7 @@ import msgspec
 
 from kuota.api.appwrapper import appwrapper_types as v
 from kuota.api.decode import decode_object
+from kuota.api.kueue.config.durations import parse_duration
 from kuota.api.meta import Condition
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.podutil import POD, is_deleting, owner_reference, pod_phase
@@ -40,6 +53,17 @@ __all__ = ["AppWrapperController"]
 
 COMPONENT: Final = "appwrapper-controller"
 _BY_AW: Final = "appwrapper:name"
+
+# FaultToleranceConfig's defaults (project-codeflare/appwrapper pkg/config)
+# and the annotations that override them per AppWrapper.
+_ANN: Final = "workload.codeflare.dev.appwrapper/"
+ADMISSION_GRACE: Final = timedelta(minutes=1)
+WARMUP_GRACE: Final = timedelta(minutes=5)
+FAILURE_GRACE: Final = timedelta(minutes=1)
+RETRY_PAUSE: Final = timedelta(seconds=90)
+RETRY_LIMIT: Final = 3
+GRACE_MAXIMUM: Final = timedelta(hours=24)
+_FAILED_KINDS: Final = ("batch/v1:Job", "kubeflow.org/v1:PyTorchJob")
 
 
 def _aw_label(pod: Any) -> list[str]:
@@ -164,7 +188,15 @@ class AppWrapperController(ClusterController):
                 else:
                     st.phase = "Running"
         elif phase == "Running":
-            self._running(aw, st, now)
+            after = self._running(aw, st, now)
+            if after is not None:
+                self._write(aw, st)
+                return after
+        elif phase == "Resetting":
+            after = self._resetting(aw, st, now)
+            if after is not None:
+                self._write(aw, st)
+                return after
         elif phase in ("Suspending", "Failed"):
             if _true(st, "ResourcesDeployed"):
                 if not self._delete(aw):
@@ -187,13 +219,30 @@ class AppWrapperController(ClusterController):
         self._write(aw, st)
         return None
 
-    def _running(self, aw: v.AppWrapper, st: v.AppWrapperStatus, now: datetime) -> None:
+    def _running(self, aw: v.AppWrapper, st: v.AppWrapperStatus, now: datetime) -> timedelta | None:
+        """The Running phase; when to look again (None: at the next event)."""
         if aw.spec.suspend:
             self.event(
                 aw, "Normal", "Suspending", "Externally suspended while in the Running phase"
             )
             st.phase = "Suspending"
-            return
+            return None
+        expected_components = len(st.component_status or ())
+        deployed, failed = self._components(aw, st)
+        if deployed != expected_components:
+            # Deleted by someone else: no grace period, no retry.
+            msg = f"Only found {deployed} deployed components, but was expecting {expected_components}"
+            _set(st, "Unhealthy", "True", "MissingComponent", msg, now)
+            self.event(aw, "Normal", "Unhealthy", "MissingComponent: " + msg)
+            st.phase = "Failed"
+            return None
+        if failed:
+            # Its own controller failed it: that will not correct itself.
+            msg = f"Found {failed} failed components"
+            _set(st, "Unhealthy", "True", "FailedComponent", msg, now)
+            self.event(aw, "Normal", "Unhealthy", "FailedComponent: " + msg)
+            _reset_or_fail(aw, st)
+            return None
         assert self._pods is not None
         pods = [p for p in self._pods.by_index(_BY_AW, key_of(aw)) if not is_deleting(p)]
         counts = {"Pending": 0, "Running": 0, "Succeeded": 0, "Failed": 0}
@@ -208,14 +257,20 @@ class AppWrapperController(ClusterController):
             _set(st, "QuotaReserved", "False", "Succeeded", msg, now)
             _set(st, "ResourcesDeployed", "True", "Succeeded", msg, now)
             st.phase = "Succeeded"
-            return
+            return None
         if counts["Failed"]:
+            # (no count in the message: a new message would restart the grace period)
             _set(st, "Unhealthy", "True", "FoundFailedPods", "", now)
+            deadline = _since(st, "Unhealthy", now) + _grace(
+                aw, "failureGracePeriodDuration", FAILURE_GRACE
+            )
+            if now < deadline:
+                return deadline - now  # the pods' controller may yet recover
             self.event(
                 aw, "Normal", "Unhealthy", f"FoundFailedPods: {counts['Failed']} failed pods"
             )
-            st.phase = "Failed"
-            return
+            _reset_or_fail(aw, st)
+            return None
         _clear(st, "Unhealthy", "FoundNoFailedPods", now)
         if counts["Running"] + counts["Succeeded"] >= expected:
             _set(
@@ -226,15 +281,73 @@ class AppWrapperController(ClusterController):
                 f"{counts['Running']} pods running; {counts['Succeeded']} pods succeeded",
                 now,
             )
+            return None
+        detail = (
+            f"{counts['Pending']} pods pending; {counts['Running']} pods running; "
+            f"{counts['Succeeded']} pods succeeded"
+        )
+        _clear(st, "PodsReady", "InsufficientPodsReady", now, detail)
+        if counts["Pending"] + counts["Running"] + counts["Succeeded"] >= expected:
+            grace = _grace(aw, "warmupGracePeriodDuration", WARMUP_GRACE)
         else:
-            _clear(
+            grace = _grace(aw, "admissionGracePeriodDuration", ADMISSION_GRACE)
+        deadline = _since(st, "ResourcesDeployed", now) + grace
+        if now < deadline:
+            return min(deadline - now, timedelta(seconds=5))
+        _set(st, "Unhealthy", "True", "InsufficientPodsReady", detail, now)
+        self.event(aw, "Normal", "Unhealthy", "InsufficientPodsReady: " + detail)
+        _reset_or_fail(aw, st)
+        return None
+
+    def _resetting(
+        self, aw: v.AppWrapper, st: v.AppWrapperStatus, now: datetime
+    ) -> timedelta | None:
+        """Its components deleted, a pause, then Resuming again."""
+        if aw.spec.suspend:
+            st.phase = "Suspending"  # (suspending trumps resetting)
+            return None
+        _clear(st, "PodsReady", "Resetting", now)
+        if _true(st, "ResourcesDeployed"):
+            if not self._delete(aw):
+                return timedelta(seconds=5)
+            _set(
                 st,
-                "PodsReady",
-                "InsufficientPodsReady",
+                "ResourcesDeployed",
+                "False",
+                "Resetting",
+                "Resources deleted for resetting AppWrapper",
                 now,
-                f"{counts['Pending']} pods pending; {counts['Running']} pods running; "
-                f"{counts['Succeeded']} pods succeeded",
             )
+        deadline = _since(st, "Unhealthy", now) + _grace(
+            aw, "retryPausePeriodDuration", RETRY_PAUSE
+        )
+        if now < deadline:
+            return deadline - now
+        _set(st, "ResourcesDeployed", "True", "Resuming", "Reset complete; resuming", now)
+        st.phase = "Resuming"
+        return None
+
+    def _components(self, aw: v.AppWrapper, st: v.AppWrapperStatus) -> tuple[int, int]:
+        """getComponentStatus: the components there, and those their own
+        controller has failed (a Job's or PyTorchJob's Failed condition)."""
+        deployed = failed = 0
+        for cs in st.component_status or ():
+            try:
+                rtype = resource_for(cs.api_version, cs.kind)
+            except (KeyError, ValueError):
+                continue
+            try:
+                obj = self.mgr.store.get(rtype, aw.metadata.namespace, cs.name)
+            except NotFound:
+                continue
+            if is_deleting(obj):
+                continue
+            deployed += 1
+            if f"{cs.api_version}:{cs.kind}" in _FAILED_KINDS:
+                conds = getattr(getattr(obj, "status", None), "conditions", None) or ()
+                if any(c.type == "Failed" and c.status == "True" for c in conds):
+                    failed += 1
+        return deployed, failed
 
     # ------------------------------------------------------------ writes
     @staticmethod
@@ -295,6 +408,42 @@ class AppWrapperController(ClusterController):
             return
         with contextlib.suppress(NotFound, Conflict):
             self.mgr.store.update_status(msgspec.structs.replace(aw, status=st))
+
+
+def _reset_or_fail(aw: v.AppWrapper, st: v.AppWrapperStatus) -> None:
+    """resetOrFail: another try while the retry limit allows."""
+    if (st.resetting_count or 0) < _retry_limit(aw):
+        st.resetting_count = (st.resetting_count or 0) + 1
+        st.phase = "Resetting"
+    else:
+        st.phase = "Failed"
+
+
+def _retry_limit(aw: v.AppWrapper) -> int:
+    raw = (aw.metadata.annotations or {}).get(_ANN + "retryLimit")
+    if raw is not None:
+        with contextlib.suppress(ValueError):
+            return int(raw)
+    return RETRY_LIMIT
+
+
+def _grace(aw: v.AppWrapper, name: str, default: timedelta) -> timedelta:
+    """A grace period: the annotation's (a Go duration) or the default,
+    within [0, GracePeriodMaximum]; a malformed one is the default."""
+    raw = (aw.metadata.annotations or {}).get(_ANN + name)
+    got = default
+    if raw is not None:
+        with contextlib.suppress(ValueError):
+            got = parse_duration(raw)
+    return max(timedelta(0), min(got, GRACE_MAXIMUM))
+
+
+def _since(st: v.AppWrapperStatus, ctype: str, now: datetime) -> datetime:
+    """When the condition last changed status."""
+    for c in st.conditions or ():
+        if c.type == ctype and c.last_transition_time is not None:
+            return c.last_transition_time  # type: ignore[no-any-return]
+    return now
 
 
 def _true(st: v.AppWrapperStatus, ctype: str) -> bool:

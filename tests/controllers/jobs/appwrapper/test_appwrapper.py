@@ -261,3 +261,43 @@ def test_validate_accepts_kueues_appwrapper_samples() -> None:
     r = CliRunner().invoke(main, ["validate", *samples])
     assert r.exit_code == 0, r.output
     assert f"{len(samples)} valid" in r.output
+
+
+def test_a_failing_appwrapper_is_reset_until_its_retry_limit_then_fails(tmp_path: Path) -> None:
+    """The AppWrapper controller's fault tolerance (project-codeflare/appwrapper
+    ``appwrapper_controller.go``: resetOrFail, the Resetting phase): its Job
+    fails at 00:05 (backoffLimit 0: the component failed, no grace period),
+    the AppWrapper is reset (its Job deleted, a 90 s retry pause, then
+    Resuming: the Job made again at 00:06:30), fails again at 00:11:30, and
+    with ``retryLimit: 1`` spent it is Failed, its Workload finished as
+    failed."""
+    aw = _job_wrapper("flaky", "5m")
+    aw["metadata"]["annotations"] = {"workload.codeflare.dev.appwrapper/retryLimit": "1"}
+    job = aw["spec"]["components"][0]["template"]
+    job["spec"]["backoffLimit"] = 0
+    job["spec"]["template"]["metadata"]["annotations"]["kuota.dev/fail"] = "true"
+    state = _run(tmp_path, CONFIG, QUEUES, NODES, aw)
+    [got] = _get(state, "appwrappers")
+    st = got["status"]
+    assert st["phase"] == "Failed", st
+    assert st["resettingCount"] == 1
+    unhealthy = _cond(got, "Unhealthy")
+    assert unhealthy is not None
+    assert (unhealthy["reason"], unhealthy["message"]) == (
+        "FailedComponent",
+        "Found 1 failed components",
+    )
+    assert unhealthy["lastTransitionTime"] == "2026-01-01T00:11:30Z"
+    deployed = _cond(got, "ResourcesDeployed")
+    assert deployed is not None
+    assert (deployed["status"], deployed["reason"]) == ("False", "Failed")
+    r = CliRunner().invoke(main, ["get", "events", "-A", "--state", str(state), "-o", "json"])
+    said = [
+        (e["reason"], e["message"])
+        for e in json.loads(r.output)["items"]
+        if e["involvedObject"]["kind"] == "AppWrapper"
+    ]
+    assert said.count(("Unhealthy", "FailedComponent: Found 1 failed components")) >= 1, said
+    [wl] = _get(state, "workloads")
+    fin = _cond(wl, "Finished")
+    assert fin is not None and fin["status"] == "True" and fin["reason"] == "Failed", fin
