@@ -77,3 +77,17 @@ def test_a_long_job_still_running_is_progress_to_come(tmp_path: Path) -> None:
         assert (now - job.status.completion_time).total_seconds() >= 24 * 3600
     finally:
         store.close()
+
+
+def test_an_explicit_until_overrides_the_horizon_and_still_says_it_cycles() -> None:
+    """Issue 31: "stop at a documented horizon unless --until says
+    otherwise": with --until 72h the run goes on to 72h (exit 0), and the
+    notice still names the cycling workload."""
+    proc = _run(str(WORLD), "--until", "72h")
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert "summary: 72.0h of virtual time, stopped: until" in out
+    assert "stopped: repeating" not in out
+    assert "note: ran to --until, but the run only repeats itself" in out
+    cycling = [line for line in out.splitlines() if line.startswith("  team/")]
+    assert len(cycling) == 1 and cycling[0].startswith("  team/job-too-big-"), out

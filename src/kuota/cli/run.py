@@ -209,10 +209,10 @@ def _run(
     try:
         if live and console.is_terminal:
             with Live(console=console, refresh_per_second=8, transient=True) as live_view:
-                reason = cp.run(stop_at, on_round=on_round)
+                reason = cp.run(stop_at, on_round=on_round, stop_repeating=until is None)
         else:
             with quiet:
-                reason = cp.run(stop_at, on_round=on_round)
+                reason = cp.run(stop_at, on_round=on_round, stop_repeating=until is None)
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
@@ -232,6 +232,9 @@ def _run(
     if reason == "repeating":
         console.print(_repeating(cp), markup=False, soft_wrap=True)
         return EXIT_REPEATING
+    if cp.repeating:
+        # --until overrides the horizon; the run went on, but say it cycles.
+        console.print(_repeating(cp, stopped=False), markup=False, soft_wrap=True)
     return 1 if cp.refused else 0
 
 
@@ -240,11 +243,12 @@ def _run(
 EXIT_REPEATING = 3
 
 
-def _repeating(cp: ControlPlane) -> str:
+def _repeating(cp: ControlPlane, stopped: bool = True) -> str:
     assert cp.repetition is not None
+    head = "stopped: the run" if stopped else "note: ran to --until, but the run"
     return "\n".join(
         [
-            f"stopped: the run only repeats itself (nothing new for "
+            f"{head} only repeats itself (nothing new for "
             f"{cp.repetition.horizon.total_seconds() / 3600:.0f}h of virtual time but "
             "the same evictions and re-admissions); these workloads cycle:",
             *cp.repeating,

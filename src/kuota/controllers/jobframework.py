@@ -422,7 +422,9 @@ class JobReconciler:
         wl = self._workload_of(job)
         if wl is not None:
             # ensureOneWorkload's last step, before anything else reads it.
-            wl = sync_workload_priority(mgr, job, wl, _JOB_COMPONENT)
+            custom = getattr(self.adapter, "priority_class", None)
+            pc = custom(job) if custom is not None else None
+            wl = sync_workload_priority(mgr, job, wl, _JOB_COMPONENT, pc)
         on_hold = getattr(self.adapter, "on_hold", None)
         if on_hold is not None and on_hold(job):
             # JobWithOnHold: the job cannot run as it is; its quota goes back.
@@ -504,7 +506,10 @@ class JobReconciler:
         mgr = self._mgr()
         m = job.metadata
         pod_sets = self.adapter.pod_sets(job, self.partial)
-        ref, priority = extract_priority(mgr, job, pod_sets, _JOB_COMPONENT)
+        custom = getattr(self.adapter, "priority_class", None)
+        ref, priority = extract_priority(
+            mgr, job, pod_sets, _JOB_COMPONENT, custom(job) if custom is not None else None
+        )
         if ref is False:
             return  # the named WorkloadPriorityClass does not exist (event recorded)
         labels = {k: v for k, v in (m.labels or {}).items() if k in self.label_keys}
@@ -655,10 +660,16 @@ def _priority_class_label(obj: Any) -> list[str]:
 
 
 def extract_priority(
-    mgr: Manager, owner: Any, pod_sets: list[kt.PodSet], component: str
+    mgr: Manager,
+    owner: Any,
+    pod_sets: list[kt.PodSet],
+    component: str,
+    custom: str | None = None,
 ) -> tuple[Any, int | None]:
     """jobframework.ExtractPriority: the owner's WorkloadPriorityClass label,
-    else the first podSet's PriorityClass, else the global default
+    else the PriorityClass the kind names (``custom``: JobWithPriorityClass's
+    PriorityClass(), e.g. a Kubeflow job's runPolicy), else the first podSet
+    that names one (extractPriorityFromPodSets), else the global default
     PriorityClass. ``(False, None)`` when the named WorkloadPriorityClass
     does not exist (a Warning event on the owner: no Workload is made)."""
     name = (owner.metadata.labels or {}).get(PRIORITY_CLASS)
@@ -675,10 +686,12 @@ def extract_priority(
             return False, None
         ref = kt.PriorityClassRef(group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name=name)
         return ref, wpc.value
-    spec = pod_sets[0].template.spec if pod_sets else None
+    if custom is None:
+        specs = (p.template.spec for p in pod_sets)
+        custom = next((s.priority_class_name for s in specs if s and s.priority_class_name), "")
     pcs = mgr.informer(PC)
-    if spec is not None and spec.priority_class_name:
-        pc = pcs.get(spec.priority_class_name)
+    if custom:
+        pc = pcs.get(custom)
         if pc is not None:
             ref = kt.PriorityClassRef(
                 group="scheduling.k8s.io", kind="PriorityClass", name=pc.metadata.name
@@ -695,7 +708,7 @@ def extract_priority(
 
 
 def sync_workload_priority(
-    mgr: Manager, owner: Any, wl: kt.Workload, component: str
+    mgr: Manager, owner: Any, wl: kt.Workload, component: str, custom: str | None = None
 ) -> kt.Workload:
     """jobframework.UpdateWorkloadPriority (integrations.md §0, priority): a
     Workload that follows its owner's ``kueue.x-k8s.io/priority-class`` label
@@ -718,7 +731,7 @@ def sync_workload_priority(
     want = (owner.metadata.labels or {}).get(PRIORITY_CLASS, "")
     if (ref.name if ref is not None else "") == want:
         return wl
-    new_ref, priority = extract_priority(mgr, owner, wl.spec.pod_sets, component)
+    new_ref, priority = extract_priority(mgr, owner, wl.spec.pod_sets, component, custom)
     if new_ref is False:
         return wl
     if new_ref == ref and priority == wl.spec.priority:

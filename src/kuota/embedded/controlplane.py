@@ -287,25 +287,33 @@ class ControlPlane:
         *,
         on_round: Callable[[], None] | None = None,
         max_steps: int = 10_000_000,
+        stop_repeating: bool = True,
     ) -> StopReason:
+        """``stop_repeating``: stop a run that only repeats itself (else, as
+        with an explicit ``--until``, it runs on; ``repeating`` then still
+        says, at the end, which workloads cycle)."""
         # A journaled run keeps its virtual time before anything is written at
         # a new instant, so a restart after a crash resumes at the instant the
         # last acknowledged write was made.
         detector = self.repetition
+        stopped = [False]
 
         def round_done() -> None:
             if on_round is not None:
                 on_round()
-            if detector is not None and detector.repeating():
+            if stop_repeating and detector is not None and detector.repeating():
                 # Nothing new for a long horizon but the same evictions: stop.
                 self.repeating = detector.explain()
+                stopped[0] = True
                 self.mgr.stop()
 
         reason: StopReason = self.mgr.run(
             until, on_round=round_done, on_tick=self.save_clock, max_steps=max_steps
         )
-        if self.repeating:
+        if stopped[0]:
             reason = "repeating"
+        elif detector is not None and detector.repeating():
+            self.repeating = detector.explain()  # ran on as asked, but it cycles
         self.save_clock()
         return reason
 

@@ -13,9 +13,14 @@ found is the workload's (Kueue returns at the first): an unmapped
 DeviceClass, a request Kueue does not support (``firstAvailable``,
 ``adminAccess``, allocation mode All), a missing template, a claim named
 directly (``resourceClaimName``), or DRA used with the KueueDRAIntegration
-gate off (KueueDRARejectWorkloadsWhenDRADisabled). Not done here: counter-
-and capacity-based quota and CEL selectors checked against ResourceSlices
-(kuota stores no ResourceSlices).
+gate off (KueueDRARejectWorkloadsWhenDRADisabled). Not done here: CEL
+selectors checked against ResourceSlices, and counter- and capacity-based
+quota (a mapping with ``sources``), which Kueue charges from the devices its
+ResourceSlices publish: kuota stores no ResourceSlices, so a request of such
+a class gets the error Kueue gives when no ResourceSlice device matches
+(``pkg/dra/counters.go`` / ``capacity.go``: "insufficient matching devices
+for counter driver: 0 device(s) match but N requested") and the workload
+waits, rather than being charged device counts it would not be.
 
 Pure: no I/O.
 """
@@ -37,6 +42,7 @@ __all__ = [
     "DraContext",
     "claim_requests",
     "device_class_resources",
+    "device_class_sources",
 ]
 
 # Kueue's QuotaReserved=False messages (workload_controller.go).
@@ -57,6 +63,8 @@ class DraContext:
     class_resources: Mapping[str, str] = field(default_factory=dict)
     enabled: bool = True  # KueueDRAIntegration
     reject_when_disabled: bool = True  # KueueDRARejectWorkloadsWhenDRADisabled
+    # DeviceClass -> "counter" / "capacity": mapped with sources (device_class_sources).
+    class_sources: Mapping[str, str] = field(default_factory=dict)
 
 
 def device_class_resources(mappings: Iterable[DeviceClassMapping]) -> dict[str, str]:
@@ -67,6 +75,17 @@ def device_class_resources(mappings: Iterable[DeviceClassMapping]) -> dict[str, 
     for m in mappings:
         for dc in m.device_class_names:
             out.setdefault(dc, m.name)
+    return out
+
+
+def device_class_sources(mappings: Iterable[DeviceClassMapping]) -> dict[str, str]:
+    """DeviceClass -> the kind of its mapping's ``sources`` ("counter",
+    "capacity"), for the classes Kueue charges from ResourceSlices."""
+    out: dict[str, str] = {}
+    for m in mappings:
+        for dc in m.device_class_names:
+            if m.source:
+                out.setdefault(dc, m.source)
     return out
 
 
@@ -134,6 +153,7 @@ def claim_requests(pod_set: PodSet, index: int, ctx: DraContext) -> tuple[dict[s
     if with_claim:
         return {}, CLAIMS_NOT_SUPPORTED
     out: dict[str, int] = {}
+    sourced = ""  # the first request Kueue would charge from ResourceSlices
     for j, prc in enumerate(claims):
         name = _claim_ref(prc, "resourceClaimTemplateName")
         if name is None:
@@ -160,5 +180,28 @@ def claim_requests(pod_set: PodSet, index: int, ctx: DraContext) -> tuple[dict[s
                     f"DeviceClass {dc} is not mapped in DRA configuration for podset {pod_set.name}"
                 )
                 return {}, f"{base}.resourceClaimTemplateName: Not found: {json.dumps(detail)}"
+            kind = ctx.class_sources.get(dc)
+            if kind is not None:
+                # Not a device count (Kueue skips it here), a counter or capacity
+                # charge: from ResourceSlices, of which kuota has none.
+                sourced = sourced or _no_slices(tmpl.spec.spec, dc, kind, base)
+                continue
             out[logical] = min(out.get(logical, 0) + n, _INT64_MAX)
+    if sourced:
+        return {}, sourced
     return out, ""
+
+
+def _no_slices(spec: ResourceClaimSpec, dc: str, kind: str, base: str) -> str:
+    """Kueue's error for a counter / capacity request no ResourceSlice device
+    matches (processCounterCharge / processCapacityCharge), at the request."""
+    reqs = spec.devices.requests if spec.devices is not None else None
+    for k, req in enumerate(reqs or ()):
+        ex = req.exactly
+        if ex is not None and ex.device_class_name == dc:
+            count = ex.count if ex.count is not None else 1
+            return (
+                f"{base}.devices.requests[{k}]: Internal error: insufficient matching devices"
+                f" for {kind} driver: 0 device(s) match but {count} requested"
+            )
+    return ""

@@ -21,6 +21,8 @@ TRAINER_KINDS: tuple[KindSpec, ...] = (
                 "v1alpha1",
                 t.TrainJob,
                 storage=True,
+                to_internal=t.default_trainjob,
+                root_rules=t.ROOT_RULES,
                 columns=(
                     PrinterColumn("State", "string", ".status.conditions[-1:].type"),
                     PrinterColumn("Age", "date", ".metadata.creationTimestamp"),

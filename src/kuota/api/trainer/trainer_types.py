@@ -16,12 +16,14 @@ Pure: no I/O.
 from __future__ import annotations
 
 import copy
+import operator
+import re
 from datetime import datetime
-from typing import Any, Final
+from typing import Annotated, Final
 
 import msgspec
 
-from kuota.api.base import Object, dec_hook, enc_hook
+from kuota.api.base import Meta, Object, Rule, cel, dec_hook, enc_hook, list_map
 from kuota.api.jobset import v1alpha2 as js
 from kuota.api.k8s.corev1 import AnyList, AnyObject, ResourceRequirements, StrList, Toleration
 from kuota.api.meta import Conditions, ObjectMeta
@@ -33,6 +35,7 @@ __all__ = [
     "TrainJob",
     "TrainingRuntime",
     "build_jobset",
+    "default_trainjob",
     "runtime_key",
 ]
 
@@ -43,38 +46,75 @@ ANCESTOR_LABEL: Final = "trainer.kubeflow.org/trainjob-ancestor-step"
 TRAINER_STEP: Final = "trainer"
 NODE: Final = "node"  # the trainer's replicated job and container
 KUEUE_PATCH_MANAGER: Final = "kueue.x-k8s.io/manager"  # Kueue's runtime patch
+MULTIKUEUE: Final = "kueue.x-k8s.io/multikueue"
+CLUSTER_RUNTIME: Final = "ClusterTrainingRuntime"
+MAX_INT32: Final = 2**31 - 1
+
+# The CRD's rules (manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml,
+# kubeflow/trainer@8c0f5059): its +kubebuilder markers and CEL, with its messages.
+_IMMUTABLE = cel(
+    Rule("self == oldSelf", "field is immutable", lambda _: True, transition=operator.eq)
+)
+_MANAGED_BY = cel(
+    Rule(
+        "self in ['trainer.kubeflow.org/trainjob-controller', 'kueue.x-k8s.io/multikueue']",
+        "ManagedBy must be trainer.kubeflow.org/trainjob-controller or "
+        "kueue.x-k8s.io/multikueue if set",
+        lambda v: v in (CONTROLLER, MULTIKUEUE),
+    ),
+    Rule("self == oldSelf", "field is immutable", lambda _: True, transition=operator.eq),
+)
+_PROCS = cel(
+    Rule("self >= 1", "numProcPerNode must be greater than or equal to 1", lambda v: v >= 1)
+)
+_RFC1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+ROOT_RULES = cel(
+    Rule(
+        "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+        "metadata.name must match RFC 1035 DNS label format",
+        lambda j: _RFC1035.fullmatch(j.metadata.name or "") is not None,
+    ),
+    Rule(
+        "size(self.metadata.name) <= 63",
+        "metadata.name must be no more than 63 characters",
+        lambda j: len(j.metadata.name or "") <= 63,
+    ),
+)
+Name253 = Annotated[str, Meta(max_length=253)]
 
 
 class RuntimeRef(Object):
-    name: str = ""
-    api_group: str | None = None
-    kind: str | None = None  # ClusterTrainingRuntime by default
+    name: Annotated[str, Meta(min_length=1, max_length=253)] = ""
+    api_group: Name253 | None = None  # CRD default trainer.kubeflow.org
+    kind: Name253 | None = None  # CRD default ClusterTrainingRuntime
 
 
 class Trainer(Object):
-    image: str | None = None
+    image: Annotated[str, Meta(max_length=500)] | None = None
     command: StrList | None = None
     args: StrList | None = None
     env: AnyList | None = None
-    num_nodes: int | None = None
+    num_nodes: Annotated[int, Meta(ge=0, le=MAX_INT32)] | None = None
     resources_per_node: ResourceRequirements | None = None
-    num_proc_per_node: Any = None  # int (an "auto" string in older runtimes)
+    num_proc_per_node: Annotated[int, Meta(ge=-MAX_INT32 - 1, le=MAX_INT32), _PROCS] | None = None
 
 
 class RuntimePatch(Object):
-    manager: str = ""
+    manager: Annotated[str, Meta(min_length=1, max_length=253), _IMMUTABLE]
     time: datetime | None = None
     training_runtime_spec: AnyObject | None = None
 
 
 class TrainJobSpec(Object):
-    runtime_ref: RuntimeRef = msgspec.field(default_factory=RuntimeRef)
-    initializer: AnyObject | None = None
+    runtime_ref: Annotated[RuntimeRef, _IMMUTABLE] = msgspec.field(default_factory=RuntimeRef)
+    initializer: Annotated[AnyObject, _IMMUTABLE] | None = None
     trainer: Trainer | None = None
-    runtime_patches: list[RuntimePatch] | None = None
-    suspend: bool | None = None
-    active_deadline_seconds: int | None = None
-    managed_by: str | None = None
+    runtime_patches: (
+        Annotated[list[RuntimePatch], Meta(max_length=16), list_map("manager")] | None
+    ) = None
+    suspend: bool | None = None  # CRD default false
+    active_deadline_seconds: Annotated[int, Meta(ge=1), _IMMUTABLE] | None = None
+    managed_by: Annotated[str, Meta(max_length=253), _MANAGED_BY] | None = None  # CRD default
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
     pod_template_overrides: AnyList | None = None
@@ -126,6 +166,21 @@ class ClusterTrainingRuntime(Object):
     kind: str = "ClusterTrainingRuntime"
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: TrainingRuntimeSpec = msgspec.field(default_factory=TrainingRuntimeSpec)
+
+
+def default_trainjob(job: TrainJob) -> TrainJob:
+    """The CRD's defaults (in place; returns ``job``): runtimeRef's apiGroup
+    and kind, suspend, managedBy."""
+    spec = job.spec
+    if spec.runtime_ref.api_group is None:
+        spec.runtime_ref.api_group = GROUP
+    if spec.runtime_ref.kind is None:
+        spec.runtime_ref.kind = CLUSTER_RUNTIME
+    if spec.suspend is None:
+        spec.suspend = False
+    if spec.managed_by is None:
+        spec.managed_by = CONTROLLER
+    return job
 
 
 def runtime_key(job: TrainJob) -> tuple[str, str]:

@@ -211,7 +211,9 @@ class ProvisioningController:
     def _workloads_using(self, check: str) -> None:
         assert self._mgr is not None
         for wl in self._wls.list():
-            if any(s.name == check for s in (wl.status.admission_checks or ()) if wl.status):
+            # (a Workload given without status has none yet)
+            states = (wl.status.admission_checks if wl.status else None) or ()
+            if any(s.name == check for s in states):
                 self._mgr.enqueue(self.name, key_of(wl))
 
     @property

@@ -60,6 +60,7 @@ class InfoFactory:
                 self.state.device_classes,
                 self.state.gate("KueueDRAIntegration"),
                 self.state.gate("KueueDRARejectWorkloadsWhenDRADisabled"),
+                self.state.device_sources,
             ),
         )
         self._ctxs[namespace] = (self.state.ctx_gen, ctx)

@@ -648,7 +648,8 @@ def test_full_v1beta2_model() -> None:
     assert str(t.outputs["example.com/accelerator-memory"]) == "5Gi"
     assert cfg.resources.exclude_resource_prefixes == ("example.com/ignored",)
     assert cfg.resources.device_class_mappings == (
-        c.DeviceClassMapping("gpu.memory", ("gpu.example.com",)),
+        # (its sources kept: what they are decides how Kueue charges the class)
+        c.DeviceClassMapping("gpu.memory", ("gpu.example.com",), "counter"),
     )
     assert cfg.object_retention == c.ObjectRetention(timedelta(minutes=30), timedelta(hours=1))
     assert not cfg.gate("PartialAdmission")

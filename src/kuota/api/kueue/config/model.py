@@ -93,6 +93,9 @@ class ResourceTransformation:
 class DeviceClassMapping:
     name: str
     device_class_names: tuple[str, ...]
+    # The kind of its ``sources`` ("counter" or "capacity"; "" for device
+    # counts): Kueue charges those from ResourceSlices, which kuota does not keep.
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +218,9 @@ def _internal(
             ),
             quota_check_strategy=strategy,
             device_class_mappings=tuple(
-                DeviceClassMapping(m.name, tuple(m.device_class_names or ()))
+                DeviceClassMapping(
+                    m.name, tuple(m.device_class_names or ()), _source_kind(m.sources)
+                )
                 for m in res.device_class_mappings or ()
             ),
         ),
@@ -288,3 +293,14 @@ def config_from_scenario(
     if cfg is None:
         raise ConfigError(errs)
     return cfg
+
+
+def _source_kind(sources: Any) -> str:
+    """A mapping's sources: "counter" or "capacity" (the Configuration's
+    validation refuses mixing them), "" when it has none."""
+    for src in sources or ():
+        if src.counter is not None:
+            return "counter"
+        if src.capacity is not None:
+            return "capacity"
+    return ""

@@ -12,15 +12,31 @@ from kuota.api.jobset import v1alpha2 as js
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo
 from kuota.controllers.podset_templates import merge_into, restored_template
-from kuota.controllers.tas_requests import validate_pod_sets
+from kuota.controllers.tas_requests import topology_request, validate_pod_sets
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import JOB_SET
+
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
 def podset_name(rjob: js.ReplicatedJob) -> str:
     """``kueue.NewPodSetReference``: the replicated job's name, lowercased."""
     return rjob.name.lower()
+
+
+def _topology_request(rjob: js.ReplicatedJob) -> kt.PodSetTopologyRequest | None:
+    """Kueue's PodSets: NewPodSetTopologyRequest(template meta) with the
+    completion index as pod index and the job index as sub-group, always
+    built (index labels alone make it non-empty), as in Kueue's TestPodSets."""
+    # (annotations that do not parse give None here; the webhook refused those)
+    tr = topology_request(rjob.template.spec.template.metadata.annotations)
+    if tr is None:
+        tr = kt.PodSetTopologyRequest()
+    tr.pod_index_label = COMPLETION_INDEX
+    tr.sub_group_index_label = js.JOB_INDEX_KEY
+    tr.sub_group_count = rjob.replicas
+    return tr
 
 
 class JobSetAdapter:
@@ -34,6 +50,7 @@ class JobSetAdapter:
                 name=podset_name(r),
                 template=clone(r.template.spec.template),
                 count=r.replicas * js.pods_per_job(r),
+                topology_request=_topology_request(r),
             )
             for r in job.spec.replicated_jobs or ()
         ]

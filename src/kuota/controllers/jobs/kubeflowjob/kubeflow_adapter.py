@@ -14,10 +14,20 @@ from kuota.api.kubeflow import v1
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo
 from kuota.controllers.podset_templates import merge_into, restored_template
-from kuota.controllers.tas_requests import validate_pod_sets
+from kuota.controllers.tas_requests import topology_request, validate_pod_sets
 from kuota.store import clone
 from kuota.store.kinds import resource_for
 from kuota.store.protocol import ResourceType
+
+
+def _topology_request(spec: v1.ReplicaSpec) -> kt.PodSetTopologyRequest:
+    """Kueue's PodSets: NewPodSetTopologyRequest(template meta) with the
+    replica index as pod index label, always built (the label alone makes it
+    non-empty), as in Kueue's TestPodSets."""
+    # (annotations that do not parse give None here; the webhook refused those)
+    tr = topology_request(spec.template.metadata.annotations) or kt.PodSetTopologyRequest()
+    tr.pod_index_label = v1.REPLICA_INDEX_LABEL
+    return tr
 
 
 class KubeflowAdapter:
@@ -33,9 +43,23 @@ class KubeflowAdapter:
                 name=t.lower(),
                 template=clone(specs[t].template),
                 count=specs[t].replicas if specs[t].replicas is not None else 1,
+                topology_request=_topology_request(specs[t]),
             )
             for t in v1.ordered_types(job)
         ]
+
+    def priority_class(self, job: Any) -> str:
+        """KubeflowJob.PriorityClass: runPolicy.schedulingPolicy.priorityClass,
+        else the first replica type (Kueue's order) whose template names one."""
+        sp = job.spec.run_policy.scheduling_policy
+        if sp is not None and sp.priority_class:
+            return str(sp.priority_class)
+        specs = v1.replica_specs(job)
+        for t in v1.ordered_types(job):
+            pod = specs[t].template.spec
+            if pod is not None and pod.priority_class_name:
+                return str(pod.priority_class_name)
+        return ""
 
     def is_suspended(self, job: Any) -> bool:
         return bool(job.spec.run_policy.suspend)
