@@ -49,6 +49,9 @@ BUILTIN_GROUPS = frozenset(
         "rbac.authorization.k8s.io",
         "apiextensions.k8s.io",
         "resource.k8s.io",
+        "autoscaling",
+        "policy",
+        "networking.k8s.io",
     }
 )
 JOB_ORPHAN_WARNING = (
