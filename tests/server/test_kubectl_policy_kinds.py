@@ -254,6 +254,14 @@ def test_kubectl_create_quota_counts_and_refuses(tmp_path: Path) -> None:
         )
         assert used["pods"] == "1", used
         srv.ok("apply", "-f", "-", input=_pod("c", "300m", "1"))
+        # Object counts of other kinds follow their creates and deletes.
+        srv.ok("create", "configmap", "one", "-n", "team-q", "--from-literal=a=b")
+        srv.ok("create", "configmap", "two", "-n", "team-q", "--from-literal=a=b")
+        want = {"pods": "2", "requests.cpu": "600m", "limits.cpu": "2", "count/configmaps": "2"}
+        assert _used(srv, want) == want
+        srv.ok("delete", "configmap", "one", "-n", "team-q")
+        want["count/configmaps"] = "1"
+        assert _used(srv, want) == want
         # The API server's validation of a quota, with its field paths.
         r = srv.kubectl("create", "quota", "bad", "-n", "team-q", "--hard=pods=1.5,foo=1")
         assert r.returncode == 1

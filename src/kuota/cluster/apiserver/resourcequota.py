@@ -13,7 +13,8 @@ resource quota controller (``pkg/controller/resourcequota``).
 * Controller: ``status.hard`` is ``spec.hard`` and ``status.used`` the namespace's
   usage of each of its resources (the pods it selects by its scopes, the
   object counts ``count/<resource>.<group>`` and the legacy names), written
-  when a quota or a pod of its namespace changes.
+  when a quota or a pod of its namespace changes, or the store writes a kind
+  a quota counts.
 
 What a pod uses and the scopes are ``kuota.api.k8s.resourcequota``'s.
 """
@@ -227,7 +228,8 @@ class ResourceQuotaAdmission:
 
 class ResourceQuotaController(ClusterController):
     """Keeps each quota's ``status`` (hard and used) current: on a quota's
-    change, and on a change of a pod in a namespace that has quotas."""
+    change, on a change of a pod in a namespace that has quotas, and when the
+    store wrote a kind a quota counts."""
 
     name = "resourcequota"
 
@@ -235,12 +237,39 @@ class ResourceQuotaController(ClusterController):
         super().__init__()
         self._quotas: Informer | None = None
         self._keys_by_ns: dict[str, set[str]] = {}
+        self._seen: dict[tuple[str, ResourceType], int] = {}  # (quota, counted kind) -> revision
 
     def setup(self, mgr: Manager) -> None:
         super().setup(mgr)
         self._quotas = mgr.informer(RESOURCE_QUOTA)
         self._quotas.on_change(self._on_quota)
         mgr.informer(POD).on_change(self._on_pod)
+        mgr.on_idle(self._counts_moved)
+
+    def _counts_moved(self) -> bool:
+        """The object counts (``count/jobs.batch``, ``configmaps``) of kinds no
+        informer here caches: a quota is recounted when the store wrote its
+        kind since the last count (the store's revision of it; one integer
+        read per counted kind). True if some quota was queued."""
+        revision_of = getattr(self.mgr.store, "revision_of", None)
+        if revision_of is None or self._quotas is None:
+            return False
+        queued = False
+        for keys in self._keys_by_ns.values():
+            for key in keys:
+                rq = self._quotas.get(key)
+                if rq is None:
+                    continue
+                for r in rq.spec.hard or ():
+                    rtype = counted_resource(r)
+                    if rtype is None or rtype == POD:
+                        continue
+                    rev = revision_of(rtype)
+                    if self._seen.get((key, rtype)) != rev:
+                        self._seen[(key, rtype)] = rev
+                        self.mgr.enqueue(self.name, key)
+                        queued = True
+        return queued
 
     def _on_quota(self, etype: EventType, rq: Any, old: Any | None) -> None:
         key = key_of(rq)
