@@ -12,7 +12,7 @@ import json
 import time
 from pathlib import Path
 
-from tests.server.conftest import Served, needs_kubectl, start_server
+from tests.server.conftest import EXAMPLES, Served, needs_kubectl, start_server
 
 
 def _pod(name: str, cpu: str | None, limit: str | None = None) -> str:
@@ -271,5 +271,48 @@ def test_kubectl_create_quota_counts_and_refuses(tmp_path: Path) -> None:
             in r.stderr
         )
         assert 'spec.hard[pods]: Invalid value: "1500m": must be an integer' in r.stderr
+    finally:
+        srv.stop()
+
+
+@needs_kubectl
+def test_pdb_status_counts_the_ready_pods(tmp_path: Path) -> None:
+    """The disruption controller's status: expectedPods from the selector's
+    pods (minAvailable: an int) or their Deployment's replicas (a percent),
+    disruptionsAllowed = Ready pods - desiredHealthy."""
+    srv = start_server(tmp_path / "state", str(EXAMPLES / "quickstart"), home=tmp_path / "home")
+    try:
+        srv.ok("create", "namespace", "web")
+        srv.ok("-n", "web", "create", "deployment", "web", "--image=nginx", "--replicas=3")
+        srv.ok("-n", "web", "create", "pdb", "min", "--selector=app=web", "--min-available=1")
+        srv.ok("-n", "web", "create", "pdb", "max", "--selector=app=web", "--max-unavailable=50%")
+        want = {
+            "min": (3, 1, 2),  # (expectedPods, desiredHealthy, disruptionsAllowed)
+            "max": (3, 1, 2),  # 50% of 3 rounded up is 2 unavailable: 1 healthy wanted
+        }
+        got: dict[str, tuple[int, int, int]] = {}
+        for _ in range(100):
+            items = srv.json("-n", "web", "get", "pdb")["items"]
+            got = {
+                i["metadata"]["name"]: (
+                    i.get("status", {}).get("expectedPods", 0),
+                    i.get("status", {}).get("desiredHealthy", 0),
+                    i.get("status", {}).get("disruptionsAllowed", 0),
+                )
+                for i in items
+            }
+            if got == want:
+                break
+            time.sleep(0.2)
+        assert got == want
+        pdb = srv.json("-n", "web", "get", "pdb", "min")
+        cond = pdb["status"]["conditions"][0]
+        assert (cond["type"], cond["status"], cond["reason"]) == (
+            "DisruptionAllowed",
+            "True",
+            "SufficientPods",
+        )
+        lines = srv.ok("-n", "web", "get", "pdb", "min").splitlines()
+        assert lines[1].split()[:4] == ["min", "1", "N/A", "2"]
     finally:
         srv.stop()

@@ -23,6 +23,7 @@ from kuota.cluster.autoscaler import ClusterAutoscaler
 from kuota.cluster.controllers.cronjob_controller import CronJobController
 from kuota.cluster.controllers.daemonset_controller import DaemonSetController
 from kuota.cluster.controllers.deployment_controller import DeploymentController
+from kuota.cluster.controllers.disruption import DisruptionController
 from kuota.cluster.controllers.eviction import GracefulTermination
 from kuota.cluster.controllers.job_controller import JobController
 from kuota.cluster.controllers.kubelet import Kubelet, RunSource
@@ -131,8 +132,10 @@ def install(
         cluster.train_jobs,
         # cluster-autoscaler: ProvisioningRequests and kuota.dev NodeGroups.
         cluster.autoscaler,
-        # kube-controller-manager's resource quota controller (status.used).
+        # kube-controller-manager's resource quota controller (status.used)
+        # and disruption controller (PodDisruptionBudgets' status).
         ResourceQuotaController(),
+        DisruptionController(),
     ):
         mgr.add(extra)
     return cluster
