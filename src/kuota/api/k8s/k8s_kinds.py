@@ -382,7 +382,8 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         status_subresource=True,
         validate=gateless(resourcequota.validate_resource_quota),
     ),
-    # Stored and served (no disruption controller, no eviction API in kuota).
+    # Stored and served; status by the embedded disruption controller (no
+    # eviction API in kuota).
     KindSpec(
         group=policy.GROUP,
         kind="PodDisruptionBudget",

@@ -1,7 +1,8 @@
 """policy/v1 PodDisruptionBudget (``k8s.io/api/policy/v1``): every JSON field,
 and kube-apiserver's validation of it (``pkg/apis/policy/validation``,
-``ValidatePodDisruptionBudget``). Stored and served; kuota runs no disruption
-controller and no eviction API, so ``status`` stays as written."""
+``ValidatePodDisruptionBudget``). Stored and served; the embedded cluster's
+disruption controller writes ``status`` (kuota.cluster.controllers.disruption);
+kuota has no eviction API that would read it."""
 
 from __future__ import annotations
 
