@@ -314,5 +314,21 @@ def test_pdb_status_counts_the_ready_pods(tmp_path: Path) -> None:
         )
         lines = srv.ok("-n", "web", "get", "pdb", "min").splitlines()
         assert lines[1].split()[:4] == ["min", "1", "N/A", "2"]
+        # kubectl diff of what is applied shows nothing: its dry-run patch
+        # (a PDB's selector is always sent: patchStrategy replace) keeps the
+        # status the controller wrote, as the write would.
+        applied = {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "applied", "namespace": "web"},
+            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
+        }
+        srv.ok("apply", "-f", "-", input=json.dumps(applied))
+        for _ in range(50):
+            if srv.json("-n", "web", "get", "pdb", "applied").get("status"):
+                break
+            time.sleep(0.1)
+        r = srv.kubectl("diff", "-f", "-", input=json.dumps(applied))
+        assert r.returncode == 0, r.stdout + r.stderr
     finally:
         srv.stop()
