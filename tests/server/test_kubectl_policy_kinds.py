@@ -332,3 +332,49 @@ def test_pdb_status_counts_the_ready_pods(tmp_path: Path) -> None:
         assert r.returncode == 0, r.stdout + r.stderr
     finally:
         srv.stop()
+
+
+@needs_kubectl
+def test_a_job_refused_by_quota_gets_its_pod_once_another_frees_it(tmp_path: Path) -> None:
+    """The job controller's create refused by the quota (a FailedCreate
+    event with the API server's text), then made when another Job's pod ends
+    and the quota's usage goes down (the refused Job has no pod whose
+    change would sync it: the quota's does)."""
+    srv = start_server(
+        tmp_path / "state", str(EXAMPLES / "quickstart"), "--speed", "20", home=tmp_path / "home"
+    )
+
+    def job(name: str) -> str:
+        return json.dumps(
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": name, "namespace": "q"},
+                "spec": {
+                    "template": {
+                        "metadata": {"annotations": {"kuota.dev/duration": "20s"}},
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [{"name": "c", "image": "x"}],
+                        },
+                    },
+                },
+            }
+        )
+
+    try:
+        srv.ok("create", "namespace", "q")
+        srv.ok("-n", "q", "create", "quota", "rq", "--hard=pods=1")
+        srv.ok("apply", "-f", "-", input=job("first"))
+        srv.ok("apply", "-f", "-", input=job("second"))
+        srv.ok("-n", "q", "wait", "--for=condition=Complete", "job/second", "--timeout=60s")
+        events = srv.json("-n", "q", "get", "events", "--field-selector", "reason=FailedCreate")
+        messages = [e["message"] for e in events["items"]]
+        assert any(
+            "is forbidden: exceeded quota: rq, requested: pods=1, used: pods=1, limited: pods=1"
+            in m
+            for m in messages
+        ), messages
+        assert srv.json("-n", "q", "get", "job", "first")["status"]["succeeded"] == 1
+    finally:
+        srv.stop()
