@@ -40,6 +40,7 @@ ROOTS = {
         "Pod",
         "PodTemplate",
         "LimitRange",
+        "ResourceQuota",
         "Node",
         "Event",
     ]
@@ -58,6 +59,10 @@ ROOTS |= {
     ("coordination.k8s.io/v1", "Lease"): "coordination/v1.Lease",
     ("node.k8s.io/v1", "RuntimeClass"): "node/v1.RuntimeClass",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "autoscaling/v2.HorizontalPodAutoscaler",
+    # ``kubectl autoscale`` creates an autoscaling/v1 HorizontalPodAutoscaler.
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "autoscaling/v1.HorizontalPodAutoscaler",
+    ("policy/v1", "PodDisruptionBudget"): "policy/v1.PodDisruptionBudget",
+    ("networking.k8s.io/v1", "Ingress"): "networking/v1.Ingress",
     # The body of ``kubectl create token`` (serviceaccounts/NAME/token).
     ("authentication.k8s.io/v1", "TokenRequest"): "authentication/v1.TokenRequest",
     ("events.k8s.io/v1", "Event"): "events/v1.Event",

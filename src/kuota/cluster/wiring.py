@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kuota.cluster.apiserver.apps_validation import AppsValidation
@@ -15,12 +16,14 @@ from kuota.cluster.apiserver.limitrange import LIMIT_RANGE, PodResourceAdmission
 from kuota.cluster.apiserver.node_registration import NodeRegistration
 from kuota.cluster.apiserver.pod_admission import PodAdmission, ProjectNodeSelector
 from kuota.cluster.apiserver.pod_strategy import SchedulingGatedCondition
+from kuota.cluster.apiserver.resourcequota import ResourceQuotaAdmission, ResourceQuotaController
 from kuota.cluster.appwrapper.appwrapper_controller import AppWrapperController
 from kuota.cluster.appwrapper.appwrapper_webhooks import AppWrapperValidation
 from kuota.cluster.autoscaler import ClusterAutoscaler
 from kuota.cluster.controllers.cronjob_controller import CronJobController
 from kuota.cluster.controllers.daemonset_controller import DaemonSetController
 from kuota.cluster.controllers.deployment_controller import DeploymentController
+from kuota.cluster.controllers.disruption import DisruptionController
 from kuota.cluster.controllers.eviction import GracefulTermination
 from kuota.cluster.controllers.job_controller import JobController
 from kuota.cluster.controllers.kubelet import Kubelet, RunSource
@@ -50,8 +53,6 @@ from kuota.cluster.trainer.trainjob_controller import TrainJobController
 from kuota.webhooks.policy import ValidatingAdmissionPolicies
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from kuota.runtime.manager import Manager
     from kuota.store.protocol import ObjectStore
 
@@ -131,6 +132,10 @@ def install(
         cluster.train_jobs,
         # cluster-autoscaler: ProvisioningRequests and kuota.dev NodeGroups.
         cluster.autoscaler,
+        # kube-controller-manager's resource quota controller (status.used)
+        # and disruption controller (PodDisruptionBudgets' status).
+        ResourceQuotaController(),
+        DisruptionController(),
     ):
         mgr.add(extra)
     return cluster
@@ -141,6 +146,7 @@ def api_server_hooks(
     *,
     openshift: bool = False,
     default_node_selector: Mapping[str, str] | None = None,
+    now: Callable[[], datetime] | None = None,
 ) -> list[Any]:
     """The API server's part of the embedded cluster, as store admission
     hooks: node registration (kubelet-reported capacity and allocatable;
@@ -179,6 +185,8 @@ def api_server_hooks(
         PodResourceAdmission(lambda ns: store().list(LIMIT_RANGE, ns).items),
         # Priority from PriorityClasses, the default not-ready/unreachable tolerations.
         priority,
+        # ResourceQuota (validating: after LimitRanger's defaults).
+        ResourceQuotaAdmission(store, now or (lambda: datetime.now(UTC))),
     ]
 
 

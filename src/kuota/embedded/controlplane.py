@@ -123,7 +123,10 @@ class ControlPlane:
                 parse_node_selector(scheduler.spec.default_node_selector) if scheduler else None
             )
             hooks += api_server_hooks(
-                lambda: self.store, openshift=openshift, default_node_selector=selector
+                lambda: self.store,
+                openshift=openshift,
+                default_node_selector=selector,
+                now=self.clock.now,
             )
         # After the API server's own admission (priority, LimitRanger), as
         # webhooks run: the pod webhook's role hash covers what they set.

@@ -349,6 +349,101 @@ def _admission_policy_binding(w: Wire, now: datetime) -> list[Any]:
     return [spec.get("policyName", ""), shown, _age(w, now)]
 
 
+def _hpa_metric(spec: Wire, status: Wire | None) -> str:
+    """One metric of ``formatHPAMetrics``: current/target."""
+    typ = spec.get("type")
+    if typ in ("Resource", "ContainerResource"):
+        src = spec.get("resource" if typ == "Resource" else "containerResource") or {}
+        cur = (status or {}).get("resource" if typ == "Resource" else "containerResource") or {}
+        target, current = src.get("target") or {}, cur.get("current") or {}
+        name = src.get("name", "")
+        if target.get("averageValue") is not None:
+            shown = current.get("averageValue")
+            return f"{name}: {shown if shown is not None else '<unknown>'}/{target['averageValue']}"
+        now_ = current.get("averageUtilization")
+        want = target.get("averageUtilization")
+        return (
+            f"{name}: {f'{now_}%' if now_ is not None else '<unknown>'}/"
+            f"{f'{want}%' if want is not None else '<auto>'}"
+        )
+    if typ in ("Pods", "Object", "External"):
+        key = typ.lower()
+        target = (spec.get(key) or {}).get("target") or {}
+        current = ((status or {}).get(key) or {}).get("current") or {}
+        if target.get("averageValue") is not None:
+            shown = current.get("averageValue") or "<unknown>"
+            avg = " (avg)" if typ != "Pods" else ""
+            return f"{shown}/{target['averageValue']}{avg}"
+        return f"{current.get('value') or '<unknown>'}/{target.get('value') or '<unknown>'}"
+    return "<unknown type>"
+
+
+def _hpa(w: Wire, now: datetime) -> list[Any]:
+    """printHorizontalPodAutoscaler, of the stored (autoscaling/v2) form."""
+    spec, status = w.get("spec") or {}, w.get("status") or {}
+    ref = spec.get("scaleTargetRef") or {}
+    metrics = spec.get("metrics") or []
+    current = status.get("currentMetrics") or []
+    shown = [
+        _hpa_metric(m, current[i] if i < len(current) else None) for i, m in enumerate(metrics)
+    ]
+    targets = ", ".join(shown[:2]) or "<none>"
+    if len(shown) > 2:
+        targets += f" + {len(shown) - 2} more..."
+    mn = spec.get("minReplicas")
+    return [
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        targets,
+        str(mn) if mn is not None else "<unset>",
+        spec.get("maxReplicas", 0),
+        status.get("currentReplicas", 0),
+        _age(w, now),
+    ]
+
+
+def _resourcequota(w: Wire, now: datetime) -> list[Any]:
+    """printResourceQuota: "name: used/hard" for each resource of status.hard,
+    the limits.* ones in LIMIT, the rest in REQUEST."""
+    status = w.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    request, limit = [], []
+    for r in sorted(hard):
+        cell = f"{r}: {used.get(r, '0')}/{hard[r]}"
+        (limit if r.split(".", 1)[0] == "limits" and "." in r else request).append(cell)
+    return [_age(w, now), ", ".join(request), ", ".join(limit)]
+
+
+def _pdb(w: Wire, now: datetime) -> list[Any]:
+    spec, status = w.get("spec") or {}, w.get("status") or {}
+    mn, mx = spec.get("minAvailable"), spec.get("maxUnavailable")
+    return [
+        str(mn) if mn is not None else "N/A",
+        str(mx) if mx is not None else "N/A",
+        status.get("disruptionsAllowed", 0),
+        _age(w, now),
+    ]
+
+
+def _ingress(w: Wire, now: datetime) -> list[Any]:
+    spec = w.get("spec") or {}
+    rules = spec.get("rules") or []
+    hosts = [r["host"] for r in rules if r.get("host")][:3]
+    shown = ",".join(hosts) or "*"
+    if len(rules) > 3:
+        shown += f" + {len(rules) - 3} more..."
+    lb = ((w.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    addresses = ",".join(a.get("ip") or a.get("hostname") or "" for a in lb)
+    if len(addresses) > 16:  # loadBalancerWidth, without -o wide
+        addresses = addresses[:13] + "..."
+    return [
+        spec.get("ingressClassName") or "<none>",
+        shown,
+        addresses,
+        "80, 443" if spec.get("tls") else "80",
+        _age(w, now),
+    ]
+
+
 BUILTIN_CELLS: dict[tuple[str, str], Callable[[Wire, datetime], list[Any]]] = {
     ("", "Pod"): _pod,
     ("", "Namespace"): _namespace,
@@ -357,6 +452,10 @@ BUILTIN_CELLS: dict[tuple[str, str], Callable[[Wire, datetime], list[Any]]] = {
     ("", "Service"): _service,
     ("", "Event"): _event,
     ("", "PodTemplate"): _podtemplate,
+    ("", "ResourceQuota"): _resourcequota,
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
+    ("policy", "PodDisruptionBudget"): _pdb,
+    ("networking.k8s.io", "Ingress"): _ingress,
     ("scheduling.k8s.io", "PriorityClass"): _priorityclass,
     ("node.k8s.io", "RuntimeClass"): _runtimeclass,
     ("batch", "Job"): _job,

@@ -70,6 +70,13 @@ class Hub:
         self._commit_scheduled = False
         self._syncing = False  # a group's write and fsync run on a thread
         self._joined = False  # a client's write waits for self._durable
+        # The open watch streams by resource (server/watching.py): the hub
+        # writes their events itself, one pass over them per flush, rather
+        # than waking a task per watch (a future, a timer and a task step
+        # each, per event, for 100 watchers).
+        self._streams: dict[Any, dict[Any, None]] = {}
+        self._flush_handle: asyncio.Handle | None = None
+        self._last_flush = 0.0
 
     # ---------------------------------------------------------------- watches
     @property
@@ -78,7 +85,9 @@ class Hub:
         return COALESCE_S
 
     def notify(self) -> None:
-        """Wake the watches waiting for a change of what changed."""
+        """Wake the watches waiting for a change of what changed, and have
+        the watch streams' new events written (at once after a quiet spell,
+        else with the rest of the burst, ``coalesce_s`` after the last)."""
         store = self.cp.store
         rv = store.resource_version
         if rv == self._last_rv:
@@ -88,11 +97,47 @@ class Hub:
             if rtype is None or store.revision_of(rtype) > seen[0]:
                 del self._waiting[rtype]
                 self.woken += _resolve(waiting)
+        if self._streams and self._flush_handle is None:
+            delay = self._last_flush + self.coalesce_s - time.monotonic()
+            if delay > 0:
+                self._flush_handle = self.loop.call_later(delay, self._flush)
+            else:
+                self._flush_handle = self.loop.call_soon(self._flush)
+
+    def add_stream(self, rtype: Any, stream: Any) -> None:
+        """Write ``stream``'s events from now on: ``stream.pump()`` is called
+        when its resource moved past ``stream.position`` and returns whether it
+        wrote; ``stream.close()`` when the hub stops."""
+        self._streams.setdefault(rtype, {})[stream] = None
+
+    def remove_stream(self, rtype: Any, stream: Any) -> None:
+        streams = self._streams.get(rtype)
+        if streams is not None:
+            streams.pop(stream, None)
+            if not streams:
+                del self._streams[rtype]
+
+    def _flush(self) -> None:
+        self._flush_handle = None
+        store = self.cp.store
+        wrote = False
+        for rtype, streams in list(self._streams.items()):
+            rev = store.revision_of(rtype)
+            for stream in list(streams):
+                if rev > stream.position:
+                    self.woken += 1
+                    wrote = stream.pump() or wrote
+        if wrote:
+            self._last_flush = time.monotonic()
 
     def _wake_all(self) -> None:
         groups, self._waiting = self._waiting, {}
         for _, waiting in groups.values():
             _resolve(waiting)
+        streams, self._streams = self._streams, {}
+        for group in streams.values():
+            for stream in group:
+                stream.close()
 
     async def wait(self, timeout: float, rtype: Any = None, seen: int = 0) -> None:
         """Until the store moves (or ``timeout`` seconds pass); with

@@ -18,12 +18,15 @@ KINDS: dict[tuple[str, str], str] = {
     ("apps/v1", "ReplicaSet"): "apps/v1.ReplicaSet",
     ("apps/v1", "StatefulSet"): "apps/v1.StatefulSet",
     ("authentication.k8s.io/v1", "TokenRequest"): "authentication/v1.TokenRequest",
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "autoscaling/v1.HorizontalPodAutoscaler",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "autoscaling/v2.HorizontalPodAutoscaler",
     ("batch/v1", "CronJob"): "batch/v1.CronJob",
     ("batch/v1", "Job"): "batch/v1.Job",
     ("coordination.k8s.io/v1", "Lease"): "coordination/v1.Lease",
     ("events.k8s.io/v1", "Event"): "events/v1.Event",
+    ("networking.k8s.io/v1", "Ingress"): "networking/v1.Ingress",
     ("node.k8s.io/v1", "RuntimeClass"): "node/v1.RuntimeClass",
+    ("policy/v1", "PodDisruptionBudget"): "policy/v1.PodDisruptionBudget",
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "rbac/v1.ClusterRole",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "rbac/v1.ClusterRoleBinding",
     ("rbac.authorization.k8s.io/v1", "Role"): "rbac/v1.Role",
@@ -36,6 +39,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("v1", "Node"): "core/v1.Node",
     ("v1", "Pod"): "core/v1.Pod",
     ("v1", "PodTemplate"): "core/v1.PodTemplate",
+    ("v1", "ResourceQuota"): "core/v1.ResourceQuota",
     ("v1", "Secret"): "core/v1.Secret",
     ("v1", "Service"): "core/v1.Service",
     ("v1", "ServiceAccount"): "core/v1.ServiceAccount",
@@ -290,6 +294,29 @@ MESSAGES: dict[str, tuple[tuple[int, str, str, int], ...]] = {
     "authentication/v1.TokenRequestStatus": (
         (1, "token", "s", 0),
         (2, "expirationTimestamp", "t", 0),
+    ),
+    "autoscaling/v1.CrossVersionObjectReference": (
+        (1, "kind", "s", 0),
+        (2, "name", "s", 0),
+        (3, "apiVersion", "s", 8),
+    ),
+    "autoscaling/v1.HorizontalPodAutoscaler": (
+        (1, "metadata", "meta/v1.ObjectMeta", 8),
+        (2, "spec", "autoscaling/v1.HorizontalPodAutoscalerSpec", 8),
+        (3, "status", "autoscaling/v1.HorizontalPodAutoscalerStatus", 8),
+    ),
+    "autoscaling/v1.HorizontalPodAutoscalerSpec": (
+        (1, "scaleTargetRef", "autoscaling/v1.CrossVersionObjectReference", 0),
+        (2, "minReplicas", "i", 12),
+        (3, "maxReplicas", "i", 0),
+        (4, "targetCPUUtilizationPercentage", "i", 12),
+    ),
+    "autoscaling/v1.HorizontalPodAutoscalerStatus": (
+        (1, "observedGeneration", "i", 12),
+        (2, "lastScaleTime", "t", 12),
+        (3, "currentReplicas", "i", 0),
+        (4, "desiredReplicas", "i", 0),
+        (5, "currentCPUUtilizationPercentage", "i", 12),
     ),
     "autoscaling/v2.ContainerResourceMetricSource": (
         (1, "name", "s", 0),
@@ -1390,6 +1417,20 @@ MESSAGES: dict[str, tuple[tuple[int, str, str, int], ...]] = {
         (2, "health", "s", 8),
         (6, "message", "s", 12),
     ),
+    "core/v1.ResourceQuota": (
+        (1, "metadata", "meta/v1.ObjectMeta", 8),
+        (2, "spec", "core/v1.ResourceQuotaSpec", 8),
+        (3, "status", "core/v1.ResourceQuotaStatus", 8),
+    ),
+    "core/v1.ResourceQuotaSpec": (
+        (1, "hard", "q", 10),
+        (2, "scopes", "s", 9),
+        (3, "scopeSelector", "core/v1.ScopeSelector", 12),
+    ),
+    "core/v1.ResourceQuotaStatus": (
+        (1, "hard", "q", 10),
+        (2, "used", "q", 10),
+    ),
     "core/v1.ResourceRequirements": (
         (1, "limits", "q", 10),
         (2, "requests", "q", 10),
@@ -1416,6 +1457,14 @@ MESSAGES: dict[str, tuple[tuple[int, str, str, int], ...]] = {
         (8, "volumeName", "s", 8),
         (9, "fsType", "s", 8),
         (10, "readOnly", "b", 8),
+    ),
+    "core/v1.ScopeSelector": (
+        (1, "matchExpressions", "core/v1.ScopedResourceSelectorRequirement", 9),
+    ),
+    "core/v1.ScopedResourceSelectorRequirement": (
+        (1, "scopeName", "s", 0),
+        (2, "operator", "s", 0),
+        (3, "values", "s", 9),
     ),
     "core/v1.SeccompProfile": (
         (1, "type", "s", 0),
@@ -1732,6 +1781,60 @@ MESSAGES: dict[str, tuple[tuple[int, str, str, int], ...]] = {
         (6, "controller", "b", 12),
         (7, "blockOwnerDeletion", "b", 12),
     ),
+    "networking/v1.HTTPIngressPath": (
+        (1, "path", "s", 8),
+        (3, "pathType", "s", 4),
+        (2, "backend", "networking/v1.IngressBackend", 0),
+    ),
+    "networking/v1.HTTPIngressRuleValue": ((1, "paths", "networking/v1.HTTPIngressPath", 1),),
+    "networking/v1.Ingress": (
+        (1, "metadata", "meta/v1.ObjectMeta", 8),
+        (2, "spec", "networking/v1.IngressSpec", 8),
+        (3, "status", "networking/v1.IngressStatus", 8),
+    ),
+    "networking/v1.IngressBackend": (
+        (4, "service", "networking/v1.IngressServiceBackend", 12),
+        (3, "resource", "core/v1.TypedLocalObjectReference", 12),
+    ),
+    "networking/v1.IngressLoadBalancerIngress": (
+        (1, "ip", "s", 8),
+        (2, "hostname", "s", 8),
+        (4, "ports", "networking/v1.IngressPortStatus", 9),
+    ),
+    "networking/v1.IngressLoadBalancerStatus": (
+        (1, "ingress", "networking/v1.IngressLoadBalancerIngress", 9),
+    ),
+    "networking/v1.IngressPortStatus": (
+        (1, "port", "i", 0),
+        (2, "protocol", "s", 0),
+        (3, "error", "s", 12),
+    ),
+    "networking/v1.IngressRule": (
+        (1, "host", "s", 8),
+        (2, "", "networking/v1.IngressRuleValue", 16),
+    ),
+    "networking/v1.IngressRuleValue": ((1, "http", "networking/v1.HTTPIngressRuleValue", 12),),
+    "networking/v1.IngressServiceBackend": (
+        (1, "name", "s", 0),
+        (2, "port", "networking/v1.ServiceBackendPort", 8),
+    ),
+    "networking/v1.IngressSpec": (
+        (4, "ingressClassName", "s", 12),
+        (1, "defaultBackend", "networking/v1.IngressBackend", 12),
+        (2, "tls", "networking/v1.IngressTLS", 9),
+        (3, "rules", "networking/v1.IngressRule", 9),
+    ),
+    "networking/v1.IngressStatus": (
+        (1, "loadBalancer", "networking/v1.IngressLoadBalancerStatus", 8),
+    ),
+    "networking/v1.IngressTLS": (
+        (1, "hosts", "s", 9),
+        (2, "secretName", "s", 8),
+    ),
+    "networking/v1.ServiceBackendPort": (
+        (1, "name", "s", 8),
+        (2, "number", "i", 8),
+    ),
     "node/v1.Overhead": ((1, "podFixed", "q", 10),),
     "node/v1.RuntimeClass": (
         (1, "metadata", "meta/v1.ObjectMeta", 8),
@@ -1742,6 +1845,26 @@ MESSAGES: dict[str, tuple[tuple[int, str, str, int], ...]] = {
     "node/v1.Scheduling": (
         (1, "nodeSelector", "s", 10),
         (2, "tolerations", "core/v1.Toleration", 9),
+    ),
+    "policy/v1.PodDisruptionBudget": (
+        (1, "metadata", "meta/v1.ObjectMeta", 8),
+        (2, "spec", "policy/v1.PodDisruptionBudgetSpec", 8),
+        (3, "status", "policy/v1.PodDisruptionBudgetStatus", 8),
+    ),
+    "policy/v1.PodDisruptionBudgetSpec": (
+        (1, "minAvailable", "o", 12),
+        (2, "selector", "meta/v1.LabelSelector", 12),
+        (3, "maxUnavailable", "o", 12),
+        (4, "unhealthyPodEvictionPolicy", "s", 12),
+    ),
+    "policy/v1.PodDisruptionBudgetStatus": (
+        (1, "observedGeneration", "i", 8),
+        (2, "disruptedPods", "t", 10),
+        (3, "disruptionsAllowed", "i", 0),
+        (4, "currentHealthy", "i", 0),
+        (5, "desiredHealthy", "i", 0),
+        (6, "expectedPods", "i", 0),
+        (7, "conditions", "meta/v1.Condition", 9),
     ),
     "rbac/v1.AggregationRule": ((1, "clusterRoleSelectors", "meta/v1.LabelSelector", 9),),
     "rbac/v1.ClusterRole": (

@@ -49,6 +49,9 @@ BUILTIN_GROUPS = frozenset(
         "rbac.authorization.k8s.io",
         "apiextensions.k8s.io",
         "resource.k8s.io",
+        "autoscaling",
+        "policy",
+        "networking.k8s.io",
     }
 )
 JOB_ORPHAN_WARNING = (
@@ -276,6 +279,12 @@ class Resources:
                 old = None
             req.guard(obj, old)
         if req.dry_run:
+            if req.subresource != "status" and s.spec.status_subresource:
+                # As the write would store it: the main resource keeps its
+                # status (kubectl diff shows no status change).
+                with contextlib.suppress(NotFound):
+                    live = self.store.get(s.rtype, req.namespace, req.name)
+                    obj = msgspec.structs.replace(obj, status=live.status)
             return Reply(encode(obj, s))
         durable = self.begin_write()
         try:

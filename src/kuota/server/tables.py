@@ -233,7 +233,9 @@ def row(served: Served, obj: Any, now: datetime, include: str) -> dict[str, Any]
     cols = columns_of(served)
     builtin = BUILTIN_CELLS.get((served.group, served.kind))
     if builtin is not None and not any(c.json_path for c in cols):
-        cells = [meta.get("name", ""), *builtin(full_builtins(wire_obj), now)]
+        # Of the internal object, as kube-apiserver's printers read its
+        # internal version (an autoscaling/v1 HPA shows its v2 metrics).
+        cells = [meta.get("name", ""), *builtin(full_builtins(obj), now)]
         cells += [""] * (len(cols) + 1 - len(cells))
         cells = cells[: len(cols) + 1]
     else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -154,43 +155,91 @@ async def watch(
     if w is None:
         await resp.write(_line("ERROR", st.gone(expired or "too old resource version").status()))
         return resp
+    stream = _Stream(w, render, request.transport, hub.loop.create_future())
     deadline = time.monotonic() + timeout
-    last_sent = time.monotonic()
     try:
         if first:
             await resp.write(b"".join(first))
-        while not hub.stopping:
-            try:
-                events = w.poll()
-            except Gone as err:
-                await resp.write(_line("ERROR", st.gone(str(err)).status()))
-                break
-            out = [
-                line
-                for ev in events
-                if ev.type != "BOOKMARK" and (line := render(ev.type, ev.object)) is not None
-            ]
-            t = time.monotonic()
-            if out:
-                await resp.write(b"".join(out))
-                last_sent = t
-            elif bookmarks and t - last_sent >= _BOOKMARK_EVERY:
-                await resp.write(_bookmark(s.kind, s.api_version, w.resource_version))
-                last_sent = t
-            left = deadline - t
+        hub.add_stream(s.rtype, stream)
+        stream.pump()  # (what came between the list and now)
+        while not hub.stopping and not stream.closed.done():
+            left = deadline - time.monotonic()
             if left <= 0:
                 break
-            await hub.wait(
-                min(left, _BOOKMARK_EVERY if bookmarks else left), s.rtype, int(w.resource_version)
-            )
-            soon = last_sent + hub.coalesce_s - time.monotonic()
-            if out and soon > 0 and not hub.stopping:
-                await asyncio.sleep(soon)  # (a burst: what else comes goes in the same write)
+            await asyncio.wait([stream.closed], timeout=min(left, _BOOKMARK_EVERY))
+            if (
+                bookmarks
+                and not stream.closed.done()
+                and time.monotonic() - stream.last_sent >= _BOOKMARK_EVERY
+            ):
+                stream.send(_bookmark(s.kind, s.api_version, w.resource_version))
     except (ConnectionResetError, RuntimeError):
         pass  # the client went away
     finally:
+        hub.remove_stream(s.rtype, stream)
         w.close()
     return resp
+
+
+# A watch whose client reads slower than its events come is closed once this
+# much waits unsent (kube-apiserver closes an unresponsive watcher too; the
+# client resumes from its last resourceVersion).
+_MAX_UNSENT = 16 << 20
+
+
+class _Stream:
+    """One watch's response stream, written by the hub (Hub.add_stream): its
+    new events, rendered and framed as HTTP/1.1 chunks straight onto the
+    connection's transport, with no task of its own to wake."""
+
+    __slots__ = ("closed", "last_sent", "position", "render", "transport", "w")
+
+    def __init__(
+        self,
+        w: Any,
+        render: Callable[[str, Any], bytes | None],
+        transport: asyncio.Transport | None,
+        closed: asyncio.Future[None],
+    ) -> None:
+        self.w = w
+        self.render = render
+        self.transport = transport
+        self.closed = closed  # resolved when the stream ends (the handler returns)
+        self.position = int(w.resource_version)
+        self.last_sent = time.monotonic()
+
+    def pump(self) -> bool:
+        """Write the events since the last pump; True if something was written."""
+        if self.closed.done():
+            return False
+        w = self.w
+        try:
+            events = w.poll()
+        except Gone as err:
+            self.send(_line("ERROR", st.gone(str(err)).status()))
+            self.close()
+            return True
+        self.position = int(w.resource_version)
+        render = self.render
+        out = [
+            line
+            for ev in events
+            if ev.type != "BOOKMARK" and (line := render(ev.type, ev.object)) is not None
+        ]
+        return self.send(b"".join(out)) if out else False
+
+    def send(self, data: bytes) -> bool:
+        tr = self.transport
+        if tr is None or tr.is_closing() or tr.get_write_buffer_size() > _MAX_UNSENT:
+            self.close()
+            return False
+        tr.write(b"%x\r\n%b\r\n" % (len(data), data))
+        self.last_sent = time.monotonic()
+        return True
+
+    def close(self) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
 
 
 def _bookmark(kind: str, api_version: str, rv: str) -> bytes:

@@ -19,7 +19,7 @@ from kuota.api import base, registry
 from kuota.api import k8s as core
 from kuota.api.decode import decode_object
 from kuota.api.errors import DUPLICATE, FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, TOO_LONG
-from kuota.api.k8s import apps, configobjects
+from kuota.api.k8s import apps, configobjects, resourcequota
 from kuota.api.k8s import validation as cv
 from kuota.api.kuotadev.bizrq import BizGroupResourceQuota, validate_bizrq
 from kuota.api.kuotadev.nodegroup import NodeGroup, validate_node_group
@@ -55,6 +55,7 @@ VALIDATORS = {
     BizGroupResourceQuota: validate_bizrq,
     lws.LeaderWorkerSet: lws.validate_leader_worker_set,
     configobjects.Secret: configobjects.validate_secret,
+    resourcequota.ResourceQuota: resourcequota.validate_resource_quota,
     configobjects.ConfigMap: lambda _: [],  # (no rules of their own)
     configobjects.ServiceAccount: lambda _: [],
 }

@@ -15,10 +15,14 @@ from kuota.api.k8s import (
     configobjects,
     coordination,
     corev1,
+    networking,
+    policy,
     rbac,
     resource,
+    resourcequota,
     service,
 )
+from kuota.api.k8s import autoscaling_v1 as hpa_v1
 from kuota.api.k8s import validation as cv
 from kuota.api.k8s.event import Event
 from kuota.api.k8s.validation import resource_kinds
@@ -48,6 +52,8 @@ def _path_segment(name: str) -> list[str]:
         return [f'may not be "{name}"']
     return [f"may not contain '{c}'" for c in "/%" if c in name]
 
+
+_HPA = _cols("Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age")
 
 K8S_KINDS: tuple[KindSpec, ...] = (
     KindSpec(
@@ -337,8 +343,9 @@ K8S_KINDS: tuple[KindSpec, ...] = (
             ),
         ),
     ),
-    # Stored, not acted on (kuota runs no autoscaler): a business-group quota
-    # tree charges its target's maxReplicas.
+    # Stored, not acted on (kuota runs no autoscaler and no metrics pipeline):
+    # a business-group quota tree charges its target's maxReplicas. v2 is
+    # stored; v1 (``kubectl autoscale``) is converted to and from it.
     KindSpec(
         group=autoscaling.GROUP,
         kind="HorizontalPodAutoscaler",
@@ -346,22 +353,62 @@ K8S_KINDS: tuple[KindSpec, ...] = (
         namespaced=True,
         internal=autoscaling.HorizontalPodAutoscaler,
         versions=(
+            VersionSpec("v2", autoscaling.HorizontalPodAutoscaler, storage=True, columns=_HPA),
             VersionSpec(
-                "v2",
-                autoscaling.HorizontalPodAutoscaler,
-                storage=True,
-                columns=(
-                    PrinterColumn("Reference", "string", ".spec.scaleTargetRef.name"),
-                    PrinterColumn("MinPods", "integer", ".spec.minReplicas"),
-                    PrinterColumn("MaxPods", "integer", ".spec.maxReplicas"),
-                    PrinterColumn("Replicas", "integer", ".status.currentReplicas"),
-                    PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
-                ),
+                "v1",
+                hpa_v1.HorizontalPodAutoscalerV1,
+                to_internal=hpa_v1.hpa_to_v2,
+                from_internal=hpa_v1.hpa_from_v2,
+                columns=_HPA,
             ),
         ),
         short_names=("hpa",),
         categories=_ALL,
         status_subresource=True,
+        validate=gateless(hpa_v1.validate_hpa),
+        default=hpa_v1.default_hpa,
+    ),
+    # Namespaced quotas beside Kueue's: the embedded API server's admission
+    # refuses creates over ``hard`` and its controller keeps ``status.used``
+    # (kuota.cluster.apiserver.resourcequota).
+    KindSpec(
+        group="",
+        kind="ResourceQuota",
+        plural="resourcequotas",
+        namespaced=True,
+        internal=resourcequota.ResourceQuota,
+        versions=_v1(resourcequota.ResourceQuota, _cols("Age", "Request", "Limit")),
+        short_names=("quota",),
+        status_subresource=True,
+        validate=gateless(resourcequota.validate_resource_quota),
+    ),
+    # Stored and served; status by the embedded disruption controller (no
+    # eviction API in kuota).
+    KindSpec(
+        group=policy.GROUP,
+        kind="PodDisruptionBudget",
+        plural="poddisruptionbudgets",
+        namespaced=True,
+        internal=policy.PodDisruptionBudget,
+        versions=_v1(
+            policy.PodDisruptionBudget,
+            _cols("Min Available", "Max Unavailable", "Allowed Disruptions", "Age"),
+        ),
+        short_names=("pdb",),
+        status_subresource=True,
+        validate=gateless(policy.validate_pdb),
+    ),
+    # Stored and served (no ingress controller in kuota).
+    KindSpec(
+        group=networking.GROUP,
+        kind="Ingress",
+        plural="ingresses",
+        namespaced=True,
+        internal=networking.Ingress,
+        versions=_v1(networking.Ingress, _cols("Class", "Hosts", "Address", "Ports", "Age")),
+        short_names=("ing",),
+        status_subresource=True,
+        validate=gateless(networking.validate_ingress),
     ),
     # Written by the recorders: the control plane's, and over the API those
     # of controllers in other processes (kuota controller).

@@ -45,6 +45,7 @@ import msgspec
 
 from kuota.api.k8s import Job, JobCondition, JobStatus, Pod
 from kuota.cluster.apiserver.limitrange import Forbidden
+from kuota.cluster.apiserver.resourcequota import RESOURCE_QUOTA
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.jobutil import (
     JOB_TRACKING_FINALIZER,
@@ -140,7 +141,7 @@ class JobController(ClusterController):
         self._pods: Informer | None = None
         self._backoff: dict[str, BackoffRecord] = {}
         # Jobs whose last pod create was refused, by namespace: synced again
-        # when a LimitRange there changes.
+        # when a LimitRange or a ResourceQuota there changes.
         self._refused: dict[str, set[str]] = {}
         # The resourceVersions of this controller's own status writes not yet
         # seen back from the informer, by Job key: such a write's event is
@@ -157,6 +158,10 @@ class JobController(ClusterController):
         self._jobs.on_change(self._on_job)
         self._pods.on_change(self._on_pod)
         mgr.informer(LIMIT_RANGE).on_change(self._on_limit_range)
+        # A quota's usage going down (its controller's status write) may let
+        # a refused create through: kube-controller-manager's job controller
+        # retries with backoff; kuota on the event that can change the answer.
+        mgr.informer(RESOURCE_QUOTA).on_change(self._on_limit_range)
 
     def _on_limit_range(self, etype: EventType, lr: Any, old: Any | None) -> None:
         for key in sorted(self._refused.pop(lr.metadata.namespace, ())):

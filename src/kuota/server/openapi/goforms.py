@@ -39,6 +39,16 @@ REQUIRED: Final[dict[str, list[str]]] = {
     "ReplicaSetStatus": ["replicas"],
     "StatefulSetStatus": ["replicas"],
     "HorizontalPodAutoscalerStatus": ["desiredReplicas"],
+    "V1HorizontalPodAutoscalerStatus": ["currentReplicas", "desiredReplicas"],
+    "PodDisruptionBudgetStatus": [
+        "disruptionsAllowed",
+        "currentHealthy",
+        "desiredHealthy",
+        "expectedPods",
+    ],
+    "HTTPIngressPath": ["pathType", "backend"],
+    "HTTPIngressRuleValue": ["paths"],
+    "IngressServiceBackend": ["name"],
     "ControllerRevision": ["revision"],
     "Event": ["metadata", "involvedObject"],
     "PolicyRule": ["verbs"],
@@ -62,6 +72,11 @@ ATOMIC_STRUCTS: Final = frozenset(
         "ObjectReference",
         "Subject",
         "RoleRef",
+        "V1CrossVersionObjectReference",
+        # networking/v1, core/v1 ResourceQuota's
+        "TypedLocalObjectReference",
+        "ServiceBackendPort",
+        "ScopeSelector",
         # ValidatingAdmissionPolicy's
         "MatchResources",
         "NamedRuleWithOperations",

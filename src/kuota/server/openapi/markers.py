@@ -44,6 +44,9 @@ _CONDITIONS = _map("type")
 # (retainKeys) goes on the object.
 MARKERS: dict[tuple[str, str], dict[str, Any]] = {
     ("APIServiceStatus", "conditions"): _CONDITIONS,
+    # policy/v1
+    ("PodDisruptionBudgetSpec", "selector"): {"x-kubernetes-patch-strategy": "replace"},
+    ("PodDisruptionBudgetStatus", "conditions"): _CONDITIONS,
     # apimachinery meta/v1
     ("ObjectMeta", "finalizers"): {
         "x-kubernetes-list-type": "set",
