@@ -49,6 +49,33 @@ class ClusterQueueState:
     active: bool = True
     inactive_reason: str = ""
     inactive_message: str = ""
+    # The preemption search's ordering of ``workloads`` (search.py's
+    # _holders_in_order), kept across cycles: the holders that came and went
+    # since (the snapshot's add and remove) and those whose key changed in
+    # place (their Evicted or QuotaReserved condition: Snapshot.rekey) are
+    # logged in ``cand_log`` (True: joined, False: left; a what-if's take,
+    # put and lift too) for the next search to apply, with ``cand_keys`` the
+    # key each holder is filed under. ``cand_dups``: two keys are equal, so
+    # the dict's order breaks the tie (and a put moves a holder to its end):
+    # any change drops the list. ``cand_now``: the instant it read the clock
+    # for (a holder without a reservation time): any change drops it.
+    cand_order: list[Any] | None = None
+    cand_dups: bool = False
+    cand_now: Any = None
+    cand_log: list[tuple[bool, WorkloadInfo]] = field(default_factory=list)
+    cand_keys: dict[str, Any] = field(default_factory=dict)
+
+    def cand_change(self, joined: bool, info: WorkloadInfo) -> None:
+        """A holder joined or left ``workloads``: logged for the kept order."""
+        order = self.cand_order
+        if order is None:
+            return
+        log = self.cand_log
+        if self.cand_dups or self.cand_now is not None or len(log) > len(order) + 64:
+            self.cand_order = None  # rebuilt when next asked (as cheap, past that many)
+            log.clear()
+            return
+        log.append((joined, info))
 
     def status_active(self) -> bool:
         """Active as its status says (Kueue's cache): a queue left out of
@@ -143,6 +170,9 @@ class Snapshot:
         if old is not None:
             take_from(cq.held_usage, old.usage())
         cq.workloads[info.key] = info
+        if old is not None:
+            cq.cand_change(False, old)
+        cq.cand_change(True, info)
         self.holders[info.key] = cq
         u = info.usage()
         add_usage(cq.node, u)
@@ -175,6 +205,7 @@ class Snapshot:
             return
         stored = cq.workloads.pop(info.key, None)
         if stored is not None:
+            cq.cand_change(False, stored)
             take_from(cq.held_usage, stored.usage())
         cq.unadmitted.pop(info.key, None)
         remove_usage(cq.node, info.usage())
@@ -191,6 +222,16 @@ class Snapshot:
                 del self.by_lq[lq]  # type: ignore[arg-type]
                 self.lq_usage.pop(lq, None)  # type: ignore[arg-type]
                 self.lq_unadmitted.pop(lq, None)  # type: ignore[arg-type]
+
+    def rekey(self, key: str) -> None:
+        """What a quota holder's place among the preemption candidates reads
+        (its Evicted or QuotaReserved condition) changed in place."""
+        cq = self.holders.get(key)
+        if cq is not None:
+            info = cq.workloads.get(key)
+            if info is not None:
+                cq.cand_change(False, info)
+                cq.cand_change(True, info)
 
     def simulate_removal(self, infos: Iterable[WorkloadInfo]) -> Callable[[], None]:
         """Remove the workloads' usage (only); the returned function puts it back."""
@@ -216,13 +257,16 @@ class Snapshot:
         cq = self.holders.pop(info.key, None)
         if cq is None:
             return
-        cq.workloads.pop(info.key, None)
+        stored = cq.workloads.pop(info.key, None)
+        if stored is not None:
+            cq.cand_change(False, stored)
         remove_usage(cq.node, info.usage())
 
     def put(self, info: WorkloadInfo) -> None:
         """Undo take(): back last among its queue's holders, as a re-add."""
         cq = self.cqs[info.cluster_queue or ""]
         cq.workloads[info.key] = info
+        cq.cand_change(True, info)
         self.holders[info.key] = cq
         add_usage(cq.node, info.usage())
 
@@ -240,7 +284,9 @@ class Snapshot:
             cq = holders.pop(w.key, None)
             if cq is None:
                 continue
-            cq.workloads.pop(w.key, None)
+            stored = cq.workloads.pop(w.key, None)
+            if stored is not None:  # (searches run while they are out)
+                cq.cand_change(False, stored)
             lifted.append((w, cq))
             acc = per_cq.get(cq.name)
             if acc is None:
@@ -254,6 +300,7 @@ class Snapshot:
                 add_usage(node, u)
             for w, cq in lifted:
                 cq.workloads[w.key] = w
+                cq.cand_change(True, w)
                 holders[w.key] = cq
 
         return put_back

@@ -119,6 +119,10 @@ class CoreState:
             key = key_of(wl.metadata.namespace, wl.metadata.name)
             self.touched.add(key)
             self.timer_dirty.add(key)
+            if changed and (ctype == "Evicted" or ctype == "QuotaReserved"):
+                # A quota holder's place among the preemption candidates
+                # reads these (search.py's base_key).
+                self.snap.rekey(key)
         return changed
 
     def no_reservation(self, wl: kt.Workload, *, if_changed: bool = False) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from kuota.quota.tree import (
     FR,
@@ -19,7 +19,7 @@ from kuota.quota.tree import (
 from kuota.quota.workload import WorkloadInfo, is_evicted
 from kuota.scheduler.cache import ClusterQueueState
 from kuota.scheduler.preemption.fairsharing import fair_targets
-from kuota.scheduler.preemption.search import CandidateSearch, OrderKey
+from kuota.scheduler.preemption.search import BaseKey, CandidateSearch, HolderEntry, OrderKey
 from kuota.scheduler.preemption.targets import (
     IN_CLUSTER_QUEUE,
     IN_COHORT_RECLAIM_WHILE_BORROWING,
@@ -36,12 +36,13 @@ from kuota.scheduler.tas.assign import TASAssigner
 # and the preemptor's (None: the same queue), its variant.
 _Cand = tuple[WorkloadInfo, Cohort | None, int]
 
-# A candidate with its place in CandidatesOrdering: (key, position, candidate);
-# the position keeps the order stable and never lets candidates be compared.
-_Ranked = tuple[Any, ...]
+# A queue whose holders are candidates: (queue, lca, the preemptor's advantage).
+_Source = tuple[ClusterQueueState, Cohort | None, bool]
 
 heapify: Final = heapq.heapify
 heappop: Final = heapq.heappop
+heapreplace: Final = heapq.heapreplace
+_NO_LIMIT: Final = 1 << 62  # (priorities are int32)
 
 # Candidate variants.
 _WITHIN_CQ: Final = 1
@@ -128,20 +129,6 @@ class Preemptor(CandidateSearch):
         ev = [e for e in lst if is_evicted(e[0].obj)]
         return ev, [e for e in lst if not is_evicted(e[0].obj)]
 
-    def _ranked(self, lst: list[_Cand], key: Callable[[WorkloadInfo], OrderKey]) -> list[_Ranked]:
-        """Classical candidates as a heap in CandidatesOrdering, each key
-        computed once (its first field tells the evicted). A search takes
-        victims from the front until the preemptor fits, mostly a few of a
-        cohort's hundreds of holders: the rest are never put in order."""
-        ranked: list[_Ranked] = [(key(e[0]), i, e) for i, e in enumerate(lst)]
-        if not self._ties and len(ranked) > 1:
-            # Keys end with the UID: two can be equal only if two UIDs are.
-            uids = {r[0][-1] for r in ranked}
-            if len(uids) < len(ranked) and len({r[0] for r in ranked}) < len(ranked):
-                self._ties = True
-        heapify(ranked)
-        return ranked
-
     # ------------------------------------------------------------ classical
     def _classify(
         self,
@@ -173,15 +160,14 @@ class Preemptor(CandidateSearch):
     def _classical(
         self, wl: WorkloadInfo, cq: ClusterQueueState, frs: frozenset[FR], usage: Usage
     ) -> list[Target]:
-        # (workload, lca, variant)
-        same: list[_Cand] = []
+        # The queues whose holders are candidates, per group, in Kueue's
+        # order of collection: (queue, lca, whether the preemptor has the
+        # advantage there).
+        same: list[_Source] = []
         if cq.preemption.within_cluster_queue != "Never":
-            for cand in cq.workloads.values():
-                v = self._classify(wl, cq, cand, frs, False)
-                if v:
-                    same.append((cand, None, v))
-        hier: list[_Cand] = []
-        prio: list[_Cand] = []
+            same.append((cq, None, False))
+        hier: list[_Source] = []
+        prio: list[_Source] = []
         bwc = cq.preemption.borrow_within_cohort
         bwc_forbidden = bwc is None or bwc.policy == "Never"
         # Without borrowWithinCohort, a queue at or over its nominal quota tries
@@ -198,26 +184,34 @@ class Preemptor(CandidateSearch):
             for root in node.path_to_root():
                 if advantage or not borrow_only:
                     into = hier if advantage else prio
-                    self._collect(wl, cq, frs, root, root, previous, advantage, into)
+                    self._collect(cq, frs, root, root, previous, advantage, into)
                 fits, remaining = fits_in_quota(root, remaining)
                 advantage = advantage or fits
                 previous = root
-        if not (same or hier or prio):
-            return []  # nothing to try (the attempts below would find nothing)
-        key = self._order_key(cq.name)
+        candidates: _InOrder
         if self.lq_usage is not None:
+            # Admission fair sharing orders by LocalQueue usage too: every
+            # candidate classified and sorted.
+            key = self._order_key(cq.name)
             split = self._sorted_split
-            (he, hn), (pe, pn), (se, sn) = split(hier, key), split(prio, key), split(same, key)
+            eager = self._eager
+            (he, hn) = split(eager(wl, cq, frs, hier), key)
+            (pe, pn) = split(eager(wl, cq, frs, prio), key)
+            (se, sn) = split(eager(wl, cq, frs, same), key)
             candidates = _InOrder([], he + pe + se + hn + pn + sn)
+            has_hier, has_prio, has_same = bool(he or hn), bool(pe or pn), bool(se or sn)
         else:
-            rank = self._ranked
-            candidates = _InOrder([rank(hier, key), rank(prio, key), rank(same, key)], [])
+            groups = [self._lazy(wl, cq, frs, g) for g in (hier, prio, same)]
+            candidates = _InOrder(groups, [])
+            has_hier, has_prio, has_same = (g.peek() is not None for g in groups)
+        if not (has_same or has_hier or has_prio):
+            return []  # nothing to try (the attempts below would find nothing)
 
-        no_other = not hier and not prio
+        no_other = not has_hier and not has_prio
         attempts: tuple[bool, ...]
         if no_other or borrow_only:
             attempts = (True,)
-        elif bwc_forbidden and not hier:
+        elif bwc_forbidden and not has_hier:
             attempts = (False, True)
         else:
             attempts = (True, False)
@@ -276,26 +270,141 @@ class Preemptor(CandidateSearch):
 
     def _collect(
         self,
-        wl: WorkloadInfo,
         cq: ClusterQueueState,
         frs: frozenset[FR],
         current: Cohort,
         subtree_root: Cohort,
         skip: Cohort | None,
         advantage: bool,
-        out: list[_Cand],
+        out: list[_Source],
     ) -> None:
         for child in self._child_cohorts(current):
             if child is skip or within_nominal(child, frs):
                 continue
-            self._collect(wl, cq, frs, child, subtree_root, skip, advantage, out)
+            self._collect(cq, frs, child, subtree_root, skip, advantage, out)
         for ccq in self._active_cqs(current):
             if ccq is cq or within_nominal(ccq.node, frs):
                 continue
+            out.append((ccq, subtree_root, advantage))
+
+    def _eager(
+        self, wl: WorkloadInfo, cq: ClusterQueueState, frs: frozenset[FR], sources: list[_Source]
+    ) -> list[_Cand]:
+        """Every candidate of the queues, in the order of collection."""
+        out: list[_Cand] = []
+        for ccq, lca, advantage in sources:
             for cand in ccq.workloads.values():
                 v = self._classify(wl, cq, cand, frs, advantage)
                 if v:
-                    out.append((cand, subtree_root, v))
+                    out.append((cand, lca, v))
+        return out
+
+    def _lazy(
+        self, wl: WorkloadInfo, cq: ClusterQueueState, frs: frozenset[FR], sources: list[_Source]
+    ) -> _Group:
+        lists = [self._holders_in_order(src[0]) for src in sources]
+        for src in sources:
+            if src[0].cand_dups:
+                self._ties = True
+        return _Group(self, wl, cq, frs, sources, lists)
+
+
+class _Group:
+    """One group's candidates (hierarchical, other queues, the preemptor's
+    queue) in CandidatesOrdering, as far as the walk asks: the queues' kept
+    orders (search.py's _holders_in_order) merged, ties broken by the order
+    of collection and then the holders' dict, as the eager enumeration does;
+    each holder classified (a valid candidate, and which) as the merge
+    reaches it: a search mostly takes a few of a cohort's thousands."""
+
+    __slots__ = (
+        "cq",
+        "frs",
+        "heap",
+        "limits",
+        "lists",
+        "p",
+        "ready",
+        "ready_evicted",
+        "sources",
+        "wl",
+    )
+
+    def __init__(
+        self,
+        p: Preemptor,
+        wl: WorkloadInfo,
+        cq: ClusterQueueState,
+        frs: frozenset[FR],
+        sources: list[_Source],
+        lists: list[list[HolderEntry]],
+    ) -> None:
+        self.p = p
+        self.wl = wl
+        self.cq = cq
+        self.frs = frs
+        self.sources = sources
+        self.lists = lists
+        heap: list[tuple[BaseKey, int, int, int]] = []
+        for i, entries in enumerate(lists):
+            if entries:
+                e = entries[0]
+                heap.append((e[0], i, e[1], 0))
+        heapify(heap)
+        self.heap = heap
+        # Per queue, the lowest priority its policy toward the preemptor
+        # protects for sure (_classify's satisfies_policy), if any.
+        limits: list[int] = []
+        for src in sources:
+            pre = cq.preemption
+            policy = pre.within_cluster_queue if src[0] is cq else pre.reclaim_within_cohort
+            if policy == "LowerPriority":
+                limits.append(wl.priority)
+            elif policy == "LowerOrNewerEqualPriority":
+                limits.append(wl.priority + 1)
+            else:
+                limits.append(_NO_LIMIT)
+        self.limits = limits
+        self.ready: _Cand | None = None
+        self.ready_evicted = False
+
+    def peek(self) -> _Cand | None:
+        """The next valid candidate, None past the last."""
+        if self.ready is not None:
+            return self.ready
+        heap = self.heap
+        p = self.p
+        limits = self.limits
+        while heap:
+            key, i, _pos, j = heap[0]
+            if key[0] == 1 and key[1] >= limits[i]:
+                # Not evicted, and from here on of a priority the policy
+                # protects (the rest come in ascending priority): none of this
+                # queue's holders left is a candidate.
+                heappop(heap)
+                continue
+            entries = self.lists[i]
+            cand = entries[j][2]
+            if j + 1 < len(entries):
+                e = entries[j + 1]
+                heapreplace(heap, (e[0], i, e[1], j + 1))
+            else:
+                heappop(heap)
+            if heap and heap[0][0] == key:
+                p._ties = True  # the order could not tell these two apart
+            _, lca, advantage = self.sources[i]
+            v = p._classify(self.wl, self.cq, cand, self.frs, advantage)
+            if v:
+                c: _Cand = (cand, lca, v)
+                self.ready, self.ready_evicted = c, key[0] == 0
+                return c
+        return None
+
+    def take(self) -> _Cand:
+        c = self.ready
+        assert c is not None
+        self.ready = None
+        return c
 
 
 class _InOrder:
@@ -303,8 +412,8 @@ class _InOrder:
     evicted of each group (hierarchical, other queues, the preemptor's
     queue), then the rest of each group, in CandidatesOrdering."""
 
-    def __init__(self, heaps: list[list[_Ranked]], done: list[_Cand]) -> None:
-        self.heaps = heaps
+    def __init__(self, groups: list[_Group], done: list[_Cand]) -> None:
+        self.groups = groups
         self.done = done  # those put in order so far
         self.evicted = True  # still taking the evicted (the groups' prefixes)
         self.group = 0
@@ -318,14 +427,14 @@ class _InOrder:
         return done[n]
 
     def _next(self) -> bool:
-        heaps = self.heaps
-        while self.group < len(heaps):
-            h = heaps[self.group]
-            if h and (not self.evicted or h[0][0][0] == 0):
-                self.done.append(heappop(h)[2])
+        groups = self.groups
+        while self.group < len(groups):
+            g = groups[self.group]
+            if g.peek() is not None and (not self.evicted or g.ready_evicted):
+                self.done.append(g.take())
                 return True
             self.group += 1
-            if self.group == len(heaps) and self.evicted:
+            if self.group == len(groups) and self.evicted:
                 self.evicted, self.group = False, 0
         return False
 

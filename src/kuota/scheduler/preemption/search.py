@@ -4,10 +4,11 @@ takes victims out and puts back those not needed."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from datetime import datetime
 from functools import cmp_to_key
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from kuota.quota.tree import FR, Cohort, Usage, borrowing_with, cq_available
 from kuota.quota.workload import WorkloadInfo
@@ -19,6 +20,44 @@ T = TypeVar("T")
 # CandidatesOrdering without admission fair sharing: evicted first, other
 # ClusterQueues first, lower priority, more recently reserved, UID.
 OrderKey = tuple[int, int, int, float, str]
+# The same but for the other-ClusterQueues-first field, with the holder's place
+# among its queue's holders and the holder (see _holders_in_order).
+BaseKey = tuple[int, int, float, str]
+HolderEntry = tuple[BaseKey, int, WorkloadInfo]
+
+
+def base_key(
+    w: WorkloadInfo, now: datetime, stamps: dict[datetime, float]
+) -> tuple[int, int, float, str, bool]:
+    """CandidatesOrdering's fields but the queue's: (0 if evicted else 1,
+    priority, minus the reservation time, UID) and whether the clock stood in
+    for a missing reservation time. is_evicted and quota_reservation_time in
+    one walk of the conditions (the first of each type, as find_condition).
+    The candidates were reserved at a few instants (one per cycle that
+    admitted them, each condition sharing its cycle's datetime): stamps
+    keeps datetime.timestamp() per instant."""
+    obj = w.obj
+    evicted = 1
+    reserved = now
+    uses_now = True
+    st = obj.status
+    if st is not None and st.conditions:
+        seen_evicted = seen_reserved = False
+        for c in st.conditions:
+            t = c.type
+            if t == "Evicted" and not seen_evicted:
+                seen_evicted = True
+                if c.status == "True":
+                    evicted = 0
+            elif t == "QuotaReserved" and not seen_reserved:
+                seen_reserved = True
+                if c.status == "True" and c.last_transition_time is not None:
+                    reserved = c.last_transition_time
+                    uses_now = False
+    ts = stamps.get(reserved)
+    if ts is None:
+        ts = stamps[reserved] = -reserved.timestamp()
+    return (evicted, w.priority, ts, obj.metadata.uid, uses_now)
 
 
 class CandidateSearch:
@@ -58,43 +97,85 @@ class CandidateSearch:
     # ------------------------------------------------------------ ordering
     def _order_key(self, cq_name: str) -> Callable[[WorkloadInfo], OrderKey]:
         now = self.now
-        # The candidates of a cycle were reserved at a few instants (one per
-        # cycle that admitted them, each condition sharing its cycle's
-        # datetime): datetime.timestamp() is worked out once per instant.
         stamps = self._stamps
 
         def key(w: WorkloadInfo) -> OrderKey:
-            # is_evicted and quota_reservation_time in one walk of the
-            # conditions (the first of each type, as find_condition): every
-            # holder of the cohort may be a candidate.
-            obj = w.obj
-            evicted = 1
-            reserved = now
-            st = obj.status
-            if st is not None and st.conditions:
-                seen_evicted = seen_reserved = False
-                for c in st.conditions:
-                    t = c.type
-                    if t == "Evicted" and not seen_evicted:
-                        seen_evicted = True
-                        if c.status == "True":
-                            evicted = 0
-                    elif t == "QuotaReserved" and not seen_reserved:
-                        seen_reserved = True
-                        if c.status == "True" and c.last_transition_time is not None:
-                            reserved = c.last_transition_time
-            ts = stamps.get(reserved)
-            if ts is None:
-                ts = stamps[reserved] = -reserved.timestamp()
-            return (
-                evicted,
-                1 if w.cluster_queue == cq_name else 0,
-                w.priority,
-                ts,
-                obj.metadata.uid,
-            )
+            b = base_key(w, now, stamps)
+            return (b[0], 1 if w.cluster_queue == cq_name else 0, b[1], b[2], b[3])
 
         return key
+
+    def _holders_in_order(self, st: ClusterQueueState) -> list[HolderEntry]:
+        """The queue's quota holders in CandidatesOrdering but for its
+        other-ClusterQueues-first rule (constant within a search's group):
+        (base key, place in the holders' dict, holder), sorted. Kept on the
+        queue across cycles (a busy cohort's searches rank the same
+        thousands of holders again and again): the holders that came, went
+        or changed key since (ClusterQueueState.cand_log) are put in or
+        taken out where they go. Built anew when there is no such list, when
+        two keys are equal (the dict's order then counts), when it read the
+        clock for a holder without a reservation time (at another instant)."""
+        entries = st.cand_order
+        if entries is not None:
+            if st.cand_now is not None:
+                if st.cand_now == self.now:
+                    return entries
+            elif not st.cand_log or self._apply_log(st, entries):
+                return entries
+        now = self.now
+        stamps = self._stamps
+        entries = []
+        keys: dict[str, BaseKey] = {}
+        uses_now = False
+        for pos, w in enumerate(st.workloads.values()):
+            b = base_key(w, now, stamps)
+            if b[4]:
+                uses_now = True
+            k = (b[0], b[1], b[2], b[3])
+            keys[w.key] = k
+            entries.append((k, pos, w))
+        # Keys end with the UID; the place breaks ties as the eager search's
+        # enumeration of the holders does (so no holder is ever compared).
+        entries.sort()
+        dups = False
+        for i in range(1, len(entries)):
+            if entries[i - 1][0] == entries[i][0]:
+                dups = True
+                break
+        st.cand_order, st.cand_dups, st.cand_keys = entries, dups, keys
+        st.cand_now = now if uses_now else None
+        st.cand_log.clear()
+        return entries
+
+    def _apply_log(self, st: ClusterQueueState, entries: list[HolderEntry]) -> bool:
+        """Put the logged holders in and take them out of the kept order, in
+        the order they came and went; False (the list dropped) when one
+        would need the clock or tie with another."""
+        keys = st.cand_keys
+        now = self.now
+        ok = True
+        probe = cast(Any, entries)  # searched by key: (k,) sorts before (k, place, holder)
+        for joined, w in st.cand_log:
+            if joined:
+                b = base_key(w, now, self._stamps)
+                k = (b[0], b[1], b[2], b[3])
+                i = bisect_left(probe, (k,))
+                if b[4] or (i < len(entries) and entries[i][0] == k):
+                    ok = False
+                    break
+                entries.insert(i, (k, 0, w))  # (the place counts only in a tie)
+                keys[w.key] = k
+            else:
+                old = keys.pop(w.key, None)
+                i = bisect_left(probe, (old,)) if old is not None else len(entries)
+                if i >= len(entries) or entries[i][2] is not w:
+                    ok = False
+                    break
+                del entries[i]
+        st.cand_log.clear()
+        if not ok:
+            st.cand_order = None
+        return ok
 
     def _sort(
         self,
