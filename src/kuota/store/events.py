@@ -29,6 +29,16 @@ def revision(resource_version: str | int) -> int:
 class EventLog:
     def __init__(self, size: int) -> None:
         self._events: deque[tuple[int, ResourceType, str, Event]] = deque(maxlen=size)
+        # (from, to): revisions skipped with no event (MemoryStore.skip_ahead):
+        # a watch from ``from`` has missed nothing, one from inside has.
+        self._skipped: tuple[int, int] | None = None
+
+    def skip(self, frm: int, to: int) -> None:
+        self._skipped = (frm, to)
+
+    def _since(self, since: int) -> int:
+        sk = self._skipped
+        return sk[1] if sk is not None and since == sk[0] else since
 
     def append(self, rv: int, rtype: ResourceType, namespace: str, event: Event) -> None:
         self._events.append((rv, rtype, namespace, event))
@@ -36,6 +46,7 @@ class EventLog:
     def check(self, since: int, head: int) -> None:
         """Raise Gone unless every event after ``since`` up to ``head`` (the
         store's revision) is still held."""
+        since = self._since(since)
         if since > head:
             raise Gone(f"resourceVersion {since} is newer than the store's ({head})")
         oldest = self._events[0][0] if self._events else head + 1
@@ -48,6 +59,7 @@ class EventLog:
         """The events after ``since`` of one resource (None: all) and
         namespace (None: all), oldest first."""
         self.check(since, head)
+        since = self._since(since)
         out: list[Event] = []
         for rv, ert, ens, ev in reversed(self._events):
             if rv <= since:

@@ -75,6 +75,7 @@ def _uid(seq: int) -> str:
 
 _UID_LOW: Final = 1 << 48
 _UID_ZEROS: Final = "00000000-0000-0000-0000-"
+_SKIPPED_META: Final = "kuota.dev/skipped-ahead"  # (skip_ahead's durable mark)
 
 
 def _ref(rtype: ResourceType, name: str) -> str:
@@ -311,6 +312,20 @@ class MemoryStore:
         self.close()
 
     # ------------------------------------------------------------ writing
+    def skip_ahead(self, gap: int) -> None:
+        """After a restart of an API server: resourceVersions and uids go on
+        ``gap`` past what the journal held, durably. Its clients may have
+        seen writes that never reached the disk (a watch or list shows a
+        write before its group is fsynced); continuing right after the
+        durable ones would give those revisions and uids again to other
+        objects, so a client resuming from one would miss events and see an
+        old uid on a new object. A watch from the durable revision resumes (it
+        missed nothing); one from inside the gap gets Gone and lists again."""
+        self._events.skip(self._rv, self._rv + gap)
+        self._rv += gap
+        self._seq += gap
+        self.set_meta(_SKIPPED_META, {"resourceVersion": self._rv})
+
     def set_meta(self, key: str, value: Any) -> None:
         """Persist a small JSON value under ``key`` (None removes it)."""
         self._begin()
