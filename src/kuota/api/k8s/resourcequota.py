@@ -15,6 +15,7 @@ import msgspec
 from kuota.api import names
 from kuota.api.base import LIST_ATOMIC, Object, Quantity
 from kuota.api.errors import FieldError, child, index, invalid, key, not_supported, required
+from kuota.api.k8s.pod_totals import container_totals
 from kuota.api.meta import ObjectMeta
 
 __all__ = [
@@ -244,31 +245,7 @@ def _sum_max(pod_spec: Any, attr: str) -> dict[str, int]:
     """``PodRequests``/``PodLimits`` in nanos: the containers' sum (sidecars
     included), at least each plain init container's with the sidecars before
     it, plus the overhead."""
-    total: dict[str, int] = {}
-    sidecars: dict[str, int] = {}
-    peak: dict[str, int] = {}
-
-    def of(c: Any) -> Mapping[str, Quantity]:
-        res = c.resources
-        return (getattr(res, attr) if res is not None else None) or {}
-
-    for c in pod_spec.containers:
-        for k, v in of(c).items():
-            total[k] = total.get(k, 0) + v.nanos
-    for c in pod_spec.init_containers or ():
-        if c.restart_policy == "Always":
-            for k, v in of(c).items():
-                total[k] = total.get(k, 0) + v.nanos
-                sidecars[k] = sidecars.get(k, 0) + v.nanos
-            during = sidecars
-        else:
-            during = dict(sidecars)
-            for k, v in of(c).items():
-                during[k] = during.get(k, 0) + v.nanos
-        for k, v in during.items():
-            peak[k] = max(peak.get(k, 0), v)
-    for k, v in peak.items():
-        total[k] = max(total.get(k, 0), v)
+    total = container_totals(pod_spec, attr)
     pod_level = getattr(pod_spec.resources, attr, None) if pod_spec.resources else None
     for k, q in (pod_level or {}).items():
         if k in ("cpu", "memory") or k.startswith("hugepages-"):

@@ -31,6 +31,7 @@ from kuota.api.k8s import (
     ResourceList,
     ResourceRequirements,
 )
+from kuota.api.k8s.pod_totals import container_totals
 from kuota.api.quantity import Quantity
 from kuota.quota.requests import _api_defaults as limit_range_item_defaults
 from kuota.store import clone
@@ -278,30 +279,7 @@ def _aggregate(spec: PodSpec, which: str) -> dict[str, Quantity]:
     container with the sidecars started before it; then pod-level resources
     for cpu, memory and hugepages; no overhead."""
 
-    def amounts(c: Container) -> ResourceList:
-        res = c.resources
-        return (getattr(res, which) or {}) if res is not None else {}
-
-    total: dict[str, int] = {}
-    for c in spec.containers:
-        for k, q in amounts(c).items():
-            total[k] = total.get(k, 0) + q.nanos
-    sidecars: dict[str, int] = {}
-    peak: dict[str, int] = {}
-    for c in spec.init_containers or ():
-        if c.restart_policy == "Always":
-            for k, q in amounts(c).items():
-                total[k] = total.get(k, 0) + q.nanos
-                sidecars[k] = sidecars.get(k, 0) + q.nanos
-            during = sidecars
-        else:
-            during = dict(sidecars)
-            for k, q in amounts(c).items():
-                during[k] = during.get(k, 0) + q.nanos
-        for k, v in during.items():
-            peak[k] = max(peak.get(k, 0), v)
-    for k, v in peak.items():
-        total[k] = max(total.get(k, 0), v)
+    total = container_totals(spec, which)
     out = {k: Quantity.from_nanos(v) for k, v in total.items()}
     pod_level = getattr(spec.resources, which) if spec.resources is not None else None
     for k, q in (pod_level or {}).items():
