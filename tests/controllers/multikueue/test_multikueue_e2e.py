@@ -219,11 +219,20 @@ def test_dispatch_mirror_and_redispatch_after_a_worker_is_killed(
     )
     assert again["metadata"]["name"] == wl["metadata"]["name"]
     wait_for("the JobSet in worker1", lambda: get(w1, "jobset", "sleep-jobset", "-n", "default"))
-    wait_for(
-        "the JobSet Completed in the manager",
-        lambda: cond(get(manager, "jobset", "sleep-jobset", "-n", "default"), "Completed"),
-        60,
-    )
+    try:
+        wait_for(
+            "the JobSet Completed in the manager",
+            lambda: cond(get(manager, "jobset", "sleep-jobset", "-n", "default"), "Completed"),
+            60,
+        )
+    except AssertionError as err:
+        # (once under CI load: say where it stuck, the worker's copy or the mirror)
+        remote = get(w1, "jobset", "sleep-jobset", "-n", "default") or {}
+        local = owned_by(manager, "JobSet", "sleep-jobset") or {}
+        raise AssertionError(
+            f"{err}\nworker1's JobSet status: {remote.get('status')}\n"
+            f"the manager's Workload status: {local.get('status')}"
+        ) from err
     done = wait_for(
         "the manager's workload Finished",
         lambda: cond(owned_by(manager, "JobSet", "sleep-jobset"), "Finished"),
