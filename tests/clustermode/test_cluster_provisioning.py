@@ -6,23 +6,22 @@ stock-out and finished as in ``kuota run`` of the same world."""
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.clustermode.twoproc import (
-    KUOTA,
     WorkloadLog,
     check_writes,
     outcome,
     run_embedded,
     start_controller,
+    start_paced,
+    state_items,
     wait_for,
     webhook_admitted,
 )
-from tests.server.conftest import EXAMPLES, REPO, needs_kubectl, start_server
+from tests.server.conftest import EXAMPLES, needs_kubectl
 
 
 def _instants(workloads: list[dict[str, Any]]) -> dict[str, tuple[str | None, ...]]:
@@ -58,25 +57,10 @@ def test_provisioning_example_paced_decides_as_kuota_run(tmp_path: Path) -> None
     ng.write_text(ng.read_text().replace("failurePercent: 45", "failurePercent: 0"))
     world = webhook_admitted(src, tmp_path / "world")
     want = run_embedded(world, tmp_path / "run")
-    ran = subprocess.run(
-        [*KUOTA, "get", "workloads", "-A", "-o", "json", "--state", str(tmp_path / "run")],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    ran_items = json.loads(ran.stdout)["items"]
+    ran_items = state_items(tmp_path / "run", "workloads", "-A")
     want_checks, want_at = _checks(ran_items), _instants(ran_items)
     assert want_checks and all(want_checks.values())
-    served = start_server(
-        tmp_path / "state",
-        str(world),
-        "--without-kueue",
-        "--paced",
-        "--speed",
-        "1000",
-        home=tmp_path / "home",
-    )
+    served = start_paced(world, tmp_path)
     log = WorkloadLog(served)
     ctl = start_controller(served)
     try:

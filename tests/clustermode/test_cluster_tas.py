@@ -20,10 +20,12 @@ from tests.clustermode.twoproc import (
     outcome,
     run_embedded,
     start_controller,
+    start_paced,
+    state_items,
     wait_for,
     webhook_admitted,
 )
-from tests.server.conftest import REPO, needs_kubectl, start_server
+from tests.server.conftest import REPO, needs_kubectl
 
 DATA = REPO / "tests" / "data" / "tas"
 SAMPLES = DATA / "kueue-examples"
@@ -66,40 +68,16 @@ def _pods_per_host(pods: list[dict[str, Any]]) -> dict[str, Counter[str]]:
     return out
 
 
-def _kuota_json(state: Path, *args: str) -> dict[str, Any]:
-    import json
-    import subprocess
-
-    from tests.clustermode.twoproc import KUOTA
-
-    got = subprocess.run(
-        [*KUOTA, "get", *args, "-o", "json", "--state", str(state)],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    return json.loads(got.stdout)
-
-
 @needs_kubectl
 def test_tas_samples_paced_place_as_kuota_run(tmp_path: Path) -> None:
     world = _world(tmp_path / "world")
     run = tmp_path / "run"
     want = run_embedded(world, run)
     want_at = finished_at(run)
-    want_placed = _placements(_kuota_json(run, "workloads", "-A")["items"])
-    want_hosts = _pods_per_host(_kuota_json(run, "pods", "-n", "default")["items"])
+    want_placed = _placements(state_items(run, "workloads", "-A"))
+    want_hosts = _pods_per_host(state_items(run, "pods", "-n", "default"))
     assert len(want) == 3 and all(p and p[0] for p in want_placed.values())
-    served = start_server(
-        tmp_path / "state",
-        str(world),
-        "--without-kueue",
-        "--paced",
-        "--speed",
-        "1000",
-        home=tmp_path / "home",
-    )
+    served = start_paced(world, tmp_path)
     log = WorkloadLog(served)
     ctl = start_controller(served)
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 import urllib.request
 from datetime import timedelta
@@ -18,7 +17,6 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 from tests.clustermode.twoproc import (
-    KUOTA,
     WorkloadLog,
     check_writes,
     finished,
@@ -27,11 +25,13 @@ from tests.clustermode.twoproc import (
     outcome,
     run_embedded,
     start_controller,
+    start_paced,
+    state_items,
     wait_for,
     webhook_admitted,
     with_lead,
 )
-from tests.server.conftest import EXAMPLES, REPO, needs_kubectl, start_server
+from tests.server.conftest import EXAMPLES, needs_kubectl, start_server
 
 from kuota.cli.serve_command import serve
 
@@ -140,16 +140,7 @@ def _paced_cluster(world: Path, tmp_path: Path) -> tuple[Any, Path]:
     config = tmp_path / "config.yaml"
     docs = yaml.safe_load_all((world / "world.yaml").read_text())
     config.write_text(yaml.safe_dump(next(d for d in docs if d["kind"] == "Configuration")))
-    served = start_server(
-        tmp_path / "state",
-        str(world),
-        "--without-kueue",
-        "--paced",
-        "--speed",
-        "1000",
-        home=tmp_path / "home",
-    )
-    return served, config
+    return start_paced(world, tmp_path), config
 
 
 @needs_kubectl
@@ -200,16 +191,8 @@ def test_quickstart_paced_decides_as_kuota_run(tmp_path: Path) -> None:
     world = webhook_admitted(EXAMPLES / "quickstart", tmp_path / "world")
     run = tmp_path / "run"
     want = run_embedded(world, run)
-    want_at = _instants(_workloads(run))
-    served = start_server(
-        tmp_path / "state",
-        str(world),
-        "--without-kueue",
-        "--paced",
-        "--speed",
-        "1000",
-        home=tmp_path / "home",
-    )
+    want_at = _instants(state_items(run, "workloads", "-A"))
+    served = start_paced(world, tmp_path)
     ctl = start_controller(served)
     try:
         got = wait_for(_all_finished(served, len(want)), 240, "every workload finished")
@@ -219,17 +202,6 @@ def test_quickstart_paced_decides_as_kuota_run(tmp_path: Path) -> None:
         served.stop()
     assert got == want
     assert _instants(items) == want_at
-
-
-def _workloads(state: Path) -> list[dict]:
-    out = subprocess.run(
-        [*KUOTA, "get", "workloads", "-A", "-o", "json", "--state", str(state)],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    return json.loads(out.stdout)["items"]
 
 
 def test_paced_needs_without_kueue(tmp_path: Path) -> None:
@@ -270,14 +242,7 @@ def test_serving_paced_through_the_controllers_webhooks(tmp_path: Path) -> None:
     ``kuota run``."""
     world = with_lead(EXAMPLES / "serving", tmp_path / "world", timedelta(seconds=30))
     run_embedded(world, tmp_path / "run")
-    got = subprocess.run(
-        [*KUOTA, "get", "workloads", "-A", "-o", "json", "--state", str(tmp_path / "run")],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    want = _decisions(json.loads(got.stdout)["items"])
+    want = _decisions(state_items(tmp_path / "run", "workloads", "-A"))
     assert any(("Preempted", "False", "QuotaReserved") in c for _, c in want.values())
     served, config = _paced_cluster(world, tmp_path)
     log = WorkloadLog(served)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from tests.server.conftest import REPO, Served
+from tests.server.conftest import REPO, Served, start_server
 
 from kuota.api.decode import decode_object
 from kuota.controllers.jobs.pod.podmeta import ROLE_HASH, role_hash
@@ -203,51 +203,43 @@ def outcome(workloads: list[dict[str, Any]]) -> dict[str, Any]:
 def run_embedded(world: Path, state: Path) -> dict[str, Any]:
     """``kuota run`` of the same world, in virtual time."""
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kuota.cli.main",
-            "run",
-            str(world),
-            "--no-live",
-            "--state",
-            str(state),
-        ],
+        [*KUOTA, "run", str(world), "--no-live", "--state", str(state)],
         check=True,
         capture_output=True,
         cwd=REPO,
     )
+    return outcome(state_items(state, "workloads", "-A"))
+
+
+def state_items(state: Path, *what: str) -> list[dict[str, Any]]:
+    """``kuota get WHAT -o json`` of a state directory: its items."""
     got = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kuota.cli.main",
-            "get",
-            "workloads",
-            "-A",
-            "-o",
-            "json",
-            "--state",
-            str(state),
-        ],
+        [*KUOTA, "get", *what, "-o", "json", "--state", str(state)],
         check=True,
         capture_output=True,
         text=True,
         cwd=REPO,
     )
-    return outcome(json.loads(got.stdout)["items"])
+    items: list[dict[str, Any]] = json.loads(got.stdout)["items"]
+    return items
+
+
+def start_paced(world: Path, tmp_path: Path, speed: int = 1000) -> Served:
+    """``kuota serve --without-kueue --paced`` of a world (at ``speed``x)."""
+    return start_server(
+        tmp_path / "state",
+        str(world),
+        "--without-kueue",
+        "--paced",
+        "--speed",
+        str(speed),
+        home=tmp_path / "home",
+    )
 
 
 def finished_at(state: Path) -> dict[str, datetime]:
     """namespace/name -> when each Workload of a ``kuota run`` state finished."""
-    got = subprocess.run(
-        [*KUOTA, "get", "workloads", "-A", "-o", "json", "--state", str(state)],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    return {key: at for w in json.loads(got.stdout)["items"] for key, at in [finished(w)]}
+    return {key: at for w in state_items(state, "workloads", "-A") for key, at in [finished(w)]}
 
 
 def finished(w: dict[str, Any]) -> tuple[str, datetime]:

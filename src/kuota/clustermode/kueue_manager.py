@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kuota.api.kueue.config import KueueConfig, ObjectRetention
+from kuota.api.kueue.config.defaults import DEFAULT_NAMESPACE
 from kuota.controllers.integrationmanager import IntegrationManager
 from kuota.controllers.jobframework import ManagePolicy
 from kuota.controllers.jobs.integrations import INTEGRATIONS
@@ -28,8 +29,6 @@ from kuota.runtime.clock import Clock
 from kuota.runtime.manager import Manager
 from kuota.store.protocol import NotFound, ObjectStore, ResourceType
 from kuota.store.resources import PROVISIONING_REQUEST
-
-_KUEUE_NS = "kueue-system"
 
 
 @dataclass
@@ -73,7 +72,7 @@ def build(
             mgr.add(NodeFailureController(config))
     for c in multikueue_controllers(config):
         mgr.add(c)  # type: ignore[arg-type]
-    if _served(store, PROVISIONING_REQUEST):
+    if _served(store, PROVISIONING_REQUEST, config.namespace or DEFAULT_NAMESPACE):
         # Kueue sets the check up only when the API server serves
         # ProvisioningRequests (ServerSupportsProvisioningRequest).
         for c in provisioning_controllers():
@@ -85,11 +84,11 @@ def build(
     return KueueManager(mgr, kueue, integrations)
 
 
-def _served(store: ObjectStore, rtype: ResourceType) -> bool:
+def _served(store: ObjectStore, rtype: ResourceType, namespace: str) -> bool:
     """The API server serves the kind (a cluster without the autoscaler's
-    CRD answers 404 to its list)."""
+    CRD answers 404 to its list; one namespace's is the cheapest to ask)."""
     try:
-        store.list(rtype, _KUEUE_NS)
+        store.list(rtype, namespace)
     except NotFound:
         return False
     return True

@@ -43,23 +43,23 @@ class EventLog:
     def append(self, rv: int, rtype: ResourceType, namespace: str, event: Event) -> None:
         self._events.append((rv, rtype, namespace, event))
 
-    def check(self, since: int, head: int) -> None:
+    def check(self, since: int, head: int) -> int:
         """Raise Gone unless every event after ``since`` up to ``head`` (the
-        store's revision) is still held."""
+        store's revision) is still held; ``since`` past a skipped range."""
         since = self._since(since)
         if since > head:
             raise Gone(f"resourceVersion {since} is newer than the store's ({head})")
         oldest = self._events[0][0] if self._events else head + 1
         if since < oldest - 1:
             raise Gone(f"too old resource version: {since} (oldest kept: {oldest - 1})")
+        return since
 
     def read(
         self, since: int, head: int, rtype: ResourceType | None, namespace: str | None
     ) -> list[Event]:
         """The events after ``since`` of one resource (None: all) and
         namespace (None: all), oldest first."""
-        self.check(since, head)
-        since = self._since(since)
+        since = self.check(since, head)
         out: list[Event] = []
         for rv, ert, ens, ev in reversed(self._events):
             if rv <= since:
