@@ -441,11 +441,11 @@ class ApiServer:
         reply: Reply | None = None
         if method == "GET":
             if name:
-                reply = Reply(self.res.get(req))
+                reply = Reply(await self._read(req))
             elif verb == "watch":
                 return await watch(request, req, self.res, self.hub, _wants_table(request))
             else:
-                return self._list(request, req, warnings)
+                return await self._list(request, req, warnings)
         elif method == "POST" and not name:
             body = await _body(request)
             reply = await _admitted(lambda: self.res.create(req, body))
@@ -502,9 +502,23 @@ class ApiServer:
             out.headers.add("Warning", f'299 - "{w}"')
         return out
 
-    def _list(self, request: web.Request, req: Request, warnings: list[str]) -> web.Response:
+    async def _read(self, req: Request) -> Any:
+        """A get, answered once what it shows is durable (hub.until_durable):
+        the object's revision, or for a 404 the store's (a delete in flight)."""
+        try:
+            obj = self.res.get(req)
+        except st.ApiError as err:
+            if err.code == 404:
+                await self.hub.until_durable(self.cp.store.resource_version)
+            raise
+        rv = obj.metadata.resource_version if hasattr(obj, "metadata") else None
+        await self.hub.until_durable(int(rv) if rv else self.cp.store.resource_version)
+        return obj
+
+    async def _list(self, request: web.Request, req: Request, warnings: list[str]) -> web.Response:
         s = req.served
         items, rv, cont, remaining = self.res.list_items(req)
+        await self.hub.until_durable(int(rv))
         if _wants_table(request):
             body = table(
                 s,

@@ -59,8 +59,12 @@ class Hub:
         self._waiting: dict[Any, tuple[list[int], list[asyncio.Future[None]]]] = {}
         self._settle_scheduled = False
         self._kick: asyncio.Future[None] = self.loop.create_future()
-        self._last_rv = -1
-        self.woken = 0  # waiting watches woken by a change (a structural count)
+        self._last_rv: tuple[int, int] = (-1, -1)
+        # Reads waiting for a revision to be durable (until_durable): the
+        # lowest revision any waits for, and (revision, future) each.
+        self._readers: list[tuple[int, asyncio.Future[None]]] = []
+        self._readers_low = 0
+        self.woken = 0  # watches woken or written to by a change (a structural count)
         self._stopping = False
         self._clock_saved = 0.0
         # Group commit: the writes of one loop iteration share one journal
@@ -90,9 +94,12 @@ class Hub:
         else with the rest of the burst, ``coalesce_s`` after the last)."""
         store = self.cp.store
         rv = store.resource_version
-        if rv == self._last_rv:
+        durable = store.durable_revision
+        if (rv, durable) == self._last_rv:
             return
-        self._last_rv = rv
+        self._last_rv = (rv, durable)
+        if self._readers and durable >= self._readers_low:
+            self._release_readers(durable)
         for rtype, (seen, waiting) in list(self._waiting.items()):
             if rtype is None or store.revision_of(rtype) > seen[0]:
                 del self._waiting[rtype]
@@ -120,13 +127,16 @@ class Hub:
     def _flush(self) -> None:
         self._flush_handle = None
         store = self.cp.store
+        durable = store.durable_revision  # (a watch sends no more: MemoryStore.watch)
         wrote = False
         for rtype, streams in list(self._streams.items()):
-            rev = store.revision_of(rtype)
+            rev = min(store.revision_of(rtype), durable)
             for stream in list(streams):
-                if rev > stream.position:
+                if rev > stream.position and stream.pump():
+                    # (a pump may find nothing: the durable revision moved
+                    # past the stream for other resources' writes only)
                     self.woken += 1
-                    wrote = stream.pump() or wrote
+                    wrote = True
         if wrote:
             self._last_flush = time.monotonic()
 
@@ -134,6 +144,10 @@ class Hub:
         groups, self._waiting = self._waiting, {}
         for _, waiting in groups.values():
             _resolve(waiting)
+        readers, self._readers = self._readers, []
+        for _, w in readers:
+            if not w.done():
+                w.set_result(None)
         streams, self._streams = self._streams, {}
         for group in streams.values():
             for stream in group:
@@ -164,6 +178,35 @@ class Hub:
             timer.cancel()
 
     # ---------------------------------------------------------------- durability
+    # A client is shown nothing a crash could take back: watches send events
+    # up to the store's durable revision only (MemoryStore.watch durable=),
+    # and a read that saw newer writes is answered once they are durable,
+    # as kube-apiserver shows only what etcd has committed.
+    async def until_durable(self, rv: int) -> None:
+        """Until every write up to revision ``rv`` is on disk."""
+        store = self.cp.store
+        if store.durable_revision >= rv or self._stopping:
+            return
+        if not self._syncing and not self._commit_scheduled:
+            self._commit_scheduled = True  # (buffered writes with no group yet)
+            self.loop.call_soon(self._commit)
+        w = self.loop.create_future()
+        if not self._readers or rv < self._readers_low:
+            self._readers_low = rv
+        self._readers.append((rv, w))
+        await w
+
+    def _release_readers(self, durable: int) -> None:
+        keep = []
+        for rv, w in self._readers:
+            if rv <= durable:
+                if not w.done():
+                    w.set_result(None)
+            else:
+                keep.append((rv, w))
+        self._readers = keep
+        self._readers_low = min((rv for rv, _ in keep), default=0)
+
     def begin_write(self) -> asyncio.Future[None]:
         """Before a client's write: join the open group commit (opening one
         if none is); the future resolves when the write is on disk."""
@@ -216,6 +259,7 @@ class Hub:
             return
         journal.acknowledge(data, mark)
         fut.set_result(None)
+        self.notify()  # (watches may send what just became durable)
         if journal.pending or self._joined:
             if not self._commit_scheduled:
                 self._commit_scheduled = True
@@ -238,6 +282,7 @@ class Hub:
             return
         if not fut.done():
             fut.set_result(None)
+        self.notify()
 
     async def drain(self) -> None:
         """Until no group commit is in flight or open (before the store closes)."""

@@ -116,6 +116,7 @@ async def watch(
         return _event_line(kind, entry)
 
     first: list[bytes] = []
+    listed_at: int | None = None
     store = res.store
     try:
         if rv in ("", "0") or initial:
@@ -125,6 +126,7 @@ async def watch(
                 if line is not None:
                     first.append(line)
             since = listed.resource_version
+            listed_at = int(since)
             if initial and bookmarks:
                 first.append(
                     _line(
@@ -141,7 +143,7 @@ async def watch(
                 )
         else:
             since = rv
-        w = store.watch(s.rtype, since, namespace=ns)
+        w = store.watch(s.rtype, since, namespace=ns, durable=True)
         expired: str | None = None
     except Gone as err:
         w, expired = None, str(err)
@@ -155,6 +157,8 @@ async def watch(
     if w is None:
         await resp.write(_line("ERROR", st.gone(expired or "too old resource version").status()))
         return resp
+    if listed_at is not None:
+        await hub.until_durable(listed_at)  # (the list shows nothing a crash takes back)
     stream = _Stream(w, render, request.transport, hub.loop.create_future())
     deadline = time.monotonic() + timeout
     try:

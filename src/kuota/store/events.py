@@ -64,6 +64,8 @@ class EventLog:
         for rv, ert, ens, ev in reversed(self._events):
             if rv <= since:
                 break
+            if rv > head:
+                continue  # (past what the reader may see yet: read again later)
             if (rtype is None or ert == rtype) and (namespace is None or ens == namespace):
                 out.append(ev)
         out.reverse()

@@ -92,6 +92,13 @@ class Journal:
         self._acked_size = 0  # the segment's size then
         self._since_snapshot = 0  # records in the segments after the snapshot
         self._recovered = False
+        # The store revision of the last record buffered, of the last one
+        # detached for a write_out in flight, and of the last durable one:
+        # what readers may be shown (durable_revision).
+        self._last_rv = 0
+        self._detached_rv = 0
+        self._durable_rv = 0
+        self._in_flight = False
 
     def _failed(self, what: str, err: OSError) -> JournalWriteError:
         return write_failed(self.directory, what, err)
@@ -110,6 +117,7 @@ class Journal:
         self._segment = found.segment
         self._number, self._crc = found.at.number, found.at.crc
         self._acked = found.at
+        self._last_rv = self._detached_rv = self._durable_rv = state.rv
         try:
             # The segment first: a crash before the older files go must find
             # the snapshot's segment (without either, the state reads as damaged).
@@ -144,6 +152,7 @@ class Journal:
 
     # ------------------------------------------------------------ writing
     def put(self, rtype: ResourceType, rv: int, seq: int, obj: Any) -> None:
+        self._last_rv = rv
         n = self._number + 1
         o = encode_value(obj)
         self._append(n, Record("put", n, self._crc, rv, seq, rtype[0], obj.kind, o=o))
@@ -151,11 +160,13 @@ class Journal:
     def delete(
         self, rtype: ResourceType, kind: str, rv: int, seq: int, namespace: str, name: str
     ) -> None:
+        self._last_rv = rv
         n = self._number + 1
         self._append(n, Record("delete", n, self._crc, rv, seq, rtype[0], kind, namespace, name))
 
     def meta(self, key: str, value: Any, rv: int, seq: int) -> None:
         raw = NULL if value is None else encode_value(value)
+        self._last_rv = max(self._last_rv, rv)
         n = self._number + 1
         self._append(n, Record("meta", n, self._crc, rv, seq, key=key, o=raw))
 
@@ -173,6 +184,15 @@ class Journal:
     @property
     def pending(self) -> bool:
         return bool(self._buffer)
+
+    def durable_revision(self, current: int) -> int:
+        """The newest store revision whose records are all durable, given the
+        store's ``current`` one: ``current`` when nothing is buffered or in
+        flight (a revision with no record, such as an Event's, is durable
+        as soon as everything before it is)."""
+        if not self._buffer and not self._in_flight:
+            return current
+        return self._durable_rv
 
     def flush(self) -> None:
         """Write the buffered records and fsync: they are durable on return.
@@ -195,6 +215,8 @@ class Journal:
         """Take the buffered records (and the chain position after them)."""
         data = bytes(self._buffer)
         self._buffer.clear()
+        self._detached_rv = self._last_rv
+        self._in_flight = True
         return data, Position(self._number, self._crc)
 
     def write_out(self, data: bytes) -> None:
@@ -210,6 +232,8 @@ class Journal:
         """``data`` (detached at ``mark``) is durable."""
         self._acked_size += len(data)
         self._acked = mark
+        self._durable_rv = self._detached_rv
+        self._in_flight = False
 
     def lost(self, err: OSError) -> JournalWriteError:
         """A write_out failed: take back every record not acknowledged (the
@@ -222,6 +246,8 @@ class Journal:
         file (best effort: if even that fails, they are a torn or an
         unacknowledged tail that recovery handles)."""
         self._buffer.clear()
+        self._in_flight = False
+        self._last_rv = self._durable_rv
         self._since_snapshot -= self._number - self._acked.number
         self._number, self._crc = self._acked.number, self._acked.crc
         if self._fd is not None:

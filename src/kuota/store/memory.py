@@ -153,6 +153,15 @@ class MemoryStore:
         and events)."""
         return self._rv
 
+    @property
+    def durable_revision(self) -> int:
+        """The newest revision whose writes are all on disk (without a
+        journal: the newest). An API server shows clients no more than this,
+        as kube-apiserver shows only what etcd committed: a reader is never
+        shown a write a crash would take back."""
+        j = self._journal
+        return self._rv if j is None else j.durable_revision(self._rv)
+
     def revision_of(self, rtype: ResourceType) -> int:
         """The newest revision that wrote an object of this resource (its
         storage type; 0: none since this store opened): a waiting watch of
@@ -224,18 +233,21 @@ class MemoryStore:
         *,
         namespace: str | None = None,
         bookmarks: bool = False,
+        durable: bool = False,
     ) -> MemoryWatch:
         """Events after ``since``; ``since`` may be the current resourceVersion
         (this store's own callers may give its revision as an int). Raises
         Gone when it is older than the history holds, or newer than the
         store (a store that restarted without its journal). ``rtype=None``
         watches every resource in one stream, in write order: this store's
-        own, not the protocol's (see ``watch_all``)."""
+        own, not the protocol's (see ``watch_all``). ``durable``: only the
+        events up to ``durable_revision`` (an API server's watches)."""
         if rtype is not None:
             rtype = kind_info(rtype).rtype
         rv = revision(since)
         self._events.check(rv, self._rv)
-        return MemoryWatch(self._events, lambda: self._rv, rtype, rv, namespace, bookmarks)
+        head = (lambda: self.durable_revision) if durable else (lambda: self._rv)
+        return MemoryWatch(self._events, head, rtype, rv, namespace, bookmarks)
 
     def watch_all(self) -> MemoryWatch:
         """One watch on every resource from now on, events in write order.
