@@ -280,8 +280,12 @@ def run(
         # serve's requests in the run by verb and resource (the runner's
         # included: it sent runner_requests of them), per admission.
         "requests_per_admission": {
-            k: round(n / max(1, rec.admissions), 3) for k, n in sorted(requests.items())
+            k: round(n / max(1, rec.admissions), 3)
+            for k, n in sorted(requests.items())
+            if n * 1000 >= max(1, rec.admissions)
         },
+        # (the rest: the informers' lists and watches, the lease's renewals)
+        "requests_rare": sum(n for n in requests.values() if n * 1000 < max(1, rec.admissions)),
         "requests": sum(requests.values()),
         # (how many requests a run takes varies with its timing: the pending
         # workloads' status writes follow the messages of each attempt)
