@@ -15,6 +15,7 @@ of each process (the build named: compiled or interpreted)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -49,6 +50,31 @@ def _cpu_s(pid: int) -> float:
     return sum(int(fields[i]) for i in (11, 12, 13, 14)) / tick
 
 
+def _requests(kc: Path) -> dict[str, int]:
+    """serve's ``apiserver_request_total`` by ``VERB resource[/subresource]``
+    (its /metrics, read with the kubeconfig's admin credentials)."""
+    import re
+    import urllib.request
+
+    from lightkube.config.client_adapter import verify_cluster
+
+    single = load_kubeconfig(str(kc)).get()
+    ctx = verify_cluster(single.cluster, single.user, single.abs_file)
+    req = urllib.request.Request(single.cluster.server + "/metrics")
+    if single.user.token:
+        req.add_header("Authorization", f"Bearer {single.user.token}")
+    text = urllib.request.urlopen(req, context=ctx, timeout=30).read().decode()
+    out: dict[str, int] = {}
+    pat = re.compile(
+        r'apiserver_request_total\{verb="([^"]*)",group="[^"]*",version="[^"]*",'
+        r'resource="([^"]*)",subresource="([^"]*)"\} (\d+)'
+    )
+    for verb, res, sub, n in pat.findall(text):
+        key = f"{verb} {res}/{sub}" if sub else f"{verb} {res}"
+        out[key] = out.get(key, 0) + int(n)
+    return out
+
+
 def _world(config: Path, out: Path) -> tuple[Any, int]:
     gen = load(config)
     world = generate(gen, T0)
@@ -63,26 +89,69 @@ def _world(config: Path, out: Path) -> tuple[Any, int]:
             "metadata": {"name": "kueue-system", "creationTimestamp": start},
         },
     )
-    out.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    # (libyaml's emitter: the pure-Python one took seconds for 15,000 Workloads)
+    out.write_text(yaml.dump_all(docs, Dumper=yaml.CSafeDumper, sort_keys=False))
     return world, len(world.arrivals)
 
 
+class _Proc:
+    """A kuota process the bench started: ``pid`` is kuota's own (under
+    py-spy, the sampler's child), whose CPU is counted and which is stopped."""
+
+    def __init__(self, popen: subprocess.Popen[str], pid: int) -> None:
+        self.popen = popen
+        self.pid = pid
+
+    def stop(self) -> None:
+        if self.popen.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGTERM)  # (py-spy writes its samples when kuota ends)
+        try:
+            self.popen.wait(60)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+
+
+def _child_pid(pid: int, timeout: float = 30.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except FileNotFoundError:
+            break
+        if kids:
+            return int(kids[0])
+        time.sleep(0.01)
+    raise SystemExit(f"py-spy started no process (pid {pid})")
+
+
 def _start(
-    args: list[str], env: dict[str, str], profile: Path | None = None
-) -> tuple[subprocess.Popen[str], list[str]]:
+    args: list[str],
+    env: dict[str, str],
+    profile: Path | None = None,
+    py_spy: tuple[str, Path] | None = None,
+) -> tuple[_Proc, list[str]]:
     head = ["-m", "kuota.cli.main"] if profile is None else ["-c", PROFILED, str(profile)]
-    proc = subprocess.Popen(
-        [sys.executable, *head, *args],
+    cmd = [sys.executable, *head, *args]
+    if py_spy is not None:
+        # (py-spy cannot attach to a process it did not start on this VM:
+        # it starts kuota; --native shows the compiled modules' C functions)
+        spy, out = py_spy
+        cmd = [spy, "record", "--native", "-r", "50", "-f", "raw", "-o", str(out), "--", *cmd]
+    popen = subprocess.Popen(
+        cmd,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         env=env,
     )
+    proc = _Proc(popen, popen.pid if py_spy is None else _child_pid(popen.pid))
     lines: list[str] = []
 
     def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
+        assert popen.stdout is not None
+        for line in popen.stdout:
             lines.append(line)
 
     threading.Thread(target=pump, daemon=True).start()
@@ -99,9 +168,18 @@ def _wait(lines: list[str], text: str, timeout: float) -> str:
     raise SystemExit(f"timed out waiting for {text!r}: {''.join(lines[-20:])}")
 
 
-def run(config: Path, timeout: float, profile: str | None = None) -> dict[str, Any]:
+def run(
+    config: Path, timeout: float, profile: str | None = None, py_spy: str | None = None
+) -> dict[str, Any]:
     """``profile``: each process's cProfile stats to PROFILE-serve and
-    PROFILE-controller (their main threads: serve's loop, the manager)."""
+    PROFILE-controller (their main threads: serve's loop, the manager).
+    ``py_spy``: "PY-SPY:OUT": both processes sampled by that py-spy (every
+    thread), their stacks to OUT-serve.txt and OUT-controller.txt."""
+    spy = py_spy.split(":", 1) if py_spy else None
+
+    def spied(name: str) -> tuple[str, Path] | None:
+        return None if spy is None else (spy[0], Path(f"{spy[1]}-{name}.txt"))
+
     tmp = Path(tempfile.mkdtemp(prefix="kuota-cluster-bench-"))
     world, total = _world(config, tmp / "world.yaml")
     env = dict(os.environ)
@@ -117,6 +195,7 @@ def run(config: Path, timeout: float, profile: str | None = None) -> dict[str, A
         ],
         env,
         Path(f"{profile}-serve") if profile else None,
+        spied("serve"),
     )
     ctl = None
     store = None
@@ -138,6 +217,7 @@ def run(config: Path, timeout: float, profile: str | None = None) -> dict[str, A
             ],
             env,
             Path(f"{profile}-controller") if profile else None,
+            spied("controller"),
         )
         _wait(ctl_lines, "leading", 60)
         clock = read_sim_clock(sim)
@@ -146,6 +226,11 @@ def run(config: Path, timeout: float, profile: str | None = None) -> dict[str, A
         mgr.recorder.enabled = False
         rec = Recorder()
         mgr.add(Runner(rec))
+        # CPU and requests from here on are the run's (before: the world's
+        # generation, serve's load of it, both processes' start).
+        cpu0 = {"serve": _cpu_s(serve.pid), "controller": _cpu_s(ctl.pid)}
+        runner0 = time.process_time()
+        req0 = _requests(kc)
         mgr.start()
         t0 = time.monotonic()
         while rec.finished < total and time.monotonic() - t0 < timeout:
@@ -156,18 +241,18 @@ def run(config: Path, timeout: float, profile: str | None = None) -> dict[str, A
             store.wait(wait)
             mgr.fire_due()
             mgr.run_until_idle()
-        cpu = {"serve": _cpu_s(serve.pid), "controller": _cpu_s(ctl.pid)}
-        runner_cpu = time.process_time()
+        cpu_total = {"serve": _cpu_s(serve.pid), "controller": _cpu_s(ctl.pid)}
+        cpu_total["runner"] = time.process_time()
+        cpu = {k: v - cpu0.get(k, runner0) for k, v in cpu_total.items()}
+        req1 = _requests(kc)
+        requests = {k: n - req0.get(k, 0) for k, n in req1.items() if n > req0.get(k, 0)}
+        runner_requests = store.requests
     finally:
         if store is not None:
             store.close()
         for p in (ctl, serve):
-            if p is not None and p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            if p is not None:
+                p.stop()
     first = rec.first_created or T0
     last = rec.last_finished or first
     wall = (last - first).total_seconds()
@@ -187,7 +272,27 @@ def run(config: Path, timeout: float, profile: str | None = None) -> dict[str, A
         "ratio_to_bound": round(wall / bound, 3) if bound else None,
         "kueue_s": KUEUE_S.get(name),
         "ratio_to_kueue": round(wall / KUEUE_S[name], 3) if name in KUEUE_S else None,
-        "cpu_s": {**{k: round(v, 2) for k, v in cpu.items()}, "runner": round(runner_cpu, 2)},
+        # CPU from the runner's start to the last finish (what the world's
+        # workloads cost), per 1,000 workloads, and with the setup included.
+        "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+        "cpu_s_per_1k": {k: round(v * 1000 / total, 3) for k, v in cpu.items()},
+        "cpu_total_s": {k: round(v, 2) for k, v in cpu_total.items()},
+        # serve's requests in the run by verb and resource (the runner's
+        # included: it sent runner_requests of them), per admission.
+        "requests_per_admission": {
+            k: round(n / max(1, rec.admissions), 3)
+            for k, n in sorted(requests.items())
+            if n * 1000 >= max(1, rec.admissions)
+        },
+        # (the rest: the informers' lists and watches, the lease's renewals)
+        "requests_rare": sum(n for n in requests.values() if n * 1000 < max(1, rec.admissions)),
+        "requests": sum(requests.values()),
+        # (how many requests a run takes varies with its timing: the pending
+        # workloads' status writes follow the messages of each attempt)
+        "cpu_us_per_request": {
+            k: round(v * 1e6 / max(1, sum(requests.values()))) for k, v in cpu.items()
+        },
+        "runner_requests": runner_requests,
     }
     return out
 
@@ -200,10 +305,17 @@ def main() -> None:
     ap.add_argument(
         "--profile", default=None, help="cProfile stats to PROFILE-serve and PROFILE-controller"
     )
+    ap.add_argument(
+        "--py-spy",
+        default=None,
+        metavar="PY_SPY:OUT",
+        help="sample both processes with this py-spy binary, stacks to OUT-serve.txt, "
+        "OUT-controller.txt (raw format, every thread, native frames)",
+    )
     args = ap.parse_args()
     results = []
     for c in args.configs:
-        r = run(c, args.timeout, args.profile)
+        r = run(c, args.timeout, args.profile, args.py_spy)
         results.append(r)
         print(json.dumps(r), flush=True)
     if args.json is not None:

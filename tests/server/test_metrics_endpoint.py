@@ -151,3 +151,19 @@ def test_grafana_dashboard_queries_served_series(srv: Served) -> None:
         for target in panel["targets"]:
             for name in re.findall(r"\bkueue_[a-z_]+", target["expr"]):
                 assert name in served, (panel["title"], name)
+
+
+def test_requests_are_counted_as_kube_apiserver_counts_them(srv: Served) -> None:
+    """``apiserver_request_total`` by verb and resource, as kube-apiserver's
+    (the cluster bench counts a run's requests per workload with it)."""
+    _settled(srv)
+    m = _samples(srv)["apiserver_request_total"]
+    jobs = _value(m, verb="create", group="batch", version="v1", resource="jobs", subresource="")
+    assert jobs >= 8  # (kubectl apply of the eight jobs above)
+    before = _value(m, verb="list", group="kueue.x-k8s.io", resource="workloads", subresource="")
+    srv.ok("get", "workloads", "-A")
+    after = _samples(srv)["apiserver_request_total"]
+    assert (
+        _value(after, verb="list", group="kueue.x-k8s.io", resource="workloads", subresource="")
+        == before + 1
+    )

@@ -38,6 +38,7 @@ from kuota.server.auth.satokens import ServiceAccountTokens, token_request
 from kuota.server.crds import builtin_crd_names, crd_objects, crd_write
 from kuota.server.hub import Hub
 from kuota.server.pod_log import pod_log
+from kuota.server.request_counts import RequestCounts
 from kuota.server.rest import BUILTIN_GROUPS, Reply, Request, Resources, parse_bool
 from kuota.server.served import Served, encode, lookup
 from kuota.server.tables import TABLE_TYPE, table
@@ -92,6 +93,7 @@ class ApiServer:
         self.address = address
         self.aggregate = Aggregator(cp.store)
         self.metrics: Any = None  # KueueMetrics, served at /metrics when set
+        self.requests = RequestCounts()  # apiserver_request_total, on /metrics too
         self.res = Resources(
             cp.store, cp.config.feature_gates, cp.clock.now, self._written, hub.begin_write
         )
@@ -265,7 +267,7 @@ class ApiServer:
         if self.metrics is None:
             raise web.HTTPNotFound()
         return web.Response(
-            body=self.metrics.render(),
+            body=self.metrics.render() + self.requests.render(),
             headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
         )
 
@@ -376,6 +378,7 @@ class ApiServer:
             verb = "watch" if parse_bool(query.get("watch")) else "list"
         elif method == "DELETE" and not name:
             verb = "deletecollection"
+        self.requests.add((verb, group, version, resource, sub))
         self._check(
             Attributes(
                 request["user"],

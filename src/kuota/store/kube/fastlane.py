@@ -1,13 +1,18 @@
 """The hot writes — create, update, status update and merge patch of an object — sent
-over aiohttp with the body encoded and the answer decoded by msgspec.
+over aiohttp with the body encoded and the answer decoded by msgspec, and the
+watch streams, each line decoded by msgspec straight into kuota's struct.
 
-Every other request (reads, lists, watches, patches, deletes, logs) goes
-through lightkube's client. This lane exists because of what lightkube's
+Every other request (reads, lists, strategic/JSON patches, deletes, logs)
+goes through lightkube's client. This lane exists because of what lightkube's
 generic path costs on the I/O thread: measured against ``kuota serve``,
 a status update took about 1.1 ms of client CPU (httpx's request
 building, httpcore's TLS streams on anyio, lightkube's generic resource
 objects), this lane about a quarter of that — and a controller's throughput
-is bounded by that thread (bench/cluster_mode.py).
+is bounded by that thread (bench/cluster_mode.py). A watch event through
+lightkube went through httpx's line iterator, a JSON parse to dicts, a copy
+and msgspec's conversion; here one decode of the line's bytes makes the
+struct (py-spy of the cluster bench's controller: the workloads' watch was
+a ninth of its CPU, 15,000 workloads, ~9 events each).
 
 It speaks the same protocol as lightkube does (the same paths, the
 ``fieldManager`` parameter, the kubeconfig's CA, client certificate and
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +36,42 @@ from lightkube.config.kubeconfig import SingleConfig
 
 from kuota.store.codec import to_wire
 from kuota.store.kinds import KindInfo
-from kuota.store.kube.kubewire import api_version, status_error
-from kuota.store.protocol import StoreError
+from kuota.store.kube.kubewire import api_version, decode_json, status_error
+from kuota.store.protocol import Gone, StoreError
 
 _JSON = "application/json"
 _MERGE_PATCH = "application/merge-patch+json"
 _POOL = 32  # connections kept alive (update_status_all sends 8 at once)
+
+
+class _Line(msgspec.Struct):
+    """A watch event's line; its object decoded once its type is known."""
+
+    type: str
+    object: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _RvMeta(msgspec.Struct, rename="camel"):
+    resource_version: str = ""
+
+
+class _Partial(msgspec.Struct):
+    """A BOOKMARK's object: only its resourceVersion is meant."""
+
+    metadata: _RvMeta = msgspec.field(default_factory=_RvMeta)
+
+
+class _ErrStatus(msgspec.Struct):
+    """An ERROR event's object: a Status."""
+
+    code: int = 0
+    reason: str = ""
+    message: str = ""
+
+
+_LINE = msgspec.json.Decoder(_Line)
+_PARTIAL = msgspec.json.Decoder(_Partial)
+_ERR = msgspec.json.Decoder(_ErrStatus)
 
 
 class FastLane:
@@ -59,6 +94,7 @@ class FastLane:
         self._params = {"fieldManager": field_manager}
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
+        self._watch_session: aiohttp.ClientSession | None = None
         self._bearer: str | None = None
 
     @classmethod
@@ -107,6 +143,21 @@ class FastLane:
             )
         return self._session
 
+    def _open_watches(self) -> aiohttp.ClientSession:
+        # Watches hold their connection for as long as they stream: a pool
+        # of their own, unbounded, so they never take the writes' connections.
+        if self._watch_session is None:
+            self._watch_session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(ssl=self._ctx or False, limit=0),
+                timeout=aiohttp.ClientTimeout(
+                    total=None, sock_connect=self._timeout.total, sock_read=None
+                ),
+                skip_auto_headers=("User-Agent",),
+                headers={"User-Agent": "kuota", "Accept": _JSON},
+                auth=self._basic,
+            )
+        return self._watch_session
+
     def _auth(self, reread: bool = False) -> dict[str, str]:
         if self._token_file is not None and (self._bearer is None or reread):
             # (a projected service-account token: the kubelet rotates it)
@@ -119,7 +170,7 @@ class FastLane:
     def path(info: KindInfo, namespace: str, name: str = "", status: bool = False) -> str:
         group, version, plural = info.rtype
         out = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        if info.namespaced:
+        if info.namespaced and namespace:  # (none: every namespace's, a watch's)
             out += f"/namespaces/{namespace}"
         out += f"/{plural}"
         if name:
@@ -129,8 +180,16 @@ class FastLane:
         return out
 
     async def _send(
-        self, method: str, path: str, body: bytes, ref: str, content_type: str = _JSON
-    ) -> dict[str, Any]:
+        self,
+        method: str,
+        path: str,
+        body: bytes,
+        ref: str,
+        info: KindInfo | None,
+        content_type: str = _JSON,
+    ) -> Any:
+        """The answer decoded as ``info``'s struct (None: not decoded, an
+        Event's, which nothing reads back)."""
         session = self._open()
         for attempt in (0, 1):
             headers = {"Content-Type": content_type, **self._auth(reread=attempt == 1)}
@@ -139,8 +198,7 @@ class FastLane:
             ) as resp:
                 data = await resp.read()
                 if resp.status < 300:
-                    out: dict[str, Any] = msgspec.json.decode(data)
-                    return out
+                    return None if info is None else decode_json(data, info)
                 if resp.status == 401 and attempt == 0 and self._token_file is not None:
                     continue  # (the token rotated: read it again, once)
                 raise status_error(resp.status, _status_of(data), ref)
@@ -155,14 +213,15 @@ class FastLane:
         return msgspec.json.encode(wire)
 
     # ------------------------------------------------------------ verbs
-    async def create(self, info: KindInfo, obj: Any, ref: str) -> dict[str, Any]:
+    async def create(self, info: KindInfo, obj: Any, ref: str, answer: bool = True) -> Any:
+        """The created object (``answer`` False: None)."""
         path = self.path(info, obj.metadata.namespace or "")
-        return await self._send("POST", path, self._body(info, obj), ref)
+        return await self._send("POST", path, self._body(info, obj), ref, info if answer else None)
 
-    async def replace(self, info: KindInfo, obj: Any, ref: str, status: bool) -> dict[str, Any]:
+    async def replace(self, info: KindInfo, obj: Any, ref: str, status: bool) -> Any:
         m = obj.metadata
         path = self.path(info, m.namespace or "", m.name, status)
-        return await self._send("PUT", path, self._body(info, obj), ref)
+        return await self._send("PUT", path, self._body(info, obj), ref, info)
 
     async def merge_patch(
         self,
@@ -172,15 +231,62 @@ class FastLane:
         patch: Mapping[str, Any],
         ref: str,
         status: bool,
-    ) -> dict[str, Any]:
+        answer: bool = True,
+    ) -> Any:
+        """The patched object (``answer`` False: None)."""
         path = self.path(info, namespace, name, status)
         body = msgspec.json.encode(patch)
-        return await self._send("PATCH", path, body, ref, _MERGE_PATCH)
+        return await self._send("PATCH", path, body, ref, info if answer else None, _MERGE_PATCH)
+
+    async def watch(
+        self, info: KindInfo, namespace: str | None, rv: str, ref: str
+    ) -> AsyncIterator[list[tuple[str, Any, str]]]:
+        """One watch request's events from ``rv``, as lists of (type, object,
+        resourceVersion) — a BOOKMARK's object None — one list per chunk
+        the stream brought. Ends when the API server ends the stream; raises
+        ``Gone`` for a 410 (an ERROR event or the answer), the StoreError of
+        another refusal, and the transport's error when the connection breaks."""
+        session = self._open_watches()
+        params = {"watch": "true"}
+        if rv:
+            params["resourceVersion"] = rv
+        # (a projected token is read again at each connection: it rotates)
+        headers = self._auth(reread=self._token_file is not None)
+        url = self._server + self.path(info, namespace or "")
+        async with session.get(url, params=params, headers=headers) as resp:
+            if resp.status >= 300:
+                raise status_error(resp.status, _status_of(await resp.read()), ref)
+            rest = b""
+            async for chunk in resp.content.iter_any():
+                if rest:
+                    chunk = rest + chunk
+                lines = chunk.split(b"\n")
+                rest = lines.pop()  # (a line the next chunk ends)
+                events = [_event(line, info, ref) for line in lines if line.strip()]
+                if events:
+                    yield events
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            await asyncio.sleep(0)  # (lets the connector close its transports)
+        for session in (self._session, self._watch_session):
+            if session is not None:
+                await session.close()
+        await asyncio.sleep(0)  # (lets the connectors close their transports)
+
+
+def _event(line: bytes, info: KindInfo, ref: str) -> tuple[str, Any, str]:
+    try:
+        ev = _LINE.decode(line)
+    except msgspec.DecodeError as err:
+        raise StoreError(f"{ref}: a watch event that is not JSON: {err}") from None
+    if ev.type == "BOOKMARK":
+        return "BOOKMARK", None, _PARTIAL.decode(ev.object).metadata.resource_version
+    if ev.type == "ERROR":
+        st = _ERR.decode(ev.object)
+        if st.code == 410:
+            raise Gone(st.message or "resourceVersion too old")
+        raise status_error(st.code or 500, {"reason": st.reason, "message": st.message}, ref)
+    obj = decode_json(ev.object, info)
+    return ev.type, obj, obj.metadata.resource_version
 
 
 def _status_of(data: bytes) -> dict[str, Any]:

@@ -112,10 +112,10 @@ class KubeStore:
         return AsyncClient(config, field_manager=self._field_manager)
 
     # ------------------------------------------------------------ plumbing
-    def _call(self, make: Callable[[], Coroutine[Any, Any, T]], ref: str) -> T:
+    def _call(self, make: Callable[[], Coroutine[Any, Any, T]], ref: str, timed: bool = False) -> T:
         """Run one request on the I/O thread, retrying what the API server
         could not answer until ``retry_for`` has passed."""
-        return self.io.call(self._retrying(make, ref), self._patience)
+        return self.io.call(self._retrying(make, ref, timed), self._patience)
 
     @property
     def _patience(self) -> float:
@@ -123,15 +123,21 @@ class KubeStore:
         may start just before ``retry_for`` ends)."""
         return self.retry_for + _MAX_BACKOFF + self.request_timeout + 5
 
-    async def _retrying(self, make: Callable[[], Coroutine[Any, Any, T]], ref: str) -> T:
+    async def _retrying(
+        self, make: Callable[[], Coroutine[Any, Any, T]], ref: str, timed: bool = False
+    ) -> T:
         """One request on the I/O loop, what the API server could not answer
         (``Unavailable``) tried again with backoff until ``retry_for`` has
-        passed; each attempt within the request timeout."""
+        passed; each attempt within the request timeout (``timed``: the
+        fast lane's own, which ends it first; asyncio's wait_for is a task
+        and a timer more per request)."""
         deadline = time.monotonic() + self.retry_for
         backoff = _FIRST_BACKOFF
         while True:
             self.requests += 1
             try:
+                if timed:
+                    return await _guarded(make(), ref)
                 return await asyncio.wait_for(_guarded(make(), ref), self.request_timeout + 5)
             except Unavailable:
                 if time.monotonic() + backoff > deadline:
@@ -278,13 +284,14 @@ class KubeStore:
         ref = _ref(info, m.namespace or "", m.name or m.generate_name or "")
         tried = False
         lane = self._lane
+        event = info.rtype == EVENT  # (its answer is never read: not decoded)
 
         async def once() -> Any:
             nonlocal tried
             first, tried = not tried, True
             try:
                 if lane is not None:
-                    return await lane.create(info, obj, ref)
+                    return await lane.create(info, obj, ref, answer=not event)
                 return await self.client.create(res(encode(obj)), namespace=ns)
             except Exception as err:
                 known = err if isinstance(err, StoreError) else store_error(err, ref)
@@ -295,7 +302,7 @@ class KubeStore:
                 return None  # never read back: a recorder may create, not get
             return await self.client.get(res, m.name, namespace=ns)
 
-        raw = self._call(once, ref)
+        raw = self._call(once, ref, timed=lane is not None)
         if raw is None:
             return obj  # (an Event whose lost answer is not read back)
         out = decode(raw, info)
@@ -327,14 +334,14 @@ class KubeStore:
         body: dict[str, Any] = {
             k: raw[k] for k in ("count", "lastTimestamp", "message") if k in raw
         }
-        return self.patch(info.rtype, m.namespace or "", m.name, body)
+        return self._patch(info.rtype, m.namespace or "", m.name, body, status=False, answer=False)
 
     def _put_as(self, info: KindInfo, obj: Any, status: bool) -> Any:
         obj = self._with_version(info, obj)
         m = obj.metadata
         ref = _ref(info, m.namespace or "", m.name)
         try:
-            raw = self._call(self._replace(info, obj, ref, status), ref)
+            raw = self._call(self._replace(info, obj, ref, status), ref, self._lane is not None)
         except Conflict:
             self._reread(info, m.namespace or "", m.name)
             raise
@@ -380,7 +387,7 @@ class KubeStore:
             for i, o in zip(infos, objs, strict=True)
         ]
         calls = [
-            self._retrying(self._replace(info, obj, ref, True), ref)
+            self._retrying(self._replace(info, obj, ref, True), ref, self._lane is not None)
             for info, obj, ref in zip(infos, objs, refs, strict=True)
         ]
 
@@ -422,13 +429,29 @@ class KubeStore:
         *,
         status: bool = False,
     ) -> Any:
+        return self._patch(rtype, namespace, name, patch, status=status, answer=True)
+
+    def _patch(
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        status: bool,
+        answer: bool,
+    ) -> Any:
+        """``patch``; ``answer`` False (an Event's repeat): the answer is
+        not decoded nor handed to the watches, and None is returned."""
         info = kind_info(rtype)
         ns = namespace or None
         body = dict(patch)
         ref = _ref(info, namespace, name)
         lane = self._lane
         if lane is not None:
-            make = lambda: lane.merge_patch(info, namespace, name, body, ref, status)  # noqa: E731
+            make = lambda: lane.merge_patch(  # noqa: E731
+                info, namespace, name, body, ref, status, answer
+            )
         else:
             res = lk_resource(rtype)
             target = res.Status if status else res
@@ -436,10 +459,12 @@ class KubeStore:
                 target, name, body, namespace=ns, patch_type=PatchType.MERGE
             )
         try:
-            raw = self._call(make, ref)
+            raw = self._call(make, ref, lane is not None)
         except Conflict:
             self._reread(info, namespace, name)
             raise
+        if not answer:
+            return None
         out = decode(raw, info)
         self._inject(info, "MODIFIED", out)
         return out
@@ -515,6 +540,7 @@ class KubeStore:
             wake=self.changed.set,
             on_close=self._forget,
             ignore=self.seen_ignores,
+            lane=self._lane,
         )
         self._watches.setdefault(info.rtype, []).append(w)
         w.task = self.io.spawn(w.run())

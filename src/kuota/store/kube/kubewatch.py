@@ -69,8 +69,10 @@ class KubeWatch:
         wake: Callable[[], None],
         on_close: Callable[[KubeWatch], None],
         ignore: str | None = None,
+        lane: Any = None,
     ) -> None:
         self.info = info
+        self._lane = lane  # (FastLane: the stream over aiohttp; None: lightkube's)
         self.namespace = namespace
         self._client = client
         self._res = res
@@ -95,21 +97,34 @@ class KubeWatch:
         rv = self._since
         delay = _FIRST_RETRY
         ns = (self.namespace or ALL_NS) if self.info.namespaced else None
+        lane = self._lane
+        ref = f"watch of {self.info.rtype[2]}"
         while not self._closed:
             try:
-                stream = self._client.watch(
-                    self._res, namespace=ns, resource_version=rv, on_error=on_error_raise
-                )
-                async for etype, raw in stream:
-                    delay = _FIRST_RETRY
-                    meta = raw.get("metadata") or {}
-                    rv = meta.get("resourceVersion") or rv
-                    if etype == "BOOKMARK":
-                        self._push(Event("BOOKMARK", None, rv), True)
-                        continue
-                    self._push(Event(etype, decode(raw, self.info), rv), True)
+                if lane is not None:
+                    lane_ns = self.namespace if self.info.namespaced else None
+                    async for got in lane.watch(self.info, lane_ns, rv, ref):
+                        delay = _FIRST_RETRY
+                        rv = got[-1][2] or rv
+                        self._push_all(got)
+                else:
+                    stream = self._client.watch(
+                        self._res, namespace=ns, resource_version=rv, on_error=on_error_raise
+                    )
+                    async for etype, raw in stream:
+                        delay = _FIRST_RETRY
+                        meta = raw.get("metadata") or {}
+                        rv = meta.get("resourceVersion") or rv
+                        if etype == "BOOKMARK":
+                            self._push(Event("BOOKMARK", None, rv), True)
+                            continue
+                        self._push(Event(etype, decode(raw, self.info), rv), True)
             except asyncio.CancelledError:
                 raise
+            except Gone as err:
+                self._gone = str(err) or "resourceVersion too old"
+                self._wake()
+                return
             except ApiError as err:
                 if err.status.code == 410:
                     self._gone = err.status.message or "resourceVersion too old"
@@ -120,6 +135,17 @@ class KubeWatch:
                 await asyncio.sleep(delay)
             self.reconnects += 1
             delay = min(delay * 2, _MAX_RETRY)
+
+    def _push_all(self, got: list[tuple[str, Any, str]]) -> None:
+        """A chunk's events from the stream, queued together (one wake)."""
+        with self._lock:
+            queue = self._queue
+            for etype, obj, rv in got:
+                queue.append((Event(etype, obj, rv), True))  # type: ignore[arg-type]
+            last = got[-1][2]
+            if last.isdigit():
+                self.received = max(self.received, int(last))
+        self._wake()
 
     def _push(self, ev: Event, streamed: bool) -> None:
         with self._lock:
