@@ -68,6 +68,7 @@ __all__ = [
     "device_class_capacities",
     "device_class_counters",
     "device_class_resources",
+    "dra_binary_resources",
     "workload_error",
 ]
 
@@ -135,6 +136,22 @@ def device_class_capacities(
                 if src.kind == "capacity":
                     out[dc] = (*out.get(dc, ()), src)
     return out
+
+
+def dra_binary_resources(
+    mappings: Iterable[DeviceClassMapping], class_resources: Mapping[str, str]
+) -> frozenset[str]:
+    """CounterBasedResourceNames and CapacityBasedResourceNames: the quota
+    resources Kueue formats as bytes (BinarySI). A capacity source's
+    resource is its class's resource name (the first mapping of the class)."""
+    out: set[str] = set()
+    for m in mappings:
+        for src in m.sources:
+            if src.kind == "counter":
+                out.add(m.name)
+            else:
+                out.update(class_resources[dc] for dc in m.device_class_names)
+    return frozenset(out)
 
 
 def _go_value(v: Any) -> str:

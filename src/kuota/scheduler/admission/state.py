@@ -18,6 +18,7 @@ from kuota.quota.dra import (
     device_class_capacities,
     device_class_counters,
     device_class_resources,
+    dra_binary_resources,
 )
 from kuota.quota.tree import QuotaTree
 from kuota.quota.workload import ORDER_EVICTION_TS, ORDER_NO_PRIORITY_SORTING, WorkloadInfo
@@ -60,6 +61,11 @@ class CoreState:
         self.device_classes = device_class_resources(config.resources.device_class_mappings)
         self.device_counters = device_class_counters(config.resources.device_class_mappings)
         self.device_capacities = device_class_capacities(config.resources.device_class_mappings)
+        # The quota resources charged from counters or capacity: byte-valued,
+        # printed BinarySI (main.go's RegisterBinaryFormattedResource).
+        self.binary_resources = dra_binary_resources(
+            config.resources.device_class_mappings, self.device_classes
+        )
         # ... and the cluster's devices: ResourceSlices and DeviceClasses by name.
         self.resource_slices: dict[str, ResourceSlice] = {}
         self.device_class_objs: dict[str, DeviceClass] = {}
