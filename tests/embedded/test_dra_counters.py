@@ -226,3 +226,21 @@ def test_resource_slice_without_a_node_choice_is_refused(tmp_path: Path) -> None
     assert r.exit_code != 0
     assert "spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero" in r.output
     assert "exactly one of `nodeName`, `nodeSelector`, `allNodes`" in r.output
+
+
+def test_configuration_refuses_a_source_selector_that_does_not_compile(tmp_path: Path) -> None:
+    """pkg/config/validation.go validateDeviceClassSource: the deviceSelector
+    is compiled in the DRA CEL environment ("Kueue fails to start with "CEL
+    compilation failed"", setup_dra.md's troubleshooting)."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(
+        WORLD.split("---")[0].replace(
+            "\"device.driver == 'gpu.example.com'\"", '"device.driver =="'
+        )
+    )
+    r = CliRunner().invoke(main, ["validate", str(cfg)])
+    assert r.exit_code != 0
+    assert (
+        "resources.deviceClassMappings[0].sources[0].counter.deviceSelector.cel.expression:"
+        ' Invalid value: "device.driver ==": CEL compilation failed: compilation failed:'
+    ) in r.output, r.output

@@ -123,8 +123,8 @@ def compile_selectors(
         try:
             compiled.append(compile_expr(expr, ("device",)))
         except CelError as err:
-            detail = str(err).removeprefix("compilation failed: ")
-            errs.append(invalid(f"{path}[{i}].cel.expression", expr, f"{context}: {detail}"))
+            # (the compiler's detail starts "compilation failed: ", as dracel's)
+            errs.append(invalid(f"{path}[{i}].cel.expression", expr, f"{context}: {err}"))
     return compiled, errs
 
 
