@@ -15,6 +15,7 @@ workload's condition. Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -140,18 +141,25 @@ def _split(name: str, driver: str) -> tuple[str, str]:
     return (domain or driver), ident
 
 
-def cel_device(driver: str, dev: Device, exprs: Sequence[Compiled]) -> dict[str, Any]:
+@functools.lru_cache(maxsize=1024)
+def _domains_of(source: str) -> tuple[str, ...]:
+    """The attribute / capacity domains an expression looks up by literal."""
+    return tuple(
+        m.group(1) if m.group(1) is not None else m.group(2) for m in _DOMAINS.finditer(source)
+    )
+
+
+def domains(*selector_sets: Sequence[Compiled]) -> frozenset[str]:
+    return frozenset(d for sels in selector_sets for c in sels for d in _domains_of(c.source))
+
+
+def cel_device(driver: str, dev: Device, looked_up: frozenset[str]) -> dict[str, Any]:
     """The ``device`` variable of Kubernetes' DRA CEL environment. A domain
-    an expression looks up but the device lacks is an empty map (a lookup of
-    an unknown domain is empty there); CelError for an attribute without a
-    value."""
-    attrs: dict[str, dict[str, Any]] = {}
-    caps: dict[str, dict[str, Any]] = {}
-    for c in exprs:
-        for m in _DOMAINS.finditer(c.source):
-            d = m.group(1) if m.group(1) is not None else m.group(2)
-            attrs.setdefault(d, {})
-            caps.setdefault(d, {})
+    an expression looks up (``looked_up``) but the device lacks is an empty
+    map (a lookup of an unknown domain is empty there); CelError for an
+    attribute without a value."""
+    attrs: dict[str, dict[str, Any]] = {d: {} for d in looked_up}
+    caps: dict[str, dict[str, Any]] = {d: {} for d in looked_up}
     for name, a in (dev.attributes or {}).items():
         d, ident = _split(name, driver)
         attrs.setdefault(d, {})[ident] = _attr_value(a)
@@ -166,21 +174,34 @@ def cel_device(driver: str, dev: Device, exprs: Sequence[Compiled]) -> dict[str,
     }
 
 
-def _matches(selectors: Sequence[Compiled], driver: str, dev: Device) -> bool:
-    """evaluateSelectorsOnDevice: every selector true (CelError when one
-    fails to evaluate)."""
-    if not selectors:
+class _Device:
+    """One device as the selectors see it: its CEL variable, made once (on
+    the first selector that reads it) for every selector set."""
+
+    __slots__ = ("dev", "driver", "looked_up", "var")
+
+    def __init__(self, driver: str, dev: Device, looked_up: frozenset[str]) -> None:
+        self.driver = driver
+        self.dev = dev
+        self.looked_up = looked_up
+        self.var: dict[str, Any] | None = None
+
+    def matches(self, selectors: Sequence[Compiled]) -> bool:
+        """evaluateSelectorsOnDevice: every selector true (CelError when one
+        fails to evaluate)."""
+        if not selectors:
+            return True
+        if self.var is None:
+            self.var = {"device": cel_device(self.driver, self.dev, self.looked_up)}
+        for c in selectors:
+            got = c.eval(self.var)
+            if not isinstance(got, bool):
+                raise CelError(
+                    f"CEL result of type {type(got).__name__} could not be converted to bool"
+                )
+            if not got:
+                return False
         return True
-    var = {"device": cel_device(driver, dev, selectors)}
-    for c in selectors:
-        got = c.eval(var)
-        if not isinstance(got, bool):
-            raise CelError(
-                f"CEL result of type {type(got).__name__} could not be converted to bool"
-            )
-        if not got:
-            return False
-    return True
 
 
 def count_matching(
@@ -194,10 +215,12 @@ def count_matching(
     ``taken`` both the class's and the request's selectors accept, marking
     them taken; CelError when a selector fails to evaluate."""
     n = 0
+    looked_up = domains(cls, request)
     for i, (driver, dev) in enumerate(devices):
-        if i in taken or not _matches(cls, driver, dev):
+        d = _Device(driver, dev, looked_up)
+        if i in taken or not d.matches(cls):
             continue
-        if _matches(request, driver, dev):
+        if d.matches(request):
             taken.add(i)
             n += 1
             if n >= needed:
@@ -241,10 +264,12 @@ def match_devices(
     the source's, the class's and the request's selectors all accept, or an
     Internal error at ``path`` when one fails to evaluate."""
     matched: list[Device] = []
+    looked_up = domains(source, cls, request)
     for dev in _complete_pool_devices(slices, driver):
+        d = _Device(driver, dev, looked_up)
         for sels, what in ((source, "deviceSelector"), (cls, "DeviceClass selector")):
             try:
-                ok = _matches(sels, driver, dev)
+                ok = d.matches(sels)
             except CelError as err:
                 return [], internal(
                     path, f"CEL evaluation error in {what} for device {dev.name}: {err}"
@@ -253,7 +278,7 @@ def match_devices(
                 break
         else:
             try:
-                if _matches(request, driver, dev):
+                if d.matches(request):
                     matched.append(dev)
             except CelError as err:
                 return [], internal(
