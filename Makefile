@@ -77,6 +77,7 @@ bench: $(COMPILED)/.stamp
 	$(BIN)/python bench/admission_cycle.py
 	$(BIN)/python bench/store_ops.py
 	$(BIN)/python bench/bizrq_admission.py
+	$(BIN)/python bench/dra_charges.py
 	$(BIN)/python bench/embedded_run.py --jobs 2000
 	$(BIN)/kuota bench bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml bench/worlds/kueue-baseline-no-preemption.yaml --json bench/results-virtual.json
 	$(BIN)/kuota bench --real-time bench/worlds/kueue-baseline.yaml bench/worlds/kueue-large-scale.yaml --json bench/results-real-time.json

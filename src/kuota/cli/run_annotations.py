@@ -8,7 +8,12 @@ from typing import Any
 
 from kuota.api import errors as e
 from kuota.api.kueue.config import parse_duration
-from kuota.cluster.controllers.run_keys import DURATION_ANNOTATION, FAIL_ANNOTATION
+from kuota.cluster.controllers.run_keys import (
+    DURATION_ANNOTATION,
+    EXIT_CODE_ANNOTATION,
+    FAIL_ANNOTATION,
+    exit_code_error,
+)
 
 # Where a kind carries the pod template whose annotations tell the simulated
 # kubelet how a pod runs.
@@ -57,6 +62,11 @@ def run_annotation_errors(obj: Any) -> list[e.FieldError]:
     fail = ann.get(FAIL_ANNOTATION)
     if fail is not None and fail not in ("true", "false"):
         errs.append(e.not_supported(e.key(path, FAIL_ANNOTATION), fail, ["true", "false"]))
+    code = ann.get(EXIT_CODE_ANNOTATION)
+    if code is not None:
+        bad = exit_code_error(code, fail)
+        if bad:
+            errs.append(e.invalid(e.key(path, EXIT_CODE_ANNOTATION), code, bad))
     return errs
 
 
@@ -71,6 +81,6 @@ def run_annotation_warnings(obj: Any) -> list[str]:
     return [
         f"metadata.annotations[{key}]: not read on a {obj.kind}: the simulated "
         f"kubelet reads it from {where[0]}"
-        for key in (DURATION_ANNOTATION, FAIL_ANNOTATION)
+        for key in (DURATION_ANNOTATION, FAIL_ANNOTATION, EXIT_CODE_ANNOTATION)
         if key in own
     ]

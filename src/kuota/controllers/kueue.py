@@ -44,6 +44,7 @@ from kuota.store.resources import (
     ADMISSION_CHECK,
     CLUSTER_QUEUE,
     COHORT,
+    DEVICE_CLASS,
     LIMIT_RANGE,
     LOCAL_QUEUE,
     NAMESPACE,
@@ -52,6 +53,7 @@ from kuota.store.resources import (
     PRIORITY_CLASS,
     RESOURCE_CLAIM_TEMPLATE,
     RESOURCE_FLAVOR,
+    RESOURCE_SLICE,
     RUNTIME_CLASS,
     TOPOLOGY,
     WORKLOAD,
@@ -67,6 +69,8 @@ WATCHED: Final[tuple[ResourceType, ...]] = (
     RUNTIME_CLASS,
     LIMIT_RANGE,
     RESOURCE_CLAIM_TEMPLATE,
+    DEVICE_CLASS,
+    RESOURCE_SLICE,
     RESOURCE_FLAVOR,
     TOPOLOGY,
     ADMISSION_CHECK,
@@ -250,6 +254,8 @@ class KueueController:
             "RuntimeClass": core.runtime_classes,
             "AdmissionCheck": core.checks,
             "Topology": core.topologies,
+            "ResourceSlice": core.resource_slices,
+            "DeviceClass": core.device_class_objs,
         }
         if kind in ("LimitRange", "ResourceClaimTemplate"):
             ns, _, name = key.partition("/")

@@ -20,6 +20,7 @@ _RANK: Final = {
     "LimitRange": 2,
     "DeviceClass": 1,
     "ResourceClaimTemplate": 2,
+    "ResourceSlice": 2,
     "ResourceFlavor": 3,
     "AdmissionCheck": 3,
     "ProvisioningRequestConfig": 3,

@@ -1,26 +1,34 @@
 """What a podSet's Dynamic Resource Allocation claims count in quota, as
-Kueue v0.19 computes it (``pkg/dra/claims.go``
-``GetResourceRequestsForResourceClaimTemplates`` and ``countDevicesPerClass``,
-``pkg/controller/core/workload_controller.go``'s DRA branch,
+Kueue computes it (kueue ``ff69552e``: ``pkg/dra/claims.go``
+``GetResourceRequestsForResourceClaimTemplates``, ``counters.go``
+``GetCounterResourcesForWorkload``, ``capacity.go``
+``DetermineCapacityResourcesForWorkload``;
+``pkg/controller/core/workload_controller.go`` ``handleDRA``;
 ``pkg/workload/workload.go`` ``totalRequestsFromPodSets``).
 
 Per pod, every ``resourceClaims[]`` entry naming a ResourceClaimTemplate of
-the workload's namespace adds, for each device request of the template
-(``exactly``, allocation mode ExactCount), its ``count`` devices of its
-DeviceClass, charged under the resource name the Configuration's
-``resources.deviceClassMappings`` maps that class to. The first problem
-found is the workload's (Kueue returns at the first): an unmapped
-DeviceClass, a request Kueue does not support (``firstAvailable``,
-``adminAccess``, allocation mode All), a missing template, a claim named
-directly (``resourceClaimName``), or DRA used with the KueueDRAIntegration
-gate off (KueueDRARejectWorkloadsWhenDRADisabled). Not done here: CEL
-selectors checked against ResourceSlices, and counter- and capacity-based
-quota (a mapping with ``sources``), which Kueue charges from the devices its
-ResourceSlices publish: kuota stores no ResourceSlices, so a request of such
-a class gets the error Kueue gives when no ResourceSlice device matches
-(``pkg/dra/counters.go`` / ``capacity.go``: "insufficient matching devices
-for counter driver: 0 device(s) match but N requested") and the workload
-waits, rather than being charged device counts it would not be.
+the workload's namespace is charged in three passes, each over the whole
+workload, the first error the workload's (Kueue returns at the first):
+
+1. device counts: each request (``exactly``, allocation mode ExactCount)
+   adds its ``count`` devices of its DeviceClass under the resource name the
+   Configuration's ``resources.deviceClassMappings`` maps that class to;
+   a request with CEL selectors must find that many devices in the cluster's
+   ResourceSlices; a class whose mapping has counter (gate
+   KueueDRAIntegrationPartitionableDevices) or capacity (gate
+   KueueDRAIntegrationConsumableCapacity) ``sources`` is left to pass 2 or 3;
+2. counters: per counter source, the largest value a matching device of the
+   driver's complete pools consumes of the counter, times the count;
+3. capacity: per capacity source, the largest charge of a matching device
+   (the request's ``capacity.requests``, else the device's default, else its
+   whole capacity, rounded to its request policy), times the count.
+
+Refused, with Kueue's messages: an unmapped DeviceClass, a request Kueue
+does not support (``firstAvailable``, ``adminAccess``, allocation mode
+All), a selector that does not compile, a missing template or DeviceClass,
+too few matching devices, a claim named directly (``resourceClaimName``),
+or DRA used with the KueueDRAIntegration gate off
+(KueueDRARejectWorkloadsWhenDRADisabled).
 
 Pure: no I/O.
 """
@@ -28,21 +36,40 @@ Pure: no I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from kuota.api.k8s.resource import ResourceClaimSpec, ResourceClaimTemplate
-from kuota.api.kueue.config import DeviceClassMapping
+from kuota.api.cel import CelError, Compiled
+from kuota.api.k8s.resource import ExactDeviceRequest, ResourceClaimSpec, ResourceClaimTemplate
+from kuota.api.kueue.config import DeviceClassMapping, DeviceSource
 from kuota.api.kueue.types import PodSet
+from kuota.quota.dra_slices import (
+    INT64_MAX,
+    FieldErr,
+    Slices,
+    aggregate,
+    capacity_charge,
+    compile_selectors,
+    count_matching,
+    counter_charge,
+    explicit_capacity,
+    internal,
+    invalid,
+    match_devices,
+)
 
 __all__ = [
     "CLAIMS_NOT_SUPPORTED",
     "DRA_GATE_OFF",
     "DraContext",
+    "Slices",
     "claim_requests",
+    "device_class_capacities",
+    "device_class_counters",
     "device_class_resources",
-    "device_class_sources",
+    "dra_binary_resources",
+    "workload_error",
 ]
 
 # Kueue's QuotaReserved=False messages (workload_controller.go).
@@ -50,27 +77,33 @@ CLAIMS_NOT_SUPPORTED: Final = "KueueDRAIntegration feature does not support use 
 DRA_GATE_OFF: Final = (
     "Workload uses DRA resources but the KueueDRAIntegration feature gate is not enabled"
 )
-_INT64_MAX: Final = 2**63 - 1
+_NO_CONFIGS: Final[tuple[Any, ...]] = ()
 
 
 @dataclass(frozen=True)
 class DraContext:
     """What DRA quota reads besides the workload: the namespace's
     ResourceClaimTemplates by name, the DeviceClass -> resource name map of
-    ``deviceClassMappings``, and the gates."""
+    ``deviceClassMappings`` and its counter / capacity sources per class,
+    the cluster's ResourceSlices and DeviceClasses, and the gates."""
 
     templates: Mapping[str, ResourceClaimTemplate] = field(default_factory=dict)
     class_resources: Mapping[str, str] = field(default_factory=dict)
     enabled: bool = True  # KueueDRAIntegration
     reject_when_disabled: bool = True  # KueueDRARejectWorkloadsWhenDRADisabled
-    # DeviceClass -> "counter" / "capacity": mapped with sources (device_class_sources).
-    class_sources: Mapping[str, str] = field(default_factory=dict)
+    # DeviceClass -> (quota resource, counter source), in the mappings' order.
+    counters: Mapping[str, tuple[tuple[str, DeviceSource], ...]] = field(default_factory=dict)
+    # DeviceClass -> capacity sources (charged under the class's resource name).
+    capacities: Mapping[str, tuple[DeviceSource, ...]] = field(default_factory=dict)
+    partitionable: bool = True  # KueueDRAIntegrationPartitionableDevices
+    consumable: bool = False  # KueueDRAIntegrationConsumableCapacity
+    slices: Slices = field(default_factory=Slices)
 
 
 def device_class_resources(mappings: Iterable[DeviceClassMapping]) -> dict[str, str]:
     """``deviceClassMappings`` (name, deviceClassNames) as DeviceClass -> name
     (Kueue's ResourceMapper; the Configuration's validation refuses a class
-    mapped twice)."""
+    mapped twice but for different counters: the first mapping names it)."""
     out: dict[str, str] = {}
     for m in mappings:
         for dc in m.device_class_names:
@@ -78,15 +111,47 @@ def device_class_resources(mappings: Iterable[DeviceClassMapping]) -> dict[str, 
     return out
 
 
-def device_class_sources(mappings: Iterable[DeviceClassMapping]) -> dict[str, str]:
-    """DeviceClass -> the kind of its mapping's ``sources`` ("counter",
-    "capacity"), for the classes Kueue charges from ResourceSlices."""
-    out: dict[str, str] = {}
+def device_class_counters(
+    mappings: Iterable[DeviceClassMapping],
+) -> dict[str, tuple[tuple[str, DeviceSource], ...]]:
+    """DeviceClass -> its counter sources with the resource each charges
+    (ResourceMapper.deviceClassCounters: every mapping naming the class)."""
+    out: dict[str, tuple[tuple[str, DeviceSource], ...]] = {}
     for m in mappings:
         for dc in m.device_class_names:
-            if m.source:
-                out.setdefault(dc, m.source)
+            for src in m.sources:
+                if src.kind == "counter":
+                    out[dc] = (*out.get(dc, ()), (m.name, src))
     return out
+
+
+def device_class_capacities(
+    mappings: Iterable[DeviceClassMapping],
+) -> dict[str, tuple[DeviceSource, ...]]:
+    """DeviceClass -> its capacity sources (ResourceMapper.deviceClassCapacity)."""
+    out: dict[str, tuple[DeviceSource, ...]] = {}
+    for m in mappings:
+        for dc in m.device_class_names:
+            for src in m.sources:
+                if src.kind == "capacity":
+                    out[dc] = (*out.get(dc, ()), src)
+    return out
+
+
+def dra_binary_resources(
+    mappings: Iterable[DeviceClassMapping], class_resources: Mapping[str, str]
+) -> frozenset[str]:
+    """CounterBasedResourceNames and CapacityBasedResourceNames: the quota
+    resources Kueue formats as bytes (BinarySI). A capacity source's
+    resource is its class's resource name (the first mapping of the class)."""
+    out: set[str] = set()
+    for m in mappings:
+        for src in m.sources:
+            if src.kind == "counter":
+                out.add(m.name)
+            else:
+                out.update(class_resources[dc] for dc in m.device_class_names)
+    return frozenset(out)
 
 
 def _go_value(v: Any) -> str:
@@ -108,6 +173,10 @@ def _count_devices(spec: ResourceClaimSpec) -> tuple[dict[str, int], tuple[str, 
         ex = req.exactly
         if ex is None:
             return {}, (path, None, "Exactly must be set if FirstAvailable is nil")
+        sel_path = f"{path}.exactly.selectors"
+        _, bad = compile_selectors(ex.selectors, sel_path, "CEL compilation failed")
+        if bad:
+            return {}, (sel_path, None, aggregate(bad))
         if ex.admin_access:
             return {}, (f"{path}.exactly.adminAccess", None, "AdminAccess is not supported")
         mode = ex.allocation_mode or "ExactCount"
@@ -127,7 +196,7 @@ def _count_devices(spec: ResourceClaimSpec) -> tuple[dict[str, int], tuple[str, 
         if not dc:
             continue
         count = ex.count if ex.count is not None else 1
-        out[dc] = min(out.get(dc, 0) + count, _INT64_MAX)  # Kueue's saturating add
+        out[dc] = min(out.get(dc, 0) + count, INT64_MAX)  # Kueue's saturating add
     return out, None
 
 
@@ -136,35 +205,110 @@ def _claim_ref(prc: Any, key: str) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def claim_requests(pod_set: PodSet, index: int, ctx: DraContext) -> tuple[dict[str, int], str]:
-    """One pod's DRA requests (resource name -> devices) and "" — or {} and
-    Kueue's message for the workload's QuotaReserved=False Misconfigured
-    condition. ``index``: the podSet's position (its paths name it)."""
+def _claims(pod_set: PodSet) -> list[Any]:
     spec = pod_set.template.spec
-    claims = (spec.resource_claims or []) if spec is not None else []
+    return (spec.resource_claims or []) if spec is not None else []
+
+
+def _preamble(pod_set: PodSet, ctx: DraContext) -> tuple[bool, str]:
+    """(whether the podSet's claims are charged at all, or the message that
+    refuses them): the gates, and a claim named directly."""
+    claims = _claims(pod_set)
     if not claims:
-        return {}, ""
+        return False, ""
     with_template = any(_claim_ref(c, "resourceClaimTemplateName") for c in claims)
     with_claim = any(_claim_ref(c, "resourceClaimName") for c in claims)
     if not ctx.enabled:
         if ctx.reject_when_disabled and (with_template or with_claim):
-            return {}, DRA_GATE_OFF
-        return {}, ""
+            return False, DRA_GATE_OFF
+        return False, ""
     if with_claim:
-        return {}, CLAIMS_NOT_SUPPORTED
+        return False, CLAIMS_NOT_SUPPORTED
+    return True, ""
+
+
+_Pass = Callable[[PodSet, int, DraContext], tuple[dict[str, int], str]]
+
+
+def _passes(ctx: DraContext) -> list[_Pass]:
+    out: list[_Pass] = [_device_counts]
+    if ctx.partitionable:
+        out.append(_counter_charges)
+    if ctx.consumable:
+        out.append(_capacity_charges)
+    return out
+
+
+def claim_requests(pod_set: PodSet, index: int, ctx: DraContext) -> tuple[dict[str, int], str]:
+    """One pod's DRA requests (resource name -> amount) and "" — or {} and
+    Kueue's message for the workload's QuotaReserved=False Misconfigured
+    condition. ``index``: the podSet's position (its paths name it)."""
+    charged, bad = _preamble(pod_set, ctx)
+    if not charged:
+        return {}, bad
     out: dict[str, int] = {}
-    sourced = ""  # the first request Kueue would charge from ResourceSlices
-    for j, prc in enumerate(claims):
+    for p in _passes(ctx):
+        got, bad = p(pod_set, index, ctx)
+        if bad:
+            return {}, bad
+        for name, n in got.items():
+            out[name] = min(out.get(name, 0) + n, INT64_MAX)
+    return out, ""
+
+
+def workload_error(pod_sets: Iterable[tuple[int, PodSet]], ctx: DraContext) -> str:
+    """Why Kueue's workload controller cannot charge the workload's claims
+    ("" when it can, or there are none), of its (index, podSet)s: each pass
+    over every podSet before the next, as handleDRA runs them."""
+    charged = []
+    for i, ps in pod_sets:
+        ok, bad = _preamble(ps, ctx)
+        if bad:
+            return bad
+        if ok:
+            charged.append((i, ps))
+    for p in _passes(ctx):
+        for i, ps in charged:
+            _, bad = p(ps, i, ctx)
+            if bad:
+                return bad
+    return ""
+
+
+def _base(index: int, j: int) -> str:
+    return f"spec.podSets[{index}].template.spec.resourceClaims[{j}]"
+
+
+def _templates(pod_set: PodSet, index: int, ctx: DraContext) -> Iterable[tuple[int, str, Any]]:
+    """(claim index, template name, template or None) of the claims naming one."""
+    for j, prc in enumerate(_claims(pod_set)):
         name = _claim_ref(prc, "resourceClaimTemplateName")
-        if name is None:
-            continue
-        base = f"spec.podSets[{index}].template.spec.resourceClaims[{j}]"
-        tmpl = ctx.templates.get(name)
+        if name is not None:
+            yield j, name, ctx.templates.get(name)
+
+
+def _not_found(name: str) -> str:
+    return f'resourceclaimtemplates.resource.k8s.io "{name}" not found'
+
+
+def _requests(tmpl: ResourceClaimTemplate) -> list[tuple[int, ExactDeviceRequest]]:
+    devices = tmpl.spec.spec.devices
+    reqs = devices.requests if devices is not None else None
+    return [(k, r.exactly) for k, r in enumerate(reqs or ()) if r.exactly is not None]
+
+
+def _device_counts(pod_set: PodSet, index: int, ctx: DraContext) -> tuple[dict[str, int], str]:
+    """GetResourceRequestsForResourceClaimTemplates for one podSet."""
+    out: dict[str, int] = {}
+    for j, name, tmpl in _templates(pod_set, index, ctx):
+        base = _base(index, j)
         if tmpl is None:
-            return {}, (
-                f"{base}: Internal error: failed to get claim spec for ResourceClaimTemplate"
-                f" {name} in podset {pod_set.name}:"
-                f' resourceclaimtemplates.resource.k8s.io "{name}" not found'
+            return {}, str(
+                internal(
+                    base,
+                    f"failed to get claim spec for ResourceClaimTemplate {name} in podset"
+                    f" {pod_set.name}: {_not_found(name)}",
+                )
             )
         counts, bad = _count_devices(tmpl.spec.spec)
         if bad is not None:
@@ -173,6 +317,11 @@ def claim_requests(pod_set: PodSet, index: int, ctx: DraContext) -> tuple[dict[s
                 f"{base}.{rel}: Invalid value: {_go_value(value)}:"
                 f" ResourceClaimTemplate {name}: {detail}"
             )
+        cel_errs = _cel_against_devices(tmpl, base, ctx)
+        if cel_errs:
+            return {}, aggregate(
+                [e.prefixed(e.path, f"ResourceClaimTemplate {name}: {e.detail}") for e in cel_errs]
+            )
         for dc, n in counts.items():
             logical = ctx.class_resources.get(dc)
             if logical is None:
@@ -180,28 +329,221 @@ def claim_requests(pod_set: PodSet, index: int, ctx: DraContext) -> tuple[dict[s
                     f"DeviceClass {dc} is not mapped in DRA configuration for podset {pod_set.name}"
                 )
                 return {}, f"{base}.resourceClaimTemplateName: Not found: {json.dumps(detail)}"
-            kind = ctx.class_sources.get(dc)
-            if kind is not None:
-                # Not a device count (Kueue skips it here), a counter or capacity
-                # charge: from ResourceSlices, of which kuota has none.
-                sourced = sourced or _no_slices(tmpl.spec.spec, dc, kind, base)
-                continue
-            out[logical] = min(out.get(logical, 0) + n, _INT64_MAX)
-    if sourced:
-        return {}, sourced
+            if ctx.partitionable and dc in ctx.counters:
+                continue  # charged by its counters (pass 2)
+            if ctx.consumable and dc in ctx.capacities:
+                continue  # charged by its capacity (pass 3)
+            out[logical] = min(out.get(logical, 0) + n, INT64_MAX)
     return out, ""
 
 
-def _no_slices(spec: ResourceClaimSpec, dc: str, kind: str, base: str) -> str:
-    """Kueue's error for a counter / capacity request no ResourceSlice device
-    matches (processCounterCharge / processCapacityCharge), at the request."""
-    reqs = spec.devices.requests if spec.devices is not None else None
-    for k, req in enumerate(reqs or ()):
-        ex = req.exactly
-        if ex is not None and ex.device_class_name == dc:
-            count = ex.count if ex.count is not None else 1
-            return (
-                f"{base}.devices.requests[{k}]: Internal error: insufficient matching devices"
-                f" for {kind} driver: 0 device(s) match but {count} requested"
+def _class_selectors(
+    dc: str, ctx: DraContext, req_path: str
+) -> tuple[list[Compiled], FieldErr | None]:
+    """resolveAndCompileDeviceClass: the DeviceClass's compiled selectors."""
+    if not dc:
+        return [], None
+    obj = ctx.slices.classes.get(dc)
+    if obj is None:
+        return [], internal(
+            req_path,
+            f'failed to get DeviceClass {dc}: deviceclasses.resource.k8s.io "{dc}" not found',
+        )
+    compiled, errs = compile_selectors(
+        obj.spec.selectors, req_path, f"DeviceClass {dc} has invalid CEL selector"
+    )
+    return compiled, (errs[0] if errs else None)
+
+
+def _cel_against_devices(tmpl: ResourceClaimTemplate, base: str, ctx: DraContext) -> list[FieldErr]:
+    """validateCELSelectorsAgainstDevices: each request with CEL selectors
+    needs as many devices of the cluster (of its sources' drivers when every
+    such class has sources) as it asks, no device counted twice in a claim."""
+    cel_reqs = [
+        (k, ex)
+        for k, ex in _requests(tmpl)
+        if any(isinstance(s, dict) and s.get("cel") is not None for s in ex.selectors or ())
+    ]
+    if not cel_reqs:
+        return []
+    all_slices = ctx.slices.slices
+    if any(
+        ex.device_class_name not in ctx.counters and ex.device_class_name not in ctx.capacities
+        for _, ex in cel_reqs
+    ):
+        chosen = list(all_slices)
+    else:
+        drivers: list[str] = []
+        for _, ex in cel_reqs:
+            dc = ex.device_class_name
+            for _, cs in ctx.counters.get(dc, _NO_CONFIGS):
+                drivers.append(cs.driver)
+            for cap in ctx.capacities.get(dc, _NO_CONFIGS):
+                drivers.append(cap.driver)
+        chosen = [s for d in dict.fromkeys(drivers) for s in all_slices if s.spec.driver == d]
+    devices = [(s.spec.driver, dev) for s in chosen for dev in s.spec.devices or ()]
+    taken: set[int] = set()
+    errs: list[FieldErr] = []
+    for k, ex in cel_reqs:
+        req_path = f"{base}.devices.requests[{k}]"
+        sel_path = f"{req_path}.exactly.selectors"
+        cls, bad = _class_selectors(ex.device_class_name, ctx, req_path)
+        if bad is not None:
+            errs.append(bad)
+            continue
+        compiled, cerrs = compile_selectors(ex.selectors, sel_path, "CEL compilation failed")
+        if cerrs:
+            errs.extend(cerrs)
+            continue
+        if not compiled:
+            continue
+        count = ex.count if ex.count is not None else 1
+        try:
+            n = count_matching(devices, cls, compiled, taken, count)
+        except CelError as err:
+            errs.append(
+                invalid(
+                    sel_path,
+                    None,
+                    f"CEL evaluation failed for DeviceClass {ex.device_class_name}: {err}",
+                )
             )
-    return ""
+            continue
+        if n < count:
+            errs.append(
+                internal(
+                    sel_path,
+                    "insufficient matching devices for CEL selector in DeviceClass"
+                    f" {ex.device_class_name}: {n} device(s) match in the cluster but"
+                    f" {count} requested",
+                )
+            )
+    return errs
+
+
+def _sourced(
+    pod_set: PodSet,
+    index: int,
+    ctx: DraContext,
+    charge: Callable[
+        [ExactDeviceRequest, str, list[Compiled], list[Compiled]],
+        tuple[dict[str, int], list[FieldErr]],
+    ],
+    has_sources: Callable[[str], bool],
+) -> tuple[dict[str, int], str]:
+    """The walk counters.go and capacity.go share: every exact, non-admin
+    request of a class with sources, its selectors prepared, then charged."""
+    out: dict[str, int] = {}
+    for j, name, tmpl in _templates(pod_set, index, ctx):
+        base = _base(index, j)
+        if tmpl is None:
+            return {}, str(
+                internal(
+                    base,
+                    f"failed to get claim spec for ResourceClaimTemplate {name}: {_not_found(name)}",
+                )
+            )
+        for k, ex in _requests(tmpl):
+            if ex.admin_access or not has_sources(ex.device_class_name):
+                continue
+            req_path = f"{base}.devices.requests[{k}]"
+            cls, bad = _class_selectors(ex.device_class_name, ctx, req_path)
+            if bad is not None:
+                return {}, str(bad)
+            req_sels, errs = compile_selectors(
+                ex.selectors, f"{req_path}.exactly.selectors", "CEL compilation failed"
+            )
+            if errs:
+                return {}, aggregate(errs)
+            got, errs = charge(ex, req_path, cls, req_sels)
+            if errs:
+                return {}, aggregate(errs)
+            for res, n in got.items():
+                out[res] = min(out.get(res, 0) + n, INT64_MAX)
+    return out, ""
+
+
+def _source_devices(
+    src: DeviceSource, cls: list[Compiled], req_sels: list[Compiled], req_path: str, ctx: DraContext
+) -> tuple[list[Any], list[FieldErr]]:
+    """matchDevicesForSource: the source's deviceSelector compiled, then the
+    devices of its driver's complete pools all selectors accept."""
+    source_sels, errs = compile_selectors(
+        [{"cel": {"expression": src.selector}}] if src.selector else [],
+        req_path,
+        "deviceSelector CEL compilation failed",
+    )
+    if errs:
+        return [], errs
+    matched, bad = match_devices(
+        ctx.slices.slices, src.driver, source_sels, cls, req_sels, req_path
+    )
+    return matched, ([bad] if bad is not None else [])
+
+
+def _counter_charges(pod_set: PodSet, index: int, ctx: DraContext) -> tuple[dict[str, int], str]:
+    """GetCounterResourcesForWorkload for one podSet."""
+
+    def charge(
+        ex: ExactDeviceRequest, req_path: str, cls: list[Compiled], req_sels: list[Compiled]
+    ) -> tuple[dict[str, int], list[FieldErr]]:
+        out: dict[str, int] = {}
+        count = ex.count if ex.count is not None else 1
+        for resource, src in ctx.counters.get(ex.device_class_name, ()):
+            matched, errs = _source_devices(src, cls, req_sels, req_path, ctx)
+            if errs:
+                return {}, errs
+            if len(matched) < count:
+                return {}, [
+                    internal(
+                        req_path,
+                        "insufficient matching devices for counter driver:"
+                        f" {len(matched)} device(s) match but {count} requested",
+                    )
+                ]
+            n = counter_charge(matched, src.name, count)
+            if n is None:
+                return {}, [
+                    internal(
+                        req_path,
+                        f"matched devices have no consumesCounters entry for counter"
+                        f" {json.dumps(src.name)}",
+                    )
+                ]
+            out[resource] = min(out.get(resource, 0) + n, INT64_MAX)
+        return out, []
+
+    return _sourced(pod_set, index, ctx, charge, lambda dc: dc in ctx.counters)
+
+
+def _capacity_charges(pod_set: PodSet, index: int, ctx: DraContext) -> tuple[dict[str, int], str]:
+    """DetermineCapacityResourcesForWorkload for one podSet."""
+
+    def charge(
+        ex: ExactDeviceRequest, req_path: str, cls: list[Compiled], req_sels: list[Compiled]
+    ) -> tuple[dict[str, int], list[FieldErr]]:
+        resource = ctx.class_resources.get(ex.device_class_name)
+        if resource is None:
+            return {}, []
+        total = 0
+        count = ex.count if ex.count is not None else 1
+        for src in ctx.capacities.get(ex.device_class_name, ()):
+            matched, errs = _source_devices(src, cls, req_sels, req_path, ctx)
+            if errs:
+                return {}, errs
+            if len(matched) < count:
+                return {}, [
+                    internal(
+                        req_path,
+                        "insufficient matching devices for capacity driver:"
+                        f" {len(matched)} device(s) match but {count} requested",
+                    )
+                ]
+            explicit = explicit_capacity(ex.capacity, src.name)
+            n, bad = capacity_charge(matched, src.name, count, explicit, req_path)
+            if bad is not None:
+                return {}, [bad]
+            total = min(total + n, INT64_MAX)
+        return {resource: total}, []
+
+    return _sourced(pod_set, index, ctx, charge, lambda dc: dc in ctx.capacities)

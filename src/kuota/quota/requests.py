@@ -39,7 +39,7 @@ from kuota.api.k8s import (
 from kuota.api.kueue.config import Resources, ResourceTransformation
 from kuota.api.kueue.types import PodSet, Workload
 from kuota.api.quantity import BINARY_SI, DECIMAL_SI, Quantity
-from kuota.quota.dra import DraContext, claim_requests
+from kuota.quota.dra import DraContext, claim_requests, workload_error
 
 __all__ = [
     "ERR_INVALID_WL_RESOURCES",
@@ -640,10 +640,10 @@ def _validate(indexed: Iterable[tuple[int, PodSet]], ctx: RequestContext) -> str
     if ctx.dra is not None:
         # Kueue's workload controller refuses to queue a workload whose DRA
         # claims it cannot count, before any other resource check.
-        for i, ps in indexed:
-            _, bad = claim_requests(ps, i, ctx.dra)
-            if bad:
-                return bad
+        # (each pass over every podSet before the next, as handleDRA)
+        bad = workload_error(indexed, ctx.dra)
+        if bad:
+            return bad
     for i, ps in indexed:
         spec = adjust_template(ps.template, ctx).spec
         if spec is not None:

@@ -45,6 +45,8 @@ RUNTIME_CLASS: Final[ResourceType] = resource_for("node.k8s.io/v1", "RuntimeClas
 RESOURCE_CLAIM_TEMPLATE: Final[ResourceType] = resource_for(
     "resource.k8s.io/v1", "ResourceClaimTemplate"
 )
+RESOURCE_SLICE: Final[ResourceType] = resource_for("resource.k8s.io/v1", "ResourceSlice")
+DEVICE_CLASS: Final[ResourceType] = resource_for("resource.k8s.io/v1", "DeviceClass")
 
 # Other projects' and kuota's own
 LEADER_WORKER_SET: Final[ResourceType] = resource_for(

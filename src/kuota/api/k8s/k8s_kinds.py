@@ -511,4 +511,13 @@ RESOURCE_KINDS: tuple[KindSpec, ...] = (
         validate=gateless(resource_kinds.validate_resource_claim_template),
         default=resource.default_claim_template,
     ),
+    KindSpec(
+        group=resource.GROUP,
+        kind="ResourceSlice",
+        plural="resourceslices",
+        namespaced=False,
+        internal=resource.ResourceSlice,
+        versions=_v1(resource.ResourceSlice, _cols("Node", "Driver", "Pool", "Age")),
+        validate=gateless(resource_kinds.validate_resource_slice),
+    ),
 )

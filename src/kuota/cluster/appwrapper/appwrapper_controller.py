@@ -20,15 +20,19 @@ condition) fails at once; a component deleted by someone else fails the
 AppWrapper. A failure resets the AppWrapper (Resetting: its components
 deleted, a ``retryPausePeriod`` of 90s, Resuming again, ``resettingCount``
 one more) while fewer than ``retryLimit`` (3) resets were made, else fails
-it.
+it. A failed pod whose container exited with one of the
+``terminalExitCodes`` (or, when ``retryableExitCodes`` are given, with any
+other non-zero code) makes that failure terminal: Failed whatever the
+retries left (getPodStatus's terminalFailure; the simulated kubelet writes
+an exit code for a pod annotated ``kuota.dev/exit-code``).
 
-Not modelled: terminal and retryable exit codes (the simulated kubelet
-writes none), the deletion-on-failure delay, the success TTL, forceful
+Not modelled: the deletion-on-failure delay, the success TTL, forceful
 deletion, Autopilot, the user-name labels of its webhook."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
@@ -228,6 +232,9 @@ class AppWrapperController(ClusterController):
             st.phase = "Suspending"
             return None
         expected_components = len(st.component_status or ())
+        assert self._pods is not None
+        pods = [p for p in self._pods.by_index(_BY_AW, key_of(aw)) if not is_deleting(p)]
+        terminal = _terminal_failure(aw, pods)
         deployed, failed = self._components(aw, st)
         if deployed != expected_components:
             # Deleted by someone else: no grace period, no retry.
@@ -241,10 +248,8 @@ class AppWrapperController(ClusterController):
             msg = f"Found {failed} failed components"
             _set(st, "Unhealthy", "True", "FailedComponent", msg, now)
             self.event(aw, "Normal", "Unhealthy", "FailedComponent: " + msg)
-            _reset_or_fail(aw, st)
+            _reset_or_fail(aw, st, terminal)
             return None
-        assert self._pods is not None
-        pods = [p for p in self._pods.by_index(_BY_AW, key_of(aw)) if not is_deleting(p)]
         counts = {"Pending": 0, "Running": 0, "Succeeded": 0, "Failed": 0}
         for p in pods:
             phase = pod_phase(p)
@@ -269,7 +274,7 @@ class AppWrapperController(ClusterController):
             self.event(
                 aw, "Normal", "Unhealthy", f"FoundFailedPods: {counts['Failed']} failed pods"
             )
-            _reset_or_fail(aw, st)
+            _reset_or_fail(aw, st, terminal)
             return None
         _clear(st, "Unhealthy", "FoundNoFailedPods", now)
         if counts["Running"] + counts["Succeeded"] >= expected:
@@ -296,7 +301,7 @@ class AppWrapperController(ClusterController):
             return min(deadline - now, timedelta(seconds=5))
         _set(st, "Unhealthy", "True", "InsufficientPodsReady", detail, now)
         self.event(aw, "Normal", "Unhealthy", "InsufficientPodsReady: " + detail)
-        _reset_or_fail(aw, st)
+        _reset_or_fail(aw, st, terminal)
         return None
 
     def _resetting(
@@ -410,13 +415,56 @@ class AppWrapperController(ClusterController):
             self.mgr.store.update_status(msgspec.structs.replace(aw, status=st))
 
 
-def _reset_or_fail(aw: v.AppWrapper, st: v.AppWrapperStatus) -> None:
-    """resetOrFail: another try while the retry limit allows."""
-    if (st.resetting_count or 0) < _retry_limit(aw):
+def _reset_or_fail(aw: v.AppWrapper, st: v.AppWrapperStatus, terminal: bool) -> None:
+    """resetOrFail: another try while the retry limit allows and the failure
+    is not terminal."""
+    if not terminal and (st.resetting_count or 0) < _retry_limit(aw):
         st.resetting_count = (st.resetting_count or 0) + 1
         st.phase = "Resetting"
     else:
         st.phase = "Failed"
+
+
+_ATOI: Final = re.compile(r"[+-]?[0-9]+")
+
+
+def exit_codes(aw: v.AppWrapper, name: str) -> list[int]:
+    """terminalExitCodes / retryableExitCodes: the annotation's
+    comma-separated codes, those strconv.Atoi reads (others skipped)."""
+    raw = (aw.metadata.annotations or {}).get(_ANN + name)
+    if raw is None:
+        return []
+    return [int(part) for part in raw.split(",") if _ATOI.fullmatch(part)]
+
+
+def _container_exit_codes(pod: Any) -> list[int]:
+    """The non-zero exit codes of the pod's terminated containers."""
+    out: list[int] = []
+    st = pod.status
+    for cs in (st.container_statuses if st is not None else None) or ():
+        state = cs.get("state") if isinstance(cs, dict) else None
+        term = state.get("terminated") if isinstance(state, dict) else None
+        code = term.get("exitCode") if isinstance(term, dict) else None
+        if isinstance(code, int) and code != 0:
+            out.append(code)
+    return out
+
+
+def _terminal_failure(aw: v.AppWrapper, pods: list[Any]) -> bool:
+    """getPodStatus's terminalFailure: a failed pod's container exited with a
+    terminal code, or, retryable codes being given, with any code not among
+    them."""
+    terminal = exit_codes(aw, "terminalExitCodes")
+    retryable = exit_codes(aw, "retryableExitCodes")
+    if not terminal and not retryable:
+        return False
+    for pod in pods:
+        if pod_phase(pod) != "Failed":
+            continue
+        for code in _container_exit_codes(pod):
+            if code in terminal or (retryable and code not in retryable):
+                return True
+    return False
 
 
 def _retry_limit(aw: v.AppWrapper) -> int:

@@ -2,7 +2,9 @@
 
 A pod says how long it runs in the annotation ``kuota.dev/duration`` (a Go
 duration: ``90s``, ``1h30m``, ``1500ms``) and whether it then fails with
-``kuota.dev/fail: "true"``; a trace can supply both instead (see
+``kuota.dev/fail: "true"``, or fails with its containers' exit code
+``kuota.dev/exit-code: "42"`` (written to their ``containerStatuses``, for
+the controllers that read exit codes); a trace can supply both instead (see
 :data:`RunSource`). Without a duration a pod runs until it is deleted. Pods
 whose node disappears fail with reason ``NodeLost``; on a NotReady node no
 pod starts, and the taint eviction controller evicts them after their
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DURATION_ANNOTATION",
+    "EXIT_CODE_ANNOTATION",
     "FAIL_ANNOTATION",
     "Kubelet",
     "PodRun",
@@ -51,7 +54,12 @@ __all__ = [
     "annotation_run",
 ]
 
-from kuota.cluster.controllers.run_keys import DURATION_ANNOTATION, FAIL_ANNOTATION
+from kuota.cluster.controllers.run_keys import (
+    DURATION_ANNOTATION,
+    EXIT_CODE_ANNOTATION,
+    FAIL_ANNOTATION,
+    exit_code_error,
+)
 
 # Pod status reasons and messages, as the kubelet and the node lifecycle
 # controller write them.
@@ -64,10 +72,12 @@ MSG_DEADLINE = "Pod was active on the node longer than the specified deadline"
 
 @dataclass(frozen=True, slots=True)
 class PodRun:
-    """How a pod runs: for ``duration`` (None: until deleted), then fails or not."""
+    """How a pod runs: for ``duration`` (None: until deleted), then fails or
+    not; a failing run's containers may end with ``exit_code``."""
 
     duration: timedelta | None = None
     fail: bool = False
+    exit_code: int | None = None
 
 
 # Where runs come from: a pod -> its run. Asked at start and at every wake-up
@@ -91,7 +101,13 @@ def annotation_run(pod: Pod) -> PodRun:
     fail = ann.get(FAIL_ANNOTATION, "false")
     if fail not in ("true", "false"):
         raise ValueError(f'annotation {FAIL_ANNOTATION}={_q(fail)}: must be "true" or "false"')
-    return PodRun(duration, fail == "true")
+    code = ann.get(EXIT_CODE_ANNOTATION)
+    if code is None:
+        return PodRun(duration, fail == "true")
+    bad = exit_code_error(code, ann.get(FAIL_ANNOTATION))
+    if bad:
+        raise ValueError(f"annotation {EXIT_CODE_ANNOTATION}={_q(code)}: {bad}")
+    return PodRun(duration, True, int(code))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -206,11 +222,13 @@ class Kubelet(ClusterController):
         mgr = self.mgr
         now = mgr.clock.now()
         ends: list[tuple[datetime, str, str | None, str | None]] = []
+        code = None
         # An end past year 9999 (a pod started near the end of time) never comes.
         with suppress(OverflowError):
             if run.duration is not None:
                 if run.fail:
                     ends.append((started + run.duration, "Failed", REASON_ERROR, None))
+                    code = run.exit_code
                 else:
                     ends.append((started + run.duration, "Succeeded", None, None))
         ads = pod.spec.active_deadline_seconds if pod.spec is not None else None
@@ -224,7 +242,7 @@ class Kubelet(ClusterController):
         # The earliest end wins; on a tie the run's own end beats the deadline.
         at, phase, reason, message = min(ends, key=lambda e: e[0])
         if at <= now:
-            self._finish(pod, phase, reason, message)
+            self._finish(pod, phase, reason, message, code if reason == REASON_ERROR else None)
         else:
             mgr.enqueue_at(self.name, key, at)
 
@@ -243,7 +261,12 @@ class Kubelet(ClusterController):
         return stored
 
     def _finish(
-        self, pod: Pod, phase: str, reason: str | None = None, message: str | None = None
+        self,
+        pod: Pod,
+        phase: str,
+        reason: str | None = None,
+        message: str | None = None,
+        exit_code: int | None = None,
     ) -> None:
         mgr = self.mgr
         now = mgr.clock.now()
@@ -251,6 +274,29 @@ class Kubelet(ClusterController):
         st.phase = phase  # type: ignore[assignment]
         st.reason = reason
         st.message = message
+        if exit_code is not None and pod.spec is not None:
+            # (only for a run that names its exit code: other failed pods
+            # keep none, as before, for the controllers that match codes)
+            started = st.start_time or now
+            st.container_statuses = [
+                {
+                    "name": c.name,
+                    "ready": False,
+                    "restartCount": 0,
+                    "image": c.image or "",
+                    "imageID": "",
+                    "started": False,
+                    "state": {
+                        "terminated": {
+                            "exitCode": exit_code,
+                            "reason": "Error",
+                            "startedAt": _rfc3339(started),
+                            "finishedAt": _rfc3339(now),
+                        }
+                    },
+                }
+                for c in pod.spec.containers
+            ]
         if st.start_time is None and pod.spec is not None and pod.spec.node_name:
             st.start_time = now
         # What the kubelet reports for a pod whose containers all stopped.
@@ -266,6 +312,10 @@ class Kubelet(ClusterController):
         for ctype in ("Ready", "ContainersReady"):
             set_pod_condition(st, ctype, "False", now, ready_reason, ready_message)
         mgr.store.update_status(new)
+
+
+def _rfc3339(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _node_of(pod: Any) -> list[str]:

@@ -10,7 +10,7 @@ from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
 from kuota.api.meta import selector_matches
 from kuota.queueing.queues import NAMESPACE_MISMATCH
-from kuota.quota.dra import claim_requests
+from kuota.quota.dra import workload_error
 from kuota.quota.requests import validate_podset_resources
 from kuota.quota.workload import WorkloadInfo
 from kuota.scheduler.admission.infos import TEMPLATE_CACHE, InfoFactory
@@ -98,11 +98,7 @@ class Admissibility:
         dra = self.factory.ctx(wl.metadata.namespace).dra
         if dra is None:
             return ""
-        for i, ps in enumerate(wl.spec.pod_sets):
-            _, bad = claim_requests(ps, i, dra)
-            if bad:
-                return bad
-        return ""
+        return workload_error(enumerate(wl.spec.pod_sets), dra)
 
     def admissibility_error(
         self, info: WorkloadInfo, cq_name: str, keep: bool = True

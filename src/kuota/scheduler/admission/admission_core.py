@@ -74,6 +74,8 @@ class AdmissionCore:
         self.limit_ranges = st.limit_ranges
         self.runtime_classes = st.runtime_classes
         self.claim_templates = st.claim_templates
+        self.resource_slices = st.resource_slices
+        self.device_class_objs = st.device_class_objs
         self.checks = st.checks
         self.topologies = st.tas.topologies
         self.workloads = st.workloads

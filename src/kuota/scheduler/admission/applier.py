@@ -72,7 +72,8 @@ class DecisionApplier:
             names = sorted(ps.flavors)
             flavors = {r: ps.flavors[r].name for r in names}
             values = {r: saturate_int64(ps.requests.get(r, 0)) for r in names}
-            usage = {r: resource_quantity(r, v) for r, v in values.items()}
+            binary = self.state.binary_resources
+            usage = {r: resource_quantity(r, v, binary=binary) for r, v in values.items()}
             psas.append(
                 kt.PodSetAssignment(
                     name=ps.name,
@@ -188,7 +189,11 @@ class DecisionApplier:
         requests = [
             kt.PodSetRequest(
                 name=ps.name,
-                resources={r: resource_quantity(r, v) for r, v in ps.requests.items()} or None,
+                resources={
+                    r: resource_quantity(r, v, binary=self.state.binary_resources)
+                    for r, v in ps.requests.items()
+                }
+                or None,
             )
             for ps in info.podsets
         ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from kuota.api.kueue import types as kt
+from kuota.quota.workload import has_quota_reservation
 from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
 from kuota.scheduler.admission.cluster_queues import QueueController, quotas_of, weight_of
 from kuota.scheduler.admission.state import CoreState, key_of
@@ -312,6 +313,48 @@ class ResourceClaimTemplateHandler(_NamespaceResizer):
         return self.state.claim_templates
 
 
+class _DeviceHandler(KindHandler):
+    """ResourceSlices and DeviceClasses (DRA): what counter, capacity and CEL
+    checks read; a change recharges the waiting workloads with claims, as
+    Kueue's workload controller retries a DRA workload it could not charge."""
+
+    def __init__(self, state: CoreState, wlc: WorkloadController) -> None:
+        super().__init__(state)
+        self.wlc = wlc
+
+    def table(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def put(self, obj: Any, keep_status: bool) -> None:
+        self.table()[obj.metadata.name] = obj
+        self._recharge()
+
+    def delete(self, namespace: str, name: str) -> bool:
+        found = self.table().pop(name, None) is not None
+        if found:
+            self._recharge()
+        return found
+
+    def _recharge(self) -> None:
+        self.state.ctx_gen += 1
+        for key, wl in list(self.state.workloads.items()):
+            if not has_quota_reservation(wl) and any(
+                ps.template.spec is not None and ps.template.spec.resource_claims
+                for ps in wl.spec.pod_sets
+            ):
+                self.wlc.sync(key, event=False)
+
+
+class ResourceSliceHandler(_DeviceHandler):
+    def table(self) -> dict[str, Any]:
+        return self.state.resource_slices
+
+
+class DeviceClassHandler(_DeviceHandler):
+    def table(self) -> dict[str, Any]:
+        return self.state.device_class_objs
+
+
 class RuntimeClassHandler(KindHandler):
     """RuntimeClasses (their pod overhead) resize every waiting workload."""
 
@@ -399,6 +442,8 @@ def handlers(
         "LimitRange": LimitRangeHandler(state, wlc),
         "RuntimeClass": RuntimeClassHandler(state, wlc),
         "ResourceClaimTemplate": ResourceClaimTemplateHandler(state, wlc),
+        "ResourceSlice": ResourceSliceHandler(state, wlc),
+        "DeviceClass": DeviceClassHandler(state, wlc),
         "AdmissionCheck": AdmissionCheckHandler(state, qc),
         "Workload": WorkloadHandler(state, wlc, fair),
         "Topology": TopologyHandler(state, qc, wakes),

@@ -13,7 +13,7 @@ import msgspec
 from kuota.api.hooks import enc_hook
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.webhooks import parse_int32
-from kuota.quota.dra import DraContext
+from kuota.quota.dra import DraContext, Slices
 from kuota.quota.requests import RequestContext, podset_requests
 from kuota.quota.workload import (
     NO_RECLAIMABLE,
@@ -60,7 +60,16 @@ class InfoFactory:
                 self.state.device_classes,
                 self.state.gate("KueueDRAIntegration"),
                 self.state.gate("KueueDRARejectWorkloadsWhenDRADisabled"),
-                self.state.device_sources,
+                counters=self.state.device_counters,
+                capacities=self.state.device_capacities,
+                partitionable=self.state.gate("KueueDRAIntegrationPartitionableDevices"),
+                consumable=self.state.gate("KueueDRAIntegrationConsumableCapacity"),
+                slices=Slices(
+                    tuple(
+                        self.state.resource_slices[n] for n in sorted(self.state.resource_slices)
+                    ),
+                    self.state.device_class_objs,
+                ),
             ),
         )
         self._ctxs[namespace] = (self.state.ctx_gen, ctx)

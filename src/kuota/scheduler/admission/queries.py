@@ -41,17 +41,18 @@ def _less(total: dict[FR, int], infos: list[WorkloadInfo]) -> dict[FR, int]:
 # The text of resource_quantity(r, v), a pure function: queue statuses are
 # rebuilt every instant from the same few totals. Bounded, as the decoder's
 # quantity cache is.
-_QUANTITY_TEXT: Final[dict[tuple[str, int], str]] = {}
+_QUANTITY_TEXT: Final[dict[tuple[str, int, bool], str]] = {}
 
 
-def _flavor_usage(acc: dict[FR, int]) -> FlavorUsage:
+def _flavor_usage(acc: dict[FR, int], binary: frozenset[str]) -> FlavorUsage:
     out: FlavorUsage = {}
     for (f, r), v in sorted(acc.items()):
-        text = _QUANTITY_TEXT.get((r, v))
+        key = (r, v, r in binary)
+        text = _QUANTITY_TEXT.get(key)
         if text is None:
-            text = str(resource_quantity(r, v))
+            text = str(resource_quantity(r, v, binary=binary))
             if len(_QUANTITY_TEXT) < 4096:
-                _QUANTITY_TEXT[(r, v)] = text
+                _QUANTITY_TEXT[key] = text
         out.setdefault(f, {})[r] = text
     return out
 
@@ -133,8 +134,10 @@ class Queries:
         q = self.state.queues.cqs.get(name)
         return ClusterQueueView(
             name=name,
-            usage=_flavor_usage(st.held_usage),
-            admitted_usage=_flavor_usage(_less(st.held_usage, reserving)),
+            usage=_flavor_usage(st.held_usage, self.state.binary_resources),
+            admitted_usage=_flavor_usage(
+                _less(st.held_usage, reserving), self.state.binary_resources
+            ),
             pending_workloads=(q.pending_count() + len(q.inflight)) if q else 0,
             reserving_workloads=len(holders),
             admitted_workloads=len(holders) - len(reserving),
@@ -184,8 +187,8 @@ class Queries:
         written = entry.status if entry is not None else None
         return LocalQueueView(
             key=key,
-            usage=_flavor_usage(total),
-            admitted_usage=_flavor_usage(_less(total, reserving)),
+            usage=_flavor_usage(total, self.state.binary_resources),
+            admitted_usage=_flavor_usage(_less(total, reserving), self.state.binary_resources),
             pending_workloads=pending,
             reserving_workloads=len(held) if held else 0,
             admitted_workloads=(len(held) if held else 0) - len(reserving),

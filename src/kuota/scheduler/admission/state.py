@@ -9,12 +9,17 @@ from datetime import datetime
 
 from kuota.api import k8s as kc
 from kuota.api.conditions import set_condition
-from kuota.api.k8s.resource import ResourceClaimTemplate
+from kuota.api.k8s.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
 from kuota.queueing.queue_manager import QueueManager
 from kuota.quota.afs import UsageLedger
-from kuota.quota.dra import device_class_resources, device_class_sources
+from kuota.quota.dra import (
+    device_class_capacities,
+    device_class_counters,
+    device_class_resources,
+    dra_binary_resources,
+)
 from kuota.quota.tree import QuotaTree
 from kuota.quota.workload import ORDER_EVICTION_TS, ORDER_NO_PRIORITY_SORTING, WorkloadInfo
 from kuota.scheduler.cache import CurrentInfos, Snapshot
@@ -54,7 +59,16 @@ class CoreState:
         # DRA: the ResourceClaimTemplates per namespace (what a pod's claims ask).
         self.claim_templates: dict[str, dict[str, ResourceClaimTemplate]] = {}
         self.device_classes = device_class_resources(config.resources.device_class_mappings)
-        self.device_sources = device_class_sources(config.resources.device_class_mappings)
+        self.device_counters = device_class_counters(config.resources.device_class_mappings)
+        self.device_capacities = device_class_capacities(config.resources.device_class_mappings)
+        # The quota resources charged from counters or capacity: byte-valued,
+        # printed BinarySI (main.go's RegisterBinaryFormattedResource).
+        self.binary_resources = dra_binary_resources(
+            config.resources.device_class_mappings, self.device_classes
+        )
+        # ... and the cluster's devices: ResourceSlices and DeviceClasses by name.
+        self.resource_slices: dict[str, ResourceSlice] = {}
+        self.device_class_objs: dict[str, DeviceClass] = {}
         self.checks: dict[str, kt.AdmissionCheck] = {}
         self.workloads: dict[str, kt.Workload] = {}
         # Topology-aware scheduling: the Topologies, and the nodes and the

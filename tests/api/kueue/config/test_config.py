@@ -649,7 +649,15 @@ def test_full_v1beta2_model() -> None:
     assert cfg.resources.exclude_resource_prefixes == ("example.com/ignored",)
     assert cfg.resources.device_class_mappings == (
         # (its sources kept: what they are decides how Kueue charges the class)
-        c.DeviceClassMapping("gpu.memory", ("gpu.example.com",), "counter"),
+        c.DeviceClassMapping(
+            "gpu.memory",
+            ("gpu.example.com",),
+            (
+                c.DeviceSource(
+                    "counter", "memory", "gpu.example.com", "device.driver == 'gpu.example.com'"
+                ),
+            ),
+        ),
     )
     assert cfg.object_retention == c.ObjectRetention(timedelta(minutes=30), timedelta(hours=1))
     assert not cfg.gate("PartialAdmission")

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kuota.api import errors as e
+from kuota.api.cel import CelError, compile_expr
 from kuota.api.errors import FieldError, child, index, key
 from kuota.api.features import (
     FEATURE_GATE_DEFAULTS,
@@ -546,10 +547,15 @@ def _validate_source_driver(
         msgs = is_dns1123_subdomain(driver)
         if msgs:
             errs.append(e.invalid(dp, driver, ",".join(msgs)))
-    # Kueue also compiles the expression with the DRA CEL compiler; kuota has no CEL
-    # environment for devices, so only its presence is checked.
+    sp = child(path, "deviceSelector.cel.expression")
     if selector is None or selector.cel is None or not selector.cel.expression:
-        errs.append(e.required(child(path, "deviceSelector.cel.expression")))
+        errs.append(e.required(sp))
+    else:
+        # Compiled in the DRA device environment (its one variable, ``device``).
+        try:
+            compile_expr(selector.cel.expression, ("device",))
+        except CelError as err:
+            errs.append(e.invalid(sp, selector.cel.expression, f"CEL compilation failed: {err}"))
     return errs
 
 

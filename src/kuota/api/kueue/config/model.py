@@ -90,12 +90,29 @@ class ResourceTransformation:
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceSource:
+    """One ``sources[]`` entry of a mapping: a counter or a capacity
+    dimension a driver publishes on its ResourceSlice devices, which Kueue
+    charges instead of a device count (pkg/dra/mapper.go)."""
+
+    kind: str  # "counter" or "capacity"
+    name: str  # the counter's name / the capacity dimension's qualified name
+    driver: str
+    selector: str = ""  # the deviceSelector's CEL expression ("" when none)
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceClassMapping:
     name: str
     device_class_names: tuple[str, ...]
-    # The kind of its ``sources`` ("counter" or "capacity"; "" for device
-    # counts): Kueue charges those from ResourceSlices, which kuota does not keep.
-    source: str = ""
+    sources: tuple[DeviceSource, ...] = ()
+
+    @property
+    def source(self) -> str:
+        """The kind of its sources ("counter" or "capacity", which the
+        Configuration's validation does not let a mapping mix; "" for device
+        counts)."""
+        return self.sources[0].kind if self.sources else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,9 +235,7 @@ def _internal(
             ),
             quota_check_strategy=strategy,
             device_class_mappings=tuple(
-                DeviceClassMapping(
-                    m.name, tuple(m.device_class_names or ()), _source_kind(m.sources)
-                )
+                DeviceClassMapping(m.name, tuple(m.device_class_names or ()), _sources(m.sources))
                 for m in res.device_class_mappings or ()
             ),
         ),
@@ -295,12 +310,13 @@ def config_from_scenario(
     return cfg
 
 
-def _source_kind(sources: Any) -> str:
-    """A mapping's sources: "counter" or "capacity" (the Configuration's
-    validation refuses mixing them), "" when it has none."""
+def _sources(sources: Any) -> tuple[DeviceSource, ...]:
+    """A mapping's ``sources``, in order (Kueue appends each class's configs so)."""
+    out: list[DeviceSource] = []
     for src in sources or ():
-        if src.counter is not None:
-            return "counter"
-        if src.capacity is not None:
-            return "capacity"
-    return ""
+        for kind, s in (("counter", src.counter), ("capacity", src.capacity)):
+            if s is not None:
+                sel = s.device_selector
+                expr = sel.cel.expression if sel is not None and sel.cel is not None else ""
+                out.append(DeviceSource(kind, s.name, s.driver, expr))
+    return tuple(out)
