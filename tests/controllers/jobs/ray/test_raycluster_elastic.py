@@ -4,9 +4,9 @@ replicas raised (by the Ray autoscaler or a user) queue a new Workload slice
 while the cluster runs on, the new workers made but held by the
 ``kueue.x-k8s.io/elastic-job`` scheduling gate; admitted, the slice replaces
 the old one and the workers run. Lowered, the admitted slice shrinks in place.
-(Kueue's test/e2e/singlecluster/raycluster_test.go "Should run a RayCluster
-with autoscaling on Kueue" and pkg/controller/jobs/raycluster/
-raycluster_webhook_test.go for the gate.)"""
+(Kueue@ff69552e test/integration/singlecluster/controller/jobs/raycluster/
+raycluster_controller_test.go "Should support raycluster scale-down and
+scale-up"; the gate: raycluster_webhook.go Default and validateElasticJob.)"""
 
 from __future__ import annotations
 
