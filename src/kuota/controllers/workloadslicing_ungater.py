@@ -91,6 +91,10 @@ class ElasticJobUngater:
         keys = self._slice_key(pod)
         if not keys:
             return
+        if slicing.SLICE_NAME not in (pod.metadata.annotations or {}) and not slicing.has_gate(
+            pod.spec
+        ):
+            return  # a TAS pod of a workload that is not elastic: nothing to recount
         # The job owning the chain: the named slice's owner, else the pod's.
         named = self._wls.get(keys[0])
         owner = _controller_uid(named) if named is not None else None
