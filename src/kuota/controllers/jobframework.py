@@ -438,10 +438,17 @@ class JobReconciler:
             wl, sliced = slicing.ensure_workload_slices(mgr, pod_sets, m.uid)
         if not sliced:
             wl = self._workload_of(job)
+        custom = getattr(self.adapter, "priority_class", None)
+        pc = custom(job) if custom is not None else None
+        if sliced:
+            # syncWorkloadSlicePriority: the admitted slice a replacement waits
+            # behind takes the job's priority too (both are ordered against
+            # other Workloads in preemption).
+            held = slicing.find_latest_active(mgr, m.uid)
+            if held is not None and (wl is None or held.metadata.name != wl.metadata.name):
+                sync_workload_priority(mgr, job, held, _JOB_COMPONENT, pc)
         if wl is not None:
             # ensureOneWorkload's last step, before anything else reads it.
-            custom = getattr(self.adapter, "priority_class", None)
-            pc = custom(job) if custom is not None else None
             wl = sync_workload_priority(mgr, job, wl, _JOB_COMPONENT, pc)
         on_hold = getattr(self.adapter, "on_hold", None)
         if on_hold is not None and on_hold(job):

@@ -23,6 +23,7 @@ from tests.embedded.world import (
     local_queue,
     namespace,
     node,
+    obj,
 )
 
 from kuota.store import clone
@@ -149,3 +150,42 @@ def test_scale_down_shrinks_the_admitted_slice_and_frees_quota_for_a_pending_job
     assert _cond(waiting, "Admitted").status == "True"
     assert _pods(cp, "train") == {"gated": 0, "running": 2}
     assert _usage(cp) == "4"
+
+
+def _wpc(name: str, value: int) -> Any:
+    return obj(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "WorkloadPriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        }
+    )
+
+
+def test_a_priority_change_reaches_both_the_pending_slice_and_the_admitted_one() -> None:
+    """syncWorkloadSlicePriority (Kueue's "Should apply a WorkloadPriorityClass
+    change to an admitted workload slice", with a scale-up pending): a new
+    priority-class label on the Job is written to the waiting slice and to
+    the admitted slice it waits behind."""
+    cp = control_plane(cluster=True)
+    cp.create([*_world(), _wpc("low", 100), _wpc("high", 1000)])
+    train = _elastic("train", 2, 40, "1h")
+    train.metadata.labels["kueue.x-k8s.io/priority-class"] = "low"
+    cp.create([train, job("team", "other", 2, duration="1h")])
+    cp.run(until=T0 + timedelta(minutes=5))
+    _scale(cp, "train", 4)
+    cp.run(until=T0 + timedelta(minutes=10))
+    old, new = _slices(cp, "train")
+    assert _cond(new, "QuotaReserved").status == "False"
+    assert (old.spec.priority, new.spec.priority) == (100, 100)
+
+    j = clone(cp.store.get(JOB, "team", "train"))
+    j.metadata.labels["kueue.x-k8s.io/priority-class"] = "high"
+    cp.store.update(j)
+    cp.run(until=T0 + timedelta(minutes=11))
+    old, new = _slices(cp, "train")
+    assert [(w.spec.priority_class_ref.name, w.spec.priority) for w in (old, new)] == [
+        ("high", 1000),
+        ("high", 1000),
+    ]
