@@ -13,7 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
 from tests.server.conftest import EXAMPLES, Served, needs_kubectl, start_server
+
+from kuota.cli.main import main
 
 JOB = "sample-elastic-job"
 
@@ -106,3 +109,37 @@ def test_the_elastic_jobs_example(tmp_path: Path) -> None:
         assert len(wls) == 2  # no new slice for a scale-down
     finally:
         s.stop()
+
+
+SAMPLE = Path(__file__).parent / "kueue_examples" / "sample-scalable-job.yaml"
+SETUP = Path(__file__).parents[1] / "jobset" / "kueue_examples" / "single-clusterqueue-setup.yaml"
+NODE = """\
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {capacity: {cpu: "8", memory: 32Gi, pods: "110"}}
+"""
+
+
+def test_kueues_sample_scalable_job_as_its_docs_say(tmp_path: Path) -> None:
+    """Kueue's docs (concepts/elastic_workload.md): "The example above will
+    result in an admitted workload and 3 running pods." Its Workload is the
+    first of a slice chain: marked elastic and naming itself the chain."""
+    node = tmp_path / "node.yaml"
+    node.write_text(NODE)
+    state = tmp_path / "state"
+    args = ["run", str(SETUP), str(node), str(SAMPLE), "--state", str(state), "--no-live"]
+    r = CliRunner().invoke(main, [*args, "--until", "5m"])
+    assert r.exit_code == 0, r.output
+    wls = json.loads(
+        CliRunner().invoke(main, ["get", "workloads", "--state", str(state), "-o", "json"]).output
+    )
+    (wl,) = wls["items"]
+    assert _true(wl, "Admitted")
+    ann = wl["metadata"]["annotations"]
+    assert ann["kueue.x-k8s.io/elastic-job"] == "true"
+    assert ann["kueue.x-k8s.io/workload-slice-name"] == wl["metadata"]["name"]
+    pods = json.loads(
+        CliRunner().invoke(main, ["get", "pods", "--state", str(state), "-o", "json"]).output
+    )
+    assert [p["status"]["phase"] for p in pods["items"]] == ["Running"] * 3
