@@ -438,8 +438,10 @@ class JobReconciler:
             wl, sliced = slicing.ensure_workload_slices(mgr, pod_sets, m.uid)
         if not sliced:
             wl = self._workload_of(job)
-        custom = getattr(self.adapter, "priority_class", None)
-        pc = custom(job) if custom is not None else None
+        pc = None
+        if sliced or wl is not None:
+            custom = getattr(self.adapter, "priority_class", None)
+            pc = custom(job) if custom is not None else None
         if sliced:
             # syncWorkloadSlicePriority: the admitted slice a replacement waits
             # behind takes the job's priority too (both are ordered against
