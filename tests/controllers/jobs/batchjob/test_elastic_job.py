@@ -27,6 +27,7 @@ from tests.embedded.world import (
 )
 
 from kuota.store import clone
+from kuota.store.resources import CLUSTER_QUEUE as CQ
 from kuota.store.resources import JOB, POD
 from kuota.store.resources import WORKLOAD as WL
 
@@ -189,3 +190,44 @@ def test_a_priority_change_reaches_both_the_pending_slice_and_the_admitted_one()
         ("high", 1000),
         ("high", 1000),
     ]
+
+
+def test_a_drained_cluster_queue_readmits_the_same_slice_chain() -> None:
+    """Kueue's "Should resume with the same slice chain after eviction by a
+    stopped ClusterQueue": the admitted replacement slice, evicted when its
+    ClusterQueue is drained (the Job suspended), is admitted again when it
+    resumes, and the Job restarts with the chain's first name on its pods."""
+    cp = control_plane(cluster=True)
+    cp.create(_world())
+    cp.create([_elastic("train", 1, 40, "1h")])
+    cp.run(until=T0 + timedelta(minutes=5))
+    (first,) = _slices(cp, "train")
+    _scale(cp, "train", 2)
+    cp.run(until=T0 + timedelta(minutes=10))
+    old, new = _slices(cp, "train")
+    assert _cond(new, "Admitted").status == "True"
+    assert _cond(old, "Finished").reason == "WorkloadSliceReplaced"
+    tmpl = cp.store.get(JOB, "team", "train").spec.template.metadata.annotations
+    assert tmpl[SLICE_NAME] == first.metadata.name
+
+    def stop_policy(policy: str | None) -> None:
+        cq = clone(cp.store.get(CQ, "", "cq"))
+        cq.spec.stop_policy = policy
+        cp.store.update(cq)
+
+    stop_policy("HoldAndDrain")
+    cp.run(until=T0 + timedelta(minutes=15))
+    _, new = _slices(cp, "train")
+    ev = _cond(new, "Evicted")
+    assert (ev.status, ev.reason) == ("True", "ClusterQueueStopped")
+    assert cp.store.get(JOB, "team", "train").spec.suspend is True
+
+    stop_policy("None")
+    cp.run(until=T0 + timedelta(minutes=20))
+    wls = _slices(cp, "train")
+    assert [w.metadata.name for w in wls] == [old.metadata.name, new.metadata.name]
+    assert _cond(wls[1], "Admitted").status == "True"
+    j = cp.store.get(JOB, "team", "train")
+    assert j.spec.suspend is False
+    assert j.spec.template.metadata.annotations[SLICE_NAME] == first.metadata.name
+    assert _pods(cp, "train") == {"gated": 0, "running": 2}
