@@ -25,6 +25,7 @@ from kuota.controllers.provisioning import provisioning_controllers
 from kuota.controllers.tas.node_failure import NodeFailureController
 from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
+from kuota.controllers.workloadslicing_ungater import ElasticJobUngater
 from kuota.runtime.clock import Clock
 from kuota.runtime.manager import Manager
 from kuota.store.protocol import NotFound, ObjectStore, ResourceType
@@ -66,6 +67,8 @@ def build(
     # topology domain), as Kueue's TAS cache watches them.
     kueue = KueueController(config, tas_cluster=tas)
     mgr.add(kueue)
+    if config.gate("ElasticJobsViaWorkloadSlices"):
+        mgr.add(ElasticJobUngater())
     if tas:
         mgr.add(TopologyUngater())
         if config.gate("TASFailedNodeReplacement"):

@@ -28,6 +28,7 @@ from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
 from kuota.api.kueue.topology import TOPOLOGY_GATE, UNCONSTRAINED, WORKLOAD_ANNOTATION
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
+from kuota.controllers import workloadslicing as slicing
 from kuota.controllers.tas_requests import with_topology_requests
 from kuota.quota.workload import (
     find_condition,
@@ -168,19 +169,24 @@ class OwnerRules(Protocol):
 
 
 # ------------------------------------------------------------------ naming
-def workload_name(adapter: JobAdapter, job_name: str, job_uid: str) -> str:
-    """Kueue's GetWorkloadNameForOwnerWithGVK: ``<kind>-<name>-<hash5>``."""
-    return owner_workload_name(adapter.kind, adapter.api_version, job_name, job_uid)
+def workload_name(adapter: JobAdapter, job_name: str, job_uid: str, extra: str = "") -> str:
+    """Kueue's GetWorkloadNameForOwnerWithGVK: ``<kind>-<name>-<hash5>``;
+    ``extra``: an elastic job's generation (newWorkloadName), so that each
+    slice gets a name of its own."""
+    return owner_workload_name(adapter.kind, adapter.api_version, job_name, job_uid, extra)
 
 
-def owner_workload_name(kind: str, api_version: str, owner_name: str, owner_uid: str) -> str:
+def owner_workload_name(
+    kind: str, api_version: str, owner_name: str, owner_uid: str, extra: str = ""
+) -> str:
     """The Workload name of an owner of any kind (a Job, a Pod):
     ``<kind>-<name>`` cut to 247 characters, ``-``, 5 hex of a sha1 of the
-    kind, group, name and uid."""
+    kind, group, name and uid (and ``extra`` if any: GenerateWorkloadNameWithExtra)."""
     prefix = f"{kind.lower()}-{owner_name}"[: 253 - 6]
-    h = hashlib.sha1(
-        "\n".join([kind, group_of(api_version), owner_name, owner_uid]).encode()
-    ).hexdigest()
+    parts = [kind, group_of(api_version), owner_name, owner_uid]
+    if extra:
+        parts.append(extra)
+    h = hashlib.sha1("\n".join(parts).encode()).hexdigest()
     return f"{prefix}-{h[:5]}"
 
 
@@ -243,7 +249,12 @@ class JobWebhook:
             new.metadata.labels = labels or None
         new = self._default_managed_by(new, labels)
         if self.rules.should_suspend(new, labels):
-            return self.adapter.suspend_on_create(new)
+            new = self.adapter.suspend_on_create(new)
+        gate = getattr(self.adapter, "gate_elastic", None)
+        if gate is not None and self.rules.is_elastic(new):
+            # applyWorkloadSliceSchedulingGate: an elastic job's pods wait
+            # for the elastic ungater (the quota its admitted slice grants).
+            new = gate(new)
         return new
 
     def _default_managed_by(self, job: Any, labels: Mapping[str, str]) -> Any:
@@ -419,11 +430,27 @@ class JobReconciler:
                 return None
         if not self.policy.job_managed(m.labels):
             return None
-        wl = self._workload_of(job)
-        if wl is not None:
-            # ensureOneWorkload's last step, before anything else reads it.
+        # ensureOneWorkload: an elastic job's slice path first (a podSet
+        # renamed falls back to the ordinary one).
+        sliced = False
+        if not _prebuilt(job) and self.rules.is_elastic(job):
+            pod_sets = self.adapter.pod_sets(job, self.partial)
+            wl, sliced = slicing.ensure_workload_slices(mgr, pod_sets, m.uid)
+        if not sliced:
+            wl = self._workload_of(job)
+        pc = None
+        if sliced or wl is not None:
             custom = getattr(self.adapter, "priority_class", None)
             pc = custom(job) if custom is not None else None
+        if sliced:
+            # syncWorkloadSlicePriority: the admitted slice a replacement waits
+            # behind takes the job's priority too (both are ordered against
+            # other Workloads in preemption).
+            held = slicing.find_latest_active(mgr, m.uid)
+            if held is not None and (wl is None or held.metadata.name != wl.metadata.name):
+                sync_workload_priority(mgr, job, held, _JOB_COMPONENT, pc)
+        if wl is not None:
+            # ensureOneWorkload's last step, before anything else reads it.
             wl = sync_workload_priority(mgr, job, wl, _JOB_COMPONENT, pc)
         on_hold = getattr(self.adapter, "on_hold", None)
         if on_hold is not None and on_hold(job):
@@ -440,6 +467,11 @@ class JobReconciler:
         if wl is None:
             if _prebuilt(job):
                 return None  # ensureOneWorkload: the prebuilt Workload is awaited
+            if sliced:
+                # A first slice, or a running job scaled up: a new slice
+                # queues while the job (its admitted slice) keeps running.
+                self._create_workload(job, sliced=True)
+                return None
             if not self.adapter.is_suspended(job):
                 self._stop(job, None, "Not admitted by cluster queue")
                 return None
@@ -454,6 +486,10 @@ class JobReconciler:
                 return None
             self._sync_running(job, wl)
         elif not self.adapter.is_suspended(job):
+            if sliced and not is_evicted(wl):
+                # A slice waiting for admission: the job runs on as the slice
+                # it replaces allows (its extra pods stay gated).
+                return None
             self._stop(job, wl, _stop_reason(wl))
         elif self.wait_for_pods_ready:
             self._set_pods_ready(wl, False, "WaitForStart", _NOT_READY_MSG)
@@ -502,7 +538,7 @@ class JobReconciler:
         written: kt.Workload = mgr.store.update(new)
         return written
 
-    def _create_workload(self, job: Any) -> None:
+    def _create_workload(self, job: Any, sliced: bool = False) -> None:
         mgr = self._mgr()
         m = job.metadata
         pod_sets = self.adapter.pod_sets(job, self.partial)
@@ -516,7 +552,7 @@ class JobReconciler:
         if m.uid and len(m.uid) <= 63:
             labels[JOB_UID] = m.uid
         wl = new_workload(
-            workload_name(self.adapter, m.name, m.uid),
+            workload_name(self.adapter, m.name, m.uid, str(m.generation) if sliced else ""),
             job,
             pod_sets,
             labels,
@@ -538,6 +574,8 @@ class JobReconciler:
                 k: v for k, v in (m.annotations or {}).items() if k.startswith(PROVREQ_PREFIX)
             },
         )
+        if sliced and not slicing.prepare_slice(mgr, wl, m.uid):
+            return
         mgr.store.create(wl)
         self._event(job, "Normal", "CreatedWorkload", f"Created Workload: {key_of(wl)}")
 
@@ -788,6 +826,9 @@ def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
             annotations[WORKLOAD_ANNOTATION] = wl.metadata.name
             if not explicit_tas(wl, psa.name):
                 annotations[UNCONSTRAINED] = "true"
+        if slicing.is_elastic_workload(wl):
+            # The chain's name, by which the elastic ungater finds the pods.
+            annotations[slicing.SLICE_NAME] = slicing.slice_name(wl)
         out.append(PodSetInfo(psa.name, count, selector, tolerations, labels, annotations, gates))
     return out
 

@@ -35,6 +35,7 @@ from kuota.controllers.provisioning import provisioning_controllers
 from kuota.controllers.tas.node_failure import NodeFailureController
 from kuota.controllers.tas.ungater import TopologyUngater
 from kuota.controllers.workload_retention import WorkloadRetention
+from kuota.controllers.workloadslicing_ungater import ElasticJobUngater
 from kuota.embedded.creation_order import NAME_LABEL, creation_rank
 from kuota.embedded.repetition import RepetitionDetector, horizon_of
 from kuota.embedded.state_meta import CLOCK_META, CONFIG_META
@@ -157,6 +158,8 @@ class ControlPlane:
             self.mgr.add(self.kueue)
             if config.gate("TopologyAwareScheduling"):
                 self.mgr.add(TopologyUngater())
+            if config.gate("ElasticJobsViaWorkloadSlices"):
+                self.mgr.add(ElasticJobUngater())
             if config.gate("TASFailedNodeReplacement"):
                 self.mgr.add(NodeFailureController(config))
         if kueue and config.object_retention != ObjectRetention():

@@ -13,6 +13,7 @@ from kuota.controllers.tas_requests import (
     validate_annotations,
     validate_slice_size_bound,
 )
+from kuota.controllers.workloadslicing import gate_template, has_gate
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import JOB
@@ -122,6 +123,15 @@ class BatchJobAdapter:
         if remaining >= spec.parallelism:
             return None
         return [kt.ReclaimablePod(name="main", count=spec.parallelism - remaining)]
+
+    def gate_elastic(self, job: kc.Job) -> kc.Job:
+        """applyWorkloadSliceSchedulingGate: the template's pods are gated."""
+        if job.spec is None or has_gate(job.spec.template.spec):
+            return job
+        job = clone(job)
+        assert job.spec is not None and job.spec.template.spec is not None
+        gate_template(job.spec.template.spec)
+        return job
 
     def suspend_on_create(self, job: kc.Job) -> kc.Job:
         if job.spec is None or job.spec.suspend:

@@ -12,6 +12,7 @@ from kuota.api.kueue import types as kt
 from kuota.api.ray import ray_types as r
 from kuota.controllers.jobframework import Finished, PodSetInfo
 from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
+from kuota.controllers.workloadslicing import gate_template
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import RAY_CLUSTER
@@ -45,6 +46,18 @@ class RayClusterAdapter:
 
     def reclaimable_pods(self, rc: r.RayCluster) -> list[kt.ReclaimablePod] | None:
         return None
+
+    def gate_elastic(self, rc: r.RayCluster) -> r.RayCluster:
+        """The RayCluster webhook's Default for an elastic job: the head's
+        and every worker group's pods are gated."""
+        rc = clone(rc)
+        for t in [
+            rc.spec.head_group_spec.template,
+            *(w.template for w in rc.spec.worker_group_specs or ()),
+        ]:
+            if t.spec is not None:
+                gate_template(t.spec)
+        return rc
 
     def suspend_on_create(self, rc: r.RayCluster) -> r.RayCluster:
         if rc.spec.suspend:
