@@ -17,7 +17,8 @@ HOT := kuota/scheduler kuota/quota kuota/queueing kuota/controllers/kueue.py kuo
   kuota/store/events.py kuota/store/kinds.py kuota/store/copier.py \
   kuota/controllers/jobframework.py \
   kuota/runtime/clock.py kuota/runtime/recorder.py \
-  kuota/sim/fastreplay.py kuota/sim/fast_meter.py \
+  kuota/sim/fastreplay.py kuota/sim/fast_meter.py kuota/sim/fast_workloads.py \
+  kuota/sim/replay_series.py \
   kuota/controllers/kuotadev/bizrq/accounts.py kuota/controllers/kuotadev/bizrq/status_cas.py \
   kuota/controllers/kuotadev/bizrq/object_webhook.py
 COMPILED := build/mypyc

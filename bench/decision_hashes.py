@@ -10,6 +10,9 @@ instant comparison) and the JSON report but for its replay path.
 
 Run it on each build (PYTHONPATH=build/mypyc for the compiled one) before
 and after a change; ``kuota --version`` names the build in the output.
+bench/decision_hashes.json holds the hashes of the last recorded run (paths
+in the reports are written relative to the checkout, so any checkout gives
+the same ones): ``--check bench/decision_hashes.json`` after a change.
 """
 
 from __future__ import annotations
@@ -58,7 +61,10 @@ def decision_hash(trace: Path, design: Path, mapping: Mapping) -> str:
     report = design_json(result)
     path = report.pop("replay")
     text = json.dumps([log, report], sort_keys=True, default=str)
-    h = hashlib.sha256(text.replace(str(trace.parent), "DIR").encode())
+    # The report names the design's and mapping's files: the same hash from
+    # any checkout (and any temporary directory).
+    text = text.replace(str(trace.parent), "DIR").replace(str(REPO), "REPO")
+    h = hashlib.sha256(text.encode())
     return f"{path}:{h.hexdigest()[:16]}:{len(log)}"
 
 

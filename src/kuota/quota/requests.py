@@ -114,7 +114,21 @@ def resource_value(name: str, q: Quantity) -> int:
     """Kueue's ``resources.ResourceValue``: milli-units for ``cpu``, whole units
     otherwise, rounded up (away from zero) and clamped to int64 like Kueue's
     ``SafeMilliValue``/``SafeValue``."""
-    return q.int64_milli_value() if name == CPU else q.int64_value()
+    cpu = name == CPU
+    # Quantities are immutable, and the admissions' are shared (resource_quantity):
+    # each one's value is worked out once, kept by the object (it held alive
+    # with it, so its id stays its own).
+    known = _VALUES.get((id(q), cpu))
+    if known is not None and known[0] is q:
+        return known[1]
+    v = q.int64_milli_value() if cpu else q.int64_value()
+    if len(_VALUES) > 4096:
+        _VALUES.clear()
+    _VALUES[(id(q), cpu)] = (q, v)
+    return v
+
+
+_VALUES: Final[dict[tuple[int, bool], tuple[Quantity, int]]] = {}
 
 
 def resource_quantity(name: str, v: int, *, binary: Collection[str] = ()) -> Quantity:
@@ -126,11 +140,16 @@ def resource_quantity(name: str, v: int, *, binary: Collection[str] = ()) -> Qua
     and re-parsing, so 1500 stays "1500" while 2048 becomes "2Ki"; anything else
     is ``v`` units in DecimalSI.
     """
-    if name in (MEMORY, EPHEMERAL_STORAGE) or name.startswith(HUGEPAGES_PREFIX) or name in binary:
-        # newCanonicalQuantity: the format is whatever the printed text parses as.
-        return Quantity.parse(str(Quantity.from_int(v, BINARY_SI)))
     # Quantities are immutable: one per value is shared by every admission
     # (the same few sizes, admitted over and over).
+    if name in (MEMORY, EPHEMERAL_STORAGE) or name.startswith(HUGEPAGES_PREFIX) or name in binary:
+        q = _BINARY.get(v)
+        if q is None:
+            if len(_BINARY) > 4096:
+                _BINARY.clear()
+            # newCanonicalQuantity: the format is whatever the printed text parses as.
+            q = _BINARY[v] = Quantity.parse(str(Quantity.from_int(v, BINARY_SI)))
+        return q
     key = (name == CPU, v)
     q = _DECIMAL.get(key)
     if q is None:
@@ -143,6 +162,7 @@ def resource_quantity(name: str, v: int, *, binary: Collection[str] = ()) -> Qua
 
 
 _DECIMAL: Final[dict[tuple[bool, int], Quantity]] = {}
+_BINARY: Final[dict[int, Quantity]] = {}
 
 
 def _to_vector(amounts: Mapping[str, _Amount]) -> ResourceVector:

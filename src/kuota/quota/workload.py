@@ -220,8 +220,9 @@ class WorkloadInfo:
 
     def _hash_key(self) -> tuple[Any, ...] | None:
         """Every input of the scheduling hash, with each podSet's template
-        as the encoding its spec cache keeps (the template's whole content):
-        the workloads of one job shape share a hash, worked out once. None
+        as the encoding its spec cache keeps (its pod spec: the hash reads
+        nothing else of the template): the workloads of one job shape share
+        a hash, worked out once. None
         when there is no such encoding for this very spec and podSets, or a
         podSet has a topology request."""
         sc = self.spec_cache

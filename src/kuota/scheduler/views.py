@@ -4,7 +4,7 @@ controllers) read these instead of reaching into the core's state."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -82,14 +82,26 @@ class Preemption:
     message: str
 
 
-@dataclass
+@dataclass(init=False)
 class CycleResult:
     """What one scheduling cycle decided."""
 
-    admitted: list[str] = field(default_factory=list)  # keys, in admission order
-    preempted: list[Preemption] = field(default_factory=list)
+    admitted: list[str]  # keys, in admission order
+    preempted: list[Preemption]
     # Heads that were tried and left waiting, with the one-line reason.
-    waiting: dict[str, str] = field(default_factory=dict)
+    waiting: dict[str, str]
+
+    # Written out (not dataclass-made): one per cycle, and the compiled build
+    # runs a written one natively.
+    def __init__(
+        self,
+        admitted: list[str] | None = None,
+        preempted: list[Preemption] | None = None,
+        waiting: dict[str, str] | None = None,
+    ) -> None:
+        self.admitted = [] if admitted is None else admitted
+        self.preempted = [] if preempted is None else preempted
+        self.waiting = {} if waiting is None else waiting
 
     @property
     def changed(self) -> bool:

@@ -44,15 +44,22 @@ class WorkloadMaker:
         self.priorities = priorities  # WorkloadPriorityClass name -> value
         self.adapter = BatchJobAdapter()
         self._pod_sets: dict[tuple[Any, ...], kt.PodSet] = {}
+        self._milli: dict[Decimal, int] = {}
         self._seq = 0
 
     def gpu_milli(self, row: TraceRow) -> int:
         """Milli-GPUs one pod of the row holds, as the report counts them."""
+        known = self._milli.get(row.gpus)  # (a trace has a few GPU counts)
+        if known is not None:
+            return known
         m = self.plan.mapping
         if "gpus" not in m.requests or row.gpus <= 0:
-            return 0
-        per = gpu_request(row.gpus, m)
-        return per * 1000 if m.gpu_resource == "nvidia.com/gpu" else per
+            milli = 0
+        else:
+            per = gpu_request(row.gpus, m)
+            milli = per * 1000 if m.gpu_resource == "nvidia.com/gpu" else per
+        self._milli[row.gpus] = milli
+        return milli
 
     def _pod_set(self, row: TraceRow, name: str, duration: str) -> kt.PodSet:
         from kuota.sim.simulate import _job

@@ -4,6 +4,8 @@ migration and requeueing, in the order the cycle made them."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from kuota.api.conditions import condition_true, find_condition
 from kuota.api.kueue import types as kt
 from kuota.quota.requests import resource_quantity, saturate_int64
@@ -18,6 +20,8 @@ from kuota.scheduler.decisions import Admit, Decision, Migrate, Preempt, Requeue
 from kuota.scheduler.flavorassigner.assignment import Assignment
 from kuota.scheduler.preemption.targets import Target, preemption_message
 from kuota.scheduler.views import CycleResult, Preemption
+
+_REQUESTS_KEPT: Final = 10_000  # podSets lists whose resourceRequests are kept
 
 
 class DecisionApplier:
@@ -34,6 +38,8 @@ class DecisionApplier:
         self.factory = factory
         self.fair = fair
         self.wlc = wlc
+        # id(podSets list) -> it and its resourceRequests (it kept alive: the id stays its own).
+        self._requests: dict[int, tuple[list[PodSetResources], list[kt.PodSetRequest]]] = {}
 
     def apply(self, d: Decision, result: CycleResult) -> None:
         """Apply one decision of the cycle whose result is ``result``."""
@@ -150,6 +156,30 @@ class DecisionApplier:
             self.state.preemptions.append(p)
             result.preempted.append(p)
 
+    def _pending_requests(self, podsets: list[PodSetResources]) -> list[kt.PodSetRequest]:
+        """The status's resourceRequests for these podSets: one list per
+        podSets list (a spec's is shared by the workloads of one job shape
+        and never changed), shared by the statuses that hold it (never
+        changed in place either: a new one replaces it)."""
+        known = self._requests.get(id(podsets))
+        if known is not None and known[0] is podsets:
+            return known[1]
+        requests = [
+            kt.PodSetRequest(
+                name=ps.name,
+                resources={
+                    r: resource_quantity(r, v, binary=self.state.binary_resources)
+                    for r, v in ps.requests.items()
+                }
+                or None,
+            )
+            for ps in podsets
+        ]
+        if len(self._requests) >= _REQUESTS_KEPT:
+            self._requests.clear()
+        self._requests[id(podsets)] = (podsets, requests)
+        return requests
+
     def migrate(self, key: str, to: WorkloadInfo) -> None:
         """Kueue's issueMigration: a ConcurrentAdmission variant on a less
         preferred flavor is evicted for its sibling ``to``."""
@@ -186,20 +216,11 @@ class DecisionApplier:
             return
         # PropagateResourceRequests: what the pending workload asked for, per
         # pod set, for those who read the Workload (admission clears it).
-        requests = [
-            kt.PodSetRequest(
-                name=ps.name,
-                resources={
-                    r: resource_quantity(r, v, binary=self.state.binary_resources)
-                    for r, v in ps.requests.items()
-                }
-                or None,
-            )
-            for ps in info.podsets
-        ]
+        requests = self._pending_requests(info.podsets)
         if wl.status is None:
             wl.status = kt.WorkloadStatus()
-        if wl.status.resource_requests != requests:
+        old = wl.status.resource_requests
+        if old is not requests and old != requests:
             wl.status.resource_requests = requests
             self.state.touched.add(key)
         # Touched only when a condition changed, as Kueue patches the status

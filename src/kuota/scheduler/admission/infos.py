@@ -38,6 +38,7 @@ class InfoFactory:
         # (its msgpack bytes): one pod's requests.
         self._per_pod_requests: dict[tuple[str, int, bytes], dict[str, int]] = {}
         self._encodings: dict[bytes, bytes] = {}
+        self._by_spec: dict[int, tuple[object, bytes]] = {}
         self._ctxs: dict[str, tuple[int, RequestContext]] = {}
 
     def ctx(self, namespace: str) -> RequestContext:
@@ -142,15 +143,27 @@ class InfoFactory:
         return info
 
     def encode_template(self, template: kt.PodTemplateSpec) -> bytes:
-        """The template's encoding, the key of what is kept per distinct
-        template (requests, checks): one bytes object per distinct encoding,
-        shared by the workloads that keep it."""
-        enc = msgspec.msgpack.encode(template, enc_hook=enc_hook)
+        """The encoding of the template's pod spec, the key of what is kept
+        per distinct template (requests, checks, scheduling hash): one bytes
+        object per distinct encoding, shared by the workloads that keep it.
+        The spec only: none of those reads the template's metadata, and
+        jobs that differ only in their annotations or labels (a trace's
+        run-time annotation) share them."""
+        spec = template.spec
+        # One spec object is encoded once: a trace's jobs of one shape share
+        # theirs, and specs are not changed in place (the spec cache's rule).
+        known = self._by_spec.get(id(spec))
+        if known is not None and known[0] is spec:
+            return known[1]
+        enc = msgspec.msgpack.encode(spec, enc_hook=enc_hook)
         shared = self._encodings.get(enc)
         if shared is None:
             if len(self._encodings) >= TEMPLATE_CACHE:
                 self._encodings.clear()
             self._encodings[enc] = shared = enc
+        if len(self._by_spec) >= TEMPLATE_CACHE:
+            self._by_spec.clear()
+        self._by_spec[id(spec)] = (spec, shared)  # (held alive: the id stays its own)
         return shared
 
     def per_pod(self, namespace: str, ps: kt.PodSet, enc: bytes) -> dict[str, int]:
