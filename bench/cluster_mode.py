@@ -286,6 +286,10 @@ def run(
         },
         # (the rest: the informers' lists and watches, the lease's renewals)
         "requests_rare": sum(n for n in requests.values() if n * 1000 < max(1, rec.admissions)),
+        # (by name: a re-list after a 410 shows here as list pages)
+        "requests_rare_by": {
+            k: n for k, n in sorted(requests.items()) if n * 1000 < max(1, rec.admissions)
+        },
         "requests": sum(requests.values()),
         # (how many requests a run takes varies with its timing: the pending
         # workloads' status writes follow the messages of each attempt)

@@ -510,6 +510,25 @@ def test_watch_gone_when_history_is_too_short(make_store: MakeStore) -> None:
         store.watch(None, 9)
 
 
+def test_open_watch_of_a_quiet_resource_outlives_the_history(make_store: MakeStore) -> None:
+    # An open watch misses nothing while the history drops only other
+    # resources' events (kube-apiserver's watch cache hands each watcher its
+    # events as they come): a Gone here made the cluster bench's controller
+    # and runner list every resource again (100 pages of 500 Workloads each)
+    # whenever a quiet resource (a ClusterQueue) changed after 100,000 writes.
+    store = make_store(history=5)
+    w = store.watch(CLUSTER_QUEUE, 0)
+    for i in range(8):
+        store.create(job(f"j{i}"))
+    store.create(cluster_queue("cq"))
+    assert [(e.type, e.object.metadata.name) for e in w.poll()] == [("ADDED", "cq")]
+    jobs = store.watch(JOB, store.resource_version)
+    for i in range(8, 16):
+        store.create(job(f"j{i}"))
+    with pytest.raises(Gone):
+        jobs.poll()  # (its own events were dropped: it must list again)
+
+
 def test_watch_close(store: MemoryStore) -> None:
     w = store.watch(None, 0)
     w.close()

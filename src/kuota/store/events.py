@@ -32,6 +32,12 @@ class EventLog:
         # (from, to): revisions skipped with no event (MemoryStore.skip_ahead):
         # a watch from ``from`` has missed nothing, one from inside has.
         self._skipped: tuple[int, int] | None = None
+        # The newest dropped revision of each resource: an open watch whose
+        # resource lost nothing past its position has missed nothing, however
+        # old that position (a quiet resource's watch), as kube-apiserver's
+        # watch cache hands each watcher its events as they come.
+        self._size = size
+        self._dropped: dict[ResourceType, int] = {}
 
     def skip(self, frm: int, to: int) -> None:
         self._skipped = (frm, to)
@@ -41,7 +47,11 @@ class EventLog:
         return sk[1] if sk is not None and since == sk[0] else since
 
     def append(self, rv: int, rtype: ResourceType, namespace: str, event: Event) -> None:
-        self._events.append((rv, rtype, namespace, event))
+        events = self._events
+        if len(events) == self._size:
+            gone = events[0]
+            self._dropped[gone[1]] = gone[0]
+        events.append((rv, rtype, namespace, event))
 
     def check(self, since: int, head: int) -> int:
         """Raise Gone unless every event after ``since`` up to ``head`` (the
@@ -58,8 +68,15 @@ class EventLog:
         self, since: int, head: int, rtype: ResourceType | None, namespace: str | None
     ) -> list[Event]:
         """The events after ``since`` of one resource (None: all) and
-        namespace (None: all), oldest first."""
-        since = self.check(since, head)
+        namespace (None: all), oldest first, for an open watch: Gone only
+        when the history dropped some of that resource's events after
+        ``since`` (a new watch is checked against all: ``check``)."""
+        since = self._since(since)
+        if since > head:
+            raise Gone(f"resourceVersion {since} is newer than the store's ({head})")
+        oldest = self._events[0][0] if self._events else head + 1
+        if since < oldest - 1 and (rtype is None or self._dropped.get(rtype, 0) > since):
+            raise Gone(f"too old resource version: {since} (oldest kept: {oldest - 1})")
         out: list[Event] = []
         for rv, ert, ens, ev in reversed(self._events):
             if rv <= since:
