@@ -94,3 +94,39 @@ def test_a_delete_in_flight_is_not_shown_as_gone(tmp_path: Path) -> None:
         return None
 
     asyncio.run(_serve(tmp_path, scenario))
+
+
+def test_a_quiet_watch_bookmarks_the_newest_durable_revision(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A bookmark names the store's newest durable revision, not the watch's
+    last event: a client resuming from it after other resources' writes has
+    missed nothing and is not sent into a 410 once those writes age out."""
+    from kuota.server import watching
+
+    monkeypatch.setattr(watching, "_BOOKMARK_EVERY", 0.2)
+
+    async def scenario(client: TestClient, cp: ControlPlane, hub: Hub, api: ApiServer) -> Any:
+        r = await client.get(LIMIT_RANGES, headers=AUTH)
+        rv = int((await r.json())["metadata"]["resourceVersion"])
+        stream = await client.get(
+            LIMIT_RANGES,
+            params={"watch": "true", "resourceVersion": str(rv), "allowWatchBookmarks": "true"},
+            headers=AUTH,
+        )
+        for i in range(3):  # other resources only
+            r = await client.post(
+                "/api/v1/namespaces",
+                json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"q{i}"}},
+                headers=AUTH,
+            )
+            assert r.status == 201
+        after = cp.store.durable_revision
+        assert after > rv
+        line = json.loads(await asyncio.wait_for(stream.content.readline(), 30))
+        stream.close()
+        assert line["type"] == "BOOKMARK"
+        return int(line["object"]["metadata"]["resourceVersion"]), after
+
+    marked, after = asyncio.run(_serve(tmp_path, scenario))
+    assert marked >= after

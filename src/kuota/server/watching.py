@@ -176,6 +176,11 @@ async def watch(
                 and not stream.closed.done()
                 and time.monotonic() - stream.last_sent >= _BOOKMARK_EVERY
             ):
+                # Caught up first, so the bookmark names the newest durable
+                # revision: a quiet resource's watch (pumped only when its
+                # resource moves) would otherwise bookmark a revision that
+                # ages out of the history and resume from it into a 410.
+                stream.pump()
                 stream.send(_bookmark(s.kind, s.api_version, w.resource_version))
     except (ConnectionResetError, RuntimeError):
         pass  # the client went away
