@@ -44,6 +44,7 @@ from kuota.api.cel import CelError, Compiled
 from kuota.api.k8s.resource import ExactDeviceRequest, ResourceClaimSpec, ResourceClaimTemplate
 from kuota.api.kueue.config import DeviceClassMapping, DeviceSource
 from kuota.api.kueue.types import PodSet
+from kuota.quota.dra_extended import NONE, ExtendedCharge, extended_charge, extended_error
 from kuota.quota.dra_slices import (
     INT64_MAX,
     FieldErr,
@@ -69,6 +70,7 @@ __all__ = [
     "device_class_counters",
     "device_class_resources",
     "dra_binary_resources",
+    "extended_requests",
     "workload_error",
 ]
 
@@ -98,6 +100,7 @@ class DraContext:
     partitionable: bool = True  # KueueDRAIntegrationPartitionableDevices
     consumable: bool = False  # KueueDRAIntegrationConsumableCapacity
     slices: Slices = field(default_factory=Slices)
+    extended: bool = False  # KueueDRAIntegrationExtendedResource
 
 
 def device_class_resources(mappings: Iterable[DeviceClassMapping]) -> dict[str, str]:
@@ -261,7 +264,8 @@ def workload_error(pod_sets: Iterable[tuple[int, PodSet]], ctx: DraContext) -> s
     ("" when it can, or there are none), of its (index, podSet)s: each pass
     over every podSet before the next, as handleDRA runs them."""
     charged = []
-    for i, ps in pod_sets:
+    pod_sets_seen = list(pod_sets)
+    for i, ps in pod_sets_seen:
         ok, bad = _preamble(ps, ctx)
         if bad:
             return bad
@@ -272,7 +276,33 @@ def workload_error(pod_sets: Iterable[tuple[int, PodSet]], ctx: DraContext) -> s
             _, bad = p(ps, i, ctx)
             if bad:
                 return bad
+    if ctx.enabled and ctx.extended:
+        return extended_error(
+            list(pod_sets_seen), ctx.slices.classes, ctx.class_resources, _with_sources(ctx)
+        )
     return ""
+
+
+def _with_sources(ctx: DraContext) -> dict[str, str]:
+    """DeviceClass -> what Kueue charges it by instead of a device count
+    (its mapping's counter or capacity sources, those gates on)."""
+    out: dict[str, str] = {}
+    if ctx.consumable:
+        out.update((dc, "capacity sources") for dc in ctx.capacities)
+    if ctx.partitionable:
+        out.update((dc, "counters") for dc in ctx.counters)  # checked first in Kueue
+    return out
+
+
+def extended_requests(pod_set: PodSet, index: int, ctx: DraContext) -> ExtendedCharge:
+    """One pod's DRA-backed extended resources (none when the gates are off
+    or they do not resolve: :func:`workload_error` refuses the workload)."""
+    if not (ctx.enabled and ctx.extended):
+        return NONE
+    got, errs = extended_charge(
+        pod_set, index, ctx.slices.classes, ctx.class_resources, _with_sources(ctx)
+    )
+    return NONE if errs else got
 
 
 def _base(index: int, j: int) -> str:

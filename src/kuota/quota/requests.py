@@ -39,7 +39,7 @@ from kuota.api.k8s import (
 from kuota.api.kueue.config import Resources, ResourceTransformation
 from kuota.api.kueue.types import PodSet, Workload
 from kuota.api.quantity import BINARY_SI, DECIMAL_SI, Quantity
-from kuota.quota.dra import DraContext, claim_requests, workload_error
+from kuota.quota.dra import DraContext, claim_requests, extended_requests, workload_error
 
 __all__ = [
     "ERR_INVALID_WL_RESOURCES",
@@ -511,12 +511,24 @@ def _effective_amounts(pod_set: PodSet, ctx: RequestContext) -> _Amounts:
     template = adjust_template(pod_set.template, ctx)
     spec = template.spec
     amounts: _Amounts = dict(_pod_request_nanos(spec)) if spec is not None else {}
+    ext = extended_requests(pod_set, 0, ctx.dra) if ctx.dra is not None else None
+    if ext is not None and ext.replaced:
+        # DRA-backed extended resources leave the containers' requests (a pod
+        # overhead written to the same name stays) and are charged below.
+        for name, nanos in ext.replaced.items():
+            left = amounts.get(name, 0) - nanos
+            if left > 0:
+                amounts[name] = left
+            else:
+                amounts.pop(name, None)
     amounts = _drop_excluded(amounts, ctx.excluded_prefixes)
     amounts = _apply_transformations(amounts, ctx.transformation_by_input)
     if ctx.dra is not None:
         # Kueue adds the DRA devices after transformations (totalRequestsFromPodSets).
         devices, _ = claim_requests(pod_set, 0, ctx.dra)
         for name, n in devices.items():
+            amounts[name] = amounts.get(name, 0) + n * _NANO
+        for name, n in ext.charged.items() if ext is not None else ():
             amounts[name] = amounts.get(name, 0) + n * _NANO
     return amounts
 

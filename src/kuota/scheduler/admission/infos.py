@@ -65,6 +65,7 @@ class InfoFactory:
                 capacities=self.state.device_capacities,
                 partitionable=self.state.gate("KueueDRAIntegrationPartitionableDevices"),
                 consumable=self.state.gate("KueueDRAIntegrationConsumableCapacity"),
+                extended=self.state.gate("KueueDRAIntegrationExtendedResource"),
                 slices=Slices(
                     tuple(
                         self.state.resource_slices[n] for n in sorted(self.state.resource_slices)

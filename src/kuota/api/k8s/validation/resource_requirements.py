@@ -77,6 +77,12 @@ def _is_native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
+def is_extended_resource_name(name: str) -> bool:
+    """``IsExtendedResourceName``: a domain-prefixed name outside
+    ``kubernetes.io/`` and ``requests.`` that is valid as a quota name."""
+    return _is_extended(name)
+
+
 def _is_extended(name: str) -> bool:
     if _is_native(name) or name.startswith("requests."):
         return False
