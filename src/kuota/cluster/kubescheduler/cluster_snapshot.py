@@ -123,8 +123,10 @@ class ClusterSnapshot:
         return set(self._log[position - self._log_base :])
 
     # ------------------------------------------------------------ nodes
-    def set_node(self, node: Node) -> tuple[NodeState | None, NodeState]:
-        before, after = self.nodes.set_node(node)
+    def set_node(
+        self, node: Node, dra: Mapping[str, int] | None = None
+    ) -> tuple[NodeState | None, NodeState]:
+        before, after = self.nodes.set_node(node, dra)
         for key, value in _REGISTERED_LABELS:
             # Labels every kubelet registers its node with (hand-written
             # worlds leave them out): hostname is the usual topology key.

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kuota.api.k8s import Node, Pod, Taint
+from kuota.cluster.kubescheduler.dra_extended import merged
 from kuota.cluster.nodeutil import (
     DEFAULT_MAX_PODS,
     NOT_READY_TAINT,
@@ -62,17 +63,19 @@ class NodeState:
         )
 
 
-def _state_of(node: Node, default_max_pods: int = DEFAULT_MAX_PODS) -> NodeState:
+def _state_of(
+    node: Node, default_max_pods: int = DEFAULT_MAX_PODS, dra: Mapping[str, int] | None = None
+) -> NodeState:
     spec = node.spec
     cap, alloc = node_resources(node, default_max_pods)
     return NodeState(
         name=node.metadata.name,
-        allocatable={name: resource_value(name, q) for name, q in alloc.items()},
+        allocatable=merged({name: resource_value(name, q) for name, q in alloc.items()}, dra),
         labels=dict(node.metadata.labels or {}),
         taints=list(spec.taints or ()) if spec is not None else [],
         unschedulable=bool(spec.unschedulable) if spec is not None else False,
         ready=node_ready(node),
-        capacity={name: resource_value(name, q) for name, q in cap.items()},
+        capacity=merged({name: resource_value(name, q) for name, q in cap.items()}, dra),
     )
 
 
@@ -126,9 +129,12 @@ class NodeTable:
         return list(self._by_node.get(node, ()))
 
     # ------------------------------------------------------------ nodes
-    def set_node(self, node: Node) -> tuple[NodeState | None, NodeState]:
-        """Add or replace a node; returns (previous state, new state)."""
-        new = _state_of(node, self.default_max_pods)
+    def set_node(
+        self, node: Node, dra: Mapping[str, int] | None = None
+    ) -> tuple[NodeState | None, NodeState]:
+        """Add or replace a node; returns (previous state, new state).
+        ``dra``: the DRA extended resources its ResourceSlices offer."""
+        new = _state_of(node, self.default_max_pods, dra)
         for key in self._by_node.get(new.name, ()):
             _add(new.requested, self._pods[key].requests, 1)
         new.pod_count = len(self._by_node.get(new.name, ()))

@@ -35,6 +35,7 @@ from kuota.api.k8s import Node, Pod, PodStatus
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.eviction import evict_pod
 from kuota.cluster.kubescheduler.cluster_snapshot import ClusterSnapshot
+from kuota.cluster.kubescheduler.dra_extended import node_extended_devices
 from kuota.cluster.kubescheduler.kube_scheduler import KubeScheduler
 from kuota.cluster.kubescheduler.node_table import NodeTable
 from kuota.cluster.kubescheduler.placement import Placement, PlacementResult
@@ -51,7 +52,7 @@ from kuota.cluster.podutil import (
 from kuota.runtime.informer import Informer, key_of
 from kuota.store import clone
 from kuota.store.protocol import EventType
-from kuota.store.resources import NAMESPACE
+from kuota.store.resources import DEVICE_CLASS, NAMESPACE, RESOURCE_SLICE
 
 if TYPE_CHECKING:
     from kuota.runtime.manager import Manager
@@ -100,6 +101,11 @@ class PodScheduler(ClusterController):
         self._active: set[str] = set()
         self._cycle_wanted = False
         self._classes: dict[str, Hashable] = {}  # pod key -> equivalence key
+        self._nodes: Informer | None = None
+        self._device_classes: Informer | None = None
+        self._slices: Informer | None = None
+        # node -> DRA extended resources its ResourceSlices offer
+        self._dra: dict[str, dict[str, int]] = {}
 
     @property
     def nodes(self) -> NodeTable:
@@ -111,7 +117,12 @@ class PodScheduler(ClusterController):
         super().setup(mgr)
         self._pods = mgr.informer(POD)
         self._pods.on_change(self._on_pod)
-        mgr.informer(NODE).on_change(self._on_node)
+        self._nodes = mgr.informer(NODE)
+        self._nodes.on_change(self._on_node)
+        self._device_classes = mgr.informer(DEVICE_CLASS)
+        self._device_classes.on_change(self._on_devices)
+        self._slices = mgr.informer(RESOURCE_SLICE)
+        self._slices.on_change(self._on_devices)
         mgr.informer(NAMESPACE).on_change(self._on_namespace)
         mgr.on_idle(self._on_idle)
 
@@ -155,9 +166,23 @@ class PodScheduler(ClusterController):
         if etype == "DELETED":
             self.snapshot.remove_node(node.metadata.name)
             return
-        before, after = self.snapshot.set_node(node)
+        before, after = self.snapshot.set_node(node, self._dra.get(node.metadata.name))
         if before is None or before.signature() != after.signature():
             self._wake()
+
+    def _on_devices(self, etype: EventType, obj: Any, old: Any | None) -> None:
+        """A DeviceClass or ResourceSlice changed: what each node offers of
+        the DRA extended resources (devices of a class with
+        ``extendedResourceName``) is counted again."""
+        assert self._device_classes is not None and self._slices is not None
+        assert self._nodes is not None
+        dra = node_extended_devices(self._device_classes.list(), self._slices.list())
+        changed = {n for n in dra.keys() | self._dra.keys() if dra.get(n) != self._dra.get(n)}
+        self._dra = dra
+        for name in sorted(changed):
+            node = self._nodes.get(name)
+            if node is not None:
+                self._on_node("MODIFIED", node, node)
 
     def _on_namespace(self, etype: EventType, ns: Any, old: Any | None) -> None:
         # Namespace labels matter to namespaceSelectors of affinity terms.
