@@ -17,6 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+import yaml
 from click.testing import CliRunner
 
 from kuota.cli.main import main
@@ -124,3 +126,39 @@ def test_devices_of_the_class_bound_the_pods_a_node_takes(tmp_path: Path) -> Non
     starts = sorted(p["status"]["startTime"] for p in _get(state, "pods"))
     assert starts[0] == starts[1] < starts[2]  # the third started when a GPU was freed
     assert "no evictions" in out
+
+
+SCENARIOS = Path(__file__).parents[1] / "scenarios" / "dra"
+
+
+@pytest.mark.parametrize(
+    ("scenario", "message"),
+    [
+        (
+            "38-extended-resource-non-integer-misconfigured.yaml",
+            "spec.podSets[0].template.spec.containers[0].resources.requests.example.com/gpu:"
+            ' Invalid value: "500m": extended resource quantity must be an integer',
+        ),
+        (
+            "37-extended-resource-counters-misconfigured.yaml",
+            'spec.podSets[0].template.spec.containers[0]: Invalid value: "example.com/gpu":'
+            " extended resource example.com/gpu resolves to DeviceClass gpu.example.com with"
+            " counters configured; use ResourceClaimTemplates with CEL selectors for"
+            " counter-based quota",
+        ),
+    ],
+)
+def test_refusals_carry_kueues_messages(tmp_path: Path, scenario: str, message: str) -> None:
+    # The scenario's objects and Configuration as a world: the scenario
+    # checks the reason (Misconfigured), this the text Kueue writes.
+    s = yaml.safe_load((SCENARIOS / scenario).read_text())
+    cfg = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", **s["config"]}
+    world = tmp_path / "world"
+    world.mkdir()
+    (world / "all.yaml").write_text(yaml.safe_dump_all([cfg, *s["objects"]]))
+    state = tmp_path / "state"
+    r = CliRunner().invoke(main, ["run", str(world), "--state", str(state), "--until", "1m"])
+    assert r.exit_code == 0, r.output
+    (wl,) = _get(state, "workloads")
+    cond = next(c for c in wl["status"]["conditions"] if c["type"] == "QuotaReserved")
+    assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Misconfigured", message)
