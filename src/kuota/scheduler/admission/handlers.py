@@ -326,23 +326,48 @@ class _DeviceHandler(KindHandler):
         raise NotImplementedError
 
     def put(self, obj: Any, keep_status: bool) -> None:
+        old = self.table().get(obj.metadata.name)
         self.table()[obj.metadata.name] = obj
-        self._recharge()
+        self._recharge(_extended_names(old, obj))
 
     def delete(self, namespace: str, name: str) -> bool:
-        found = self.table().pop(name, None) is not None
-        if found:
-            self._recharge()
-        return found
+        old = self.table().pop(name, None)
+        if old is not None:
+            self._recharge(_extended_names(old))
+        return old is not None
 
-    def _recharge(self) -> None:
+    def _recharge(self, extended: frozenset[str]) -> None:
+        """``extended``: the extended resource names a changed DeviceClass
+        declared or declares: workloads asking for them are charged anew
+        (Kueue's DeviceClass watch requeues them)."""
         self.state.ctx_gen += 1
         for key, wl in list(self.state.workloads.items()):
             if not has_quota_reservation(wl) and any(
-                ps.template.spec is not None and ps.template.spec.resource_claims
+                ps.template.spec is not None
+                and (ps.template.spec.resource_claims or _asks_for(ps.template.spec, extended))
                 for ps in wl.spec.pod_sets
             ):
                 self.wlc.sync(key, event=False)
+
+
+def _extended_names(*objs: Any) -> frozenset[str]:
+    """The ``spec.extendedResourceName``s of DeviceClasses (none for slices)."""
+    out = set()
+    for o in objs:
+        name = getattr(getattr(o, "spec", None), "extended_resource_name", None)
+        if isinstance(name, str) and name:
+            out.add(name)
+    return frozenset(out)
+
+
+def _asks_for(spec: Any, names: frozenset[str]) -> bool:
+    if not names:
+        return False
+    for c in (*(spec.init_containers or ()), *spec.containers):
+        reqs = c.resources.requests if c.resources is not None else None
+        if reqs and not names.isdisjoint(reqs):
+            return True
+    return False
 
 
 class ResourceSliceHandler(_DeviceHandler):
