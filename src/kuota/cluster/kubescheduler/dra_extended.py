@@ -31,7 +31,7 @@ def node_extended_devices(
     """Node -> {extended resource name: devices of its class on the node},
     the class being the one Kubernetes picks for a name several declare."""
     classes = list(classes)
-    names = sorted({dc.spec.extended_resource_name for dc in classes} - {None, ""})
+    names = sorted({er for dc in classes if (er := dc.spec.extended_resource_name)})
     if not names:
         return {}
     by_node: dict[str, list[tuple[str, Device]]] = {}
