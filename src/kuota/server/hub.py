@@ -233,9 +233,8 @@ class Hub:
         store = self.cp.store
         if store.durable_revision >= rv or self._stopping:
             return
-        if not self._syncing and not self._commit_scheduled:
-            self._commit_scheduled = True  # (buffered writes with no group yet)
-            self.loop.call_soon(self._commit)
+        if not self._syncing:
+            self._schedule_commit()  # (buffered writes with no group yet)
         w = self.loop.create_future()
         if not self._readers or rv < self._readers_low:
             self._readers_low = rv
@@ -260,10 +259,13 @@ class Hub:
             self._batch = self.cp.store.batch()
             self._batch.__enter__()
         self._joined = True
+        self._schedule_commit()
+        return self._durable
+
+    def _schedule_commit(self) -> None:
         if not self._commit_scheduled:
             self._commit_scheduled = True
             self.loop.call_soon(self._commit)
-        return self._durable
 
     def _commit(self) -> None:
         # The clients' writes go to disk first; the controllers' reactions
@@ -309,9 +311,7 @@ class Hub:
         fut.set_result(None)
         self.notify()  # (watches may send what just became durable)
         if journal.pending or self._joined:
-            if not self._commit_scheduled:
-                self._commit_scheduled = True
-                self.loop.call_soon(self._commit)
+            self._schedule_commit()
         else:
             self._close_batch(self._durable)
             self._durable = self.loop.create_future()
