@@ -163,8 +163,8 @@ def _scale_up_steps(cp: Any, kind: str) -> None:
     (live,) = _live(cp, kind)
     assert live.metadata.name == third.metadata.name
     assert _cond(live, "Admitted").status == "True"
-    fin = _cond(old, "Finished")
-    assert fin is None or fin.reason == "WorkloadSliceReplaced"
+    fin = _cond(cp.store.get(WL, "team", old.metadata.name), "Finished")
+    assert (fin.status, fin.reason) == ("True", "WorkloadSliceReplaced")
     assert _workers(cp) == {"gated": 0, "running": 4}
 
 
