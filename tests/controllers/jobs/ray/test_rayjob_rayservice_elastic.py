@@ -167,6 +167,13 @@ def _scale_up_steps(cp: Any, kind: str) -> None:
     assert (fin.status, fin.reason) == ("True", "WorkloadSliceReplaced")
     assert _workers(cp) == {"gated": 0, "running": 4}
 
+    _autoscale(cp, 2)  # idle workers scaled down: the admitted slice shrinks in place
+    cp.run(until=T0 + timedelta(minutes=45))
+    (live,) = _live(cp, kind)
+    assert live.metadata.name == third.metadata.name
+    assert [ps.count for ps in live.spec.pod_sets] == [1, 2]
+    assert _workers(cp) == {"gated": 0, "running": 2}
+
 
 def test_an_autoscaled_rayjob_queues_a_slice_per_scale_up_step() -> None:
     cp = _cp()
@@ -186,7 +193,7 @@ def test_an_autoscaled_rayservice_queues_a_slice_per_scale_up_step() -> None:
     rc = _the_cluster(cp)
     assert svc.metadata.annotations[GENERATION] == str(rc.metadata.generation)
     # KubeRay's RayService leaves the autoscaler's replicas alone.
-    assert rc.spec.worker_group_specs[0].replicas == 4
+    assert rc.spec.worker_group_specs[0].replicas == 2
 
 
 def test_the_rayservice_webhook_gates_an_elastic_services_templates() -> None:
