@@ -39,7 +39,7 @@ from kuota.quota.workload import (
 )
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.store import Invalid, NotFound, clone
+from kuota.store import Conflict, Invalid, NotFound, clone
 from kuota.store.kinds import resource_type
 from kuota.store.protocol import Operation, ResourceType, group_of
 from kuota.store.resources import (
@@ -433,7 +433,10 @@ class JobReconciler:
             return job
         new = clone(job)
         new.metadata.annotations = {**have, **want}
-        return self._mgr().store.update(new)
+        try:
+            return self._mgr().store.update(new)
+        except (Conflict, NotFound):
+            return None  # the newer job comes back through the watch
 
     # -------------------------------------------------------------- reconcile
     def reconcile(self, key: str) -> None:
@@ -460,6 +463,8 @@ class JobReconciler:
         sliced = False
         if not _prebuilt(job) and self.rules.is_elastic(job):
             job = self._custom_annotations(job)
+            if job is None:
+                return None
             pod_sets = self.adapter.pod_sets(job, self.partial)
             wl, sliced = slicing.ensure_workload_slices(mgr, pod_sets, m.uid)
         if not sliced:
