@@ -39,7 +39,7 @@ from kuota.quota.workload import (
 )
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.store import Invalid, NotFound, clone
+from kuota.store import Conflict, Invalid, NotFound, clone
 from kuota.store.kinds import resource_type
 from kuota.store.protocol import Operation, ResourceType, group_of
 from kuota.store.resources import (
@@ -397,6 +397,10 @@ class JobReconciler:
         wls.add_index("owner", _owner_uids)
         jobs.add_index("uid", lambda o: [o.metadata.uid])
         wls.on_change(self._workload_changed)
+        for rt in getattr(self.adapter, "owned_kinds", ()):
+            # Watches(..., EnqueueRequestForOwner): a kind whose podSets read
+            # an object it owns (an elastic RayJob's autoscaled RayCluster).
+            mgr.informer(rt).on_change(self._owned_changed)
         for rt in (NAMESPACE, LOCAL_QUEUE, WPC, PC, FLAVOR):
             mgr.informer(rt)
         retry_on_priority_class(mgr, self.adapter.rtype, self.name)
@@ -409,6 +413,30 @@ class JobReconciler:
         for uid in _owner_uids(wl):
             for job in jobs.by_index("uid", uid):
                 self.mgr.enqueue(self.name, key_of(job))
+
+    def _owned_changed(self, etype: str, obj: Any, old: Any | None) -> None:
+        assert self.mgr is not None
+        for ref in obj.metadata.owner_references or ():
+            if ref.controller and ref.kind == self.adapter.kind:
+                self.mgr.enqueue(self.name, f"{obj.metadata.namespace}/{ref.name}")
+
+    def _custom_annotations(self, job: Any) -> Any:
+        """JobWithCustomAnnotations (an elastic job's slice path): the
+        annotations the kind keeps on the job (a RayJob's cluster
+        generation), written before its slice is made and named."""
+        custom = getattr(self.adapter, "custom_annotations", None)
+        if custom is None:
+            return job
+        want: dict[str, str] = custom(job)
+        have = job.metadata.annotations or {}
+        if all(k in have and have[k] == v for k, v in want.items()):
+            return job
+        new = clone(job)
+        new.metadata.annotations = {**have, **want}
+        try:
+            return self._mgr().store.update(new)
+        except (Conflict, NotFound):
+            return None  # the newer job comes back through the watch
 
     # -------------------------------------------------------------- reconcile
     def reconcile(self, key: str) -> None:
@@ -434,6 +462,9 @@ class JobReconciler:
         # renamed falls back to the ordinary one).
         sliced = False
         if not _prebuilt(job) and self.rules.is_elastic(job):
+            job = self._custom_annotations(job)
+            if job is None:
+                return None
             pod_sets = self.adapter.pod_sets(job, self.partial)
             wl, sliced = slicing.ensure_workload_slices(mgr, pod_sets, m.uid)
         if not sliced:
@@ -503,7 +534,13 @@ class JobReconciler:
             return
         wls = self._mgr().informer(WORKLOAD).by_index("owner", ancestor.metadata.uid)
         live = [w for w in wls if not is_finished(w)]
-        if live and is_admitted(live[-1]):
+        if live and (self.rules.is_elastic(job) or self.rules.is_elastic(ancestor)):
+            # A scale-up's new slice waits unadmitted while the old one is
+            # finished (replaced): only an eviction stops the child.
+            latest = max(live, key=lambda w: (w.metadata.creation_timestamp, w.metadata.uid))
+            if not is_evicted(latest):
+                return
+        elif live and is_admitted(live[-1]):
             return
         self._mgr().store.update(self.adapter.suspend_on_create(job))
         self._event(job, "Normal", "Suspended", "Kueue managed child job suspended")
@@ -551,8 +588,14 @@ class JobReconciler:
         labels = {k: v for k, v in (m.labels or {}).items() if k in self.label_keys}
         if m.uid and len(m.uid) <= 63:
             labels[JOB_UID] = m.uid
+        extra = ""
+        if sliced:
+            # newWorkloadName: a slice's name takes the job's generation, or
+            # what an ElasticWorkloadNameProvider says.
+            name_extra = getattr(self.adapter, "workload_name_extra", None)
+            extra = name_extra(job) if name_extra is not None else str(m.generation)
         wl = new_workload(
-            workload_name(self.adapter, m.name, m.uid, str(m.generation) if sliced else ""),
+            workload_name(self.adapter, m.name, m.uid, extra),
             job,
             pod_sets,
             labels,

@@ -89,9 +89,9 @@ class RayServiceController(ClusterController):
             rc = None
         if rc is None:
             self._create(svc, name)
-        elif rc.spec != svc.spec.ray_cluster_config:
+        elif rc.spec != (want := _wanted_spec(svc, rc)):
             updated = clone(rc)
-            updated.spec = clone(svc.spec.ray_cluster_config)
+            updated.spec = want
             with contextlib.suppress(NotFound, Conflict):
                 self.mgr.store.update(updated)
         active.ray_cluster_name = name
@@ -148,6 +148,19 @@ class _NoRef:
 
 
 _NO_REF: Final = _NoRef()
+
+
+def _wanted_spec(svc: r.RayService, rc: r.RayCluster) -> r.RayClusterSpec:
+    """The service's cluster spec; with in-tree autoscaling, the worker
+    groups' replicas are the autoscaler's, kept as the cluster has them
+    (KubeRay hashes a cluster's spec without replicas)."""
+    want = clone(svc.spec.ray_cluster_config)
+    if want.enable_in_tree_autoscaling:
+        have = {wg.group_name: wg.replicas for wg in rc.spec.worker_group_specs or ()}
+        for wg in want.worker_group_specs or ():
+            if wg.group_name in have:
+                wg.replicas = have[wg.group_name]
+    return want
 
 
 def _cluster_name(svc: r.RayService) -> str:

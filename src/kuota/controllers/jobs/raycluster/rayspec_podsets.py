@@ -12,7 +12,7 @@ from kuota.api import errors as e
 from kuota.api.base import Quantity
 from kuota.api.k8s import Container, ResourceRequirements
 from kuota.api.kueue import types as kt
-from kuota.api.ray.ray_types import AutoscalerOptions, RayClusterSpec, WorkerGroupSpec
+from kuota.api.ray.ray_types import AutoscalerOptions, RayCluster, RayClusterSpec, WorkerGroupSpec
 from kuota.controllers.jobframework import PodSetInfo
 from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.controllers.tas_requests import (
@@ -23,19 +23,26 @@ from kuota.controllers.tas_requests import (
 from kuota.store import clone
 
 __all__ = [
+    "GENERATION_ANNOTATION",
     "HEAD",
     "build_pod_sets",
+    "cluster_generation",
     "cluster_spec_errors",
     "expected_pod_sets",
     "restore_cluster_spec",
     "run_cluster_spec",
     "topology_errors",
+    "update_pod_sets",
+    "workload_name_extra",
 ]
 
 HEAD: Final = "head"  # headGroupPodSetName
 MAX_POD_SETS: Final = 8  # jobframework.MaxPodSets
 FT_ANNOTATION: Final = "ray.io/ft-enabled"  # RayFTEnabledAnnotationKey
 _AUTOSCALER: Final = "autoscaler"
+# RayClusterGenerationAnnotation: the generation of the RayCluster an elastic
+# RayJob or RayService owns, which the autoscaler moves (not the job's own).
+GENERATION_ANNOTATION: Final = "kueue.x-k8s.io/raycluster-generation"
 
 
 def _q(text: str) -> Quantity:
@@ -104,6 +111,41 @@ def build_pod_sets(spec: RayClusterSpec, annotations: Mapping[str, str]) -> list
             )
         )
     return out
+
+
+def update_pod_sets(
+    pod_sets: list[kt.PodSet], spec: RayClusterSpec, cluster: RayCluster | None
+) -> list[kt.PodSet]:
+    """UpdatePodSets: an elastic job's autoscaled workers are counted on the
+    RayCluster it owns (the Ray autoscaler scales the cluster, not the job);
+    unchanged without in-tree autoscaling, or before the cluster exists. The
+    caller knows the job is elastic. A worker group of the cluster that the
+    job lacks is an error in Kueue; here its count is left out (the job's
+    podSets stay the job's)."""
+    if not spec.enable_in_tree_autoscaling or cluster is None:
+        return pod_sets
+    by_name = {ps.name: ps for ps in pod_sets}
+    for wg in cluster.spec.worker_group_specs or ():
+        ps = by_name.get(podset_name(wg.group_name))
+        if ps is not None and wg.replicas is not None:
+            ps.count = worker_count(wg)
+    return pod_sets
+
+
+def cluster_generation(cluster: RayCluster | None) -> dict[str, str]:
+    """GetWorkloadslicingRayClusterCustomAnnotations: the owned cluster's
+    generation, noted on an elastic job ("" while there is no cluster)."""
+    gen = str(cluster.metadata.generation) if cluster is not None else ""
+    return {GENERATION_ANNOTATION: gen}
+
+
+def workload_name_extra(generation: int, annotations: Mapping[str, str]) -> str:
+    """GetWorkloadNameExtraPart: an elastic job's generation and its
+    cluster's (``<gen>_<cluster gen>``), so that each autoscaling step's
+    slice has a name of its own though the job's spec never changed."""
+    extra = str(generation)
+    cluster_gen = annotations.get(GENERATION_ANNOTATION, "")
+    return f"{extra}_{cluster_gen}" if cluster_gen else extra
 
 
 def expected_pod_sets(spec: RayClusterSpec) -> int:

@@ -20,6 +20,7 @@ from kuota.api.ray import ray_types as r
 from kuota.api.ray.ray_submitter import submitter_resources, submitter_template
 from kuota.controllers.jobframework import Finished, PodSetInfo
 from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
+from kuota.controllers.jobs.raycluster.owned_cluster import OwnedCluster
 from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
@@ -34,7 +35,7 @@ def _mode(job: r.RayJob) -> str:
     return job.spec.submission_mode or "K8sJobMode"
 
 
-class RayJobAdapter:
+class RayJobAdapter(OwnedCluster):
     rtype: ResourceType = RAY_JOB
     kind = "RayJob"
     api_version = r.API_VERSION
@@ -52,7 +53,17 @@ class RayJobAdapter:
                     *head.containers,
                     Container(name=r.SUBMITTER_CONTAINER, resources=submitter_resources()),
                 ]
-        return out
+        cluster = job.status.ray_cluster_name if job.status else None
+        return self._elastic_pod_sets(out, job.metadata, spec, cluster)
+
+    def custom_annotations(self, job: r.RayJob) -> dict[str, str]:
+        """GetCustomAnnotations: its cluster's generation."""
+        cluster = job.status.ray_cluster_name if job.status else None
+        return self._cluster_annotations(job.metadata, cluster)
+
+    def workload_name_extra(self, job: r.RayJob) -> str:
+        """GetWorkloadNameExtraPart."""
+        return self._name_extra(job.metadata)
 
     def _expected(self, job: r.RayJob) -> int:
         spec = job.spec.ray_cluster_spec or r.RayClusterSpec()

@@ -12,6 +12,8 @@ from kuota.api.kueue import types as kt
 from kuota.api.ray import ray_types as r
 from kuota.controllers.jobframework import Finished, PodSetInfo
 from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
+from kuota.controllers.jobs.raycluster.owned_cluster import OwnedCluster
+from kuota.controllers.workloadslicing import gate_template
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import RAY_SERVICE
@@ -24,13 +26,41 @@ def _ready(svc: r.RayService) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conds or ())
 
 
-class RayServiceAdapter:
+def _cluster_name(svc: r.RayService) -> str | None:
+    active = svc.status.active_service_status if svc.status else None
+    return active.ray_cluster_name if active else None
+
+
+class RayServiceAdapter(OwnedCluster):
     rtype: ResourceType = RAY_SERVICE
     kind = "RayService"
     api_version = r.API_VERSION
 
     def pod_sets(self, svc: r.RayService, partial_admission: bool) -> list[kt.PodSet]:
-        return rs.build_pod_sets(svc.spec.ray_cluster_config, svc.metadata.annotations or {})
+        spec = svc.spec.ray_cluster_config
+        out = rs.build_pod_sets(spec, svc.metadata.annotations or {})
+        return self._elastic_pod_sets(out, svc.metadata, spec, _cluster_name(svc))
+
+    def custom_annotations(self, svc: r.RayService) -> dict[str, str]:
+        """GetCustomAnnotations: its active cluster's generation."""
+        return self._cluster_annotations(svc.metadata, _cluster_name(svc))
+
+    def workload_name_extra(self, svc: r.RayService) -> str:
+        """GetWorkloadNameExtraPart."""
+        return self._name_extra(svc.metadata)
+
+    def gate_elastic(self, svc: r.RayService) -> r.RayService:
+        """The RayService webhook's Default for an elastic job: the head's
+        and every worker group's pods are gated."""
+        svc = clone(svc)
+        spec = svc.spec.ray_cluster_config
+        for t in [
+            spec.head_group_spec.template,
+            *(w.template for w in spec.worker_group_specs or ()),
+        ]:
+            if t.spec is not None:
+                gate_template(t.spec)
+        return svc
 
     def is_suspended(self, svc: r.RayService) -> bool:
         return bool(svc.spec.ray_cluster_config.suspend)
