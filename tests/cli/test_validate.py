@@ -242,3 +242,46 @@ def test_a_large_file_is_validated_in_bounded_memory(tmp_path: Path) -> None:
     more = peak_rss_kib("validate", "-q", str(large))
     # Held documents cost about 1 KiB each: 35,000 more were 29 MiB on main.
     assert more - base < 12 * 1024, (base, more)
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "says", "not_says"),
+    [
+        # a typo of a known kind: the kind meant, with its versions
+        ("kueue.x-k8s.io/v1beta2", "Clusterqueue", 'did you mean "ClusterQueue"', "CRDs"),
+        ("kueue.x-k8s.io/v1beta2", "LocalQueues", 'did you mean "LocalQueue"', "CRDs"),
+        # a kind of a group kuota does not know: kubectl's advice, no guess
+        ("tekton.dev/v1", "Task", "ensure CRDs are installed first", "did you mean"),
+        # a close name in another group is not a typo of this one
+        ("example.com/v1", "Cluster", "ensure CRDs are installed first", "RayCluster"),
+        # Kueue's docs ship kind cluster configs beside their manifests
+        (
+            "kind.x-k8s.io/v1alpha4",
+            "Cluster",
+            "kind (Kubernetes in Docker) cluster configuration",
+            "CRDs",
+        ),
+    ],
+)
+def test_unknown_kind_says_what_to_do(
+    tmp_path: Path, api_version: str, kind: str, says: str, not_says: str
+) -> None:
+    text = f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n"
+    code, out = run("validate", write(tmp_path, "x.yaml", text))
+    assert code == 1, out
+    assert f'no matches for kind "{kind}" in version "{api_version}"' in out
+    assert says in out and not_says not in out
+    assert len(out) < 1000  # one line of advice, not every kind kuota reads
+
+
+def test_validate_kinds_lists_what_kuota_reads() -> None:
+    code, out = run("validate", "--kinds")
+    assert code == 0
+    lines = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert "kueue.x-k8s.io/v1beta1, kueue.x-k8s.io/v1beta2" in lines["ClusterQueue"]
+    assert lines["LocalQueue"].split()[1] == "true" and lines["ClusterQueue"].split()[1] == "false"
+    code, out = run("validate", "--kinds", "--json")
+    rows = {r["kind"]: r for r in json.loads(out)}
+    assert rows["Job"] == {"kind": "Job", "apiVersions": ["batch/v1"], "namespaced": True}
+    code, out = run("validate")
+    assert code == 2 and "PATHS" in out

@@ -12,6 +12,7 @@ convert to the internal model and run Kueue's webhook rules.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -98,6 +99,39 @@ def _registered(spec: registry.KindSpec) -> None:
 
 
 registry.on_register(_registered)
+
+
+def unknown_kind_hint(api_version: str, kind: str) -> str:
+    """What to do about a kind kuota does not read: the versions it is read
+    in, the known kind a typo was meant to be, or (as kubectl says) that the
+    kind's CRD must be installed first."""
+    known = KINDS_BY_NAME.get(kind)
+    if known:
+        return f"; {kind} is read in {', '.join(sorted(known))}"
+    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    if group == "kind.x-k8s.io":
+        return (
+            "; this is a kind (Kubernetes in Docker) cluster configuration, not an object "
+            "to apply: kuota's cluster is the world's Nodes"
+        )
+    # A typo: the same name in another case, or a close name in the same group.
+    same_group = {
+        k.lower(): k
+        for k, versions in KINDS_BY_NAME.items()
+        if any((av.split("/", 1)[0] if "/" in av else "") == group for av in versions)
+    }
+    meant = {k.lower(): k for k in KINDS_BY_NAME}.get(kind.lower())
+    if meant is None:
+        close = difflib.get_close_matches(kind.lower(), list(same_group), n=1, cutoff=0.8)
+        meant = same_group[close[0]] if close else None
+    if meant is not None:
+        return f'; did you mean "{meant}" ({", ".join(sorted(KINDS_BY_NAME[meant]))})?'
+    return (
+        "; ensure CRDs are installed first: a world (or `kubectl apply` to `kuota serve`) "
+        "may bring the kind's CustomResourceDefinition, and its objects are then stored "
+        "and validated against its schema, though no controller runs them "
+        f"(`kuota validate --kinds` lists the {len(KINDS_BY_NAME)} kinds kuota reads)"
+    )
 
 
 @dataclass(slots=True)
@@ -208,18 +242,12 @@ def decode_object(
     doc.api_version, doc.kind = api_version, kind
     info = REGISTRY.get((api_version, kind))
     if info is None:
-        known = KINDS_BY_NAME.get(kind)
-        hint = (
-            f"; {kind} is read in {', '.join(sorted(known))}"
-            if known
-            else "; kuota reads Kueue's kinds (kueue.x-k8s.io v1beta1/v1beta2) and "
-            + ", ".join(sorted(KINDS_BY_NAME))
-        )
         doc.errors.append(
             e.FieldError(
                 "kind",
                 e.NOT_SUPPORTED,
-                f'no matches for kind "{kind}" in version "{api_version}"{hint}',
+                f'no matches for kind "{kind}" in version "{api_version}"'
+                + unknown_kind_hint(api_version, kind),
                 kind,
             )
         )

@@ -111,16 +111,26 @@ def _validate(paths: list[str], as_json: bool, quiet: bool) -> int:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems and the summary.")
-def validate(paths: tuple[str, ...], as_json: bool, quiet: bool) -> None:
+@click.option(
+    "--kinds", is_flag=True, help="List the kinds kuota reads (with their apiVersions) and exit."
+)
+def validate(paths: tuple[str, ...], as_json: bool, quiet: bool, kinds: bool) -> None:
     """Validate manifests and scenario files as Kueue and the API server would.
 
     PATHS are files or directories (searched recursively for *.yaml). Exit
     status: 0 all valid, 1 something is invalid, 2 a file cannot be read
     (missing, not UTF-8, not YAML).
     """
+    if kinds:
+        from kuota.cli.validate_output import print_kinds
+
+        print_kinds(as_json)
+        return
+    if not paths:
+        raise click.UsageError("Missing argument 'PATHS...' (or --kinds).")
     sys.exit(_validate(list(paths), as_json, quiet))
 
 

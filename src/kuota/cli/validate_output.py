@@ -113,3 +113,23 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
+
+
+def print_kinds(as_json: bool) -> None:
+    """The kinds kuota reads from manifests, as ``kubectl api-resources``
+    lists a cluster's: kind, apiVersions (newest last), namespaced."""
+    from kuota.api.decode import KINDS_BY_NAME, REGISTRY
+
+    rows = []
+    for kind in sorted(KINDS_BY_NAME):
+        versions = sorted(KINDS_BY_NAME[kind])
+        namespaced = any(REGISTRY[(av, kind)].namespaced for av in versions)
+        rows.append({"kind": kind, "apiVersions": versions, "namespaced": namespaced})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max(len(r["kind"]) for r in rows)
+    click.echo(f"{'KIND':<{width}}  NAMESPACED  APIVERSIONS")
+    for r in rows:
+        ns = "true" if r["namespaced"] else "false"
+        click.echo(f"{r['kind']:<{width}}  {ns:<10}  {', '.join(r['apiVersions'])}")
