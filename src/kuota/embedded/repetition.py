@@ -29,7 +29,7 @@ from kuota.api.conditions import find as find_condition
 from kuota.api.kueue.config import KueueConfig
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
-from kuota.store.resources import POD, WORKLOAD
+from kuota.store.resources import NODE, POD, WORKLOAD
 
 MIN_HORIZON = timedelta(days=1)
 ROUNDS = 10  # PodsReady rounds (timeout + maximum backoff) in a horizon
@@ -70,6 +70,7 @@ class RepetitionDetector:
         self._pod_end = pod_end  # when a running pod's run ends (None: never)
         self._wls = mgr.informer(WORKLOAD)
         self._pods = mgr.informer(POD)
+        self._nodes = mgr.informer(NODE)
         self._wls.on_change(self._on_workload)
         self._pods.on_change(self._on_pod)
         self._seen: dict[str, Cycler] = {}
@@ -172,6 +173,13 @@ class RepetitionDetector:
                 lines.append(f"    its pods cannot be placed (pod {pod}): {why}")
             if not c.unplaced:
                 lines.append("    (no pod of it was reported unschedulable)")
+        if lines and not self._nodes.objects:
+            # Kueue's getting-started manifests assume a cluster; a world
+            # brings its own Nodes, and a new user may not know it yet.
+            lines.append(
+                "  the world has no Nodes: pods run on the Nodes a world brings, as on a"
+                " cluster (examples/quickstart/nodes.yaml has some to copy)"
+            )
         return lines
 
 

@@ -5,7 +5,9 @@ duration: ``90s``, ``1h30m``, ``1500ms``) and whether it then fails with
 ``kuota.dev/fail: "true"``, or fails with its containers' exit code
 ``kuota.dev/exit-code: "42"`` (written to their ``containerStatuses``, for
 the controllers that read exit codes); a trace can supply both instead (see
-:data:`RunSource`). Without a duration a pod runs until it is deleted. Pods
+:data:`RunSource`). Without the annotation, a pod whose containers only
+sleep (``sleep 30``, ``sh -c "sleep 30"``) runs for its longest sleep; any
+other pod runs until it is deleted. Pods
 whose node disappears fail with reason ``NodeLost``; on a NotReady node no
 pod starts, and the taint eviction controller evicts them after their
 tolerationSeconds; pods being deleted are finished (phase Failed) so their
@@ -28,6 +30,7 @@ from kuota.api.k8s import Node, Pod, PodStatus
 from kuota.api.kueue.config import parse_duration
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.controllers.eviction import termination_deadline
+from kuota.cluster.controllers.sleep_run import sleep_duration
 from kuota.cluster.nodeutil import node_ready
 from kuota.cluster.podutil import (
     NODE,
@@ -98,6 +101,8 @@ def annotation_run(pod: Pod) -> PodRun:
             raise ValueError(f"annotation {DURATION_ANNOTATION}={_q(raw)}: {err}") from None
         if duration < timedelta(0):
             raise ValueError(f"annotation {DURATION_ANNOTATION}={_q(raw)}: must not be negative")
+    elif pod.spec is not None:
+        duration = sleep_duration(pod.spec)  # Kueue's samples: `sleep 30` runs 30 s
     fail = ann.get(FAIL_ANNOTATION, "false")
     if fail not in ("true", "false"):
         raise ValueError(f'annotation {FAIL_ANNOTATION}={_q(fail)}: must be "true" or "false"')

@@ -129,7 +129,8 @@ def test_kueues_sample_scalable_job_as_its_docs_say(tmp_path: Path) -> None:
     node.write_text(NODE)
     state = tmp_path / "state"
     args = ["run", str(SETUP), str(node), str(SAMPLE), "--state", str(state), "--no-live"]
-    r = CliRunner().invoke(main, [*args, "--until", "5m"])
+    # (at 30 s: each pod runs its `sleep 60`, then the next three start)
+    r = CliRunner().invoke(main, [*args, "--until", "30s"])
     assert r.exit_code == 0, r.output
     wls = json.loads(
         CliRunner().invoke(main, ["get", "workloads", "--state", str(state), "-o", "json"]).output
@@ -143,3 +144,11 @@ def test_kueues_sample_scalable_job_as_its_docs_say(tmp_path: Path) -> None:
         CliRunner().invoke(main, ["get", "pods", "--state", str(state), "-o", "json"]).output
     )
     assert [p["status"]["phase"] for p in pods["items"]] == ["Running"] * 3
+    # 100 completions, 3 at a time, 60 s each: done in 34 minutes
+    r = CliRunner().invoke(main, ["run", "--state", str(state), "--no-live"])
+    assert r.exit_code == 0, r.output
+    pods = json.loads(
+        CliRunner().invoke(main, ["get", "pods", "--state", str(state), "-o", "json"]).output
+    )
+    phases = [p["status"]["phase"] for p in pods["items"]]
+    assert phases.count("Succeeded") == 100, phases
