@@ -179,3 +179,13 @@ def enc_hook(obj: Any) -> Any:
     if isinstance(obj, Quantity):
         return str(obj)
     raise NotImplementedError(f"cannot encode {type(obj)!r}")
+
+
+def emitted_zero() -> Any:
+    """The default of a Go integer field without ``omitempty`` (a queue's
+    ``pendingWorkloads``, a fair-sharing ``weightedShare``): 0, and written
+    as 0 rather than left out as ``omit_defaults`` leaves out defaults, so
+    clients that read ``status["admittedWorkloads"]`` (Kueue's Python
+    samples do) find it. msgspec always writes a default_factory field it
+    cannot compare."""
+    return msgspec.field(default_factory=int)

@@ -615,7 +615,10 @@ class KueueController:
             cq = core.cluster_queue(key)
             return None if cq is None else (cq, partial(_cq_status, cq, now=core.now))
         lq = core.local_queue(key)
-        return None if lq is None else (lq, partial(_lq_status, lq, now=core.now))
+        if lq is None:
+            return None
+        cqs = self._parts()[1].informer(CLUSTER_QUEUE)
+        return lq, partial(_lq_status, lq, now=core.now, cluster_queues=cqs)
 
     def _write_status(self, rtype: ResourceType, key: str, view: Any, build: Any) -> None:
         _, mgr = self._parts()
@@ -644,7 +647,7 @@ class KueueController:
         rv = stored.metadata.resource_version
         if self._written_view.get(ref) == view and self._seen_rv.get(ref) == rv:
             return None  # the stored status is ours, from this same view
-        status = build(stored.status)
+        status = build(stored)
         if status == stored.status:
             self._seen_rv[ref] = rv
             self._written_view[ref] = view
@@ -738,18 +741,48 @@ def _hold_moved(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus) -> bool:
     return (stored.reason == _ON_HOLD) != mine_held
 
 
-def _usage_list(usage: FlavorUsage, lq: bool) -> list[Any] | None:
+_ZERO: Final = quantity_of("0")
+
+
+def _usage_list(usage: FlavorUsage, cq: Any, lq: bool) -> list[Any] | None:
+    """Kueue's getUsage (a ClusterQueue's) and filterLocalQueueUsage (a
+    LocalQueue's, over its ClusterQueue ``cq``): every flavor of the
+    ClusterQueue's resource groups in their order, each with every covered
+    resource (sorted), 0 when unused; a ClusterQueue in a cohort also says
+    what it borrows beyond its nominal quota. Without the ClusterQueue's
+    groups: what is used, by name."""
+    groups = (cq.spec.resource_groups if cq is not None and cq.spec is not None else None) or ()
     out: list[Any] = []
-    for flavor in sorted(usage):
-        res = [
-            kt.ResourceUsage(name=r, total=quantity_of(q)) for r, q in sorted(usage[flavor].items())
-        ]
-        out.append(
-            kt.LocalQueueFlavorUsage(name=flavor, resources=res)
-            if lq
-            else kt.FlavorUsage(name=flavor, resources=res)
-        )
+    if not groups:
+        for flavor in sorted(usage):
+            res = [
+                kt.ResourceUsage(name=r, total=quantity_of(q))
+                for r, q in sorted(usage[flavor].items())
+            ]
+            out.append(_flavor_usage(flavor, res, lq))
+        return out or None
+    in_cohort = not lq and bool(cq.spec.cohort_name)
+    for rg in groups:
+        for fq in rg.flavors:
+            used = usage.get(fq.name) or {}
+            nominal = {r.name: r.nominal_quota for r in fq.resources}
+            res = []
+            for r in sorted(rg.covered_resources):
+                text = used.get(r)
+                total = quantity_of(text) if text is not None else _ZERO
+                borrowed = None
+                if in_cohort:
+                    over = total - nominal.get(r, _ZERO)
+                    borrowed = over if over.sign() > 0 else None
+                res.append(kt.ResourceUsage(name=r, total=total, borrowed=borrowed))
+            out.append(_flavor_usage(fq.name, res, lq))
     return out or None
+
+
+def _flavor_usage(flavor: str, res: list[kt.ResourceUsage], lq: bool) -> Any:
+    if lq:
+        return kt.LocalQueueFlavorUsage(name=flavor, resources=res)
+    return kt.FlavorUsage(name=flavor, resources=res)
 
 
 def _condition(
@@ -767,9 +800,8 @@ def _condition(
     ]
 
 
-def _cq_status(
-    v: ClusterQueueView, old: kt.ClusterQueueStatus | None, now: datetime
-) -> kt.ClusterQueueStatus:
+def _cq_status(v: ClusterQueueView, cq: Any, now: datetime) -> kt.ClusterQueueStatus:
+    old: kt.ClusterQueueStatus | None = cq.status
     reason = v.reason or ("Ready" if v.active else "Unknown")
     message = v.message or _CQ_MESSAGES.get(reason) or f"Can't admit new workloads: {reason}."
     # Every field written below is new; the store copies what is written.
@@ -777,8 +809,8 @@ def _cq_status(
     st.conditions = _condition(
         old.conditions if old else None, "True" if v.active else "False", reason, message, now
     )
-    st.flavors_reservation = _usage_list(v.usage, lq=False)
-    st.flavors_usage = _usage_list(v.admitted_usage, lq=False)
+    st.flavors_reservation = _usage_list(v.usage, cq, lq=False)
+    st.flavors_usage = _usage_list(v.admitted_usage, cq, lq=False)
     st.pending_workloads = v.pending_workloads
     st.reserving_workloads = v.reserving_workloads
     st.admitted_workloads = v.admitted_workloads
@@ -786,8 +818,10 @@ def _cq_status(
 
 
 def _lq_status(
-    v: LocalQueueView, old: kt.LocalQueueStatus | None, now: datetime
+    v: LocalQueueView, lq: Any, now: datetime, cluster_queues: Any
 ) -> kt.LocalQueueStatus:
+    old: kt.LocalQueueStatus | None = lq.status
+    cq = cluster_queues.get(lq.spec.cluster_queue) if lq.spec is not None else None
     st = _replace(old) if old is not None else kt.LocalQueueStatus()
     st.conditions = _condition(
         old.conditions if old else None,
@@ -796,8 +830,8 @@ def _lq_status(
         _LQ_MESSAGES.get(v.reason, v.reason),
         now,
     )
-    st.flavors_reservation = _usage_list(v.usage, lq=True)
-    st.flavors_usage = _usage_list(v.admitted_usage, lq=True)
+    st.flavors_reservation = _usage_list(v.usage, cq, lq=True)
+    st.flavors_usage = _usage_list(v.admitted_usage, cq, lq=True)
     st.pending_workloads = v.pending_workloads
     st.reserving_workloads = v.reserving_workloads
     st.admitted_workloads = v.admitted_workloads

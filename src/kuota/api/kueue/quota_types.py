@@ -23,6 +23,7 @@ from kuota.api.base import (
     Rule,
     cel,
     crd_default,
+    emitted_zero,
     list_map,
     pattern,
 )
@@ -168,7 +169,7 @@ class FairSharing(Object, kw_only=True):
 
 
 class FairSharingStatus(Object, kw_only=True):
-    weighted_share: int = 0
+    weighted_share: int = emitted_zero()
 
 
 # --------------------------------------------------------------------------- ClusterQueue
@@ -307,9 +308,9 @@ class ClusterQueueStatus(Object, kw_only=True):
         Annotated[list[FlavorUsage], Meta(max_length=64), list_map("name")] | None
     ) = None
     flavors_usage: Annotated[list[FlavorUsage], Meta(max_length=64), list_map("name")] | None = None
-    pending_workloads: Int32 = 0
-    reserving_workloads: Int32 = 0
-    admitted_workloads: Int32 = 0
+    pending_workloads: Int32 = emitted_zero()
+    reserving_workloads: Int32 = emitted_zero()
+    admitted_workloads: Int32 = emitted_zero()
     fair_sharing: FairSharingStatus | None = None
 
 
@@ -346,7 +347,7 @@ class AdmissionFairSharingStatus(Object, kw_only=True):
 
 
 class LocalQueueFairSharingStatus(Object, kw_only=True):
-    weighted_share: int = 0
+    weighted_share: int = emitted_zero()
     admission_fair_sharing_status: AdmissionFairSharingStatus | None = None
 
 
@@ -355,9 +356,9 @@ LQFlavorUsages = Annotated[list[LocalQueueFlavorUsage], Meta(max_length=64), lis
 
 class LocalQueueStatus(Object, kw_only=True):
     conditions: Annotated[Conditions, Meta(max_length=16)] | None = None
-    pending_workloads: Int32 = 0
-    reserving_workloads: Int32 = 0
-    admitted_workloads: Int32 = 0
+    pending_workloads: Int32 = emitted_zero()
+    reserving_workloads: Int32 = emitted_zero()
+    admitted_workloads: Int32 = emitted_zero()
     flavors_reservation: LQFlavorUsages | None = None
     flavors_usage: LQFlavorUsages | None = None
     fair_sharing: LocalQueueFairSharingStatus | None = None

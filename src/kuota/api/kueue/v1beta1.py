@@ -15,7 +15,17 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from kuota.api.base import LIST_ATOMIC, Meta, Object, Rule, cel, crd_default, list_map, pattern
+from kuota.api.base import (
+    LIST_ATOMIC,
+    Meta,
+    Object,
+    Rule,
+    cel,
+    crd_default,
+    emitted_zero,
+    list_map,
+    pattern,
+)
 from kuota.api.k8s.corev1 import PodTemplateSpec, ResourceList, Taint
 from kuota.api.kueue import types as t
 from kuota.api.kueue.quota_types import no_borrowing_limits
@@ -92,7 +102,7 @@ class AdmissionFairSharingStatus(Object, kw_only=True):
 
 
 class FairSharingStatus(Object, kw_only=True):
-    weighted_share: int = 0
+    weighted_share: int = emitted_zero()
     admission_fair_sharing_status: AdmissionFairSharingStatus | None = None
 
 
@@ -104,9 +114,9 @@ class ClusterQueueStatus(Object, kw_only=True):
     flavors_usage: Annotated[list[t.FlavorUsage], Meta(max_length=64), list_map("name")] | None = (
         None
     )
-    pending_workloads: t.Int32 = 0
-    reserving_workloads: t.Int32 = 0
-    admitted_workloads: t.Int32 = 0
+    pending_workloads: t.Int32 = emitted_zero()
+    reserving_workloads: t.Int32 = emitted_zero()
+    admitted_workloads: t.Int32 = emitted_zero()
     fair_sharing: FairSharingStatus | None = None
     # Deprecated, never written since Kueue v0.14: carried, not interpreted.
     pending_workloads_status: dict[str, Any] | None = None
@@ -240,9 +250,9 @@ class LocalQueueFlavorStatus(Object, kw_only=True):
 
 class LocalQueueStatus(Object, kw_only=True):
     conditions: Conditions | None = None
-    pending_workloads: t.Int32 = 0
-    reserving_workloads: t.Int32 = 0
-    admitted_workloads: t.Int32 = 0
+    pending_workloads: t.Int32 = emitted_zero()
+    reserving_workloads: t.Int32 = emitted_zero()
+    admitted_workloads: t.Int32 = emitted_zero()
     flavors_reservation: t.LQFlavorUsages | None = None
     flavor_usage: t.LQFlavorUsages | None = None
     flavors: (
