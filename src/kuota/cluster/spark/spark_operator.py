@@ -153,7 +153,7 @@ class SparkOperator(ClusterController):
         app: s.SparkApplication | None = self._apps.get(key)
         if app is None or is_deleting(app):
             return None
-        now = self.mgr.clock.now()
+        now = self.mgr.clock.now().replace(microsecond=0)  # (metav1.Time: seconds)
         st = clone(app.status) if app.status is not None else s.SparkApplicationStatus()
         state = s.state_of(app)
         pods = self._pods.by_index(_BY_APP, key)
