@@ -487,3 +487,15 @@ def test_validate_accepts_kueues_sample_and_refuses_what_the_crd_refuses(tmp_pat
     assert "Traceback" not in out
     for field in ("spec.type", "spec.executor.instances", "spec.sparkVersion"):
         assert field in out, (field, out)
+    # Kueue's webhook's TAS rule, as kuota validate reads every job kind's
+    tas = _sample("tas")
+    tas["spec"]["executor"]["annotations"] = {
+        "kueue.x-k8s.io/podset-required-topology": "cloud.com/block",
+        "kueue.x-k8s.io/podset-preferred-topology": "cloud.com/block",
+    }
+    r = CliRunner().invoke(main, ["validate", *_files(tmp_path / "tas", (tas,))])
+    assert r.exit_code == 1, r.output
+    assert (
+        "spec.executor.annotations: Invalid value: must not contain more than one topology "
+        "annotation"
+    ) in " ".join(r.output.split())
