@@ -3,7 +3,9 @@ discovered (short name ``sparkapp``, the CRD's printer columns), Kueue's
 sample created, suspended by Kueue's webhook, admitted and run by the
 simulated operator; dynamic allocation refused with Kueue's path and
 message (sparkapplication_webhook_test.go TestValidateCreate
-"dynamicAllocation without elastic job feature")."""
+"dynamicAllocation without elastic job feature"); its queue name immutable
+while it runs, other labels not (TestValidateUpdate "queue name should not
+change while unsuspended", "queue name unchanged while unsuspended")."""
 
 from __future__ import annotations
 
@@ -38,6 +40,22 @@ def test_kubectl_creates_kueues_sample_and_is_refused_dynamic_allocation(tmp_pat
             time.sleep(0.1)
         assert state == "RUNNING", app
         assert app["spec"]["suspend"] is False
+        # TestValidateUpdate "queue name should not change while unsuspended" (kubectl
+        # label sends a merge patch: a CRD's kind takes no strategic merge)
+        r = srv.kubectl(
+            "label",
+            "sparkapp",
+            "spark-pi",
+            "-n",
+            "default",
+            "--overwrite",
+            "kueue.x-k8s.io/queue-name=other",
+        )
+        assert r.returncode == 1, r.stdout
+        assert (
+            'metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "other": field is immutable'
+        ) in r.stderr, r.stderr
+        srv.ok("label", "sparkapp", "spark-pi", "-n", "default", "team=a")
         header = srv.ok("get", "sparkapp", "-n", "default").splitlines()[0].split()
         assert header == ["NAME", "SUSPEND", "STATUS", "ATTEMPTS", "START", "FINISH", "AGE"]
         dyn = yaml.safe_load(SAMPLE.read_text())
