@@ -499,3 +499,27 @@ def test_validate_accepts_kueues_sample_and_refuses_what_the_crd_refuses(tmp_pat
         "spec.executor.annotations: Invalid value: must not contain more than one topology "
         "annotation"
     ) in " ".join(r.output.split())
+
+
+def test_its_pods_are_not_admitted_again_by_the_pod_integration(tmp_path: Path) -> None:
+    """With the pod integration on too, the driver (owned by the
+    SparkApplication) and the executors (owned by the driver pod) carry the
+    application's queue name but are not pods Kueue admits on their own: one
+    Workload, the application's; its pods are not gated."""
+    config = _config(
+        frameworks=("sparkoperator.k8s.io/sparkapplication", "pod"),
+        extra=(
+            "managedJobsNamespaceSelector: {matchExpressions: [{key: "
+            "kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}]}\n"
+        ),
+    )
+    state, _ = _run(tmp_path, config, _queues(), _nodes(), _sample(), until="5m")
+    assert [w["metadata"]["name"] for w in _get(state, "workloads")] == [
+        _workload_of(state, "spark-pi")["metadata"]["name"]
+    ]
+    pods = _get(state, "pods")
+    assert len(pods) == 3
+    for p in pods:
+        assert p["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "user-queue"
+        assert not p["spec"].get("schedulingGates"), p["spec"]
+        assert p["status"]["phase"] == "Running"
