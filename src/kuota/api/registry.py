@@ -23,6 +23,7 @@ from kuota.api.kuotadev.kuota_kinds import KUOTA_KINDS
 from kuota.api.lws.lws_kinds import LWS_KINDS
 from kuota.api.openshift.openshift_kinds import OPENSHIFT_KINDS
 from kuota.api.ray.ray_kinds import RAY_KINDS
+from kuota.api.spark.spark_kinds import SPARK_KINDS
 from kuota.api.trainer.trainer_kinds import TRAINER_KINDS
 
 __all__ = [
@@ -50,6 +51,7 @@ KINDS: tuple[KindSpec, ...] = (
     *KUBEFLOW_KINDS,
     *RAY_KINDS,
     *APPWRAPPER_KINDS,
+    *SPARK_KINDS,
     *TRAINER_KINDS,
     *OPENSHIFT_KINDS,
     *AUTOSCALING_KINDS,

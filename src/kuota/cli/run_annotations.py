@@ -28,6 +28,8 @@ _POD_ANNOTATIONS = {
         "spec.leaderWorkerTemplate.workerTemplate.metadata.annotations",
         ("spec", "leader_worker_template", "worker_template"),
     ),
+    # (the simulated Spark operator gives the application's to its driver)
+    "SparkApplication": ("metadata.annotations", ()),
     "CronJob": (
         "spec.jobTemplate.spec.template.metadata.annotations",
         ("spec", "job_template", "spec", "template"),

@@ -49,6 +49,7 @@ from kuota.cluster.lws.lws_webhooks import (
     LeaderWorkerSetValidation,
 )
 from kuota.cluster.nodeutil import DEFAULT_MAX_PODS, OPENSHIFT_MAX_PODS
+from kuota.cluster.spark.spark_operator import SparkOperator
 from kuota.cluster.trainer.trainjob_controller import TrainJobController
 from kuota.webhooks.policy import ValidatingAdmissionPolicies
 
@@ -81,6 +82,7 @@ class EmbeddedCluster:
     ray_jobs: RayJobController = field(default_factory=RayJobController)
     ray_services: RayServiceController = field(default_factory=RayServiceController)
     app_wrappers: AppWrapperController = field(default_factory=AppWrapperController)
+    spark_operator: SparkOperator = field(default_factory=SparkOperator)
     train_jobs: TrainJobController = field(default_factory=TrainJobController)
     autoscaler: ClusterAutoscaler = field(default_factory=ClusterAutoscaler)
 
@@ -128,6 +130,8 @@ def install(
         cluster.ray_services,
         # CodeFlare's AppWrapper controller: the wrapped objects.
         cluster.app_wrappers,
+        # Spark Operator: a SparkApplication's driver and executors.
+        cluster.spark_operator,
         # Kubeflow Trainer v2: a TrainJob's JobSet.
         cluster.train_jobs,
         # cluster-autoscaler: ProvisioningRequests and kuota.dev NodeGroups.

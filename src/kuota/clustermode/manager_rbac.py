@@ -76,6 +76,8 @@ def _all_frameworks() -> KueueConfig:
         {
             "apiVersion": "config.kueue.x-k8s.io/v1beta2",
             "kind": "Configuration",
+            # (Kueue's role grants every integration's kinds, alpha ones too)
+            "featureGates": {"SparkApplicationIntegration": True},
             "integrations": {"frameworks": names},
         }
     )

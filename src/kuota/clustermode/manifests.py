@@ -62,6 +62,7 @@ def _obj(api_version: str, kind: str, meta: dict[str, Any], **body: Any) -> dict
 def configuration(opts: Options) -> dict[str, Any]:
     """Kueue's shipped controller_manager_config.yaml (cluster-mode spec §2),
     with leader election on and the frameworks kuota runs."""
+    from kuota.api.kueue.config.frameworks import BUILTIN_FRAMEWORKS
     from kuota.controllers.jobs.integrations import INTEGRATIONS
 
     cfg: dict[str, Any] = {
@@ -78,7 +79,14 @@ def configuration(opts: Options) -> dict[str, Any]:
             "webhookSecretName": certs.SECRET,
         },
         "clientConnection": {"qps": 300, "burst": 500},
-        "integrations": {"frameworks": [i.name for i in INTEGRATIONS]},
+        # (as Kueue ships it: an alpha integration, SparkApplication's, left out)
+        "integrations": {
+            "frameworks": [
+                i.name
+                for i in INTEGRATIONS
+                if i.name not in BUILTIN_FRAMEWORKS or BUILTIN_FRAMEWORKS[i.name].gate is None
+            ]
+        },
     }
     if opts.openshift:
         cfg["managedJobsNamespaceSelector"] = OPENSHIFT_MANAGED

@@ -70,6 +70,9 @@ CLUSTER_TRAINING_RUNTIME: Final[ResourceType] = resource_for(
     "trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"
 )
 APP_WRAPPER: Final[ResourceType] = resource_for("workload.codeflare.dev/v1beta2", "AppWrapper")
+SPARK_APPLICATION: Final[ResourceType] = resource_for(
+    "sparkoperator.k8s.io/v1beta2", "SparkApplication"
+)
 NODE_OPERATION: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeOperation")
 BIZRQ: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "BizGroupResourceQuota")
 NODE_GROUP: Final[ResourceType] = resource_for("kuota.dev/v1alpha1", "NodeGroup")

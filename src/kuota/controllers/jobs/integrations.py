@@ -29,6 +29,7 @@ _PACKAGES: Final = (
     "rayservice",
     "appwrapper",
     "trainjob",
+    "sparkapplication",
 )
 
 

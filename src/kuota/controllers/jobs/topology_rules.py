@@ -19,6 +19,9 @@ from kuota.controllers.jobs.leaderworkerset.leaderworkerset_webhook import topol
 from kuota.controllers.jobs.raycluster.raycluster_adapter import RayClusterAdapter
 from kuota.controllers.jobs.rayjob.rayjob_adapter import RayJobAdapter
 from kuota.controllers.jobs.rayservice.rayservice_adapter import RayServiceAdapter
+from kuota.controllers.jobs.sparkapplication.sparkapplication_adapter import (
+    SparkApplicationAdapter,
+)
 from kuota.controllers.tas_requests import validate_annotations
 
 __all__ = ["topology_errors"]
@@ -39,7 +42,13 @@ def _rules() -> dict[tuple[str, str], Rule]:
         ),
         (lw.API_VERSION, lw.KIND): lws,
     }
-    for a in (JobSetAdapter(), RayClusterAdapter(), RayJobAdapter(), RayServiceAdapter()):
+    for a in (
+        JobSetAdapter(),
+        RayClusterAdapter(),
+        RayJobAdapter(),
+        RayServiceAdapter(),
+        SparkApplicationAdapter(),
+    ):
         rules[(a.api_version, a.kind)] = _adapter_rule(a)
     for kind in kf.FRAMEWORKS:
         k = KubeflowAdapter(kind)

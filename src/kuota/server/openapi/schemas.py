@@ -42,8 +42,14 @@ def lookup(gvk: GVK) -> tuple[KindSpec, VersionSpec] | None:
 _PARTIAL_GROUPS = frozenset({"apiextensions.k8s.io", "resource.k8s.io"})
 
 
+# CRD-defined groups under k8s.io (Spark Operator's is not Kubernetes' own).
+_CRD_K8S_GROUPS = frozenset({"sparkoperator.k8s.io"})
+
+
 def strategic_merge(spec: KindSpec) -> bool:
     """Strategic merge applies to the built-in kinds, not to CRDs' kinds."""
+    if spec.group in _CRD_K8S_GROUPS:
+        return False
     return not ("." in spec.group and not spec.group.endswith(".k8s.io"))
 
 

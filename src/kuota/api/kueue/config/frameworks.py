@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kuota.api.errors import FieldError, forbidden, index
+
 
 @dataclass(frozen=True, slots=True)
 class _Framework:
     gvk: str  # schema.GroupVersionKind.String()
     multikueue: bool  # registers a MultiKueue adapter
+    gate: str | None = None  # CanSupportIntegration: the (alpha) gate it needs
 
 
 # pkg/controller/jobs/*: every built-in integration, its job type and adapter.
@@ -31,7 +34,7 @@ BUILTIN_FRAMEWORKS: Mapping[str, _Framework] = {
     "ray.io/rayjob": _Framework("ray.io/v1, Kind=RayJob", True),
     "ray.io/rayservice": _Framework("ray.io/v1, Kind=RayService", True),
     "sparkoperator.k8s.io/sparkapplication": _Framework(
-        "sparkoperator.k8s.io/v1beta2, Kind=SparkApplication", False
+        "sparkoperator.k8s.io/v1beta2, Kind=SparkApplication", False, "SparkApplicationIntegration"
     ),
     "statefulset": _Framework("apps/v1, Kind=StatefulSet", True),
     "trainer.kubeflow.org/trainjob": _Framework(
@@ -43,6 +46,23 @@ BUILTIN_FRAMEWORKS: Mapping[str, _Framework] = {
 }
 # Integrations that switch on the pod integration with them (ImplicitlyEnabledFrameworkNames).
 IMPLIES_POD = ("deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset")
+
+
+def setup_errors(frameworks: Iterable[str], gates: Mapping[str, bool]) -> list[FieldError]:
+    """SetupControllers' CanSupportIntegration: an enabled framework whose
+    gate is off stops Kueue's manager ("failed to configure reconcilers")."""
+    out: list[FieldError] = []
+    for i, name in enumerate(frameworks):
+        fw = BUILTIN_FRAMEWORKS.get(name)
+        if fw is not None and fw.gate is not None and not gates.get(fw.gate, False):
+            out.append(
+                forbidden(
+                    index("integrations.frameworks", i),
+                    f"failed to configure reconcilers: {name} integration is alpha feature. "
+                    f"please enable {fw.gate} featuregate",
+                )
+            )
+    return out
 
 
 def parse_kind_arg(arg: str) -> str | None:

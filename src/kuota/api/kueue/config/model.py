@@ -11,6 +11,7 @@ from typing import Any
 
 from kuota.api.base import Quantity
 from kuota.api.errors import FieldError, child
+from kuota.api.features import FEATURE_GATE_DEFAULTS
 from kuota.api.kueue.config.checks import validate
 from kuota.api.kueue.config.conversion import v1beta1_to_v1beta2
 from kuota.api.kueue.config.decoding import decode_config, optional_duration_ns
@@ -23,7 +24,7 @@ from kuota.api.kueue.config.defaults import (
 )
 from kuota.api.kueue.config.durations import ns_to_timedelta
 from kuota.api.kueue.config.featuregates import validate_feature_gates
-from kuota.api.kueue.config.frameworks import IMPLIES_POD
+from kuota.api.kueue.config.frameworks import IMPLIES_POD, setup_errors
 from kuota.api.kueue.config.wire import (
     ConfigurationV1Beta1,
     ConfigurationV1Beta2,
@@ -282,6 +283,11 @@ def load_config(raw: Any, path: str = "") -> tuple[KueueConfig | None, list[Fiel
     gates, errs = validate_feature_gates(cfg.feature_gates)
     # Kueue stops at bad gates; kuota also reports what validation finds under defaults.
     errs += validate(cfg, gates)
+    if not errs and cfg.integrations is not None:
+        # (then the manager's setup: a framework whose alpha gate is off)
+        errs += setup_errors(
+            cfg.integrations.frameworks or (), {**FEATURE_GATE_DEFAULTS, **(gates or {})}
+        )
     if errs:
         return None, _prefixed(errs, path)
     return _internal(cfg, gates, wire.api_version), []

@@ -1,0 +1,1 @@
+"""sparkoperator.k8s.io: Spark Operator's SparkApplication."""

@@ -1,0 +1,1 @@
+"""Spark Operator (kubeflow/spark-operator) in the embedded cluster."""
