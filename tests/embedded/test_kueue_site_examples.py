@@ -42,8 +42,6 @@ REFUSED = {
     "pod-based-workloads/tekton-sleep-task.yaml": _CRD_FIRST,
     "pod-based-workloads/workflow-queue-per-template.yaml": _CRD_FIRST,
     "pod-based-workloads/workflow-single-queue.yaml": _CRD_FIRST,
-    # Kueue's spark-operator integration is not built yet
-    "jobs/sample-sparkapplication.yaml": _CRD_FIRST,
 }
 
 
