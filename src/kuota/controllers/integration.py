@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from kuota.api.kueue.config import KueueConfig
     from kuota.controllers.jobframework import JobAdapter, ManagePolicy
     from kuota.controllers.jobs.pod.podwebhook import Lookup
+    from kuota.controllers.multikueue_adapter import MultiKueueAdapter
     from kuota.controllers.parentpolicy import ParentPolicy
     from kuota.store.protocol import ObjectStore
 
@@ -76,7 +77,9 @@ class Integration:
     first); ``webhooks`` and ``reconcilers``: the integration's own store
     admission hooks and manager controllers, in the order they are added.
     ``after_api_server``: its webhooks see the pod the API server's own
-    admission made (priority, LimitRanger), as mutating webhooks run last."""
+    admission made (priority, LimitRanger), as mutating webhooks run last.
+    ``multikueue``: the kind's MultiKueue adapter (the callbacks'
+    ``MultiKueueAdapter``), for the kinds a MultiKueue manager dispatches."""
 
     name: str
     adapter: Callable[[], JobAdapter] | None = None
@@ -85,3 +88,4 @@ class Integration:
     implicitly_enabled: tuple[str, ...] = ()  # ImplicitlyEnabledFrameworkNames
     after_api_server: bool = False
     view: SetView | None = None
+    multikueue: Callable[[], MultiKueueAdapter] | None = None

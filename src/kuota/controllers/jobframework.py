@@ -45,8 +45,6 @@ from kuota.store.protocol import Operation, ResourceType, group_of
 from kuota.store.resources import (
     ADMISSION_CHECK,
     CLUSTER_QUEUE,
-    JOB,
-    JOB_SET,
     LOCAL_QUEUE,
     NAMESPACE,
     WORKLOAD,
@@ -67,12 +65,6 @@ DEFAULT_QUEUE: Final = "default"
 OPENSHIFT_MANAGED: Final = "kueue.openshift.io/managed"
 PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"
 MULTIKUEUE_CONTROLLER: Final = "kueue.x-k8s.io/multikueue"
-# The kinds whose managedBy Kueue defaults (JobWithManagedBy), with the value
-# that still counts as unset (the kind's own controller).
-_OWN_CONTROLLERS: Final = {
-    JOB: "kubernetes.io/job-controller",
-    JOB_SET: "jobset.sigs.k8s.io/jobset-controller",
-}
 PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"  # passed on to ProvisioningRequests
 
 _READY_MSG: Final = "All pods reached readiness and the workload is running"
@@ -258,12 +250,13 @@ class JobWebhook:
         return new
 
     def _default_managed_by(self, job: Any, labels: Mapping[str, str]) -> Any:
-        """ApplyDefaultForManagedBy: a Job or JobSet (CanDefaultManagedBy: no
-        managedBy, or the kind's own controller) queued where the
-        ClusterQueue has a MultiKueue check is managed by MultiKueue."""
-        own = _OWN_CONTROLLERS.get(self.adapter.rtype)
-        spec = getattr(job, "spec", None)
-        if own is None or spec is None or spec.managed_by not in (None, own):
+        """ApplyDefaultForManagedBy: a job of a kind with managedBy (its
+        adapter's ``managed_by_field``: JobWithManagedBy) that may default it
+        (CanDefaultManagedBy: no managedBy, or the kind's own controller),
+        queued where the ClusterQueue has a MultiKueue check, is managed by
+        MultiKueue."""
+        field = getattr(self.adapter, "managed_by_field", None)
+        if field is None or getattr(job, "spec", None) is None or not field.can_default(job):
             return job
         lookup = getattr(self.rules, "lookup", None)
         queue = labels.get(QUEUE_NAME)
@@ -276,7 +269,7 @@ class JobWebhook:
             ac = lookup(ADMISSION_CHECK, "", rule.name)
             if ac is not None and ac.spec.controller_name == MULTIKUEUE_CONTROLLER:
                 job = clone(job)
-                job.spec.managed_by = MULTIKUEUE_CONTROLLER
+                field.set(job, MULTIKUEUE_CONTROLLER)
                 return job
         return job
 

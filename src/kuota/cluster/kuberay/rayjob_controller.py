@@ -254,7 +254,14 @@ class RayJobController(ClusterController):
             else:
                 st.job_deployment_status, st.reason = "Complete", ""
             return None
-        waits = [d for d in (end - now if end else None, self._deadline_in(job, st, now)) if d]
+        # (only waits still ahead: once the entrypoint's end has passed, the
+        # submitter's end brings the job back through its watch; requeueing
+        # at once would spin before the submitter's pod timer could fire)
+        waits = [
+            d
+            for d in (end - now if end else None, self._deadline_in(job, st, now))
+            if d is not None and d > timedelta(0)
+        ]
         return min(waits) if waits else None
 
     def _suspend(self, job: r.RayJob, st: r.RayJobStatus) -> None:

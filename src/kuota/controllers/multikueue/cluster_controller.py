@@ -127,7 +127,8 @@ class ClusterController:
             from kuota.controllers.multikueue.remote_cluster import RemoteCluster
 
             self._drop(key)
-            self.remotes[key] = RemoteCluster(key, conf, self.settings.origin)
+            kinds = [a.rtype for a in self.settings.adapters.values()]
+            self.remotes[key] = RemoteCluster(key, conf, self.settings.origin, kinds)
             self._sources[key] = conf
         self.mgr.enqueue(self.name, PUMP)
         return None

@@ -1,7 +1,7 @@
 """One worker cluster as the manager sees it (Kueue's ``remoteClient``): a
 kube store over the worker's API server (lightkube on an I/O thread of its
 own), a heartbeat that says whether the worker answers, and caches of the
-worker's Workloads, Jobs and JobSets fed by watches.
+worker's Workloads and jobs (of the kinds dispatched) fed by watches.
 
 The edge of MultiKueue: every byte to a worker crosses here. The heartbeat
 and the watches run on the I/O thread, so a worker that hangs never stalls
@@ -23,11 +23,10 @@ from lightkube import KubeConfig
 from kuota.store.kube.kubestore import KubeStore
 from kuota.store.kube.kubewatch import KubeWatch
 from kuota.store.protocol import Gone, ResourceType, StoreError
-from kuota.store.resources import JOB, JOB_SET, NAMESPACE, WORKLOAD
+from kuota.store.resources import NAMESPACE, WORKLOAD
 
-__all__ = ["WATCHED", "RemoteCluster"]
+__all__ = ["RemoteCluster"]
 
-WATCHED: tuple[ResourceType, ...] = (WORKLOAD, JOB, JOB_SET)
 _HEARTBEAT_SECONDS = 1.0
 _REQUEST_TIMEOUT = 5.0
 
@@ -37,13 +36,18 @@ def _key(obj: Any) -> str:
 
 
 class RemoteCluster:
-    def __init__(self, name: str, kubeconfig: dict[str, Any], origin: str) -> None:
+    def __init__(
+        self, name: str, kubeconfig: dict[str, Any], origin: str, kinds: Iterable[ResourceType]
+    ) -> None:
+        """``kinds``: the job kinds dispatched (their adapters'), watched
+        beside the Workloads."""
         self.name = name
         self.origin = origin
+        self.watched: tuple[ResourceType, ...] = (WORKLOAD, *kinds)
         self.store = KubeStore(
             KubeConfig.from_dict(kubeconfig), retry_for=0, request_timeout=_REQUEST_TIMEOUT
         )
-        self.caches: dict[ResourceType, dict[str, Any]] = {rt: {} for rt in WATCHED}
+        self.caches: dict[ResourceType, dict[str, Any]] = {rt: {} for rt in self.watched}
         self._watches: dict[ResourceType, KubeWatch] = {}
         self.connected = False
         self.lost_since: datetime | None = None
@@ -101,7 +105,7 @@ class RemoteCluster:
 
     def _connect(self) -> set[str]:
         keys: set[str] = set()
-        for rt in WATCHED:
+        for rt in self.watched:
             listed = self.store.list(rt)
             cache = self.caches[rt] = {}
             for obj in listed.items:

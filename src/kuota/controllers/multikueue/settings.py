@@ -5,7 +5,7 @@ workerLostTimeout 15m, the AllAtOnce dispatcher)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from kuota.api.kueue.config import KueueConfig
@@ -15,6 +15,7 @@ from kuota.api.kueue.config.defaults import (
     DISPATCHER_INCREMENTAL,
 )
 from kuota.api.kueue.config.durations import parse_duration
+from kuota.controllers.multikueue.job_adapters import Adapters, adapters_for
 
 __all__ = ["DISPATCHER_ALL_AT_ONCE", "DISPATCHER_INCREMENTAL", "MultiKueueSettings"]
 
@@ -28,6 +29,8 @@ class MultiKueueSettings:
     namespace: str  # where the kubeconfig Secrets are (Kueue's own namespace)
     step_size: int = 3  # the Incremental dispatcher's workers per round
     respect_order: bool = True  # MultiKueueIncrementalDispatcherRespectConfigOrder
+    # the kinds dispatched: those of the enabled integrations (every kind's by default)
+    adapters: Adapters = field(default_factory=lambda: adapters_for(None))
 
     @classmethod
     def from_config(cls, config: KueueConfig) -> MultiKueueSettings:
@@ -45,4 +48,5 @@ class MultiKueueSettings:
             namespace=config.namespace or "kueue-system",
             step_size=(inc.step_size if inc is not None else None) or 3,
             respect_order=config.gate("MultiKueueIncrementalDispatcherRespectConfigOrder"),
+            adapters=adapters_for(config),
         )

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 from datetime import datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import structlog
@@ -37,7 +38,7 @@ from kuota.api.kueue.multikueue_types import CONTROLLER_NAME, ORIGIN_LABEL
 from kuota.api.meta import ObjectMeta
 from kuota.controllers.jobframework import PREBUILT_WORKLOAD, finish_workload
 from kuota.controllers.multikueue.check_activity import config_for
-from kuota.controllers.multikueue.job_adapters import ADAPTERS, MultiKueueAdapter, adapter_for
+from kuota.controllers.multikueue.job_adapters import MultiKueueAdapter, adapter_for
 from kuota.controllers.multikueue.settings import DISPATCHER_INCREMENTAL
 from kuota.quota.workload import has_quota_reservation, is_evicted, is_finished
 from kuota.runtime.informer import key_of
@@ -79,9 +80,8 @@ class MultiKueueWorkloads:
         self._wls = mgr.informer(WORKLOAD)
         self._checks = mgr.informer(ADMISSION_CHECK)
         self._configs = mgr.informer(MULTIKUEUE_CONFIG)
-        for a in ADAPTERS.values():
-            jobs = mgr.informer(a.rtype)
-            jobs.on_change(self._on_job)
+        for a in self.settings.adapters.values():
+            mgr.informer(a.rtype).on_change(partial(self._on_job, a))
         self._wls.on_change(self._on_workload)
         self._checks.on_change(self._on_check)
         self._configs.on_change(self._on_config)
@@ -124,8 +124,8 @@ class MultiKueueWorkloads:
             if any(s.name in checks for s in states or ()):
                 self.mgr.enqueue(self.name, key_of(wl))
 
-    def _on_job(self, etype: EventType, job: Any, old: Any | None) -> None:
-        if (job.spec.managed_by if job.spec is not None else None) != CONTROLLER_NAME:
+    def _on_job(self, a: MultiKueueAdapter, etype: EventType, job: Any, old: Any | None) -> None:
+        if a.managed_by.get(job) != CONTROLLER_NAME:
             return
         for wl in self._wls.list(job.metadata.namespace):
             if any(r.uid == job.metadata.uid for r in wl.metadata.owner_references or ()):
@@ -170,7 +170,7 @@ class MultiKueueWorkloads:
         acs = self._mk_state(wl)
         if acs is None or acs.state == "Rejected":
             return None
-        adapter, ref = adapter_for(wl)
+        adapter, ref = adapter_for(self.settings.adapters, wl)
         if adapter is None or ref is None:
             what = f'"{_group_kind(ref)}"' if ref is not None else ""
             msg = f"No multikueue adapter found for owner kind {what}".rstrip()
@@ -432,14 +432,14 @@ class MultiKueueWorkloads:
         return True
 
     def _remove_remote(
-        self, rc: RemoteCluster, key: str, adapter: MultiKueueAdapter, job_name: str
+        self, rc: RemoteCluster, key: str, adapter: MultiKueueAdapter | None, job_name: str
     ) -> bool:
         """``RemoveRemoteObjects``: the job (when this manager made it), then the
         Workload, its finalizer taken off first."""
         ns = key.split("/", 1)[0]
         ok = True
-        job = rc.get(adapter.rtype, f"{ns}/{job_name}")
-        if job is not None and _origin(job) == rc.origin:
+        job = rc.get(adapter.rtype, f"{ns}/{job_name}") if adapter is not None else None
+        if adapter is not None and job is not None and _origin(job) == rc.origin:
             ok &= self._delete(rc, adapter.rtype, ns, job_name)
         remote = rc.get(WORKLOAD, key)
         if remote is not None:
@@ -473,14 +473,14 @@ class MultiKueueWorkloads:
                     continue
                 owner = self._owners.get(key)
                 if owner is None:
-                    adapter, ref = adapter_for(remote)
+                    adapter, ref = adapter_for(self.settings.adapters, remote)
                     owner = (adapter, ref.name) if adapter is not None and ref else None
                 if owner is not None:
                     self._remove_remote(rc, key, owner[0], owner[1])
                 else:
-                    self._remove_remote(rc, key, ADAPTERS[("batch/v1", "Job")], "")
+                    self._remove_remote(rc, key, None, "")
                 log.info("multikueue garbage collected", cluster=rc.name, workload=key)
-            for a in ADAPTERS.values():
+            for a in self.settings.adapters.values():
                 for job in list(rc.owned(a.rtype)):
                     wl_name = (job.metadata.labels or {}).get(PREBUILT_WORKLOAD, "")
                     if self._wls.get(f"{job.metadata.namespace}/{wl_name}") is None:

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from kuota.controllers.integration import Integration
 from kuota.controllers.jobs.appwrapper.appwrapper_adapter import AppWrapperAdapter
+from kuota.controllers.multikueue_adapter import generic
 
 __all__ = ["INTEGRATION"]
 
-INTEGRATION = Integration("workload.codeflare.dev/appwrapper", adapter=AppWrapperAdapter)
+INTEGRATION = Integration(
+    "workload.codeflare.dev/appwrapper",
+    adapter=AppWrapperAdapter,
+    multikueue=generic(AppWrapperAdapter),
+)

@@ -13,6 +13,7 @@ from kuota.api import errors as e
 from kuota.api.appwrapper import appwrapper_types as v
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
 from kuota.store.resources import APP_WRAPPER
@@ -29,6 +30,7 @@ class AppWrapperAdapter:
     rtype: ResourceType = APP_WRAPPER
     kind = v.KIND
     api_version = v.API_VERSION
+    managed_by_field = ManagedBy(("spec", "managed_by"), v.CONTROLLER)
 
     def pod_sets(self, aw: v.AppWrapper, partial_admission: bool) -> list[kt.PodSet]:
         out: list[kt.PodSet] = []

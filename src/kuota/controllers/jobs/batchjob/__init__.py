@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from kuota.controllers.integration import Integration
 from kuota.controllers.jobs.batchjob.job_adapter import BatchJobAdapter
+from kuota.controllers.jobs.batchjob.job_multikueue_adapter import job_multikueue_adapter
 
 __all__ = ["INTEGRATION"]
 
-INTEGRATION = Integration("batch/job", adapter=BatchJobAdapter)
+INTEGRATION = Integration("batch/job", adapter=BatchJobAdapter, multikueue=job_multikueue_adapter)

@@ -7,6 +7,7 @@ from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.topology import PREFERRED, REQUIRED
 from kuota.controllers.jobframework import Finished, PodSetInfo, go_atoi, go_parse_bool
+from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.controllers.tas_requests import (
     topology_request,
@@ -72,6 +73,7 @@ class BatchJobAdapter:
     rtype: ResourceType = JOB
     kind = "Job"
     api_version = "batch/v1"
+    managed_by_field = ManagedBy(("spec", "managed_by"), "kubernetes.io/job-controller")
 
     def pod_sets(self, job: kc.Job, partial_admission: bool) -> list[kt.PodSet]:
         assert job.spec is not None

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from kuota.controllers.integration import Integration
 from kuota.controllers.jobs.jobset.jobset_adapter import JobSetAdapter
+from kuota.controllers.multikueue_adapter import generic
 
 __all__ = ["INTEGRATION"]
 
-INTEGRATION = Integration("jobset.x-k8s.io/jobset", adapter=JobSetAdapter)
+INTEGRATION = Integration(
+    "jobset.x-k8s.io/jobset", adapter=JobSetAdapter, multikueue=generic(JobSetAdapter)
+)

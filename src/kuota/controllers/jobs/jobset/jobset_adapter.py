@@ -11,6 +11,7 @@ from kuota.api import errors as e
 from kuota.api.jobset import v1alpha2 as js
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.controllers.tas_requests import topology_request, validate_pod_sets
 from kuota.store import clone
@@ -43,6 +44,7 @@ class JobSetAdapter:
     rtype: ResourceType = JOB_SET
     kind = js.KIND
     api_version = js.API_VERSION
+    managed_by_field = ManagedBy(("spec", "managed_by"), js.CONTROLLER_NAME)
 
     def pod_sets(self, job: js.JobSet, partial_admission: bool) -> list[kt.PodSet]:
         return [

@@ -7,17 +7,20 @@ ready once the Running condition is True."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from kuota.api import errors as e
 from kuota.api.kubeflow import v1
 from kuota.api.kueue import types as kt
 from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.controllers.tas_requests import topology_request, validate_pod_sets
 from kuota.store import clone
 from kuota.store.kinds import resource_for
 from kuota.store.protocol import ResourceType
+
+MPI_OPERATOR: Final = "kubeflow.org/mpi-operator"  # kfmpi.KubeflowJobController
 
 
 def _topology_request(spec: v1.ReplicaSpec) -> kt.PodSetTopologyRequest:
@@ -35,6 +38,13 @@ class KubeflowAdapter:
         self.kind = kind
         self.api_version = v1.FRAMEWORKS[kind].api_version
         self.rtype: ResourceType = resource_for(self.api_version, kind)
+        # runPolicy.managedBy: mpi-operator's for an MPIJob (and Kueue's
+        # MPIJob adapter names the field in full), the training operator's else
+        if kind == "MPIJob":
+            own, wire = MPI_OPERATOR, "spec.runPolicy.managedBy"
+        else:
+            own, wire = v1.OPERATOR, "spec.managedBy"
+        self.managed_by_field = ManagedBy(("spec", "run_policy", "managed_by"), own, wire)
 
     def pod_sets(self, job: Any, partial_admission: bool) -> list[kt.PodSet]:
         specs = v1.replica_specs(job)

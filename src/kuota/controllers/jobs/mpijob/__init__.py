@@ -9,7 +9,9 @@ from functools import partial
 
 from kuota.controllers.integration import Integration
 from kuota.controllers.jobs.kubeflowjob.kubeflow_adapter import KubeflowAdapter
+from kuota.controllers.multikueue_adapter import generic
 
 __all__ = ["INTEGRATION"]
 
-INTEGRATION = Integration("kubeflow.org/mpijob", adapter=partial(KubeflowAdapter, "MPIJob"))
+_ADAPTER = partial(KubeflowAdapter, "MPIJob")
+INTEGRATION = Integration("kubeflow.org/mpijob", adapter=_ADAPTER, multikueue=generic(_ADAPTER))

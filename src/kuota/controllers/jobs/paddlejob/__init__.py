@@ -9,7 +9,9 @@ from functools import partial
 
 from kuota.controllers.integration import Integration
 from kuota.controllers.jobs.kubeflowjob.kubeflow_adapter import KubeflowAdapter
+from kuota.controllers.multikueue_adapter import generic
 
 __all__ = ["INTEGRATION"]
 
-INTEGRATION = Integration("kubeflow.org/paddlejob", adapter=partial(KubeflowAdapter, "PaddleJob"))
+_ADAPTER = partial(KubeflowAdapter, "PaddleJob")
+INTEGRATION = Integration("kubeflow.org/paddlejob", adapter=_ADAPTER, multikueue=generic(_ADAPTER))

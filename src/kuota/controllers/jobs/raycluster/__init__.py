@@ -13,6 +13,7 @@ from kuota.controllers.integration import Integration, Wiring
 from kuota.controllers.jobs.raycluster.ray_validation import RayValidation
 from kuota.controllers.jobs.raycluster.raycluster_adapter import RayClusterAdapter
 from kuota.controllers.jobs.raycluster.raycluster_rules import raycluster_errors
+from kuota.controllers.multikueue_adapter import generic
 from kuota.store.resources import RAY_CLUSTER
 
 __all__ = ["INTEGRATION"]
@@ -22,4 +23,9 @@ def _webhooks(w: Wiring) -> Sequence[Any]:
     return [RayValidation(RAY_CLUSTER, raycluster_errors, w.policy, w.parents)]
 
 
-INTEGRATION = Integration("ray.io/raycluster", adapter=RayClusterAdapter, webhooks=_webhooks)
+INTEGRATION = Integration(
+    "ray.io/raycluster",
+    adapter=RayClusterAdapter,
+    webhooks=_webhooks,
+    multikueue=generic(RayClusterAdapter),
+)

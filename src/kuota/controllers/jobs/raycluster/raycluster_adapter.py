@@ -12,6 +12,7 @@ from kuota.api.kueue import types as kt
 from kuota.api.ray import ray_types as r
 from kuota.controllers.jobframework import Finished, PodSetInfo
 from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
+from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.workloadslicing import gate_template
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
@@ -28,6 +29,7 @@ class RayClusterAdapter:
     rtype: ResourceType = RAY_CLUSTER
     kind = "RayCluster"
     api_version = r.API_VERSION
+    managed_by_field = ManagedBy(("spec", "managed_by"), r.OPERATOR)
 
     def pod_sets(self, rc: r.RayCluster, partial_admission: bool) -> list[kt.PodSet]:
         return rs.build_pod_sets(rc.spec, rc.metadata.annotations or {})

@@ -12,6 +12,7 @@ from kuota.controllers.integration import Integration, Wiring
 from kuota.controllers.jobs.raycluster.ray_validation import RayValidation
 from kuota.controllers.jobs.rayjob.rayjob_adapter import RayJobAdapter
 from kuota.controllers.jobs.rayjob.rayjob_rules import rayjob_errors
+from kuota.controllers.multikueue_adapter import generic
 from kuota.store.resources import RAY_JOB
 
 __all__ = ["INTEGRATION"]
@@ -21,4 +22,9 @@ def _webhooks(w: Wiring) -> Sequence[Any]:
     return [RayValidation(RAY_JOB, rayjob_errors, w.policy, w.parents)]
 
 
-INTEGRATION = Integration("ray.io/rayjob", adapter=RayJobAdapter, webhooks=_webhooks)
+INTEGRATION = Integration(
+    "ray.io/rayjob",
+    adapter=RayJobAdapter,
+    webhooks=_webhooks,
+    multikueue=generic(RayJobAdapter),
+)

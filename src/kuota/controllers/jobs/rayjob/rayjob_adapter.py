@@ -21,6 +21,7 @@ from kuota.api.ray.ray_submitter import submitter_resources, submitter_template
 from kuota.controllers.jobframework import Finished, PodSetInfo
 from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
 from kuota.controllers.jobs.raycluster.owned_cluster import OwnedCluster
+from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
@@ -39,6 +40,7 @@ class RayJobAdapter(OwnedCluster):
     rtype: ResourceType = RAY_JOB
     kind = "RayJob"
     api_version = r.API_VERSION
+    managed_by_field = ManagedBy(("spec", "managed_by"), r.OPERATOR)
 
     def pod_sets(self, job: r.RayJob, partial_admission: bool) -> list[kt.PodSet]:
         spec = job.spec.ray_cluster_spec or r.RayClusterSpec()

@@ -15,6 +15,7 @@ from kuota.controllers.integration import Integration, Wiring
 from kuota.controllers.jobs.raycluster.ray_validation import RayValidation
 from kuota.controllers.jobs.raycluster.rayspec_podsets import cluster_spec_errors
 from kuota.controllers.jobs.rayservice.rayservice_adapter import RayServiceAdapter
+from kuota.controllers.multikueue_adapter import generic
 from kuota.store.resources import RAY_SERVICE
 
 __all__ = ["INTEGRATION"]
@@ -28,4 +29,9 @@ def _webhooks(w: Wiring) -> Sequence[Any]:
     return [RayValidation(RAY_SERVICE, _rules, w.policy, w.parents)]
 
 
-INTEGRATION = Integration("ray.io/rayservice", adapter=RayServiceAdapter, webhooks=_webhooks)
+INTEGRATION = Integration(
+    "ray.io/rayservice",
+    adapter=RayServiceAdapter,
+    webhooks=_webhooks,
+    multikueue=generic(RayServiceAdapter),
+)

@@ -13,6 +13,7 @@ from kuota.api.ray import ray_types as r
 from kuota.controllers.jobframework import Finished, PodSetInfo
 from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
 from kuota.controllers.jobs.raycluster.owned_cluster import OwnedCluster
+from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.workloadslicing import gate_template
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
@@ -35,6 +36,7 @@ class RayServiceAdapter(OwnedCluster):
     rtype: ResourceType = RAY_SERVICE
     kind = "RayService"
     api_version = r.API_VERSION
+    managed_by_field = ManagedBy(("spec", "managed_by"), r.OPERATOR)
 
     def pod_sets(self, svc: r.RayService, partial_admission: bool) -> list[kt.PodSet]:
         spec = svc.spec.ray_cluster_config

@@ -15,6 +15,9 @@ from kuota.controllers.jobs.trainjob.trainjob_adapter import (
     empty_patch,
     kueue_patch,
 )
+from kuota.controllers.jobs.trainjob.trainjob_multikueue_adapter import (
+    trainjob_multikueue_adapter,
+)
 from kuota.store import clone
 from kuota.store.protocol import Operation
 from kuota.store.resources import TRAIN_JOB
@@ -45,5 +48,8 @@ def _webhooks(w: Wiring) -> Sequence[Any]:
 
 
 INTEGRATION = Integration(
-    "trainer.kubeflow.org/trainjob", adapter=TrainJobAdapter, webhooks=_webhooks
+    "trainer.kubeflow.org/trainjob",
+    adapter=TrainJobAdapter,
+    webhooks=_webhooks,
+    multikueue=trainjob_multikueue_adapter,
 )

@@ -19,6 +19,7 @@ from kuota.api.jobset import v1alpha2 as js
 from kuota.api.kueue import types as kt
 from kuota.api.trainer import trainer_types as t
 from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.tas_requests import validate_pod_sets
 from kuota.runtime.informer import Informer
 from kuota.runtime.manager import Manager
@@ -52,6 +53,7 @@ class TrainJobAdapter:
     rtype: ResourceType = TRAIN_JOB
     kind = "TrainJob"
     api_version = t.API_VERSION
+    managed_by_field = ManagedBy(("spec", "managed_by"), t.CONTROLLER)
 
     def __init__(self) -> None:
         self._runtimes: dict[str, Informer] = {}
