@@ -328,6 +328,8 @@ class Cycle:
 
     # ------------------------------------------------------------ ordering
     def _order(self, entries: list[Entry]) -> list[Entry]:
+        if len(entries) < 2:
+            return entries  # (most cycles: one head or none, nothing to order)
         et = self.eviction_ts
         by_priority = self.by_priority
 

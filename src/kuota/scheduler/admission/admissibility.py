@@ -10,7 +10,7 @@ from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
 from kuota.api.meta import selector_matches
 from kuota.queueing.queues import NAMESPACE_MISMATCH
-from kuota.quota.dra import workload_error
+from kuota.quota.dra import DraContext, workload_error
 from kuota.quota.requests import validate_podset_resources
 from kuota.quota.workload import WorkloadInfo
 from kuota.scheduler.admission.infos import TEMPLATE_CACHE, InfoFactory
@@ -32,6 +32,11 @@ class Admissibility:
         # and podSet index (which its message names).
         self._template_checks: dict[tuple[str, int, bytes, int], str | None] = {}
         self._ns_matches: dict[str, dict[str, tuple[kt.ClusterQueue, kc.Namespace, bool]]] = {}
+        # dra_error's answer per podSets list and the DRA context it was
+        # worked out against (a namespace's context is built anew whenever
+        # what it reads changes: InfoFactory.ctx): a waiting workload is asked
+        # at each requeue, and its podSets only change with a new spec.
+        self._dra: dict[int, tuple[list[kt.PodSet], DraContext, str]] = {}
 
     def namespace_matches(self, cq_name: str, namespace: str, keep: bool = True) -> bool:
         """``keep``: remember the answer (not for a look at a workload the
@@ -98,7 +103,15 @@ class Admissibility:
         dra = self.factory.ctx(wl.metadata.namespace).dra
         if dra is None:
             return ""
-        return workload_error(enumerate(wl.spec.pod_sets), dra)
+        pod_sets = wl.spec.pod_sets
+        known = self._dra.get(id(pod_sets))
+        if known is not None and known[0] is pod_sets and known[1] is dra:
+            return known[2]
+        err = workload_error(enumerate(pod_sets), dra)
+        if len(self._dra) >= TEMPLATE_CACHE:
+            self._dra.clear()
+        self._dra[id(pod_sets)] = (pod_sets, dra, err)
+        return err
 
     def admissibility_error(
         self, info: WorkloadInfo, cq_name: str, keep: bool = True

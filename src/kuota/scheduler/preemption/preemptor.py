@@ -43,6 +43,10 @@ heapify: Final = heapq.heapify
 heappop: Final = heapq.heappop
 heapreplace: Final = heapq.heapreplace
 _NO_LIMIT: Final = 1 << 62  # (priorities are int32)
+# How a search that returned no targets ended (Preemptor._none): no candidate
+# at all, or every attempt walked without a fit.
+_NO_CANDIDATE: Final = 1
+_NO_FIT: Final = 2
 
 # Candidate variants.
 _WITHIN_CQ: Final = 1
@@ -79,11 +83,30 @@ class Preemptor(CandidateSearch):
             finally:
                 self._tas = None
         m, self._memo = self._memo, None
-        if m is not None and m[0] is wl and m[1] is cq:
+        if m is not None and m[0] is wl and m[1] is cq and frs_need == frozenset((m[2],)):
             fr, qty = m[2], m[3]
-            if frs_need == frozenset((fr,)) and usage == {fr: qty}:
+            if usage == {fr: qty}:
+                self._none, self._advs = m[5], m[6]
                 return list(m[4])
+            if (
+                m[5]
+                and usage.get(fr) == qty
+                and (m[5] == _NO_CANDIDATE or self._advantages(cq, usage) == m[6])
+            ):
+                # The simulation found nothing for fr alone; the full requests
+                # (fr's amount the same) find nothing either. The advantage
+                # a tree level gives needs every resource to fit there
+                # (fits_in_quota) and fr's remainder is the same: the queues
+                # collected are the same or fewer, and whether a holder is a
+                # candidate does not depend on it, so with no candidate at
+                # all there is none here. With the same advantages at every
+                # level, the walk is the same (the same candidates, order,
+                # variants and attempts) and only its fit test is stricter
+                # (every resource, fr's amount the same): it never fits.
+                self._none = m[5]
+                return []
         self._ties = False
+        self._none = 0
         if self.fair:
             return fair_targets(self, wl, cq, frs_need, usage)
         return self._classical(wl, cq, frs_need, usage)
@@ -96,20 +119,22 @@ class Preemptor(CandidateSearch):
         The cycle asks get_targets the same question of the assignment this
         answer decided, right after (one flavor, one resource: the common
         case): the targets are kept for it (until forget, at the next
-        assignment). The answer is the same by construction: nothing changes
-        in between (the removals below are put back exactly), and a search
-        that met candidates its order could not tell apart, whose outcome the
-        order of the holders' dicts (which a search moves) could decide, or a
-        fair-sharing or admission-fair-sharing search, is not kept."""
+        assignment), and so is a search that found nothing (the full
+        requests find nothing either: get_targets). The answer is the same
+        by construction: nothing changes in between (the removals below are
+        put back exactly), and a search that met candidates its order could
+        not tell apart, whose outcome the order of the holders' dicts (which a
+        search moves) could decide, or a fair-sharing or
+        admission-fair-sharing search, is not kept."""
         targets = self.get_targets(wl, cq, frozenset((fr,)), {fr: qty})
         keep = not (self.fair or self.lq_usage is not None or self._ties)
         if not targets:
-            self._memo = (wl, cq, fr, qty, targets) if keep else None
+            self._memo = (wl, cq, fr, qty, targets, self._none, self._advs) if keep else None
             return NO_CANDIDATES, lowest_fitting_subtree(cq.node, fr, qty)[0]
         revert = self.snap.simulate_removal(t.info for t in targets)
         borrow = lowest_fitting_subtree(cq.node, fr, qty)[0]
         revert()
-        self._memo = (wl, cq, fr, qty, targets) if keep else None
+        self._memo = (wl, cq, fr, qty, targets, 0, ()) if keep else None
         if any(t.info.cluster_queue == cq.name for t in targets):
             return PREEMPT, borrow
         return RECLAIM, borrow
@@ -178,16 +203,21 @@ class Preemptor(CandidateSearch):
         # would otherwise scan every holder of the cohort each time it is tried.
         borrow_only = bwc_forbidden and not self._under_nominal(cq, frs)
         node = cq.node
+        advs: list[bool] = []  # the advantage at each level (see get_targets)
         if node.parent is not None and cq.preemption.reclaim_within_cohort != "Never":
             advantage, remaining = fits_in_quota(node, usage)
             previous: Cohort | None = None
             for root in node.path_to_root():
+                advs.append(advantage)
                 if advantage or not borrow_only:
                     into = hier if advantage else prio
                     self._collect(cq, frs, root, root, previous, advantage, into)
                 fits, remaining = fits_in_quota(root, remaining)
                 advantage = advantage or fits
                 previous = root
+        if not (same or hier or prio):
+            self._none = _NO_CANDIDATE  # no queue to take from
+            return []
         candidates: _InOrder
         if self.lq_usage is not None:
             # Admission fair sharing orders by LocalQueue usage too: every
@@ -205,6 +235,7 @@ class Preemptor(CandidateSearch):
             candidates = _InOrder(groups, [])
             has_hier, has_prio, has_same = (g.peek() is not None for g in groups)
         if not (has_same or has_hier or has_prio):
+            self._none = _NO_CANDIDATE
             return []  # nothing to try (the attempts below would find nothing)
 
         no_other = not has_hier and not has_prio
@@ -234,7 +265,22 @@ class Preemptor(CandidateSearch):
                     self._restore(targets)
                     return targets
             self._restore(targets)
+        self._none, self._advs = _NO_FIT, tuple(advs)
         return []
+
+    def _advantages(self, cq: ClusterQueueState, usage: Usage) -> tuple[bool, ...]:
+        """The advantage at each level of the queue's tree that _classical
+        would collect the candidates with for ``usage``."""
+        node = cq.node
+        if node.parent is None or cq.preemption.reclaim_within_cohort == "Never":
+            return ()
+        out: list[bool] = []
+        advantage, remaining = fits_in_quota(node, usage)
+        for root in node.path_to_root():
+            out.append(advantage)
+            fits, remaining = fits_in_quota(root, remaining)
+            advantage = advantage or fits
+        return tuple(out)
 
     def _under_nominal(self, cq: ClusterQueueState, frs: frozenset[FR]) -> bool:
         for fr in frs:

@@ -24,6 +24,9 @@ OrderKey = tuple[int, int, int, float, str]
 # among its queue's holders and the holder (see _holders_in_order).
 BaseKey = tuple[int, int, float, str]
 HolderEntry = tuple[BaseKey, int, WorkloadInfo]
+# A simulation kept (Preemptor.simulate): the preemptor, its queue, the
+# resource and amount, the targets, how it found none, its advantages.
+Memo = tuple[WorkloadInfo, ClusterQueueState, FR, int, list[Target], int, tuple[bool, ...]]
 
 
 def base_key(
@@ -87,10 +90,15 @@ class CandidateSearch:
         self._cq_lists: dict[int, list[ClusterQueueState]] = {}
         self._cohort_lists: dict[int, list[Cohort]] = {}
         self._stamps: dict[datetime, float] = {}  # see _order_key
-        # The last simulation's question and targets (see simulate), and
-        # whether the last search met candidates its order could not tell apart.
-        self._memo: tuple[WorkloadInfo, ClusterQueueState, FR, int, list[Target]] | None = None
+        # The last simulation's question and targets (see simulate), with how
+        # it found none and its advantages (see _none); whether the last
+        # search met candidates its order could not tell apart.
+        self._memo: Memo | None = None
         self._ties = False
+        # How the last search that returned no targets ended (0: not known, or
+        # it found some), and the advantage it had at each level of the tree.
+        self._none = 0
+        self._advs: tuple[bool, ...] = ()
         # The preemptor's topology requests, during a TAS-aware search.
         self._tas: TASAssigner | None = None
 
