@@ -87,6 +87,7 @@ class DecisionApplier:
                     resource_usage=usage,
                     count=ps.count,
                     topology_assignment=ps.topology,
+                    delayed_topology_request=ps.delayed,  # type: ignore[arg-type]
                 )
             )
             res = PodSetResources(ps.name, ps.count, values, dict(flavors))
@@ -119,12 +120,7 @@ class DecisionApplier:
                     name=name, state="Pending", last_transition_time=self.state.now
                 )
         wl.status.admission_checks = [states[n] for n in sorted(states)] or None
-        if all(states[n].state == "Ready" for n in checks):
-            self.state.cond(
-                wl, "Admitted", "True", "Admitted", "The workload is admitted", self.state.now
-            )
-        else:
-            self.acs.not_ready(wl)
+        self.acs.checks_decided(wl, all(states[n].state == "Ready" for n in checks))
         info.last_assignment = None
         self.state.queues.delete(info.key)
         # The cycle held the assignment's usage in the tree for the rest of the
