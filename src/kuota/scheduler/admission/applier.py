@@ -93,6 +93,8 @@ class DecisionApplier:
             res = PodSetResources(ps.name, ps.count, values, dict(flavors))
             held.append(held_part(res, spec_counts.get(ps.name, 0), rec.get(ps.name, 0)))
         wl.status.admission = kt.Admission(cluster_queue=cq.name, pod_set_assignments=psas)
+        if any(ps.delayed is not None for ps in a.podsets):
+            self.state.delayed_topology.add(info.key)  # (its second pass, once checks are Ready)
         wl.status.resource_requests = None  # the admission's resourceUsage supersedes it
         if wl.status.unhealthy_nodes and self.state.gate("TopologyAwareScheduling"):
             wl.status.unhealthy_nodes = None  # (Kueue's admit: a failed node is behind it)

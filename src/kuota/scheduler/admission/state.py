@@ -108,6 +108,9 @@ class CoreState:
         self.timer_dirty: set[str] = set()  # workloads changed since the timer scan
         # Workloads whose status names unhealthy nodes (TASFailedNodeReplacement).
         self.unhealthy: set[str] = set()
+        # Workloads with a delayed topology request Pending (a second pass
+        # assigns it once their checks are Ready).
+        self.delayed_topology: set[str] = set()
 
     def gate(self, name: str) -> bool:
         """``config.gate(name)``: a feature gate's value."""
