@@ -9,13 +9,17 @@ is Ready (the capacity provisioned), the workload, still holding its quota
 and flavors, has the topology of those pod sets computed on the flavor's
 topology now (the nodes provisioned included), written with
 delayedTopologyRequest Ready, and is admitted. Where the topology does not
-fit it keeps its reservation and is tried again (Kueue requeues it for a
-second pass, with a SecondPassFailed event).
+fit it keeps its reservation and is tried again after a backoff (Kueue's
+second-pass queue: 1s doubling up to 30s; its SecondPassFailed event is not
+recorded).
 
 A MultiKueue check's delayed requests never come here: the worker assigns
 the topology and the manager's requests turn Ready with the check."""
 
 from __future__ import annotations
+
+from datetime import timedelta
+from typing import Final
 
 import msgspec
 
@@ -34,6 +38,10 @@ from kuota.scheduler.tas.assign import (
     to_api,
 )
 from kuota.scheduler.tas.placement import PodSetRequest
+
+# Kueue's secondPassQueue backoff: initialBackoff, factor 2, maxBackoff.
+SECOND_PASS_BACKOFF: Final = timedelta(seconds=1)
+SECOND_PASS_MAX_BACKOFF: Final = timedelta(seconds=30)
 
 
 def needs_second_pass(wl: kt.Workload) -> bool:
@@ -66,9 +74,20 @@ class DelayedTopology:
             wl = st.workloads.get(key)
             if wl is None or not topology_pending(wl):
                 st.delayed_topology.discard(key)
+                st.second_pass_at.pop(key, None)
+                st.second_pass_failures.pop(key, None)
                 continue
-            if needs_second_pass(wl) and self._assign(key, wl):
+            if key in st.second_pass_at or not needs_second_pass(wl):
+                continue  # (backing off, or its checks not all Ready)
+            if self._assign(key, wl):
+                st.second_pass_failures.pop(key, None)
                 self.wlc.sync(key)  # SyncAdmittedCondition: admitted now
+            else:
+                # QueueSecondPassIfNeeded: again after 1s, 2s, 4s ... 30s.
+                n = st.second_pass_failures.get(key, 0)
+                st.second_pass_failures[key] = n + 1
+                delay = min(SECOND_PASS_BACKOFF * (2**n), SECOND_PASS_MAX_BACKOFF)
+                st.second_pass_at[key] = st.now + delay
 
     def _assign(self, key: str, wl: kt.Workload) -> bool:
         """The Pending pod sets placed on their TAS flavors; the admission

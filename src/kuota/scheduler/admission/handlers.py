@@ -444,6 +444,8 @@ class WorkloadHandler(KindHandler):
         self.wlc.forget(key)
         state.unhealthy.discard(key)
         state.delayed_topology.discard(key)
+        state.second_pass_at.pop(key, None)
+        state.second_pass_failures.pop(key, None)
         if state.afs is not None:
             lq = key_of(namespace, wl.spec.queue_name or "")
             state.afs.sub_penalty(lq, key)

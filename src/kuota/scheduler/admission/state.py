@@ -111,6 +111,10 @@ class CoreState:
         # Workloads with a delayed topology request Pending (a second pass
         # assigns it once their checks are Ready).
         self.delayed_topology: set[str] = set()
+        # ... those whose second pass failed: when to try again (Kueue's
+        # second-pass queue backoff), and how many times it failed.
+        self.second_pass_at: dict[str, datetime] = {}
+        self.second_pass_failures: dict[str, int] = {}
 
     def gate(self, name: str) -> bool:
         """``config.gate(name)``: a feature gate's value."""
