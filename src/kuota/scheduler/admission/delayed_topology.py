@@ -25,6 +25,7 @@ import msgspec
 
 from kuota.api.conditions import find_condition
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.multikueue_types import CONTROLLER_NAME as MULTIKUEUE_CONTROLLER
 from kuota.quota.workload import has_quota_reservation, is_admitted, is_evicted, is_finished
 from kuota.scheduler.admission.admission_checks import topology_pending
 from kuota.scheduler.admission.state import CoreState
@@ -77,8 +78,11 @@ class DelayedTopology:
                 st.second_pass_at.pop(key, None)
                 st.second_pass_failures.pop(key, None)
                 continue
-            if key in st.second_pass_at or not needs_second_pass(wl):
-                continue  # (backing off, or its checks not all Ready)
+            if key in st.second_pass_at or not needs_second_pass(wl) or self._multikueue(key):
+                # Backing off, its checks not all Ready, or a MultiKueue
+                # queue's: Kueue's second pass delays that one again (only a
+                # worker assigns it).
+                continue
             if self._assign(key, wl):
                 st.second_pass_failures.pop(key, None)
                 self.wlc.sync(key)  # SyncAdmittedCondition: admitted now
@@ -88,6 +92,16 @@ class DelayedTopology:
                 st.second_pass_failures[key] = n + 1
                 delay = min(SECOND_PASS_BACKOFF * (2**n), SECOND_PASS_MAX_BACKOFF)
                 st.second_pass_at[key] = st.now + delay
+
+    def _multikueue(self, key: str) -> bool:
+        """HasMultiKueueAdmissionCheck of the queue the workload holds quota in."""
+        cq = self.state.snap.holders.get(key)
+        checks = self.state.checks
+        for name, _ in cq.admission_checks if cq is not None else ():
+            ac = checks.get(name)
+            if ac is not None and ac.spec.controller_name == MULTIKUEUE_CONTROLLER:
+                return True
+        return False
 
     def _assign(self, key: str, wl: kt.Workload) -> bool:
         """The Pending pod sets placed on their TAS flavors; the admission
