@@ -213,6 +213,11 @@ class KueueController:
                 self._cqs_dirty.add(key)
             elif rtype == LOCAL_QUEUE:
                 self._lqs_dirty.add(key)
+            elif rtype in (ADMISSION_CHECK, RESOURCE_FLAVOR, TOPOLOGY):
+                # A check turned Active, a flavor or Topology came or went:
+                # the queues' Active condition may say otherwise now (Kueue's
+                # ClusterQueue reconciler watches these kinds).
+                self._cqs_dirty.update(core.cq_objs)
         self.wake()
         self.flush()
         return None
@@ -697,6 +702,10 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
         # resets it: the core's word then).
         mine.cluster_name = theirs.cluster_name
         mine.nominated_cluster_names = clone(theirs.nominated_cluster_names)
+        if theirs.admission is not None:
+            # MultiKueue's updateDelayedTopologyRequest: the worker assigned
+            # the topology the core delayed.
+            mine.admission = _delayed_ready(mine.admission, theirs.admission)
     if _hold_moved(mine, theirs):
         # An integration put its workload on hold (a StatefulSet scaled to 0:
         # its reservation released, UnsetQuotaReservationWithCondition) or
@@ -710,6 +719,29 @@ def _merged_status(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus | None) ->
             theirs.accumulated_past_execution_time_seconds
         )
     return mine
+
+
+def _delayed_ready(mine: kt.Admission, theirs: kt.Admission) -> kt.Admission:
+    """The core's admission with the delayedTopologyRequests another writer
+    turned from Pending to Ready (the same reservation); else itself."""
+    if mine.cluster_queue != theirs.cluster_queue:
+        return mine
+    ready = {p.name for p in theirs.pod_set_assignments if p.delayed_topology_request == "Ready"}
+    if not ready or not any(
+        p.delayed_topology_request == "Pending" and p.name in ready
+        for p in mine.pod_set_assignments
+    ):
+        return mine
+    # (new objects: the core's may be shared with a stored one)
+    return _replace(
+        mine,
+        pod_set_assignments=[
+            _replace(p, delayed_topology_request="Ready")
+            if p.delayed_topology_request == "Pending" and p.name in ready
+            else p
+            for p in mine.pod_set_assignments
+        ],
+    )
 
 
 def _unhealthy_on(mine: kt.WorkloadStatus, theirs: kt.WorkloadStatus) -> Any:

@@ -19,6 +19,8 @@ from functools import partial
 from typing import Final
 
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.multikueue_types import CONTROLLER_NAME as MULTIKUEUE_CONTROLLER
+from kuota.api.kueue.provisioning_config import CONTROLLER_NAME as PROVISIONING_CONTROLLER
 from kuota.queueing import queues as rq
 from kuota.quota.tree import (
     DRS,
@@ -260,7 +262,18 @@ class Cycle:
             explicit(ps) for ps in pod_sets
         ):
             return None
-        return TASAssigner(state.tas, rfs, flavors, self.snap.holders, pod_sets)
+        multikueue = False
+        prov: set[str] = set()
+        for name, on in cq.admission_checks:
+            ac = state.checks.get(name)
+            ctrl = ac.spec.controller_name if ac is not None else ""
+            if ctrl == MULTIKUEUE_CONTROLLER:
+                multikueue = True
+            elif ctrl == PROVISIONING_CONTROLLER:
+                prov.update(on or flavors)
+        return TASAssigner(
+            state.tas, rfs, flavors, self.snap.holders, pod_sets, multikueue, frozenset(prov)
+        )
 
     def _replacement_for(self, info: WorkloadInfo) -> str | None:
         """The key of the workload slice this one replaces, if slices are on."""

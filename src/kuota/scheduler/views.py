@@ -42,6 +42,8 @@ class WorkloadView:
     explanation: str = ""
     # podSet -> topology domain (its level values joined by ",") -> pods, if placed by TAS.
     topology: dict[str, dict[str, int]] | None = None
+    # podSet -> its admission's delayedTopologyRequest (Pending/Ready), where set.
+    delayed: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)

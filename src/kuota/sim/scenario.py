@@ -335,6 +335,14 @@ def _check_workload(we: WorkloadExpect, view: WorkloadView) -> Iterator[tuple[st
         shown_t = {ps: got_t.get(ps, {}) for ps in we.topology}
         if shown_t != we.topology:
             yield f"topology: {_fmt(we.topology)}", f"topology: {_fmt(shown_t)}"
+    if we.delayed is not None:
+        got_d = view.delayed or {}
+        shown_d = {ps: got_d.get(ps) for ps in we.delayed}
+        if shown_d != we.delayed:
+            yield (
+                f"delayedTopologyRequest: {_fmt(we.delayed)}",
+                f"delayedTopologyRequest: {_fmt(shown_d)}",
+            )
     if we.active is not None and view.active != we.active:
         yield f"active: {_fmt(we.active)}", f"active: {_fmt(view.active)}"
     if we.check_requeue:

@@ -69,6 +69,7 @@ class WorkloadExpect:
     flavors: dict[str, dict[str, str]] | None = None
     count: dict[str, int] | None = None
     topology: dict[str, dict[str, int]] | None = None  # podSet -> domain -> pods
+    delayed: dict[str, str | None] | None = None  # podSet -> delayedTopologyRequest
     active: bool | None = None
     check_requeue: bool = False
     requeue: RequeueExpect | None = None  # None with check_requeue: must be unset

@@ -44,7 +44,17 @@ STAMP_STEP_INITIAL = timedelta(seconds=1)
 STAMP_STEP_APPLIED = timedelta(milliseconds=1)
 MAX_FILE_BYTES = 256 * 1024 * 1024
 
-WORKLOAD_KEYS = ("state", "reason", "flavors", "count", "topology", "active", "requeueState")
+WORKLOAD_KEYS = (
+    "state",
+    "reason",
+    "flavors",
+    "count",
+    "topology",
+    "delayedTopologyRequest",
+    "active",
+    "requeueState",
+)
+DELAYED_STATES = ("Pending", "Ready", None)
 QUEUE_KEYS = (
     "usage",
     "admittedUsage",
@@ -493,6 +503,17 @@ def _parse_workload_expect(value: Any, path: str, errs: list[FieldError]) -> Wor
                 if v is not None:
                     topology[str(ps)][str(d)] = v
         out.topology = topology
+    if "delayedTopologyRequest" in m:
+        dp = child(path, "delayedTopologyRequest")
+        delayed: dict[str, str | None] = {}
+        for ps, v in (_mapping(m["delayedTopologyRequest"], dp, errs) or {}).items():
+            if v not in DELAYED_STATES:
+                errs.append(
+                    e.invalid(key(dp, str(ps)), _kind_of(v), "must be Pending, Ready or null")
+                )
+            else:
+                delayed[str(ps)] = v
+        out.delayed = delayed
     if "active" in m:
         out.active = _bool(m["active"], child(path, "active"), errs)
     if "requeueState" in m:

@@ -286,8 +286,9 @@ class MultiKueueWorkloads:
                     failed |= not self._remove_remote(available[n], key, adapter, job_name)
             if not self._sync_job(available[at], adapter, job, key):
                 return RETRY_WRITE
-            if acs.state != "Ready":
-                self._admitted_on(wl, acs, at)
+            topology = _needs_delayed_topology_update(wl, remotes[at])
+            if acs.state != "Ready" or topology:
+                self._admitted_on(wl, acs, at, remotes[at])
             return RETRY_WRITE if failed else self.settings.worker_lost_timeout
 
         others = wl.status.admission_checks if wl.status is not None else None
@@ -354,23 +355,31 @@ class MultiKueueWorkloads:
         self._rounds[key] = now
         return current + rest[: self.settings.step_size], INCREMENTAL_ROUND
 
-    def _admitted_on(self, wl: kt.Workload, acs: kt.AdmissionCheckState, cluster: str) -> None:
-        """``syncAdmittingRemoteState``."""
+    def _admitted_on(
+        self, wl: kt.Workload, acs: kt.AdmissionCheckState, cluster: str, remote: kt.Workload
+    ) -> None:
+        """``syncAdmittingRemoteState``: the check Ready, and the delayed
+        topology requests the worker assigned marked Ready
+        (``updateDelayedTopologyRequest``), in one write."""
         new = clone(wl)
         assert new.status is not None
         msg = f'The workload was admitted on "{cluster}"'
-        new.status.admission_checks = [
-            _with_state(s, "Ready", msg, self.mgr.clock.now()) if s.name == acs.name else s
-            for s in new.status.admission_checks or ()
-        ]
-        new.status.cluster_name = cluster
-        new.status.nominated_cluster_names = None
+        _update_delayed_topology_request(new, remote)
+        check = acs.state != "Ready"
+        if check:
+            new.status.admission_checks = [
+                _with_state(s, "Ready", msg, self.mgr.clock.now()) if s.name == acs.name else s
+                for s in new.status.admission_checks or ()
+            ]
+            new.status.cluster_name = cluster
+            new.status.nominated_cluster_names = None
         try:
             written = self.mgr.store.update_status(new)
         except (Conflict, NotFound):
             self.mgr.enqueue(self.name, key_of(wl))
             return
-        self.mgr.recorder.event(written, "Normal", "MultiKueue", msg, COMPONENT)
+        if check:
+            self.mgr.recorder.event(written, "Normal", "MultiKueue", msg, COMPONENT)
 
     def _set_state(
         self,
@@ -512,6 +521,37 @@ def _best_match(remotes: dict[str, Any], ctype: str) -> tuple[Any | None, str]:
         if best is None or (t is not None and (bt is None or t < bt)):
             best, at = c, name
     return best, at
+
+
+def _delayed_pairs(
+    local: kt.Workload, remote: kt.Workload | None
+) -> list[tuple[kt.PodSetAssignment, kt.PodSetAssignment]]:
+    """The (local, remote) pod set assignments where the worker assigned a
+    topology."""
+    la = local.status.admission if local.status is not None else None
+    ra = remote.status.admission if remote is not None and remote.status is not None else None
+    if la is None or ra is None:
+        return []
+    by_name = {p.name: p for p in la.pod_set_assignments}
+    return [
+        (by_name[r.name], r)
+        for r in ra.pod_set_assignments
+        if r.topology_assignment is not None and r.name in by_name
+    ]
+
+
+def _needs_delayed_topology_update(local: kt.Workload, remote: kt.Workload | None) -> bool:
+    """``needsDelayedTopologyUpdate`` (but for a local assignment without a
+    topology and not delayed, which Kueue patches without a change)."""
+    return any(lp.delayed_topology_request == "Pending" for lp, _ in _delayed_pairs(local, remote))
+
+
+def _update_delayed_topology_request(local: kt.Workload, remote: kt.Workload | None) -> None:
+    """``updateDelayedTopologyRequest``: Pending becomes Ready where the
+    worker assigned a topology (the topology itself stays the worker's)."""
+    for lp, _ in _delayed_pairs(local, remote):
+        if lp.delayed_topology_request == "Pending":
+            lp.delayed_topology_request = "Ready"
 
 
 def _with_state(

@@ -24,6 +24,16 @@ def checks_message(checks: list[kt.AdmissionCheckState], state: str) -> str:
     return f"{noun} in {state} state: {'; '.join(parts)}"
 
 
+def topology_pending(wl: kt.Workload) -> bool:
+    """HasTopologyAssignmentsPending: a pod set whose topology is delayed
+    (DelayedTopologyRequest Pending) and not assigned yet."""
+    adm = wl.status.admission if wl.status is not None else None
+    return adm is not None and any(
+        p.topology_assignment is None and p.delayed_topology_request == "Pending"
+        for p in adm.pod_set_assignments
+    )
+
+
 class AdmissionChecks:
     def __init__(self, state: CoreState) -> None:
         self.state = state
@@ -99,12 +109,28 @@ class AdmissionChecks:
             return
         assert wl.status is not None
         states = {s.name: s.state for s in wl.status.admission_checks or ()}
-        if all(states.get(n) == "Ready" for n in checks):
+        self.checks_decided(wl, all(states.get(n) == "Ready" for n in checks))
+
+    def checks_decided(self, wl: kt.Workload, all_ready: bool) -> None:
+        """SyncAdmittedCondition for a reservation: admitted once every check
+        is Ready and no delayed topology request is Pending."""
+        if not all_ready:
+            self.not_ready(wl)
+        elif topology_pending(wl):
+            if self.state.gate("UnadmittedWorkloadsObservability"):
+                self.state.cond(
+                    wl,
+                    "Admitted",
+                    "False",
+                    "PendingDelayedTopologyRequests",
+                    "There are pending delayed topology requests",
+                    self.state.now,
+                    if_changed=True,
+                )
+        else:
             self.state.cond(
                 wl, "Admitted", "True", "Admitted", "The workload is admitted", self.state.now
             )
-        else:
-            self.not_ready(wl)
 
     def not_ready(self, wl: kt.Workload) -> None:
         """SyncAdmittedCondition for a reservation whose checks are not all

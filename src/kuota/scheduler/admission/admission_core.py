@@ -25,6 +25,7 @@ from kuota.scheduler.admission.admission_checks import AdmissionChecks
 from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
 from kuota.scheduler.admission.applier import DecisionApplier
 from kuota.scheduler.admission.cluster_queues import QueueController
+from kuota.scheduler.admission.delayed_topology import DelayedTopology
 from kuota.scheduler.admission.handlers import KindHandler, handlers
 from kuota.scheduler.admission.infos import InfoFactory
 from kuota.scheduler.admission.node_replacement import NodeReplacement
@@ -58,6 +59,7 @@ class AdmissionCore:
         self.applier = DecisionApplier(st, self.acs, self.factory, self.fair, self.wlc)
         self.timeouts = Timeouts(st, self.fair, self.timers, self.wlc)
         self.node_replacement = NodeReplacement(st, self.wlc)
+        self.delayed_topology = DelayedTopology(st, self.wlc)
         self.queries = Queries(st, self.adm)
         self.handlers: dict[str, KindHandler] = handlers(
             st, self.qc, self.wlc, self.wakes, self.reasons, self.fair
@@ -190,6 +192,8 @@ class AdmissionCore:
         self.state.cycle_count += 1
         if self.state.unhealthy:
             self.node_replacement.run()  # (second passes: before the heads)
+        if self.state.delayed_topology:
+            self.delayed_topology.run()
         c = Cycle(self.state, self.adm, self.fair, self.timers)
         applier, result = self.applier, c.result
         for d in c.decide():

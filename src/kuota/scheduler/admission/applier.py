@@ -87,11 +87,14 @@ class DecisionApplier:
                     resource_usage=usage,
                     count=ps.count,
                     topology_assignment=ps.topology,
+                    delayed_topology_request=ps.delayed,  # type: ignore[arg-type]
                 )
             )
             res = PodSetResources(ps.name, ps.count, values, dict(flavors))
             held.append(held_part(res, spec_counts.get(ps.name, 0), rec.get(ps.name, 0)))
         wl.status.admission = kt.Admission(cluster_queue=cq.name, pod_set_assignments=psas)
+        if any(ps.delayed is not None for ps in a.podsets):
+            self.state.delayed_topology.add(info.key)  # (its second pass, once checks are Ready)
         wl.status.resource_requests = None  # the admission's resourceUsage supersedes it
         if wl.status.unhealthy_nodes and self.state.gate("TopologyAwareScheduling"):
             wl.status.unhealthy_nodes = None  # (Kueue's admit: a failed node is behind it)
@@ -119,12 +122,7 @@ class DecisionApplier:
                     name=name, state="Pending", last_transition_time=self.state.now
                 )
         wl.status.admission_checks = [states[n] for n in sorted(states)] or None
-        if all(states[n].state == "Ready" for n in checks):
-            self.state.cond(
-                wl, "Admitted", "True", "Admitted", "The workload is admitted", self.state.now
-            )
-        else:
-            self.acs.not_ready(wl)
+        self.acs.checks_decided(wl, all(states[n].state == "Ready" for n in checks))
         info.last_assignment = None
         self.state.queues.delete(info.key)
         # The cycle held the assignment's usage in the tree for the rest of the

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from kuota.api.kueue import types as kt
 from kuota.quota.workload import has_quota_reservation
+from kuota.scheduler.admission.admission_checks import topology_pending
 from kuota.scheduler.admission.admission_fair_sharing import AdmissionFairSharing
 from kuota.scheduler.admission.cluster_queues import QueueController, quotas_of, weight_of
 from kuota.scheduler.admission.state import CoreState, key_of
@@ -431,6 +432,8 @@ class WorkloadHandler(KindHandler):
             self.state.unhealthy.add(key)  # (a second pass may replace the node)
         else:
             self.state.unhealthy.discard(key)
+        if topology_pending(obj):
+            self.state.delayed_topology.add(key)  # (a second pass may assign it)
 
     def delete(self, namespace: str, name: str) -> bool:
         state = self.state
@@ -440,6 +443,9 @@ class WorkloadHandler(KindHandler):
             return False
         self.wlc.forget(key)
         state.unhealthy.discard(key)
+        state.delayed_topology.discard(key)
+        state.second_pass_at.pop(key, None)
+        state.second_pass_failures.pop(key, None)
         if state.afs is not None:
             lq = key_of(namespace, wl.spec.queue_name or "")
             state.afs.sub_penalty(lq, key)

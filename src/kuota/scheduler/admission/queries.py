@@ -119,6 +119,7 @@ class Queries:
             requeue_state_set=rs is not None,
             explanation=explanation,
             topology=_topology(st.admission if st is not None else None),
+            delayed=_delayed(st.admission if st is not None else None),
         )
 
     def explain(self, key: str) -> str:
@@ -199,6 +200,18 @@ class Queries:
             else None,
             last_update=written[1] if written is not None else None,
         )
+
+
+def _delayed(adm: kt.Admission | None) -> dict[str, str] | None:
+    """podSet -> delayedTopologyRequest, for the pod sets that have one."""
+    if adm is None:
+        return None
+    out: dict[str, str] = {
+        p.name: p.delayed_topology_request
+        for p in adm.pod_set_assignments
+        if p.delayed_topology_request is not None
+    }
+    return out or None
 
 
 def _topology(adm: kt.Admission | None) -> dict[str, dict[str, int]] | None:

@@ -108,6 +108,13 @@ class CoreState:
         self.timer_dirty: set[str] = set()  # workloads changed since the timer scan
         # Workloads whose status names unhealthy nodes (TASFailedNodeReplacement).
         self.unhealthy: set[str] = set()
+        # Workloads with a delayed topology request Pending (a second pass
+        # assigns it once their checks are Ready).
+        self.delayed_topology: set[str] = set()
+        # ... those whose second pass failed: when to try again (Kueue's
+        # second-pass queue backoff), and how many times it failed.
+        self.second_pass_at: dict[str, datetime] = {}
+        self.second_pass_failures: dict[str, int] = {}
 
     def gate(self, name: str) -> bool:
         """``config.gate(name)``: a feature gate's value."""

@@ -37,6 +37,9 @@ class Timeouts:
     def fire(self) -> None:
         w = self.state.config.wait_for_pods_ready
         now = self.state.now
+        retry = self.state.second_pass_at
+        for key in [k for k, t in retry.items() if t <= now]:
+            del retry[key]  # (a delayed topology's second pass: tried in the next cycle)
         due: list[WorkloadInfo] = []
         while (nd := self.timers.next_deadline()) is not None and nd[0] <= now:
             heappop(self.timers.heap)

@@ -137,6 +137,10 @@ class TimerIndex:
             t = min(self.fair.due.values())
             if best is None or t < best:
                 best = t
+        if self.state.second_pass_at:
+            t = min(self.state.second_pass_at.values())
+            if best is None or t < best:
+                best = t
         return best
 
     @staticmethod

@@ -69,6 +69,9 @@ class PodSetAssignment:
     error: str | None
     attempts: dict[str, tuple[int, str]]  # flavor -> (mode, reason)
     topology: TopologyAssignment | None  # where TAS placed its pods
+    # Kueue's DelayedTopologyRequest: "Pending" when the topology is left to
+    # a MultiKueue worker or to after provisioning (tas_flavorassigner.go).
+    delayed: str | None
 
     # A hand-written __init__ (init=False): compiled (mypyc), the one dataclasses
     # generates stays interpreted, and these are made in every cycle.
@@ -90,6 +93,7 @@ class PodSetAssignment:
         self.error = error
         self.attempts = {} if attempts is None else attempts
         self.topology = None
+        self.delayed = None
 
     def is_fit(self) -> bool:
         return self.error is None and not self.reasons

@@ -12,7 +12,7 @@ from typing import Final
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.v1beta1 import domains_of, ta_from_domains
 from kuota.quota.requests import pod_requests
-from kuota.quota.workload import WorkloadInfo
+from kuota.quota.workload import WorkloadInfo, has_quota_reservation
 from kuota.scheduler.cache import ClusterQueueState
 from kuota.scheduler.flavorassigner.assignment import (
     FIT,
@@ -32,6 +32,9 @@ from kuota.scheduler.tas.snapshot import (
 )
 
 TOPOLOGY_PLACEMENT_FAILED: Final = "TopologyPlacementFailed"
+# DelayedTopologyRequestState (workload_types.go).
+DELAYED_PENDING: Final = "Pending"
+DELAYED_READY: Final = "Ready"
 
 
 def explicit(ps: kt.PodSet) -> bool:
@@ -253,8 +256,15 @@ class TASAssigner:
         cq_flavors: list[str],
         holders: dict[str, ClusterQueueState],
         pod_sets: list[kt.PodSet],
+        multikueue: bool = False,
+        prov_flavors: frozenset[str] = frozenset(),
     ) -> None:
         self.inputs = inputs
+        # HasMultiKueueAdmissionCheck, and the flavors a ProvisioningRequest
+        # check applies to (flavorsWithProvReqAdmissionCheck): where the
+        # topology is left for later (podSetTopologyRequest).
+        self.multikueue = multikueue
+        self.prov_flavors = prov_flavors
         self.flavors = flavors
         # The quota holders (key -> queue), live: a preemption search takes
         # candidates out of them, and their topology usage goes with them.
@@ -329,6 +339,13 @@ class TASAssigner:
                 continue
             if len(tas) > 1:
                 self._error(a, psa, f"multiple TAS flavors assigned: {', '.join(tas)}")
+                continue
+            if self.multikueue or (
+                tas[0] in self.prov_flavors and not has_quota_reservation(info.obj)
+            ):
+                # The topology is assigned by the MultiKueue worker, or once
+                # the ProvisioningRequest is provisioned (the second pass).
+                psa.delayed = DELAYED_PENDING
                 continue
             updates = [u for u in ready_updates if u.name == ps.name]
             implied = not explicit(ps) and self.tas_only
