@@ -139,6 +139,10 @@ class Cycle:
             lq_usage=fair.usage_snapshot(),
         )
         self.undo: list[Callable[[], None]] = []
+        # Whether topology usage was added in this cycle since nomination (an
+        # admission or a hold placed on a topology): until then every
+        # nominated placement still fits its topology, unchecked.
+        self.tas_changed = False
         self.preempted: dict[str, WorkloadInfo] = {}
         # The same victims by the root of their quota tree: removing usage in
         # another tree cannot change what a queue has available.
@@ -533,6 +537,7 @@ class Cycle:
         self.undo.append(partial(remove_usage, cq.node, usage))
         if e is not None:
             for fname, domains in self._tas_usage(e).items():
+                self.tas_changed = True
                 held = self.state.tas.held.setdefault(fname, [])
                 n = len(held)
                 for did, single, count in domains:
@@ -567,7 +572,7 @@ class Cycle:
             revert()
         if not ok:
             return FITS_NO_QUOTA
-        tas_usage = self._tas_usage(e)
+        tas_usage = self._tas_usage(e) if self.tas_changed else None
         if tas_usage:
             tas = self._tas_for(e.info, cq)
             # Victims anywhere free their domains (the topology is shared).
@@ -582,8 +587,12 @@ class Cycle:
         overlap = any(t.info.key in self.preempted for t in e.targets)
         overlap = overlap and self.state.gate("RecomputeAssignmentUponPreemptionTargetsOverlap")
         mode = e.assignment.mode()
-        if not overlap and (mode == NO_FIT or (mode == PREEMPT_MODE and not e.targets)):
-            return usage, False  # _process leaves these before consulting fits
+        if not overlap and mode == NO_FIT:
+            return usage, False  # _process leaves it before consulting fits
+        if not overlap and mode == PREEMPT_MODE and not e.targets and not self.tas_changed:
+            # Its fit is not consulted; only a topology that no longer fits
+            # (changed in this cycle) would send it to be recomputed.
+            return usage, False
         check = self._fits(e, usage, e.targets)
         recompute_tas = check == FITS_NO_TAS and self.state.gate(
             "TASRecomputeAssignmentWithinSchedulingCycle"
@@ -711,6 +720,8 @@ class Cycle:
                 return Migrate(victim.key, e.info)
         e.status = "assumed"
         self.result.admitted.append(e.info.key)
+        if not self.tas_changed and any(ps.topology is not None for ps in e.assignment.podsets):
+            self.tas_changed = True  # (its placement is in the holders once applied)
         return Admit(e.info, cq, e.assignment, old_slice)
 
     def _to_reserve(self, e: Entry) -> Usage:
