@@ -75,6 +75,12 @@ class TASInputs:
         self.least_free_profile = True  # TASProfileMixed
         self.balanced = False  # TASBalancedPlacement
         self.overlapping = True  # TASHandleOverlappingFlavors
+        # Per workload, its topology usage for a set of flavors, kept while
+        # its admission is the same object (a cycle builds many snapshots
+        # from the same holders); cleared after each cycle.
+        self.usage_cache: dict[
+            str, tuple[object, frozenset[str], list[tuple[str, dict[str, int]]]]
+        ] = {}
         # Per flavor, the usage of failed nodes' pods placed again in this
         # cycle, at their old domains: Kueue's snapshot of the cycle still
         # holds the old assignment (cleared after the cycle).
@@ -113,8 +119,20 @@ class TASInputs:
         counted = {fname}
         if self.overlapping and ft.lowest_is_node and fname in node_flavors:
             counted = set(node_flavors)
+        fkey = frozenset(counted)
+        cache = self.usage_cache
         for wl in workloads:
-            for did, usage in tas_usage(wl, counted):
+            adm = wl.status.admission if wl.status is not None else None
+            if adm is None:
+                continue
+            key = f"{wl.metadata.namespace}/{wl.metadata.name}"
+            hit = cache.get(key)
+            if hit is not None and hit[0] is adm and hit[1] == fkey:
+                usages = hit[2]
+            else:
+                usages = tas_usage(wl, fkey)
+                cache[key] = (adm, fkey, usages)
+            for did, usage in usages:
                 ft.add_tas_usage(did, usage)
         for did, usage in self.replaced.get(fname, ()):
             ft.add_tas_usage(did, usage)
