@@ -139,10 +139,10 @@ class Cycle:
             lq_usage=fair.usage_snapshot(),
         )
         self.undo: list[Callable[[], None]] = []
-        # Whether topology usage was added in this cycle since nomination (an
-        # admission or a hold placed on a topology): until then every
-        # nominated placement still fits its topology, unchecked.
-        self.tas_changed = False
+        # The topology domains (leaf ids) whose usage grew in this cycle since
+        # nomination (an admission or a hold placed on a topology): a
+        # nominated placement on none of them still fits, unchecked.
+        self.tas_touched: set[str] = set()
         self.preempted: dict[str, WorkloadInfo] = {}
         # The same victims by the root of their quota tree: removing usage in
         # another tree cannot change what a queue has available.
@@ -537,10 +537,10 @@ class Cycle:
         self.undo.append(partial(remove_usage, cq.node, usage))
         if e is not None:
             for fname, domains in self._tas_usage(e).items():
-                self.tas_changed = True
                 held = self.state.tas.held.setdefault(fname, [])
                 n = len(held)
                 for did, single, count in domains:
+                    self.tas_touched.add(did)
                     u = {r: q * count for r, q in single.items()}
                     u[PODS] = u.get(PODS, 0) + count
                     held.append((did, u))
@@ -572,8 +572,9 @@ class Cycle:
             revert()
         if not ok:
             return FITS_NO_QUOTA
-        tas_usage = self._tas_usage(e) if self.tas_changed else None
-        if tas_usage:
+        tas_usage = self._tas_usage(e) if self.tas_touched else None
+        touched = self.tas_touched
+        if tas_usage and any(d[0] in touched for ds in tas_usage.values() for d in ds):
             tas = self._tas_for(e.info, cq)
             # Victims anywhere free their domains (the topology is shared).
             gone = frozenset(self.preempted) | frozenset(victims)
@@ -589,7 +590,7 @@ class Cycle:
         mode = e.assignment.mode()
         if not overlap and mode == NO_FIT:
             return usage, False  # _process leaves it before consulting fits
-        if not overlap and mode == PREEMPT_MODE and not e.targets and not self.tas_changed:
+        if not overlap and mode == PREEMPT_MODE and not e.targets and not self.tas_touched:
             # Its fit is not consulted; only a topology that no longer fits
             # (changed in this cycle) would send it to be recomputed.
             return usage, False
@@ -720,8 +721,10 @@ class Cycle:
                 return Migrate(victim.key, e.info)
         e.status = "assumed"
         self.result.admitted.append(e.info.key)
-        if not self.tas_changed and any(ps.topology is not None for ps in e.assignment.podsets):
-            self.tas_changed = True  # (its placement is in the holders once applied)
+        if any(ps.topology is not None for ps in e.assignment.podsets):
+            # (its placement is in the holders once applied)
+            for domains in self._tas_usage(e).values():
+                self.tas_touched.update(d[0] for d in domains)
         return Admit(e.info, cq, e.assignment, old_slice)
 
     def _to_reserve(self, e: Entry) -> Usage:
