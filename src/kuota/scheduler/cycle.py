@@ -55,7 +55,8 @@ from kuota.scheduler.flavorassigner.assignment import (
 )
 from kuota.scheduler.preemption.preemptor import Preemptor
 from kuota.scheduler.preemption.targets import Target
-from kuota.scheduler.tas.assign import TASAssigner, explicit
+from kuota.scheduler.tas.assign import TASAssigner, assignment_tas_usage, explicit
+from kuota.scheduler.tas.snapshot import PODS
 from kuota.scheduler.views import CycleResult
 
 # On a new workload slice (ElasticJobsViaWorkloadSlices): the key of the slice it replaces.
@@ -140,6 +141,10 @@ class Cycle:
             lq_usage=fair.usage_snapshot(),
         )
         self.undo: list[Callable[[], None]] = []
+        # The topology domains (leaf ids) whose usage grew in this cycle since
+        # nomination (an admission or a hold placed on a topology): a
+        # nominated placement on none of them still fits, unchecked.
+        self.tas_touched: set[str] = set()
         self.preempted: dict[str, WorkloadInfo] = {}
         # The same victims by the root of their quota tree: removing usage in
         # another tree cannot change what a queue has available.
@@ -230,6 +235,20 @@ class Cycle:
             allowed=self._allowed_flavors(info),
             tas=self._tas_for(info, cq),
         )
+        a, targets = self._initial_assignments(info, cq, fa, last, replaced)
+        if fa.tas is not None and a.mode() == PREEMPT_MODE:
+            self._place_for_preemption(fa.tas, info, a, targets)
+        return a, targets
+
+    def _initial_assignments(
+        self,
+        info: WorkloadInfo,
+        cq: ClusterQueueState,
+        fa: FlavorAssigner,
+        last: Assignment | None,
+        replaced: WorkloadInfo | None,
+    ) -> tuple[Assignment, list[Target]]:
+        """Kueue's getInitialAssignments."""
         full = fa.assign(None, last)
         mode = full.mode()
         # The replaced slice is a target from the start (taken out of the
@@ -243,11 +262,26 @@ class Cycle:
             )
             if t:
                 return full, base + t
-        if state.gate("PartialAdmission") and info.can_be_partially_admitted():
+        if self.state.gate("PartialAdmission") and info.can_be_partially_admitted():
             found = self._reduce(info, cq, fa, last)
             if found is not None:
                 return found[0], base + found[1]
         return full, []
+
+    def _place_for_preemption(
+        self, tas: TASAssigner, info: WorkloadInfo, a: Assignment, targets: list[Target]
+    ) -> None:
+        """Kueue's updateAssignmentForTAS: the topology a preempting workload
+        takes once its targets are gone, or with none, on an empty topology
+        (what the cycle reserves for it)."""
+        if not targets:
+            tas.place_for_preemption(a, info, simulate_empty=True)
+            return
+        put_back = self.snap.lift([t.info for t in targets])
+        try:
+            tas.place_for_preemption(a, info, simulate_empty=False)
+        finally:
+            put_back()
 
     def _tas_for(self, info: WorkloadInfo, cq: ClusterQueueState) -> TASAssigner | None:
         """Topology-aware scheduling, when the queue has a flavor naming a
@@ -511,44 +545,92 @@ class Cycle:
     def _net_usage(self, e: Entry) -> Usage:
         return dict(e.assignment.usage)
 
-    def _hold(self, cq: ClusterQueueState, usage: Usage) -> None:
-        """Reserve usage for the rest of this cycle only."""
+    def _hold(self, cq: ClusterQueueState, usage: Usage, e: Entry | None = None) -> None:
+        """Reserve usage for the rest of this cycle only; with ``e``, its
+        assignment's topology usage too (ClusterQueueSnapshot.AddUsage)."""
         add_usage(cq.node, usage)
         self.undo.append(partial(remove_usage, cq.node, usage))
+        if e is not None:
+            for fname, domains in self._tas_usage(e).items():
+                held = self.state.tas.held.setdefault(fname, [])
+                n = len(held)
+                for did, single, count in domains:
+                    self.tas_touched.add(did)
+                    u = {r: q * count for r, q in single.items()}
+                    u[PODS] = u.get(PODS, 0) + count
+                    held.append((did, u))
+                self.undo.append(partial(_drop_held, held, n))
 
-    def _fits(self, cq: ClusterQueueState, usage: Usage, targets: list[Target]) -> bool:
+    def _tas_usage(self, e: Entry) -> dict[str, list[tuple[str, dict[str, int], int]]]:
+        """The entry's topology usage (Assignment.Usage.TAS), per TAS flavor."""
+        if not self.state.gate("TopologyAwareScheduling"):
+            return {}
+        if not any(ps.topology is not None for ps in e.assignment.podsets):
+            return {}
+        rfs = self.state.flavors
+        tas_flavors = [f for f in rfs if rfs[f].spec.topology_name is not None]
+        return assignment_tas_usage(e.assignment, e.info.obj.spec.pod_sets, tas_flavors)
+
+    def _fits(self, e: Entry, usage: Usage, targets: list[Target]) -> int:
+        """Kueue's fits: FITS_OK, FITS_NO_QUOTA or FITS_NO_TAS, with this
+        cycle's victims and the entry's targets taken out first."""
+        cq = e.cq
         in_tree = self.preempted_in_tree.get(id(cq.node.root()))
-        if not in_tree and not targets:  # nothing to take out first
-            return all(cq_available(cq.node, fr) >= q for fr, q in usage.items())
         victims = dict(in_tree or {})
         for t in targets:
             victims[t.info.key] = t.info
-        revert = self.snap.simulate_removal(victims.values())
-        ok = all(cq_available(cq.node, fr) >= q for fr, q in usage.items())
-        revert()
-        return ok
+        if not victims:  # nothing to take out first
+            ok = all(cq_available(cq.node, fr) >= q for fr, q in usage.items())
+        else:
+            revert = self.snap.simulate_removal(victims.values())
+            ok = all(cq_available(cq.node, fr) >= q for fr, q in usage.items())
+            revert()
+        if not ok:
+            return FITS_NO_QUOTA
+        tas_usage = self._tas_usage(e) if self.tas_touched else None
+        touched = self.tas_touched
+        if tas_usage and any(d[0] in touched for ds in tas_usage.values() for d in ds):
+            tas = self._tas_for(e.info, cq)
+            # Victims anywhere free their domains (the topology is shared).
+            gone = frozenset(self.preempted) | frozenset(victims)
+            if tas is not None and not tas.usage_fits(tas_usage, gone):
+                return FITS_NO_TAS
+        return FITS_OK
 
     def _update_assignment(self, e: Entry) -> tuple[Usage, bool]:
+        """Kueue's updateAssignmentIfNeeded."""
         usage = self._net_usage(e)
         overlap = any(t.info.key in self.preempted for t in e.targets)
-        if not overlap or not self.state.gate("RecomputeAssignmentUponPreemptionTargetsOverlap"):
-            mode = e.assignment.mode()
-            if mode == NO_FIT or (mode == PREEMPT_MODE and not e.targets):
-                return usage, False  # _process leaves these before consulting fits
-            return usage, self._fits(e.cq, usage, e.targets)
-        # The victims of other preemptions in this cycle, as if gone. Only
-        # those in this queue's tree can change its assignment.
-        victims = self.preempted_in_tree.get(id(e.cq.node.root()), {})
-        put_back = self.snap.lift(list(victims.values()))
+        overlap = overlap and self.state.gate("RecomputeAssignmentUponPreemptionTargetsOverlap")
+        mode = e.assignment.mode()
+        if not overlap and mode == NO_FIT:
+            return usage, False  # _process leaves it before consulting fits
+        if not overlap and mode == PREEMPT_MODE and not e.targets and not self.tas_touched:
+            # Its fit is not consulted; only a topology that no longer fits
+            # (changed in this cycle) would send it to be recomputed.
+            return usage, False
+        check = self._fits(e, usage, e.targets)
+        recompute_tas = check == FITS_NO_TAS and self.state.gate(
+            "TASRecomputeAssignmentWithinSchedulingCycle"
+        )
+        if not overlap and not recompute_tas:
+            return usage, check == FITS_OK
+        put_back = None
+        if overlap:
+            # The victims of other preemptions in this cycle, as if gone. Only
+            # those in this queue's tree can change its assignment.
+            victims = self.preempted_in_tree.get(id(e.cq.node.root()), {})
+            put_back = self.snap.lift(list(victims.values()))
         e.info.last_assignment = None
         nomination = e.assignment.flavors_by_podset()
         a, t = self.assignments(e.info, e.cq, nomination)
         self._record(e, a, t)
-        put_back()
-        if a.mode() == FIT:
-            a.forced_mode = DEFERRED_FIT
+        if put_back is not None:
+            put_back()
+            if a.mode() == FIT:
+                a.forced_mode = DEFERRED_FIT
         usage = self._net_usage(e)
-        return usage, self._fits(e.cq, usage, t)
+        return usage, self._fits(e, usage, t) == FITS_OK
 
     def _process(self, e: Entry) -> Decision | None:
         """What to do with the entry: a decision to apply now, or None (it
@@ -574,7 +656,7 @@ class Cycle:
             e.qr_reason = "WaitingForQuota"
             if cq.preemption.reclaim_within_cohort != "Any" or e.preemptor:
                 # Kueue's reserveCapacityForUnreclaimablePreempt
-                self._hold(cq, self._to_reserve(e))
+                self._hold(cq, self._to_reserve(e), e)
             self.result.waiting[e.info.key] = e.message
             return None
         if (
@@ -599,7 +681,7 @@ class Cycle:
             e.qr_reason = "WaitingForPreemptedWorkloads"
             e.requeue_reason = rq.PENDING_PREEMPTION
             e.info.last_assignment = None
-            self._hold(cq, usage)
+            self._hold(cq, usage, e)
             self.result.waiting[e.info.key] = e.message
             return None
         if any(t.info.key in self.preempted for t in e.targets):
@@ -621,7 +703,7 @@ class Cycle:
         # The replaced slice is finished once this one is admitted, never preempted.
         targets, old_slice = self._split_replaced(e)
         if mode == PREEMPT_MODE:
-            self._hold(cq, usage)
+            self._hold(cq, usage, e)
             e.qr_reason = "WaitingForPreemptedWorkloads"
             e.info.last_assignment = None
             n = len(targets)  # (each one counts, an already evicted one too)
@@ -654,6 +736,10 @@ class Cycle:
                 return Migrate(victim.key, e.info)
         e.status = "assumed"
         self.result.admitted.append(e.info.key)
+        if any(ps.topology is not None for ps in e.assignment.podsets):
+            # (its placement is in the holders once applied)
+            for domains in self._tas_usage(e).values():
+                self.tas_touched.update(d[0] for d in domains)
         return Admit(e.info, cq, e.assignment, old_slice)
 
     def _to_reserve(self, e: Entry) -> Usage:
@@ -686,6 +772,15 @@ class Cycle:
 
 
 _WORKLOAD_API: Final = "kueue.x-k8s.io/v1beta2"
+
+# Kueue's FitsCheck.
+FITS_OK: Final = 0
+FITS_NO_QUOTA: Final = 1
+FITS_NO_TAS: Final = 2
+
+
+def _drop_held(held: list[tuple[str, dict[str, int]]], n: int) -> None:
+    del held[n:]
 
 
 def _parent_uid(wl: kt.Workload) -> str | None:

@@ -199,6 +199,7 @@ class AdmissionCore:
         for d in c.decide():
             applier.apply(d, result)
         self.state.tas.replaced.clear()
+        self.state.tas.usage_cache.clear()
         return result
 
     def settle(self, max_cycles: int = 1000) -> list[CycleResult]:

@@ -76,6 +76,7 @@ class CoreState:
         self.tas = TASInputs()
         self.tas.least_free_profile = config.gate("TASProfileMixed")
         self.tas.balanced = config.gate("TASBalancedPlacement")
+        self.tas.overlapping = config.gate("TASHandleOverlappingFlavors")
         # LimitRange, RuntimeClass and ResourceClaimTemplate changes, counted: what is worked out of
         # them (requests, resource checks) is kept per generation.
         self.ctx_gen = 0

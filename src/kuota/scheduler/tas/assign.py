@@ -6,7 +6,7 @@ an empty topology does not fit at all."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Final
 
 from kuota.api.kueue import types as kt
@@ -24,9 +24,11 @@ from kuota.scheduler.flavorassigner.assignment import (
 from kuota.scheduler.tas.placement import Assignment as TopologyAssignment
 from kuota.scheduler.tas.placement import PodSetRequest, find, has_level
 from kuota.scheduler.tas.snapshot import (
+    HOSTNAME,
     PODS,
     FlavorTopology,
     TASNode,
+    count_in,
     domain_id,
     node_matches_flavor,
 )
@@ -75,16 +77,33 @@ class TASInputs:
         self.pods: dict[str, tuple[str, dict[str, int]]] = {}
         self.least_free_profile = True  # TASProfileMixed
         self.balanced = False  # TASBalancedPlacement
+        self.overlapping = True  # TASHandleOverlappingFlavors
+        # Per workload, its topology usage for a set of flavors, kept while
+        # its admission is the same object (a cycle builds many snapshots
+        # from the same holders); cleared after each cycle.
+        self.usage_cache: dict[
+            str, tuple[object, frozenset[str], list[tuple[str, dict[str, int]]]]
+        ] = {}
         # Per flavor, the usage of failed nodes' pods placed again in this
         # cycle, at their old domains: Kueue's snapshot of the cycle still
         # holds the old assignment (cleared after the cycle).
         self.replaced: dict[str, list[tuple[str, dict[str, int]]]] = {}
+        # Per flavor, the topology usage this cycle has reserved so far
+        # (Kueue's ClusterQueueSnapshot.AddUsage of a preemptor's or a
+        # deferred workload's TAS usage); the cycle takes it out at its end.
+        self.held: dict[str, list[tuple[str, dict[str, int]]]] = {}
 
     def flavor_topology(
-        self, flavor: kt.ResourceFlavor, workloads: Iterable[kt.Workload]
+        self,
+        flavor: kt.ResourceFlavor,
+        workloads: Iterable[kt.Workload],
+        node_flavors: frozenset[str] = frozenset(),
     ) -> FlavorTopology | None:
         """The flavor's snapshot (TASFlavorCache.snapshot), or None when its
-        Topology is not known."""
+        Topology is not known. With TASHandleOverlappingFlavors, a topology
+        whose lowest level is the node counts on each node the usage of every
+        flavor of ``node_flavors`` (those TAS flavors whose lowest level is the
+        node too): flavors selecting the same nodes share them."""
         tname = flavor.spec.topology_name
         topo = self.topologies.get(tname) if tname is not None else None
         if tname is None or topo is None:
@@ -100,16 +119,33 @@ class TASInputs:
         for node, usage in self.pods.values():
             ft.add_non_tas_usage(node, usage)
         fname = flavor.metadata.name
+        counted = {fname}
+        if self.overlapping and ft.lowest_is_node and fname in node_flavors:
+            counted = set(node_flavors)
+        fkey = frozenset(counted)
+        cache = self.usage_cache
         for wl in workloads:
-            for did, usage in tas_usage(wl, fname):
+            adm = wl.status.admission if wl.status is not None else None
+            if adm is None:
+                continue
+            key = f"{wl.metadata.namespace}/{wl.metadata.name}"
+            hit = cache.get(key)
+            if hit is not None and hit[0] is adm and hit[1] == fkey:
+                usages = hit[2]
+            else:
+                usages = tas_usage(wl, fkey)
+                cache[key] = (adm, fkey, usages)
+            for did, usage in usages:
                 ft.add_tas_usage(did, usage)
         for did, usage in self.replaced.get(fname, ()):
+            ft.add_tas_usage(did, usage)
+        for did, usage in self.held.get(fname, ()):
             ft.add_tas_usage(did, usage)
         return ft
 
 
-def tas_usage(wl: kt.Workload, flavor: str) -> list[tuple[str, dict[str, int]]]:
-    """Workload.TASUsage for one flavor: per assigned domain, its pods' requests."""
+def tas_usage(wl: kt.Workload, flavors: Collection[str]) -> list[tuple[str, dict[str, int]]]:
+    """Workload.TASUsage for the flavors: per assigned domain, its pods' requests."""
     adm = wl.status.admission if wl.status is not None else None
     if adm is None:
         return []
@@ -117,7 +153,7 @@ def tas_usage(wl: kt.Workload, flavor: str) -> list[tuple[str, dict[str, int]]]:
     specs = {ps.name: ps for ps in wl.spec.pod_sets}
     for psa in adm.pod_set_assignments:
         ta = psa.topology_assignment
-        if ta is None or flavor not in (psa.flavors or {}).values():
+        if ta is None or not any(f in flavors for f in (psa.flavors or {}).values()):
             continue
         ps = specs.get(psa.name)
         if ps is None:
@@ -127,6 +163,29 @@ def tas_usage(wl: kt.Workload, flavor: str) -> list[tuple[str, dict[str, int]]]:
             usage = {r: q * count for r, q in single.items()}
             usage[PODS] = usage.get(PODS, 0) + count
             out.append((domain_id(values), usage))
+    return out
+
+
+def assignment_tas_usage(
+    a: Assignment, pod_sets: list[kt.PodSet], tas_flavors: Iterable[str]
+) -> dict[str, list[tuple[str, dict[str, int], int]]]:
+    """Assignment.ComputeTASNetUsage of a new workload: per TAS flavor, each
+    assigned domain with its single pod's requests and pod count."""
+    out: dict[str, list[tuple[str, dict[str, int], int]]] = {}
+    specs = {ps.name: ps for ps in pod_sets}
+    tas = set(tas_flavors)
+    for psa in a.podsets:
+        ta = psa.topology
+        ps = specs.get(psa.name)
+        if ta is None or ps is None:
+            continue
+        fname = next((f.name for f in psa.flavors.values() if f.name in tas), None)
+        if fname is None:
+            continue
+        single = dict(pod_requests(ps.template.spec)) if ps.template.spec is not None else {}
+        dom = out.setdefault(fname, [])
+        for values, count in domains_of(ta):
+            dom.append((domain_id(values), single, count))
     return out
 
 
@@ -284,13 +343,67 @@ class TASAssigner:
             self._snapshots[fname] = self._fresh(fname)
         return self._snapshots[fname]
 
-    def _fresh(self, fname: str) -> FlavorTopology | None:
-        """The flavor's topology with the usage of the quota holders now."""
+    def _fresh(self, fname: str, without: frozenset[str] = frozenset()) -> FlavorTopology | None:
+        """The flavor's topology with the usage of the quota holders now
+        (but those of ``without``, workloads simulated gone)."""
         rf = self.flavors.get(fname)
         if rf is None:
             return None
-        held = [cq.workloads[k].obj for k, cq in self.holders.items() if k in cq.workloads]
-        return self.inputs.flavor_topology(rf, held)
+        held = [
+            cq.workloads[k].obj
+            for k, cq in self.holders.items()
+            if k in cq.workloads and k not in without
+        ]
+        return self.inputs.flavor_topology(rf, held, self._node_flavors())
+
+    def _node_flavors(self) -> frozenset[str]:
+        """The TAS flavors whose topology's lowest level is the node."""
+        topologies = self.inputs.topologies
+        out = []
+        for name, rf in self.flavors.items():
+            topo = topologies.get(rf.spec.topology_name or "")
+            if (
+                topo is not None
+                and topo.spec.levels
+                and topo.spec.levels[-1].node_label == HOSTNAME
+            ):
+                out.append(name)
+        return frozenset(out)
+
+    def place_for_preemption(self, a: Assignment, info: WorkloadInfo, simulate_empty: bool) -> None:
+        """Kueue's updateAssignmentForTAS: a preempting assignment gets the
+        topology it would take once its targets are gone (the caller takes
+        them out of the holders), or, with no targets, on an empty topology:
+        the capacity the cycle reserves for it."""
+        names = {ps.name: i for i, ps in enumerate(self.pod_sets)}
+        least = self.inputs.least_free_profile
+        balanced = self.inputs.balanced
+        requests = self._requests_of(a, info, False)
+        for fname in sorted(requests):
+            topo = self._fresh(fname)
+            if topo is None:
+                continue
+            got, _, reason = find_for_flavor(topo, requests[fname], simulate_empty, least, balanced)
+            for r in requests[fname]:
+                ta = got.get(r.name) if not reason else None
+                a.podsets[names[r.name]].topology = to_api(ta) if ta is not None else None
+
+    def usage_fits(
+        self, usage: dict[str, list[tuple[str, dict[str, int], int]]], without: frozenset[str]
+    ) -> bool:
+        """TASFlavorSnapshot.Fits for each flavor: every domain's leaf has room
+        for its pods, on the usage now (the holders of ``without`` gone)."""
+        for fname, domains in usage.items():
+            topo = self._fresh(fname, without)
+            if topo is None:
+                continue
+            for did, single, count in domains:
+                leaf = topo.leaves.get(did)
+                if leaf is None:
+                    return False
+                if count_in(single, topo.remaining(leaf, False))[0] < count:
+                    return False
+        return True
 
     def fits(self) -> bool:
         """workloadFits' TAS half for the preemption search: the pod sets
@@ -318,9 +431,11 @@ class TASAssigner:
         topo = self.snapshot(fname) if rf.spec.topology_name is not None else None
         return flavor_mismatch(ps, fname, rf, self.tas_only, topo, covered)
 
-    def place(self, a: Assignment, info: WorkloadInfo, cq: ClusterQueueState) -> None:
-        """The TAS half of assignFlavors on a quota assignment that fits or
-        needs preemption."""
+    def _requests_of(
+        self, a: Assignment, info: WorkloadInfo, mark_errors: bool
+    ) -> dict[str, list[PodSetRequest]]:
+        """Assignment.WorkloadsTopologyRequests: the TAS pod sets' requests
+        per flavor (a pod set without one TAS flavor marked, if asked)."""
         by_flavor: dict[str, list[PodSetRequest]] = {}
         ready_updates: list[kt.PodSetUpdate] = []
         st = info.obj.status
@@ -334,11 +449,11 @@ class TASAssigner:
             if psa.error is not None or psa.count == 0:
                 continue
             tas = sorted({f.name for f in psa.flavors.values() if f.name in self.tas_flavors})
-            if not tas:
-                self._error(a, psa, "no TAS flavor assigned")
-                continue
-            if len(tas) > 1:
-                self._error(a, psa, f"multiple TAS flavors assigned: {', '.join(tas)}")
+            if len(tas) != 1:
+                if mark_errors and not tas:
+                    self._error(a, psa, "no TAS flavor assigned")
+                elif mark_errors:
+                    self._error(a, psa, f"multiple TAS flavors assigned: {', '.join(tas)}")
                 continue
             if self.multikueue or (
                 tas[0] in self.prov_flavors and not has_quota_reservation(info.obj)
@@ -350,7 +465,12 @@ class TASAssigner:
             updates = [u for u in ready_updates if u.name == ps.name]
             implied = not explicit(ps) and self.tas_only
             by_flavor.setdefault(tas[0], []).append(request_of(ps, psa.count, implied, updates))
-        self.requests = by_flavor
+        return by_flavor
+
+    def place(self, a: Assignment, info: WorkloadInfo, cq: ClusterQueueState) -> None:
+        """The TAS half of assignFlavors on a quota assignment that fits or
+        needs preemption."""
+        by_flavor = self.requests = self._requests_of(a, info, True)
         if not by_flavor:
             return
         names = {ps.name: i for i, ps in enumerate(self.pod_sets)}
