@@ -13,6 +13,7 @@ Workload finish with it."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import shutil
 import signal
@@ -89,6 +90,26 @@ def owned_by(s: Served, kind: str, name: str) -> dict[str, Any] | None:
     return None
 
 
+@contextlib.contextmanager
+def serve_all(worlds: dict[str, Path], tmp_path: Path) -> Iterator[dict[str, Served]]:
+    """A ``kuota serve`` per named world, started side by side (state under
+    ``tmp_path/<name>``, one HOME), all stopped at the end."""
+    (tmp_path / "home").mkdir(exist_ok=True)
+    started: dict[str, Served] = {}
+    try:
+        with ThreadPoolExecutor(len(worlds)) as pool:
+            futs = {
+                n: pool.submit(start_server, tmp_path / n / "state", str(w), home=tmp_path / "home")
+                for n, w in worlds.items()
+            }
+            for n, f in futs.items():
+                started[n] = f.result()
+        yield started
+    finally:
+        for s in started.values():
+            s.stop()
+
+
 @pytest.fixture
 def clusters(tmp_path: Path) -> Iterator[dict[str, Served]]:
     manager_world = tmp_path / "manager-world"
@@ -99,20 +120,8 @@ def clusters(tmp_path: Path) -> Iterator[dict[str, Served]]:
         "worker2": EXAMPLE / "worker2",
         "manager": manager_world,
     }
-    started: dict[str, Served] = {}
-    try:
-        with ThreadPoolExecutor(3) as pool:
-            futs = {
-                n: pool.submit(start_server, tmp_path / n / "state", str(w), home=tmp_path / "home")
-                for n, w in worlds.items()
-            }
-            (tmp_path / "home").mkdir(exist_ok=True)
-            for n, f in futs.items():
-                started[n] = f.result()
+    with serve_all(worlds, tmp_path) as started:
         yield started
-    finally:
-        for s in started.values():
-            s.stop()
 
 
 def test_dispatch_mirror_and_redispatch_after_a_worker_is_killed(

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +30,11 @@ from tests.controllers.multikueue.test_multikueue_e2e import (
     get,
     owned_by,
     secret,
+    serve_all,
     wait_for,
     workloads,
 )
-from tests.server.conftest import KUBECTL, Served, start_server
+from tests.server.conftest import KUBECTL, Served
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
@@ -253,20 +253,8 @@ def mk(tmp_path: Path) -> Iterator[tuple[Served, Served]]:
         shutil.copytree(src, world)
         (world / "config.yaml").write_text(config)
         worlds[name] = world
-    (tmp_path / "home").mkdir()
-    started: dict[str, Served] = {}
-    try:
-        with ThreadPoolExecutor(2) as pool:
-            futs = {
-                n: pool.submit(start_server, tmp_path / n / "state", str(w), home=tmp_path / "home")
-                for n, w in worlds.items()
-            }
-            for n, f in futs.items():
-                started[n] = f.result()
+    with serve_all(worlds, tmp_path) as started:
         yield started["manager"], started["worker2"]
-    finally:
-        for s in started.values():
-            s.stop()
 
 
 def _apply(s: Served, *docs: dict[str, Any]) -> None:

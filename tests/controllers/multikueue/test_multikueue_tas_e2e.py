@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -23,9 +22,10 @@ from tests.controllers.multikueue.test_multikueue_e2e import (
     get,
     owned_by,
     secret,
+    serve_all,
     wait_for,
 )
-from tests.server.conftest import KUBECTL, REPO, Served, start_server
+from tests.server.conftest import KUBECTL, REPO, Served
 
 EXAMPLE = REPO / "examples" / "multikueue-tas"
 RACK = "cloud.provider.com/topology-rack"
@@ -44,20 +44,8 @@ def clusters(tmp_path: Path) -> Iterator[dict[str, Served]]:
         "worker2": EXAMPLE / "worker2",
         "manager": manager_world,
     }
-    started: dict[str, Served] = {}
-    try:
-        with ThreadPoolExecutor(3) as pool:
-            futs = {
-                n: pool.submit(start_server, tmp_path / n / "state", str(w), home=tmp_path / "home")
-                for n, w in worlds.items()
-            }
-            (tmp_path / "home").mkdir(exist_ok=True)
-            for n, f in futs.items():
-                started[n] = f.result()
+    with serve_all(worlds, tmp_path) as started:
         yield started
-    finally:
-        for s in started.values():
-            s.stop()
 
 
 def test_manager_delays_the_topology_and_the_worker_assigns_it(
