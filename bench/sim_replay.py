@@ -141,7 +141,9 @@ def main() -> None:
         default=["auto"],
         help="auto (what kuota simulate picks), or fast and full to compare the two",
     )
-    ap.add_argument("--builds", nargs="+", default=["interpreted", "mypyc"])
+    ap.add_argument(
+        "--builds", nargs="+", default=["interpreted", "mypyc"], choices=["interpreted", "mypyc"]
+    )
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--compiled", type=Path, default=COMPILED, help="the mypyc overlay")
     a = ap.parse_args()
