@@ -108,7 +108,7 @@ def unknown_kind_hint(api_version: str, kind: str) -> str:
     known = KINDS_BY_NAME.get(kind)
     if known:
         return f"; {kind} is read in {', '.join(sorted(known))}"
-    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    group = api_version.rpartition("/")[0]  # ("" for the core group's "v1")
     if group == "kind.x-k8s.io":
         return (
             "; this is a kind (Kubernetes in Docker) cluster configuration, not an object "
@@ -118,7 +118,7 @@ def unknown_kind_hint(api_version: str, kind: str) -> str:
     same_group = {
         k.lower(): k
         for k, versions in KINDS_BY_NAME.items()
-        if any((av.split("/", 1)[0] if "/" in av else "") == group for av in versions)
+        if any(av.rpartition("/")[0] == group for av in versions)
     }
     meant = {k.lower(): k for k in KINDS_BY_NAME}.get(kind.lower())
     if meant is None:
