@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, NoReturn, Protocol
+from typing import Any, Final, NoReturn, Protocol, TypeVar
 
 from kuota.api import errors as e
 from kuota.api import k8s as kc
@@ -71,6 +71,7 @@ _READY_MSG: Final = "All pods reached readiness and the workload is running"
 _NOT_READY_MSG: Final = "Not all pods are ready or succeeded"
 _RECOVERY_MSG: Final = "At least one pod has failed, waiting for recovery"
 _JOB_COMPONENT: Final = "kueue-job-controller"  # the events' source
+_J = TypeVar("_J")
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,17 @@ class OwnerRules(Protocol):
     def job_update_errors(
         self, new: Any, old: Any, gvk: str, suspended: bool, was_suspended: bool
     ) -> list[e.FieldError]: ...
+
+
+def suspended_copy(job: _J, spec_of: Callable[[_J], Any]) -> _J:
+    """Kueue's webhook default for a managed job (each kind's
+    ``suspend_on_create``): a copy whose ``spec_of(copy).suspend`` is True,
+    or the job itself when already suspended, so that nothing is written."""
+    if spec_of(job).suspend:
+        return job
+    job = clone(job)
+    spec_of(job).suspend = True
+    return job
 
 
 # ------------------------------------------------------------------ naming

@@ -12,7 +12,7 @@ from __future__ import annotations
 from kuota.api import errors as e
 from kuota.api.appwrapper import appwrapper_types as v
 from kuota.api.kueue import types as kt
-from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobframework import Finished, PodSetInfo, suspended_copy
 from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
@@ -70,11 +70,7 @@ class AppWrapperAdapter:
         return None
 
     def suspend_on_create(self, aw: v.AppWrapper) -> v.AppWrapper:
-        if aw.spec.suspend:
-            return aw
-        aw = clone(aw)
-        aw.spec.suspend = True
-        return aw
+        return suspended_copy(aw, lambda a: a.spec)
 
     def run(self, aw: v.AppWrapper, infos: list[PodSetInfo]) -> v.AppWrapper:
         """SetPodSetInfos: each component's podSets take the next infos."""

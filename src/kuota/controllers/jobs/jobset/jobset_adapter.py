@@ -10,7 +10,7 @@ from __future__ import annotations
 from kuota.api import errors as e
 from kuota.api.jobset import v1alpha2 as js
 from kuota.api.kueue import types as kt
-from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobframework import Finished, PodSetInfo, suspended_copy
 from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.controllers.tas_requests import topology_request, validate_pod_sets
@@ -94,11 +94,7 @@ class JobSetAdapter:
         return out
 
     def suspend_on_create(self, job: js.JobSet) -> js.JobSet:
-        if job.spec.suspend:
-            return job
-        job = clone(job)
-        job.spec.suspend = True
-        return job
+        return suspended_copy(job, lambda j: j.spec)
 
     def run(self, job: js.JobSet, infos: list[PodSetInfo]) -> js.JobSet:
         job = clone(job)

@@ -12,7 +12,7 @@ from typing import Any, Final
 from kuota.api import errors as e
 from kuota.api.kubeflow import v1
 from kuota.api.kueue import types as kt
-from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobframework import Finished, PodSetInfo, suspended_copy
 from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.podset_templates import merge_into, restored_template
 from kuota.controllers.tas_requests import topology_request, validate_pod_sets
@@ -94,11 +94,7 @@ class KubeflowAdapter:
         return None  # (Kueue's Kubeflow jobs report none)
 
     def suspend_on_create(self, job: Any) -> Any:
-        if job.spec.run_policy.suspend:
-            return job
-        job = clone(job)
-        job.spec.run_policy.suspend = True
-        return job
+        return suspended_copy(job, lambda j: j.spec.run_policy)
 
     def run(self, job: Any, infos: list[PodSetInfo]) -> Any:
         job = clone(job)

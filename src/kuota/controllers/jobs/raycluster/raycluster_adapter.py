@@ -10,7 +10,7 @@ from __future__ import annotations
 from kuota.api import errors as e
 from kuota.api.kueue import types as kt
 from kuota.api.ray import ray_types as r
-from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobframework import Finished, PodSetInfo, suspended_copy
 from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
 from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.workloadslicing import gate_template
@@ -62,11 +62,7 @@ class RayClusterAdapter:
         return rc
 
     def suspend_on_create(self, rc: r.RayCluster) -> r.RayCluster:
-        if rc.spec.suspend:
-            return rc
-        rc = clone(rc)
-        rc.spec.suspend = True
-        return rc
+        return suspended_copy(rc, lambda r: r.spec)
 
     def run(self, rc: r.RayCluster, infos: list[PodSetInfo]) -> r.RayCluster:
         rc = clone(rc)

@@ -18,7 +18,7 @@ from kuota.api.k8s import Container
 from kuota.api.kueue import types as kt
 from kuota.api.ray import ray_types as r
 from kuota.api.ray.ray_submitter import submitter_resources, submitter_template
-from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobframework import Finished, PodSetInfo, suspended_copy
 from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
 from kuota.controllers.jobs.raycluster.owned_cluster import OwnedCluster
 from kuota.controllers.multikueue_adapter import ManagedBy
@@ -105,11 +105,7 @@ class RayJobAdapter(OwnedCluster):
         return None
 
     def suspend_on_create(self, job: r.RayJob) -> r.RayJob:
-        if job.spec.suspend:
-            return job
-        job = clone(job)
-        job.spec.suspend = True
-        return job
+        return suspended_copy(job, lambda j: j.spec)
 
     def run(self, job: r.RayJob, infos: list[PodSetInfo]) -> r.RayJob:
         job = clone(job)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from kuota.api import errors as e
 from kuota.api.kueue import types as kt
 from kuota.api.ray import ray_types as r
-from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobframework import Finished, PodSetInfo, suspended_copy
 from kuota.controllers.jobs.raycluster import rayspec_podsets as rs
 from kuota.controllers.jobs.raycluster.owned_cluster import OwnedCluster
 from kuota.controllers.multikueue_adapter import ManagedBy
@@ -80,11 +80,7 @@ class RayServiceAdapter(OwnedCluster):
         return None
 
     def suspend_on_create(self, svc: r.RayService) -> r.RayService:
-        if svc.spec.ray_cluster_config.suspend:
-            return svc
-        svc = clone(svc)
-        svc.spec.ray_cluster_config.suspend = True
-        return svc
+        return suspended_copy(svc, lambda s: s.spec.ray_cluster_config)
 
     def run(self, svc: r.RayService, infos: list[PodSetInfo]) -> r.RayService:
         svc = clone(svc)

@@ -19,7 +19,7 @@ from kuota.api.k8s.corev1 import Container, PodSchedulingGate, PodSpec, PodTempl
 from kuota.api.kueue import types as kt
 from kuota.api.spark import spark_pods as sp
 from kuota.api.spark import spark_types as s
-from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobframework import Finished, PodSetInfo, suspended_copy
 from kuota.controllers.tas_requests import validate_pod_sets
 from kuota.store import clone
 from kuota.store.protocol import ResourceType
@@ -96,11 +96,7 @@ class SparkApplicationAdapter:
         return None
 
     def suspend_on_create(self, app: s.SparkApplication) -> s.SparkApplication:
-        if app.spec.suspend:
-            return app
-        app = clone(app)
-        app.spec.suspend = True
-        return app
+        return suspended_copy(app, lambda a: a.spec)
 
     def run(self, app: s.SparkApplication, infos: list[PodSetInfo]) -> s.SparkApplication:
         """RunWithPodSetsInfo."""

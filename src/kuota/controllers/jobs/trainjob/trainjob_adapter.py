@@ -18,7 +18,7 @@ from kuota.api import errors as e
 from kuota.api.jobset import v1alpha2 as js
 from kuota.api.kueue import types as kt
 from kuota.api.trainer import trainer_types as t
-from kuota.controllers.jobframework import Finished, PodSetInfo
+from kuota.controllers.jobframework import Finished, PodSetInfo, suspended_copy
 from kuota.controllers.multikueue_adapter import ManagedBy
 from kuota.controllers.tas_requests import validate_pod_sets
 from kuota.runtime.informer import Informer
@@ -112,11 +112,7 @@ class TrainJobAdapter:
         return None
 
     def suspend_on_create(self, job: t.TrainJob) -> t.TrainJob:
-        if job.spec.suspend:
-            return job
-        job = clone(job)
-        job.spec.suspend = True
-        return job
+        return suspended_copy(job, lambda j: j.spec)
 
     def run(self, job: t.TrainJob, infos: list[PodSetInfo]) -> t.TrainJob:
         job = clone(job)
