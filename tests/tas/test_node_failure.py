@@ -98,3 +98,33 @@ def test_a_node_tainted_against_the_pods_is_replaced(tmp_path: Path) -> None:
     # (the evicted pod is gone: a Ready node's kubelet finished deleting it)
     by_node = sorted((p["spec"]["nodeName"], p["status"]["phase"]) for p in pods)
     assert by_node == [("h2", "Succeeded"), ("h3", "Succeeded")]
+
+
+def test_without_fail_fast_a_failed_second_pass_is_a_warning(tmp_path: Path) -> None:
+    """TASFailedNodeReplacementFailFast off: no room in the rack keeps the
+    workload admitted on its old assignment and records Kueue's Warning
+    SecondPassFailed on the Workload, with the flavor assigner's reason
+    (scheduler.go requeueAndUpdate)."""
+    world = tmp_path / "world.yaml"
+    text = WORLD.read_text()
+    h3 = text.index("name: h3")
+    world.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+        "featureGates: {TASFailedNodeReplacementFailFast: false}\n---\n"
+        + text[:h3]
+        + text[h3:].replace('cpu: "4"', 'cpu: "2"', 1)
+    )
+    r = kuota("run", str(world), "--no-live", "--state", str(tmp_path / "state"))
+    assert r.exit_code == 0, r.output
+    assert "no evictions" in r.output, r.output
+    events = json.loads(
+        kuota("get", "events", "-o", "json", "--state", str(tmp_path / "state")).output
+    )
+    warned = [e for e in events["items"] if e["reason"] == "SecondPassFailed"]
+    assert warned, [e["reason"] for e in events["items"]]
+    ev = warned[0]
+    assert ev["type"] == "Warning"
+    assert ev["involvedObject"]["kind"] == "Workload"
+    assert ev["message"].startswith(
+        "couldn't assign flavors to pod set main: topology \"default\" doesn't allow to fit any of 1 pod(s)"
+    ), ev["message"]

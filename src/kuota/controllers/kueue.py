@@ -375,6 +375,7 @@ class KueueController:
         """Write the workloads whose status changed. Queue statuses wait for
         flush_queues(): counters need no more than one write per period."""
         core, mgr = self._parts()
+        self._record_core_events()
         keys = sorted(core.take_touched())
         at_once = getattr(mgr.store, "update_status_all", None)
         if at_once is not None and len(keys) > 1:
@@ -387,6 +388,19 @@ class KueueController:
         for key in keys:
             self._write_workload(key)
             self._mark_queues(key)
+
+    def _record_core_events(self) -> None:
+        """The Events the scheduler asked for (those no status change shows,
+        SecondPassFailed), recorded on the stored workload."""
+        core, mgr = self._parts()
+        events = core.take_events()
+        if not events or not mgr.recorder.enabled:
+            return
+        inf = mgr.informer(WORKLOAD)
+        for key, etype, reason, message in events:
+            stored = inf.get(key)
+            if stored is not None:
+                mgr.recorder.event(stored, etype, reason, message, COMPONENT)  # type: ignore[arg-type]
 
     def _queues_due_at(self) -> datetime | None:
         """When the queue statuses may be written next, a period after their

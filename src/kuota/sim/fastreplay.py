@@ -367,6 +367,7 @@ class FastReplay:
                 quiet += 1
             tried.update(r.waiting)
         core.take_touched()  # (nobody writes statuses here)
+        core.take_events()  # (nor records Events)
         core.preemptions.clear()
         core.evictions.clear()
         return True

@@ -109,6 +109,13 @@ class AdmissionCore:
         out, st.touched = st.touched, set()
         return out
 
+    def take_events(self) -> list[tuple[str, str, str, str]]:
+        """The Events the scheduler asked for since the last call:
+        (workload key, type, reason, message)."""
+        st = self.state
+        out, st.events = st.events, []
+        return out
+
     @property
     def has_pending_evictions(self) -> bool:
         return bool(self.state.pending_evictions)

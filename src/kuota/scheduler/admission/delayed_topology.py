@@ -10,8 +10,8 @@ and flavors, has the topology of those pod sets computed on the flavor's
 topology now (the nodes provisioned included), written with
 delayedTopologyRequest Ready, and is admitted. Where the topology does not
 fit it keeps its reservation and is tried again after a backoff (Kueue's
-second-pass queue: 1s doubling up to 30s; its SecondPassFailed event is not
-recorded).
+second-pass queue: 1s doubling up to 30s), with Kueue's Warning
+``SecondPassFailed`` and the reason it does not fit.
 
 A MultiKueue check's delayed requests never come here: the worker assigns
 the topology and the manager's requests turn Ready with the check."""
@@ -43,6 +43,7 @@ from kuota.scheduler.tas.placement import PodSetRequest
 # Kueue's secondPassQueue backoff: initialBackoff, factor 2, maxBackoff.
 SECOND_PASS_BACKOFF: Final = timedelta(seconds=1)
 SECOND_PASS_MAX_BACKOFF: Final = timedelta(seconds=30)
+SECOND_PASS_FAILED: Final = "SecondPassFailed"  # the Warning of each failed second pass
 
 
 def needs_second_pass(wl: kt.Workload) -> bool:
@@ -83,10 +84,12 @@ class DelayedTopology:
                 # queue's: Kueue's second pass delays that one again (only a
                 # worker assigns it).
                 continue
-            if self._assign(key, wl):
+            failed = self._assign(key, wl)
+            if not failed:
                 st.second_pass_failures.pop(key, None)
                 self.wlc.sync(key)  # SyncAdmittedCondition: admitted now
             else:
+                st.events.append((key, "Warning", SECOND_PASS_FAILED, failed))
                 # QueueSecondPassIfNeeded: again after 1s, 2s, 4s ... 30s.
                 n = st.second_pass_failures.get(key, 0)
                 st.second_pass_failures[key] = n + 1
@@ -103,14 +106,15 @@ class DelayedTopology:
                 return True
         return False
 
-    def _assign(self, key: str, wl: kt.Workload) -> bool:
+    def _assign(self, key: str, wl: kt.Workload) -> str:
         """The Pending pod sets placed on their TAS flavors; the admission
-        rewritten only if every one fits."""
+        rewritten only if every one fits. Returns why not (Kueue's
+        inadmissible message), "" when placed."""
         st = self.state
         adm = wl.status.admission if wl.status is not None else None
         cq = st.snap.holders.get(key)
         if adm is None or cq is None:
-            return False
+            return "the workload holds no quota"
         specs = {ps.name: ps for ps in wl.spec.pod_sets}
         cq_flavors = [f for rg in cq.resource_groups for f in rg.flavors]
         tas_only = bool(cq_flavors) and all(
@@ -136,8 +140,13 @@ class DelayedTopology:
                     if f in st.flavors and st.flavors[f].spec.topology_name is not None
                 }
             )
-            if len(tas) != 1:
-                return False  # onlyTASFlavor's error: no single TAS flavor
+            if len(tas) != 1:  # onlyTASFlavor's errors
+                why = (
+                    "no TAS flavor assigned"
+                    if not tas
+                    else "more than one TAS flavor assigned: " + ", ".join(tas)
+                )
+                return _cannot(psa.name, why)
             implied = not explicit(ps) and tas_only
             count = psa.count if psa.count is not None else ps.count
             req = request_of(ps, count, implied, [u for u in updates if u.name == ps.name])
@@ -147,12 +156,14 @@ class DelayedTopology:
         for fname in sorted(by_flavor):
             topo = st.tas.flavor_topology(st.flavors[fname], held)
             if topo is None:
-                return False
-            got, _, reason = find_for_flavor(
+                return _cannot(
+                    by_flavor[fname][0].name, f'Flavor "{fname}" information missing in TAS cache'
+                )
+            got, failed_ps, reason = find_for_flavor(
                 topo, by_flavor[fname], False, st.tas.least_free_profile, st.tas.balanced
             )
             if reason:
-                return False  # SecondPassFailed: tried again in a later cycle
+                return _cannot(failed_ps, reason)  # tried again in a later cycle
             found.update((name, to_api(a)) for name, a in got.items())
         assert wl.status is not None
         # (a new admission: the old one may be shared with a stored object)
@@ -168,7 +179,12 @@ class DelayedTopology:
             ],
         )
         st.touched.add(key)
-        return True
+        return ""
+
+
+def _cannot(pod_set: str, reason: str) -> str:
+    """Kueue's flavor assignment message for a pod set that does not fit."""
+    return f"couldn't assign flavors to pod set {pod_set}: {reason}"
 
 
 __all__ = ["DelayedTopology", "needs_second_pass"]

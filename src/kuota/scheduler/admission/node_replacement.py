@@ -9,7 +9,8 @@ each pod set on that node has the node's pods placed again
 and ``unhealthyNodes`` cleared (Kueue's admit). When no replacement fits,
 TASFailedNodeReplacementFailFast evicts it (reason ``NodeFailures``, ``Workload
 was evicted as there was no replacement for unhealthy node(s): <nodes>``);
-without that gate it keeps its assignment and is tried again.
+without that gate it keeps its assignment and is tried again, with the
+Warning ``SecondPassFailed`` and the reason.
 
 Second passes run before the heads of the cycle (Kueue takes them from its
 second-pass queue with the heads). Two nodes marked at once (the controller
@@ -26,6 +27,7 @@ from kuota.api.conditions import condition_true
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.v1beta1 import domains_of, ta_from_domains
 from kuota.quota.workload import has_quota_reservation, is_evicted, is_finished
+from kuota.scheduler.admission.delayed_topology import SECOND_PASS_FAILED
 from kuota.scheduler.admission.state import CoreState
 from kuota.scheduler.admission.workloads import WorkloadController
 from kuota.scheduler.tas.assign import explicit, request_of
@@ -99,8 +101,12 @@ class NodeReplacement:
                 self.wlc.evict(key, NODE_FAILURES, MULTIPLE_FAILURES.format(", ".join(names)))
                 continue
             reason = self._replace(key, wl, names[0])
-            if reason and st.gate("TASFailedNodeReplacementFailFast"):
+            if not reason:
+                continue
+            if st.gate("TASFailedNodeReplacementFailFast"):
                 self.wlc.evict(key, NODE_FAILURES, NO_REPLACEMENT.format(",".join(names)))
+            else:  # kept, tried again: requeueAndUpdate's Warning
+                st.events.append((key, "Warning", SECOND_PASS_FAILED, reason))
 
     def _replace(self, key: str, wl: kt.Workload, node: str) -> str:
         """The pod sets on ``node`` placed again; their new assignments

@@ -116,6 +116,10 @@ class CoreState:
         # second-pass queue backoff), and how many times it failed.
         self.second_pass_at: dict[str, datetime] = {}
         self.second_pass_failures: dict[str, int] = {}
+        # Events only the scheduler knows of (no status change to read them
+        # off): (workload key, type, reason, message), taken by the
+        # controller that records them (take_events).
+        self.events: list[tuple[str, str, str, str]] = []
 
     def gate(self, name: str) -> bool:
         """``config.gate(name)``: a feature gate's value."""
