@@ -594,7 +594,7 @@ class ApiServer:
             return self.res.create(
                 Request(s, req.namespace, "", "", req.query, req.user, guard=req.guard), patched
             )
-        meta = patched.setdefault("metadata", {})
+        meta = patched["metadata"] = patched.get("metadata") or {}
         meta.setdefault("resourceVersion", live["metadata"].get("resourceVersion"))
         if req.subresource != "status":
             patched.pop("status", None)

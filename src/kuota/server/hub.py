@@ -25,6 +25,11 @@ from kuota.server.stepping import Stepper
 log = structlog.get_logger("kuota.server")
 
 _MAX_SLEEP = 0.25  # the longest the timer task sleeps (a stop is noticed this fast)
+# A settle reconciles for at most this long (in rounds of _SETTLE_STEPS)
+# before the loop serves the requests waiting: a set of a million replicas is
+# created over many turns, the API answering meanwhile.
+_SETTLE_SLICE = 0.05
+_SETTLE_STEPS = 200
 _SAVE_CLOCK_EVERY = 1.0  # seconds between journaled clock readings
 _PRUNE_AT = 4096  # waiters kept before the finished ones are dropped
 # A watch writes at most once per this many seconds while events keep coming:
@@ -357,14 +362,28 @@ class Hub:
         if self._settle_scheduled:  # (not yet run by a commit)
             self._settle()
 
-    def _settle(self) -> None:
+    def _settle(self, steps: int = 0) -> None:
+        """A reconcile round: until idle, for _SETTLE_SLICE at most, the rest
+        scheduled after the requests waiting meanwhile (``steps``: at most
+        that many reconciles instead)."""
         self._settle_scheduled = False
         if self._stopping:
             return
+        idle = True
         try:
-            self.cp.mgr.run_until_idle()
+            if steps:
+                idle = self.cp.mgr.run_until_idle(max_steps=steps)
+            else:
+                until = time.monotonic() + _SETTLE_SLICE
+                while not (idle := self.cp.mgr.run_until_idle(max_steps=_SETTLE_STEPS)):
+                    if time.monotonic() >= until:
+                        break
         except Exception:  # a controller bug must not stop the API server
             log.exception("reconcile round failed")
+        if not idle and not self._settle_scheduled:
+            # More work than one turn: the rest after the requests waiting.
+            self._settle_scheduled = True
+            self.loop.call_soon(self._settle_if_due)
         self.notify()
         if not self._kick.done():
             self._kick.set_result(None)  # new timers may be sooner

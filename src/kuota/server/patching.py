@@ -36,6 +36,47 @@ def apply(
     force: bool,
     now: str,
 ) -> dict[str, Any]:
+    """The patched object. Raises ApiError (400 bad patch or a patched object
+    that is no object, 409 apply conflict, 415 strategic merge on a custom
+    resource)."""
+    if content_type == APPLY and isinstance(patch, dict) and not _object_meta(patch):
+        raise st.bad_request("metadata must be an object")
+    out = _apply(
+        content_type,
+        live,
+        patch,
+        gvk=gvk,
+        builtin=builtin,
+        manager=manager,
+        force=force,
+        now=now,
+    )
+    # (a patch may replace the whole object, or its metadata, with a scalar:
+    # the API server cannot decode that into the kind)
+    if not isinstance(out, dict):
+        raise st.bad_request(f"the patched object must be a {gvk[2]} object")
+    if not _object_meta(out):
+        raise st.bad_request("metadata must be an object")
+    return out
+
+
+def _object_meta(obj: dict[str, Any]) -> bool:
+    """Its metadata is absent, null or an object."""
+    meta = obj.get("metadata")
+    return meta is None or isinstance(meta, dict)
+
+
+def _apply(
+    content_type: str,
+    live: dict[str, Any] | None,
+    patch: Any,
+    *,
+    gvk: tuple[str, str, str],
+    builtin: bool,
+    manager: str,
+    force: bool,
+    now: str,
+) -> dict[str, Any]:
     """The patched object. Raises ApiError (400 bad patch, 409 apply conflict,
     415 strategic merge on a custom resource)."""
     from kuota.server import patch as p  # the patch algorithms (their own package)

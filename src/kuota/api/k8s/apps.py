@@ -39,6 +39,9 @@ from kuota.api.k8s.validation.objectmeta import (
 from kuota.api.k8s.validation.podspec import validate_pod_template_spec
 from kuota.api.meta import ConditionStatus, LabelSelector, ObjectMeta, selector_matches
 
+# Go's int32: a larger number is refused as kube-apiserver's decoder refuses it.
+Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+
 __all__ = [
     "APPS_KINDS",
     "CONTROLLER_REVISION_HASH",
@@ -86,8 +89,8 @@ POD_INDEX = "apps.kubernetes.io/pod-index"
 # -------------------------------------------------------------------- ReplicaSet
 class ReplicaSetSpec(Object):
     selector: LabelSelector
-    replicas: int = 1  # API default
-    min_ready_seconds: int = 0
+    replicas: Int32 = 1  # API default
+    min_ready_seconds: Int32 = 0
     # Not a pointer in Go: absent is an empty template (which no selector matches).
     template: PodTemplateSpec = msgspec.field(default_factory=PodTemplateSpec)
 
@@ -101,11 +104,11 @@ class ReplicaSetCondition(Object):
 
 
 class ReplicaSetStatus(Object):
-    replicas: int = 0  # non-pointer int32 in Go: absent means 0
-    fully_labeled_replicas: int | None = None
-    ready_replicas: int | None = None
-    available_replicas: int | None = None
-    terminating_replicas: int | None = None
+    replicas: Int32 = 0  # non-pointer int32 in Go: absent means 0
+    fully_labeled_replicas: Int32 | None = None
+    ready_replicas: Int32 | None = None
+    available_replicas: Int32 | None = None
+    terminating_replicas: Int32 | None = None
     observed_generation: int | None = None
     conditions: Annotated[list[ReplicaSetCondition], list_map("type")] | None = None
 
@@ -137,12 +140,12 @@ class DeploymentStrategy(Object):
 class DeploymentSpec(Object):
     selector: LabelSelector
     template: PodTemplateSpec
-    replicas: int = 1  # API defaults from here on
+    replicas: Int32 = 1  # API defaults from here on
     strategy: DeploymentStrategy = msgspec.field(default_factory=DeploymentStrategy)
-    min_ready_seconds: int = 0
-    revision_history_limit: int = 10
+    min_ready_seconds: Int32 = 0
+    revision_history_limit: Int32 = 10
     paused: bool | None = None
-    progress_deadline_seconds: int = 600
+    progress_deadline_seconds: Int32 = 600
 
 
 class DeploymentCondition(Object):
@@ -156,14 +159,14 @@ class DeploymentCondition(Object):
 
 class DeploymentStatus(Object):
     observed_generation: int | None = None
-    replicas: int | None = None
-    updated_replicas: int | None = None
-    ready_replicas: int | None = None
-    available_replicas: int | None = None
-    unavailable_replicas: int | None = None
-    terminating_replicas: int | None = None
+    replicas: Int32 | None = None
+    updated_replicas: Int32 | None = None
+    ready_replicas: Int32 | None = None
+    available_replicas: Int32 | None = None
+    unavailable_replicas: Int32 | None = None
+    terminating_replicas: Int32 | None = None
     conditions: Annotated[list[DeploymentCondition], list_map("type")] | None = None
-    collision_count: int | None = None
+    collision_count: Int32 | None = None
 
 
 class Deployment(Object):
@@ -176,7 +179,7 @@ class Deployment(Object):
 
 # ------------------------------------------------------------------- StatefulSet
 class RollingUpdateStatefulSetStrategy(Object):
-    partition: int = 0  # API default
+    partition: Int32 = 0  # API default
     max_unavailable: IntOrString | None = None
 
 
@@ -195,20 +198,20 @@ class StatefulSetPersistentVolumeClaimRetentionPolicy(Object):
 
 
 class StatefulSetOrdinals(Object):
-    start: int = 0
+    start: Int32 = 0
 
 
 class StatefulSetSpec(Object):
     selector: LabelSelector
     template: PodTemplateSpec
-    replicas: int = 1  # API defaults from here on
+    replicas: Int32 = 1  # API defaults from here on
     service_name: str | None = None
     pod_management_policy: str = "OrderedReady"  # or Parallel; checked in code
     update_strategy: StatefulSetUpdateStrategy = msgspec.field(
         default_factory=StatefulSetUpdateStrategy
     )
-    revision_history_limit: int = 10
-    min_ready_seconds: int = 0
+    revision_history_limit: Int32 = 10
+    min_ready_seconds: Int32 = 0
     volume_claim_templates: AnyList | None = None
     persistent_volume_claim_retention_policy: StatefulSetPersistentVolumeClaimRetentionPolicy = (
         msgspec.field(default_factory=StatefulSetPersistentVolumeClaimRetentionPolicy)
@@ -217,16 +220,16 @@ class StatefulSetSpec(Object):
 
 
 class StatefulSetStatus(Object):
-    replicas: int = 0  # non-pointer int32 in Go: absent means 0
+    replicas: Int32 = 0  # non-pointer int32 in Go: absent means 0
     observed_generation: int | None = None
-    ready_replicas: int | None = None
-    current_replicas: int | None = None
-    updated_replicas: int | None = None
+    ready_replicas: Int32 | None = None
+    current_replicas: Int32 | None = None
+    updated_replicas: Int32 | None = None
     current_revision: str | None = None
     update_revision: str | None = None
-    collision_count: int | None = None
+    collision_count: Int32 | None = None
     conditions: AnyList | None = None
-    available_replicas: int | None = None
+    available_replicas: Int32 | None = None
 
 
 class StatefulSet(Object):
@@ -254,21 +257,21 @@ class DaemonSetSpec(Object):
     selector: LabelSelector
     template: PodTemplateSpec
     update_strategy: AnyObject | None = None  # rolling updates are not modelled
-    min_ready_seconds: int | None = None
-    revision_history_limit: int | None = None
+    min_ready_seconds: Int32 | None = None
+    revision_history_limit: Int32 | None = None
 
 
 class DaemonSetStatus(Object):
     # Non-pointer int32 counters in Go: absent means 0.
-    current_number_scheduled: int = 0
-    number_misscheduled: int = 0
-    desired_number_scheduled: int = 0
-    number_ready: int = 0
+    current_number_scheduled: Int32 = 0
+    number_misscheduled: Int32 = 0
+    desired_number_scheduled: Int32 = 0
+    number_ready: Int32 = 0
     observed_generation: int | None = None
-    updated_number_scheduled: int | None = None
-    number_available: int | None = None
-    number_unavailable: int | None = None
-    collision_count: int | None = None
+    updated_number_scheduled: Int32 | None = None
+    number_available: Int32 | None = None
+    number_unavailable: Int32 | None = None
+    collision_count: Int32 | None = None
     conditions: AnyList | None = None
 
 

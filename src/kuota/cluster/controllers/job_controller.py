@@ -96,6 +96,8 @@ DEFAULT_POD_FAILURE_BACKOFF = timedelta(seconds=10)
 # The documented cap (Kubernetes' and OpenShift's Job docs: "capped at six
 # minutes"); the controller's source has used 10 minutes since 1.28.
 MAX_POD_FAILURE_BACKOFF = timedelta(minutes=6)
+# job_controller.go MaxPodCreateDeletePerSync: the most pods one sync creates.
+MAX_POD_CREATE_PER_SYNC = 500
 REASON_FAILED_CREATE = "FailedCreate"  # the event of a refused pod
 _MIN_REQUEUE = timedelta(seconds=1)  # syncJobBatchPeriod: the shortest requeue delay
 _ORPHAN = "orphan:"  # work keys of pods whose tracking finalizer may be left behind
@@ -402,6 +404,9 @@ class JobController(ClusterController):
         if delay > timedelta(0):
             self.mgr.enqueue_after(self.name, key, max(delay, _MIN_REQUEUE))
             return
+        if diff > MAX_POD_CREATE_PER_SYNC:
+            diff = MAX_POD_CREATE_PER_SYNC
+            self.mgr.enqueue(self.name, key)  # the rest in the next sync
         indexes: list[int | None]
         if spec.completion_mode == "Indexed":
             indexes = list(self._pending_indexes(s, diff, spec.completions or 0))

@@ -60,6 +60,9 @@ DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 # The Pod informer's index of pods by the uid of their controlling ReplicaSet.
 PODS_BY_REPLICASET = "apps:pods-by-replicaset"
 COMPONENT = "replicaset-controller"
+# replica_set.go BurstReplicas: the most pods one sync creates or deletes (a
+# set of a billion replicas grows in steps, and the API server stays responsive).
+BURST_REPLICAS = 500
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
@@ -151,11 +154,13 @@ class ReplicaSetController(ClusterController):
         ]
         diff = len(active) - spec.replicas
         if diff < 0:
-            for _ in range(-diff):
+            for _ in range(min(-diff, BURST_REPLICAS)):
                 self._create(rs)
         elif diff > 0:
-            for pod in deletion_order(active)[:diff]:
+            for pod in deletion_order(active)[: min(diff, BURST_REPLICAS)]:
                 self._delete(rs, pod)
+        if abs(diff) > BURST_REPLICAS:
+            self.mgr.enqueue(self.name, key)  # the rest in the next sync
         self._write_status(rs, active, now)
         # A Ready pod becomes available minReadySeconds later: look again then.
         wake = earliest(

@@ -47,7 +47,10 @@ def apply_patch(
         )
     schema = kind_schema(gvk) or {}
     applied = copy.deepcopy(applied)
-    applied.get("metadata", {}).pop("managedFields", None)
+    if applied.get("metadata") is None:
+        applied.pop("metadata", None)  # (null: none given)
+    else:
+        applied["metadata"].pop("managedFields", None)
     mine = fs.fields_of(applied, schema)
 
     live = copy.deepcopy(live) if live is not None else None
