@@ -87,17 +87,22 @@ class ManagedBy:
 
 
 def clone_meta_for_remote(
-    meta: ObjectMeta, wl_name: str | None, origin: str, origin_uid: str | None = None
+    meta: ObjectMeta,
+    wl_name: str | None,
+    origin: str,
+    origin_uid: str | None = None,
+    *,
+    ids: bool = False,
 ) -> ObjectMeta:
     """``CloneObjectMetaForCreation`` + ``SetMultiKueueMeta`` (the prebuilt
-    Workload's name an annotation when too long for a label:
-    SetPrebuiltWorkloadName); ``wl_name`` None: no prebuilt Workload (an
-    LWS's copy); ``origin_uid``: the manager's uid, for a kind whose
-    Workload names hash it."""
+    Workload's name an annotation under WorkloadIdentifierAnnotations
+    (``ids``) or when too long for a label: SetPrebuiltWorkloadName);
+    ``wl_name`` None: no prebuilt Workload (an LWS's copy); ``origin_uid``:
+    the manager's uid, for a kind whose Workload names hash it."""
     labels = dict(meta.labels or {})
     annotations = dict(meta.annotations or {})
     if wl_name is not None:
-        if len(wl_name) > _LABEL_VALUE_MAX:
+        if ids or len(wl_name) > _LABEL_VALUE_MAX:
             annotations[PREBUILT_WORKLOAD] = wl_name
         else:
             labels[PREBUILT_WORKLOAD] = wl_name
@@ -173,6 +178,11 @@ class MultiKueueAdapter:
     api_version: str
     rtype: ResourceType
     managed_by: ManagedBy | None
+    # WorkloadIdentifierAnnotations: where a copy names its prebuilt Workload.
+    # Only the pod-based kinds' copies honour it: kuota's job reconciler
+    # reads the prebuilt-workload label alone (Kueue's, with the gate on,
+    # the annotation first).
+    ids: bool = False
     # MultiKueueMultiWorkloadAdapter: a job with a Workload per component
     multi_workload: ClassVar[bool] = False
 

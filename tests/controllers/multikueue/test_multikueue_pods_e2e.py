@@ -196,8 +196,9 @@ def test_a_pod_a_pod_group_a_statefulset_and_an_lws_run_on_the_worker(
     [pod_wl] = wait_for("the pod's workload", lambda: _owned_by(manager, "Pod", "pod"), 30)
     _admitted_on_worker2(manager, pod_wl["metadata"]["name"])
     remote = wait_for("the pod in worker2", lambda: get(worker, "pod", "pod", "-n", "default"), 30)
-    labels = remote["metadata"]["labels"]
-    assert (labels[ORIGIN], labels[PREBUILT]) == ("multikueue", pod_wl["metadata"]["name"])
+    # (WorkloadIdentifierAnnotations, on by default: the prebuilt name an annotation)
+    assert remote["metadata"]["labels"][ORIGIN] == "multikueue"
+    assert remote["metadata"]["annotations"][PREBUILT] == pod_wl["metadata"]["name"]
     done = wait_for(
         "the manager's pod Succeeded",
         lambda: (
@@ -223,7 +224,7 @@ def test_a_pod_a_pod_group_a_statefulset_and_an_lws_run_on_the_worker(
         copy = wait_for(
             f"{name} in worker2", lambda n=name: get(worker, "pod", n, "-n", "default"), 30
         )
-        assert copy["metadata"]["labels"][PREBUILT] == "group"
+        assert copy["metadata"]["annotations"][PREBUILT] == "group"
     wait_for(
         "the group's pods Succeeded in the manager",
         lambda: (
@@ -247,7 +248,7 @@ def test_a_pod_a_pod_group_a_statefulset_and_an_lws_run_on_the_worker(
         "the set in worker2", lambda: get(worker, "statefulset", "sts", "-n", "default")
     )
     assert copy["metadata"]["annotations"][ORIGIN_UID] == sts["metadata"]["uid"]
-    assert copy["metadata"]["labels"][PREBUILT] == sts_wl_name
+    assert copy["metadata"]["annotations"][PREBUILT] == sts_wl_name
     wait_for(
         "the set's 3 replicas ready in worker2",
         lambda: (
@@ -278,6 +279,7 @@ def test_a_pod_a_pod_group_a_statefulset_and_an_lws_run_on_the_worker(
     )
     assert copy["metadata"]["annotations"][ORIGIN_UID] == lws["metadata"]["uid"]
     assert PREBUILT not in copy["metadata"]["labels"]
+    assert PREBUILT not in copy["metadata"]["annotations"]
     wait_for(
         "the LWS's 3 groups ready in worker2",
         lambda: (

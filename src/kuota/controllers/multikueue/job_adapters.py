@@ -6,8 +6,10 @@ its integration package), keyed by the owner's apiVersion and kind."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Final
 
+from kuota.api.features import GATES
 from kuota.api.kueue.config import KueueConfig
 from kuota.api.meta import OwnerReference
 from kuota.controllers.jobs.integrations import INTEGRATIONS
@@ -24,12 +26,14 @@ def adapters_for(config: KueueConfig | None) -> Adapters:
     StatefulSet's enables) has none (``GetMultiKueueAdapters`` takes
     ``integrations.frameworks`` as it is)."""
     names = {i.name for i in INTEGRATIONS}
+    ids = GATES["WorkloadIdentifierAnnotations"].default
     if config is not None:
         names = set(config.integrations.frameworks)
+        ids = config.gate("WorkloadIdentifierAnnotations")
     out: dict[tuple[str, str], MultiKueueAdapter] = {}
     for i in INTEGRATIONS:
         if i.name in names and i.multikueue is not None:
-            a = i.multikueue()
+            a = replace(i.multikueue(), ids=ids)
             out[(a.api_version, a.kind)] = a
     return out
 

@@ -86,7 +86,7 @@ class PodMultiKueueAdapter(MultiKueueAdapter):
         m = local.metadata
         remote = rc.get(POD, f"{m.namespace}/{m.name}")
         if remote is None:
-            meta = clone_meta_for_remote(m, wl_name, rc.origin)
+            meta = clone_meta_for_remote(m, wl_name, rc.origin, ids=self.ids)
             copy = kc.Pod(api_version="v1", kind="Pod", metadata=meta, spec=clone(local.spec))
             return create_remote(rc, copy)
         if m.deletion_timestamp is not None:

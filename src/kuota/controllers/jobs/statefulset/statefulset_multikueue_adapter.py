@@ -34,7 +34,8 @@ class StatefulSetMultiKueueAdapter(MultiKueueAdapter):
 
     def remote_copy(self, local: Any, wl_name: str, origin: str) -> Any:
         out = clone(local)
-        out.metadata = clone_meta_for_remote(local.metadata, wl_name, origin, local.metadata.uid)
+        m = local.metadata
+        out.metadata = clone_meta_for_remote(m, wl_name, origin, m.uid, ids=self.ids)
         out.status = None
         return out
 
