@@ -2,21 +2,23 @@
 worker, each a real ``kuota serve`` on 127.0.0.1 (the manager reaching the
 worker through a kubeconfig kept in a Secret).
 
-A plain pod, a pod group, a StatefulSet and a LeaderWorkerSet are submitted
-to the manager, queued where the ClusterQueue has a MultiKueue check. None
-has ``managedBy``: each is MultiKueue's, the manager's pods stay gated while
-their copies run in the worker. The pods are copied as they are (the
-prebuilt-workload and origin labels added) and their status mirrored back;
+A plain pod, a pod group, a StatefulSet, a LeaderWorkerSet and a Deployment
+are submitted to the manager, queued where the ClusterQueue has a MultiKueue
+check. None has ``managedBy``: each is MultiKueue's, the manager's pods stay
+gated while their copies run in the worker. The pods are copied as they are
+(the prebuilt-workload annotation and origin label added) and their status
+mirrored back (a Deployment is ready in the manager on its pods' status);
 the StatefulSet and the LWS are copied with the manager's uid
 (``kueue.x-k8s.io/multikueue-origin-uid``), so the worker's Kueue takes the
 dispatched Workloads for theirs; every group of the LWS goes to the worker
 its group 0 went to. Deleting the StatefulSet and the LWS in the manager
 deletes their copies and Workloads in the worker. The cases of Kueue's
 test/e2e/multikueue: "Should create a pod on worker if admitted", "Should
-create a pod group on worker if admitted", "Should sync a StatefulSet to
-worker if admitted" (baseline), "Should sync a LeaderWorkerSet and run
-replicas on worker cluster", "Should dispatch all LeaderWorkerSet workloads
-to the same worker" (extended)."""
+create a pod group on worker if admitted", "Should create pods on worker if
+the deployment is admitted", "Should sync a StatefulSet to worker if
+admitted" (baseline), "Should sync a LeaderWorkerSet and run replicas on
+worker cluster", "Should dispatch all LeaderWorkerSet workloads to the same
+worker" (extended)."""
 
 from __future__ import annotations
 
@@ -46,6 +48,7 @@ integrations:
   - pod
   - statefulset
   - leaderworkerset.x-k8s.io/leaderworkerset
+  - deployment
 """
 MANAGER_CONFIG = f"""\
 apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -100,6 +103,19 @@ STATEFULSET = {
         "selector": {"matchLabels": {"app": "sts"}},
         "template": {
             "metadata": {"labels": {"app": "sts"}},
+            "spec": {"containers": [_container()]},
+        },
+    },
+}
+DEPLOYMENT = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "dep", "namespace": "default", "labels": dict(QUEUE)},
+    "spec": {
+        "replicas": 3,
+        "selector": {"matchLabels": {"app": "dep"}},
+        "template": {
+            "metadata": {"labels": {"app": "dep"}},
             "spec": {"containers": [_container()]},
         },
     },
@@ -175,7 +191,7 @@ def _owned_by(s: Served, kind: str, name: str) -> list[dict[str, Any]]:
     ]
 
 
-def test_a_pod_a_pod_group_a_statefulset_and_an_lws_run_on_the_worker(
+def test_a_pod_a_pod_group_a_statefulset_an_lws_and_a_deployment_run_on_the_worker(
     mk: tuple[Served, Served],
 ) -> None:
     manager, worker = mk
@@ -189,6 +205,7 @@ def test_a_pod_a_pod_group_a_statefulset_and_an_lws_run_on_the_worker(
         _pod("group-b", "20s", **group),
         STATEFULSET,
         LWS,
+        DEPLOYMENT,
     )
 
     # --- a plain pod: copied, run in the worker, its status mirrored; the
@@ -298,6 +315,24 @@ def test_a_pod_a_pod_group_a_statefulset_and_an_lws_run_on_the_worker(
     assert in_worker == names
     lws_pods = _pods(manager, "leaderworkerset.sigs.k8s.io/name=lws")
     assert len(lws_pods) == 6 and all(_gated(p) for p in lws_pods)
+
+    # --- a Deployment: a Workload per pod, each pod run in the worker; the
+    # manager's Deployment is ready on the pods' mirrored status
+    wait_for(
+        "the Deployment's 3 replicas ready in the manager",
+        lambda: (
+            (get(manager, "deployment", "dep", "-n", "default").get("status") or {}).get(
+                "readyReplicas"
+            )
+            == 3
+        ),
+        60,
+    )
+    dep_pods = _pods(manager, "app=dep")
+    assert len(dep_pods) == 3 and all(_gated(p) for p in dep_pods)
+    for p in dep_pods:
+        copy = get(worker, "pod", p["metadata"]["name"], "-n", "default")
+        assert (copy["status"]["phase"], _gated(copy)) == ("Running", False)
 
     # --- deleting the set and the LWS in the manager deletes their copies
     manager.ok("delete", "statefulset", "sts", "-n", "default")
