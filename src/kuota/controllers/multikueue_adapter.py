@@ -26,13 +26,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-import structlog
-
 from kuota.api.kueue.multikueue_types import CONTROLLER_NAME as MULTIKUEUE_CONTROLLER
 from kuota.api.kueue.multikueue_types import ORIGIN_LABEL, ORIGIN_UID_ANNOTATION
 from kuota.api.meta import ObjectMeta
 from kuota.controllers.jobframework import PREBUILT_WORKLOAD
-from kuota.store import AlreadyExists, Conflict, NotFound, StoreError, clone
+from kuota.store import AlreadyExists, NotFound, StoreError, clone
 from kuota.store.protocol import ResourceType
 
 if TYPE_CHECKING:
@@ -52,7 +50,14 @@ __all__ = [
     "owner_uid",
 ]
 
-log = structlog.get_logger("kuota.multikueue")
+
+def _warn(event: str, **kw: Any) -> None:
+    # structlog imported on a failed write only: `kuota get` imports this
+    # module (through the pod integration's adapter) and must stay light.
+    import structlog
+
+    structlog.get_logger("kuota.multikueue").warning(event, **kw)
+
 
 _LABEL_VALUE_MAX: Final = 63
 
@@ -146,7 +151,7 @@ def create_remote(rc: RemoteCluster, obj: Any) -> bool:
         return True  # made by an earlier round; its watch event is on the way
     except StoreError as err:
         m = obj.metadata
-        log.warning(
+        _warn(
             "multikueue write failed",
             cluster=rc.name,
             object=f"{m.namespace}/{m.name}",
@@ -163,7 +168,7 @@ def delete_remote(rc: RemoteCluster, rtype: ResourceType, ns: str, name: str) ->
     except NotFound:
         pass
     except StoreError as err:
-        log.warning("multikueue delete failed", cluster=rc.name, name=name, error=str(err))
+        _warn("multikueue delete failed", cluster=rc.name, name=name, error=str(err))
         return False
     rc.caches[rtype].pop(f"{ns}/{name}", None)
     return True
@@ -222,13 +227,15 @@ class MultiKueueAdapter:
 
     def sync_job(self, mgr: Manager, rc: RemoteCluster, job: Any, wl_name: str) -> bool:
         """``SyncJob``: the job made in the worker, else its status copied
-        back. False when a write to the worker failed (retried)."""
+        back. False when a write to the worker failed (retried); a write to
+        the manager that conflicts raises (store errors)."""
         key = f"{job.metadata.namespace}/{job.metadata.name}"
         remote = rc.get(self.rtype, key)
         if remote is not None:
             if origin_of(remote) != rc.origin:
                 return True  # not ours (ValidateRemoteObjectOwnership): left alone
-            return mirror_status(mgr, job, self.status_update(job, remote, mgr.clock.now()))
+            mirror_status(mgr, job, self.status_update(job, remote, mgr.clock.now()))
+            return True
         return create_remote(rc, self.remote_copy(job, wl_name, rc.origin))
 
     def remove_remote(self, mgr: Manager, rc: RemoteCluster, ns: str, name: str) -> bool:
@@ -257,20 +264,14 @@ class MultiKueueAdapter:
         return -1
 
 
-def mirror_status(mgr: Manager, obj: Any, status: Any | None) -> bool:
-    """The manager object's status written (None: it stays); False on a
-    conflict (tried again)."""
+def mirror_status(mgr: Manager, obj: Any, status: Any | None) -> None:
+    """The manager object's status written (None: it stays). A conflict or
+    a vanished object raises: the workload controller tries again."""
     if status is None:
-        return True
+        return
     new = clone(obj)
     new.status = status
-    try:
-        mgr.store.update_status(new)
-    except Conflict:
-        return False
-    except NotFound:
-        pass
-    return True
+    mgr.store.update_status(new)
 
 
 def generic(job_adapter: Callable[[], Any]) -> Callable[[], MultiKueueAdapter]:

@@ -489,7 +489,11 @@ class MultiKueueWorkloads:
     # ------------------------------------------------------------ remote objects
     def _sync_job(self, rc: RemoteCluster, adapter: MultiKueueAdapter, job: Any, key: str) -> bool:
         """``SyncJob``: the job made in the worker, else its status copied back."""
-        return adapter.sync_job(self.mgr, rc, job, key.split("/", 1)[1])
+        try:
+            return adapter.sync_job(self.mgr, rc, job, key.split("/", 1)[1])
+        except (Conflict, NotFound):
+            self.mgr.enqueue(self.name, key)  # the manager's object changed meanwhile
+            return True
 
     def _create(self, rc: RemoteCluster, obj: Any) -> bool:
         return create_remote(rc, obj)

@@ -92,7 +92,8 @@ class PodMultiKueueAdapter(MultiKueueAdapter):
         if m.deletion_timestamp is not None:
             return True  # the manager's pod is going: nothing to mirror
         want = mirrored_status(local, remote)
-        return mirror_status(mgr, local, want if want != local.status else None)
+        mirror_status(mgr, local, want if want != local.status else None)
+        return True
 
     def remove_remote(self, mgr: Manager, rc: RemoteCluster, ns: str, name: str) -> bool:
         """``DeleteRemoteObject``: the worker's pod, or the worker's copies of
