@@ -268,6 +268,9 @@ def test_the_adapters_are_those_of_the_enabled_integrations() -> None:
         "RayService",
         "AppWrapper",
         "TrainJob",
+        "Pod",
+        "StatefulSet",
+        "LeaderWorkerSet",
     }
 
 

@@ -7,6 +7,7 @@ to through the same calls it makes to a real worker's API server."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -152,6 +153,7 @@ class Setup:
         self.store = MemoryStore(lambda: now)
         self.clock = VirtualClock(now)
         self.workers = {w.name: w for w in workers}
+        self.adapters: Any = None  # the adapters dispatched with (those of every kind)
         for raw in (
             {
                 "apiVersion": G,
@@ -191,6 +193,8 @@ class Setup:
             dispatcher="kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
             namespace="kueue-system",
         )
+        if self.adapters is not None:
+            settings = replace(settings, adapters=self.adapters)
         clusters = ClusterController(settings)
         clusters.remotes = self.workers  # type: ignore[assignment]
         mgr = Manager(self.store, self.clock, raise_errors=True)

@@ -26,6 +26,7 @@ __all__ = [
     "CONTROLLER_NAME",
     "MULTIKUEUE_KINDS",
     "ORIGIN_LABEL",
+    "ORIGIN_UID_ANNOTATION",
     "SECRET_KEY",
     "ClusterSource",
     "KubeConfig",
@@ -35,6 +36,9 @@ __all__ = [
 
 CONTROLLER_NAME: Final = "kueue.x-k8s.io/multikueue"
 ORIGIN_LABEL: Final = "kueue.x-k8s.io/multikueue-origin"
+# On a worker's copy of a job whose Workload names hash the owner's uid
+# (StatefulSet, LeaderWorkerSet): the manager's uid, so the names match.
+ORIGIN_UID_ANNOTATION: Final = "kueue.x-k8s.io/multikueue-origin-uid"
 SECRET_KEY: Final = "kubeconfig"  # the Secret's key holding the kubeconfig
 CLUSTER_KIND: Final = "MultiKueueCluster"
 CONFIG_KIND: Final = "MultiKueueConfig"

@@ -127,7 +127,7 @@ class ClusterController:
             from kuota.controllers.multikueue.remote_cluster import RemoteCluster
 
             self._drop(key)
-            kinds = [a.rtype for a in self.settings.adapters.values()]
+            kinds = {a.rtype: a.workload_keys for a in self.settings.adapters.values()}
             self.remotes[key] = RemoteCluster(key, conf, self.settings.origin, kinds)
             self._sources[key] = conf
         self.mgr.enqueue(self.name, PUMP)

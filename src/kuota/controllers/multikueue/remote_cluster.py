@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -37,12 +37,18 @@ def _key(obj: Any) -> str:
 
 class RemoteCluster:
     def __init__(
-        self, name: str, kubeconfig: dict[str, Any], origin: str, kinds: Iterable[ResourceType]
+        self,
+        name: str,
+        kubeconfig: dict[str, Any],
+        origin: str,
+        kinds: Mapping[ResourceType, Callable[[Any], list[str]]],
     ) -> None:
-        """``kinds``: the job kinds dispatched (their adapters'), watched
-        beside the Workloads."""
+        """``kinds``: the job kinds dispatched, watched beside the Workloads,
+        each with the Workloads a copy belongs to (its adapter's
+        ``workload_keys``: ``WorkloadKeysFor``)."""
         self.name = name
         self.origin = origin
+        self._keys_of = dict(kinds)
         self.watched: tuple[ResourceType, ...] = (WORKLOAD, *kinds)
         self.store = KubeStore(
             KubeConfig.from_dict(kubeconfig), retry_for=0, request_timeout=_REQUEST_TIMEOUT
@@ -110,20 +116,25 @@ class RemoteCluster:
             cache = self.caches[rt] = {}
             for obj in listed.items:
                 cache[_key(obj)] = obj
-                keys.add(self._workload_key(rt, obj))
+                keys.update(self._workload_keys(rt, obj))
             self._watches[rt] = self.store.watch(rt, listed.resource_version)
-        return keys - {""}
+        return keys
 
     def _disconnect(self, now: datetime) -> set[str]:
         for w in self._watches.values():
             w.close()
         self._watches.clear()
-        keys = {self._workload_key(rt, o) for rt, c in self.caches.items() for o in c.values()}
+        keys = {
+            k
+            for rt, c in self.caches.items()
+            for o in c.values()
+            for k in self._workload_keys(rt, o)
+        }
         for c in self.caches.values():
             c.clear()
         self.connected = False
         self.lost_since = now
-        return keys - {""}
+        return keys
 
     def _drain(self) -> set[str]:
         keys: set[str] = set()
@@ -137,19 +148,18 @@ class RemoteCluster:
                     cache.pop(k, None)
                 elif not _older(ev.object, cache.get(k)):
                     cache[k] = ev.object
-                keys.add(self._workload_key(rt, ev.object))
-        return keys - {""}
+                keys.update(self._workload_keys(rt, ev.object))
+        return keys
 
-    def _workload_key(self, rt: ResourceType, obj: Any) -> str:
-        """The manager's Workload a remote object belongs to: a Workload is
-        its own; a job names its Workload by the prebuilt-workload label."""
+    def _workload_keys(self, rt: ResourceType, obj: Any) -> list[str]:
+        """The manager's Workloads a remote object of this origin belongs
+        to: a Workload is its own; a job's its adapter says."""
         labels = obj.metadata.labels or {}
         if labels.get("kueue.x-k8s.io/multikueue-origin") != self.origin:
-            return ""
+            return []
         if rt == WORKLOAD:
-            return _key(obj)
-        name = labels.get("kueue.x-k8s.io/prebuilt-workload-name", "")
-        return f"{obj.metadata.namespace}/{name}" if name else ""
+            return [_key(obj)]
+        return self._keys_of[rt](obj)
 
     def get(self, rt: ResourceType, key: str) -> Any | None:
         return self.caches[rt].get(key)

@@ -36,13 +36,18 @@ from kuota.api.conditions import find_condition
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.multikueue_types import CONTROLLER_NAME, ORIGIN_LABEL
 from kuota.api.meta import ObjectMeta
-from kuota.controllers.jobframework import PREBUILT_WORKLOAD, finish_workload
+from kuota.controllers.jobframework import finish_workload
 from kuota.controllers.multikueue.check_activity import config_for
-from kuota.controllers.multikueue.job_adapters import MultiKueueAdapter, adapter_for
+from kuota.controllers.multikueue.job_adapters import (
+    JOB_OWNER_GVK,
+    MultiKueueAdapter,
+    adapter_for,
+)
 from kuota.controllers.multikueue.settings import DISPATCHER_INCREMENTAL
+from kuota.controllers.multikueue_adapter import create_remote, delete_remote
 from kuota.quota.workload import has_quota_reservation, is_evicted, is_finished
 from kuota.runtime.informer import key_of
-from kuota.store import AlreadyExists, Conflict, NotFound, StoreError, clone
+from kuota.store import Conflict, NotFound, StoreError, clone
 from kuota.store.protocol import EventType
 from kuota.store.resources import ADMISSION_CHECK, MULTIKUEUE_CONFIG, WORKLOAD
 
@@ -81,7 +86,9 @@ class MultiKueueWorkloads:
         self._checks = mgr.informer(ADMISSION_CHECK)
         self._configs = mgr.informer(MULTIKUEUE_CONFIG)
         for a in self.settings.adapters.values():
-            mgr.informer(a.rtype).on_change(partial(self._on_job, a))
+            jobs = mgr.informer(a.rtype)
+            if a.managed_by is not None:  # Kueue watches no local pods, sets or LWSs
+                jobs.on_change(partial(self._on_job, a))
         self._wls.on_change(self._on_workload)
         self._checks.on_change(self._on_check)
         self._configs.on_change(self._on_config)
@@ -100,6 +107,13 @@ class MultiKueueWorkloads:
             return
         if self._mk_state(wl) is not None or key in self._owners:
             self.mgr.enqueue(self.name, key)
+        if _sibling_news(etype, wl, old):
+            # enqueueComponentWorkloads: a component came, or was placed on a
+            # worker: its siblings may go on (Kueue enqueues them on every
+            # nomination; on its news is enough, and does not spin).
+            for m in self._components(wl) or ():
+                if m.metadata.name != wl.metadata.name and self._mk_state(m) is not None:
+                    self.mgr.enqueue(self.name, key_of(m))
 
     def _on_check(self, etype: EventType, ac: Any, old: Any | None) -> None:
         """``admissionCheckHandler``: the workloads of a MultiKueue check."""
@@ -125,7 +139,7 @@ class MultiKueueWorkloads:
                 self.mgr.enqueue(self.name, key_of(wl))
 
     def _on_job(self, a: MultiKueueAdapter, etype: EventType, job: Any, old: Any | None) -> None:
-        if a.managed_by.get(job) != CONTROLLER_NAME:
+        if a.managed_by is None or a.managed_by.get(job) != CONTROLLER_NAME:
             return
         for wl in self._wls.list(job.metadata.namespace):
             if any(r.uid == job.metadata.uid for r in wl.metadata.owner_references or ()):
@@ -294,9 +308,73 @@ class MultiKueueWorkloads:
         others = wl.status.admission_checks if wl.status is not None else None
         if any(s.state != "Ready" for s in others or () if s.name != acs.name):
             return None  # allNonMKAdmissionChecksReady
+        members = self._components(wl)
+        if members is not None:
+            expected = adapter.expected_workloads(job)
+            if expected is not None and len(members) < expected:
+                return None  # allExpectedWorkloadsExist: the rest are on the way
+            target = _components_cluster(wl, members)
+            if target is not None:
+                return self._sync_to_single(key, wl, available, target, adapter, job_name)
+            if not _is_primary(wl, adapter, members):
+                return None  # the primary component nominates
         return self._nominate(key, wl, available, order, adapter, job_name) or (
             RETRY_WRITE if failed else None
         )
+
+    def _components(self, wl: kt.Workload) -> list[kt.Workload] | None:
+        """``listComponentWorkloads``: the Workloads of the same job owner (the
+        owner the job-owner-gvk annotation names), or None without it."""
+        gvk = (wl.metadata.annotations or {}).get(JOB_OWNER_GVK)
+        if not gvk:
+            return None
+        uid = next(
+            (
+                r.uid
+                for r in wl.metadata.owner_references or ()
+                if f"{_group_version(r.api_version)}, Kind={r.kind}" == gvk
+            ),
+            "",
+        )
+        if not uid:
+            return None
+        return [
+            w
+            for w in self._wls.list(wl.metadata.namespace)
+            if any(r.uid == uid for r in w.metadata.owner_references or ())
+        ]
+
+    def _sync_to_single(
+        self,
+        key: str,
+        wl: kt.Workload,
+        available: dict[str, RemoteCluster],
+        target: str,
+        adapter: MultiKueueAdapter,
+        job_name: str,
+    ) -> timedelta | None:
+        """``syncToSingleCluster``: a component goes where its siblings went."""
+        assert wl.status is not None
+        if target not in available:
+            log.info("multikueue component's worker not available", workload=key, cluster=target)
+            return RETRY_WRITE
+        if target not in (wl.status.nominated_cluster_names or ()):
+            new = clone(wl)
+            assert new.status is not None
+            new.status.nominated_cluster_names = [target]
+            try:
+                wl = self.mgr.store.update_status(new)
+            except (Conflict, NotFound):
+                return timedelta(0)
+        failed = False
+        for n, rc in available.items():
+            remote = rc.get(WORKLOAD, key)
+            if n == target:
+                if remote is None:
+                    failed |= not self._create(rc, _clone_for_create(wl, rc.origin))
+            elif remote is not None:
+                failed |= not self._remove_remote(rc, key, adapter, job_name)
+        return RETRY_WRITE if failed else None
 
     # ------------------------------------------------------------ dispatching
     def _nominate(
@@ -411,34 +489,14 @@ class MultiKueueWorkloads:
     # ------------------------------------------------------------ remote objects
     def _sync_job(self, rc: RemoteCluster, adapter: MultiKueueAdapter, job: Any, key: str) -> bool:
         """``SyncJob``: the job made in the worker, else its status copied back."""
-        remote = rc.get(adapter.rtype, key_of(job))
-        if remote is None or _origin(remote) != rc.origin:
-            if remote is not None:
-                return True  # not ours (ValidateRemoteObjectOwnership): left alone
-            wl_name = key.split("/", 1)[1]
-            return self._create(rc, adapter.remote_copy(job, wl_name, rc.origin))
-        status = adapter.status_update(job, remote, self.mgr.clock.now())
-        if status is None:
-            return True
-        new = clone(job)
-        new.status = status
         try:
-            self.mgr.store.update_status(new)
+            return adapter.sync_job(self.mgr, rc, job, key.split("/", 1)[1])
         except (Conflict, NotFound):
-            self.mgr.enqueue(self.name, key)
-        return True
+            self.mgr.enqueue(self.name, key)  # the manager's object changed meanwhile
+            return True
 
     def _create(self, rc: RemoteCluster, obj: Any) -> bool:
-        try:
-            rc.store.create(obj)
-        except AlreadyExists:
-            return True  # made by an earlier round; its watch event is on the way
-        except StoreError as err:
-            log.warning(
-                "multikueue write failed", cluster=rc.name, object=key_of(obj), error=str(err)
-            )
-            return False
-        return True
+        return create_remote(rc, obj)
 
     def _remove_remote(
         self, rc: RemoteCluster, key: str, adapter: MultiKueueAdapter | None, job_name: str
@@ -447,9 +505,8 @@ class MultiKueueWorkloads:
         Workload, its finalizer taken off first."""
         ns = key.split("/", 1)[0]
         ok = True
-        job = rc.get(adapter.rtype, f"{ns}/{job_name}") if adapter is not None else None
-        if adapter is not None and job is not None and _origin(job) == rc.origin:
-            ok &= self._delete(rc, adapter.rtype, ns, job_name)
+        if adapter is not None and job_name:
+            ok &= adapter.remove_remote(self.mgr, rc, ns, job_name)
         remote = rc.get(WORKLOAD, key)
         if remote is not None:
             if remote.metadata.finalizers:
@@ -461,15 +518,7 @@ class MultiKueueWorkloads:
         return ok
 
     def _delete(self, rc: RemoteCluster, rtype: Any, ns: str, name: str) -> bool:
-        try:
-            rc.store.delete(rtype, ns, name)
-        except NotFound:
-            pass
-        except StoreError as err:
-            log.warning("multikueue delete failed", cluster=rc.name, name=name, error=str(err))
-            return False
-        rc.caches[rtype].pop(f"{ns}/{name}", None)
-        return True
+        return delete_remote(rc, rtype, ns, name)
 
     # ------------------------------------------------------------ garbage collection
     def _collect_garbage(self) -> timedelta | None:
@@ -491,8 +540,8 @@ class MultiKueueWorkloads:
                 log.info("multikueue garbage collected", cluster=rc.name, workload=key)
             for a in self.settings.adapters.values():
                 for job in list(rc.owned(a.rtype)):
-                    wl_name = (job.metadata.labels or {}).get(PREBUILT_WORKLOAD, "")
-                    if self._wls.get(f"{job.metadata.namespace}/{wl_name}") is None:
+                    keys = a.workload_keys(job)
+                    if keys and all(self._wls.get(k) is None for k in keys):
                         self._delete(rc, a.rtype, job.metadata.namespace, job.metadata.name)
         if not self.clusters.remotes:
             self._gc_armed = False
@@ -500,8 +549,46 @@ class MultiKueueWorkloads:
         return self.settings.gc_interval
 
 
-def _origin(obj: Any) -> str:
-    return (obj.metadata.labels or {}).get(ORIGIN_LABEL, "")
+def _group_version(api_version: str) -> str:
+    """An apiVersion as ``GroupVersionKind.String()`` writes it (the core
+    group empty: ``/v1``)."""
+    return api_version if "/" in api_version else f"/{api_version}"
+
+
+def _sibling_news(etype: EventType, wl: kt.Workload, old: kt.Workload | None) -> bool:
+    if JOB_OWNER_GVK not in (wl.metadata.annotations or {}):
+        return False
+    if etype == "ADDED" or old is None:
+        return True
+    before = old.status.cluster_name if old.status is not None else None
+    return (wl.status.cluster_name if wl.status is not None else None) != before
+
+
+def _components_cluster(wl: kt.Workload, members: list[kt.Workload]) -> str | None:
+    """``getComponentWorkloadsClusterName``: the worker another component
+    was admitted on (the first found)."""
+    for m in members:
+        if m.metadata.name == wl.metadata.name:
+            continue
+        name = m.status.cluster_name if m.status is not None else None
+        if name:
+            return name
+    return None
+
+
+def _is_primary(wl: kt.Workload, adapter: MultiKueueAdapter, members: list[kt.Workload]) -> bool:
+    """``isPrimaryComponentWorkload``: no component has a lower index (a
+    kind with one Workload per job is always its own primary)."""
+    if not adapter.multi_workload:
+        return True
+    mine = adapter.workload_index(wl)
+    if mine < 0:
+        return False
+    return not any(
+        0 <= adapter.workload_index(m) < mine
+        for m in members
+        if m.metadata.name != wl.metadata.name
+    )
 
 
 def _group_kind(ref: Any) -> str:

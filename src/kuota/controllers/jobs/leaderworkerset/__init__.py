@@ -11,6 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from kuota.controllers.integration import Integration, Wiring
+from kuota.controllers.jobs.leaderworkerset.leaderworkerset_multikueue_adapter import (
+    leaderworkerset_multikueue_adapter,
+)
 from kuota.controllers.jobs.leaderworkerset.leaderworkerset_reconciler import (
     LeaderWorkerSetReconciler,
 )
@@ -34,4 +37,5 @@ INTEGRATION = Integration(
     reconcilers=_reconcilers,
     implicitly_enabled=("pod",),
     view=VIEW,
+    multikueue=leaderworkerset_multikueue_adapter,
 )

@@ -54,6 +54,7 @@ from kuota.controllers.jobs.leaderworkerset.leaderworkerset_webhook import (
 )
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.jobs.pod.podgroup import controller_of
+from kuota.controllers.multikueue_adapter import is_remote_copy, owner_uid
 from kuota.controllers.parentpolicy import ParentPolicy
 from kuota.quota.workload import has_quota_reservation
 from kuota.runtime.informer import key_of
@@ -233,13 +234,15 @@ class LeaderWorkerSetReconciler:
         have = lws.status.replicas if lws.status is not None else 0
         if have > count and _surging(lws):
             count = have
+        remote = is_remote_copy(lws)  # a MultiKueue worker's: its Workloads are dispatched
+        uid = owner_uid(lws)
         for i in range(count):
-            name = group_workload_name(m.name, m.uid, str(i))
+            name = group_workload_name(m.name, uid, str(i))
             wl = existing.pop(name, None)
-            if wl is None:
-                self._create_workload(lws, name, i)
-            else:
+            if wl is not None:
                 self._update_workload(lws, wl)
+            elif not remote:
+                self._create_workload(lws, name, i)
         for wl in existing.values():
             self._delete_workload(wl)
 
@@ -380,7 +383,7 @@ def with_group_defaults(lws: lw.LeaderWorkerSet, pod: kc.Pod, *, ids: bool) -> k
     index = labels.get(lw.GROUP_INDEX_LABEL)
     if index is None:
         return None
-    name = group_workload_name(lws.metadata.name, lws.metadata.uid, index)
+    name = group_workload_name(lws.metadata.name, owner_uid(lws), index)
     new = clone(pod)
     nl = dict(labels)
     ann = dict(m.annotations or {})

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from kuota.api.kueue.config.frameworks import external_kinds
 from kuota.controllers.integration import Integration, Wiring
+from kuota.controllers.jobs.pod.pod_multikueue_adapter import pod_multikueue_adapter
 from kuota.controllers.jobs.pod.pod_reconciler import PodReconciler
 from kuota.controllers.jobs.pod.podwebhook import PodValidation, PodWebhook
 
@@ -46,5 +47,9 @@ def _reconcilers(w: Wiring) -> Sequence[Any]:
 # Its webhooks run after the API server's own admission (priority,
 # LimitRanger): the pod's role hash covers what they set.
 INTEGRATION = Integration(
-    FRAMEWORK, webhooks=_webhooks, reconcilers=_reconcilers, after_api_server=True
+    FRAMEWORK,
+    webhooks=_webhooks,
+    reconcilers=_reconcilers,
+    after_api_server=True,
+    multikueue=pod_multikueue_adapter,
 )

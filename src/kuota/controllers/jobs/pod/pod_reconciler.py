@@ -31,6 +31,7 @@ from kuota.controllers.jobframework import (
     FLAVOR,
     JOB_UID,
     LOCAL_QUEUE,
+    MULTIKUEUE_CONTROLLER,
     NAMESPACE,
     PC,
     RESOURCE_IN_USE,
@@ -67,6 +68,7 @@ from kuota.quota.workload import (
 from kuota.runtime.informer import key_of
 from kuota.runtime.manager import Manager
 from kuota.store import NotFound, clone
+from kuota.store.resources import ADMISSION_CHECK
 
 GROUP_PREFIX: Final = "group/"
 _GROUP_INDEX: Final = "pod:group"  # pods by "<namespace>/<group>"
@@ -102,6 +104,7 @@ class PodReconciler:
         self.finish_orphans = config.gate("FinishOrphanedWorkloads")
         self.validate_group_owner = config.gate("PodIntegrationValidateGroupOwner")
         self.label_keys = tuple(config.integrations.label_keys_to_copy)
+        self.multikueue = config.gate("MultiKueue")
         self.mgr: Manager | None = None
         self.writer: PodWriter | None = None
 
@@ -115,7 +118,7 @@ class PodReconciler:
         wls = mgr.informer(WORKLOAD)
         wls.add_index(_OWNER_INDEX, _pod_owner)
         wls.on_change(self._workload_changed)
-        for rt in (NAMESPACE, LOCAL_QUEUE, WPC, PC, FLAVOR):
+        for rt in (NAMESPACE, LOCAL_QUEUE, WPC, PC, FLAVOR, ADMISSION_CHECK):
             mgr.informer(rt)
         retry_on_priority_class(mgr, POD, self.name, self._key)
 
@@ -219,12 +222,26 @@ class PodReconciler:
             return
         if job.is_suspended():
             if is_admitted(wl):
+                if self._runs_elsewhere(wl):
+                    return  # ShouldSkipLocalExecution: MultiKueue runs it in a worker
                 self._w().start(job, wl)
             else:
                 self._sync_queue_name(job, wl)
             return
         if not is_admitted(wl):
             self._stop(job, NOT_ADMITTED, "Not admitted by cluster queue")
+
+    def _runs_elsewhere(self, wl: kt.Workload) -> bool:
+        """``ShouldSkipLocalExecution``: the Workload has a MultiKueue check
+        (its pods stay gated here; their copies run in a worker)."""
+        if not self.multikueue:
+            return False
+        checks = self._mgr().informer(ADMISSION_CHECK)
+        for s in (wl.status.admission_checks if wl.status else None) or ():
+            ac = checks.get(s.name)
+            if ac is not None and ac.spec.controller_name == MULTIKUEUE_CONTROLLER:
+                return True
+        return False
 
     # -------------------------------------------------------------- loading
     def _load(self, key: str) -> PodJob | None:

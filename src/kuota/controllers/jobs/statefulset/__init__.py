@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from kuota.controllers.integration import Integration, Wiring
+from kuota.controllers.jobs.statefulset.statefulset_multikueue_adapter import (
+    statefulset_multikueue_adapter,
+)
 from kuota.controllers.jobs.statefulset.statefulset_reconciler import statefulset_reconcilers
 from kuota.controllers.jobs.statefulset.statefulset_view import VIEW
 from kuota.controllers.jobs.statefulset.statefulset_webhook import FRAMEWORK, statefulset_webhooks
@@ -29,4 +32,5 @@ INTEGRATION = Integration(
     reconcilers=_reconcilers,
     implicitly_enabled=("pod",),
     view=VIEW,
+    multikueue=statefulset_multikueue_adapter,
 )

@@ -54,6 +54,7 @@ from kuota.controllers.jobs.statefulset.statefulset_webhook import (
     managed_by_another_framework,
     workload_name,
 )
+from kuota.controllers.multikueue_adapter import is_remote_copy
 from kuota.controllers.parentpolicy import ParentPolicy
 from kuota.quota.workload import (
     has_quota_reservation,
@@ -244,7 +245,9 @@ class StatefulSetReconciler(_Base):
         replicas = sts.spec.replicas
         queue = (sts.metadata.labels or {}).get(QUEUE_NAME, "")
         if wl is None:
-            if replicas > 0 and (queue or self.parents.policy.manage_without_queue_name):
+            # A MultiKueue worker's copy waits for the Workload dispatched with it.
+            managed = queue or self.parents.policy.manage_without_queue_name
+            if replicas > 0 and managed and not is_remote_copy(sts):
                 self._create_workload(sts)
             return
         new = clone(wl)

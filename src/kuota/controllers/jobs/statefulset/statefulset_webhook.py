@@ -13,6 +13,7 @@ from kuota.api import errors as e
 from kuota.api.k8s.apps import StatefulSet
 from kuota.controllers.jobframework import WORKLOAD, owner_workload_name
 from kuota.controllers.jobs.pod import podmeta as pm
+from kuota.controllers.multikueue_adapter import owner_uid
 from kuota.controllers.parentpolicy import IMMUTABLE, ParentPolicy, refuse, spec_shape_errors
 from kuota.quota.workload import find_condition
 from kuota.store.protocol import Operation, ResourceType
@@ -30,9 +31,11 @@ _POD_SPEC_PATH: Final = "spec.template.spec"
 
 # ------------------------------------------------------------------ the set's Workload
 def workload_name(sts: Any, uid: str | None = None) -> str:
-    """GetWorkloadName: ``statefulset-<name>-<hash5>`` over the set's uid."""
-    m = sts.metadata
-    return owner_workload_name(KIND, API_VERSION, m.name, m.uid if uid is None else uid)
+    """GetWorkloadName: ``statefulset-<name>-<hash5>`` over the set's uid
+    (GetOwnerUID: a MultiKueue worker's copy hashes the manager's)."""
+    return owner_workload_name(
+        KIND, API_VERSION, sts.metadata.name, owner_uid(sts) if uid is None else uid
+    )
 
 
 def find_workload(get: Callable[[str, str], Any | None], sts: Any) -> tuple[str, Any | None]:
