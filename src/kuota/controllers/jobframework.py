@@ -63,7 +63,8 @@ CQ_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
 RESOURCE_IN_USE: Final = "kueue.x-k8s.io/resource-in-use"
 DEFAULT_QUEUE: Final = "default"
 OPENSHIFT_MANAGED: Final = "kueue.openshift.io/managed"
-PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"
+PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"  # label, or annotation
+LABEL_VALUE_MAX: Final = 63  # a label value's longest
 MULTIKUEUE_CONTROLLER: Final = "kueue.x-k8s.io/multikueue"
 PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"  # passed on to ProvisioningRequests
 
@@ -144,6 +145,7 @@ class OwnerRules(Protocol):
 
     tas: bool  # TopologyAwareScheduling: the webhooks check the TAS annotations
     tas_multi_layer: bool  # TASMultiLayerTopology
+    ids: bool  # WorkloadIdentifierAnnotations: workload identifiers may be annotations
 
     def watched(self, obj: Any) -> bool:
         """Kueue's webhooks are called for this object's namespace."""
@@ -466,7 +468,7 @@ class JobReconciler:
         # ensureOneWorkload: an elastic job's slice path first (a podSet
         # renamed falls back to the ordinary one).
         sliced = False
-        if not _prebuilt(job) and self.rules.is_elastic(job):
+        if not prebuilt_name(job, self.rules.ids) and self.rules.is_elastic(job):
             job = self._custom_annotations(job)
             if job is None:
                 return None
@@ -501,7 +503,7 @@ class JobReconciler:
                 self._finish_workload(wl, fin)
             return None
         if wl is None:
-            if _prebuilt(job):
+            if prebuilt_name(job, self.rules.ids):
                 return None  # ensureOneWorkload: the prebuilt Workload is awaited
             if sliced:
                 # A first slice, or a running job scaled up: a new slice
@@ -551,7 +553,7 @@ class JobReconciler:
         self._event(job, "Normal", "Suspended", "Kueue managed child job suspended")
 
     def _workload_of(self, job: Any) -> kt.Workload | None:
-        name = _prebuilt(job)
+        name = prebuilt_name(job, self.rules.ids)
         if name:
             return self._prebuilt_workload(job, name)
         mine = self._mgr().informer(WORKLOAD).by_index("owner", job.metadata.uid)
@@ -985,9 +987,16 @@ def max_exec_seconds(labels: dict[str, str] | None) -> int | None:
     return v if 0 < v < 2**31 else None
 
 
-def _prebuilt(job: Any) -> str:
-    """PrebuiltWorkloadNameFor (the label; Kueue reads no annotation for jobs)."""
-    return (job.metadata.labels or {}).get(PREBUILT_WORKLOAD, "")
+def prebuilt_name(obj: Any, annotations: bool = True) -> str:
+    """PrebuiltWorkloadNameFor: under WorkloadIdentifierAnnotations
+    (``annotations``) the annotation, else the label; without it the label,
+    or an annotation too long to be a label's value."""
+    m = obj.metadata
+    ann = (m.annotations or {}).get(PREBUILT_WORKLOAD, "")
+    label = (m.labels or {}).get(PREBUILT_WORKLOAD, "")
+    if annotations:
+        return ann or label
+    return label or (ann if len(ann) > LABEL_VALUE_MAX else "")
 
 
 def _owner_uids(wl: Any) -> list[str]:

@@ -210,7 +210,7 @@ class MultiKueueAdapter:
         """``SyncJob``'s copy for the worker: metadata for creation, the spec
         as it is, no status, ``managedBy`` cleared."""
         out = clone(local)
-        out.metadata = clone_meta_for_remote(local.metadata, wl_name, origin)
+        out.metadata = clone_meta_for_remote(local.metadata, wl_name, origin, ids=self.ids)
         out.status = None
         if self.managed_by is not None:
             self.managed_by.set(out, None)

@@ -208,10 +208,9 @@ def test_the_job_is_copied_to_the_admitting_worker_and_its_status_mirrored(kind:
     wl = s.run()
     assert state(wl) == ("Ready", 'The workload was admitted on "worker1"')
     [remote] = w1.store.list(rtype).items
-    assert remote.metadata.labels == {
-        "kueue.x-k8s.io/prebuilt-workload-name": "wl1",
-        "kueue.x-k8s.io/multikueue-origin": ORIGIN,
-    }
+    # (WorkloadIdentifierAnnotations, on by default: the prebuilt name an annotation)
+    assert remote.metadata.labels == {"kueue.x-k8s.io/multikueue-origin": ORIGIN}
+    assert remote.metadata.annotations["kueue.x-k8s.io/prebuilt-workload-name"] == "wl1"
     assert k.managed_by(remote) is None
     expected = obj(k.manifest(managed_by=None)).spec
     assert remote.spec == expected

@@ -158,7 +158,8 @@ def test_dispatch_mirror_and_redispatch_after_a_worker_is_killed(
     remote = wait_for("the Job in worker2", lambda: get(w2, "job", "sample-job", "-n", "default"))
     labels = remote["metadata"]["labels"]
     assert labels["kueue.x-k8s.io/multikueue-origin"] == "multikueue"
-    assert labels["kueue.x-k8s.io/prebuilt-workload-name"] == wl["metadata"]["name"]
+    annotations = remote["metadata"]["annotations"]  # (WorkloadIdentifierAnnotations)
+    assert annotations["kueue.x-k8s.io/prebuilt-workload-name"] == wl["metadata"]["name"]
     assert "managedBy" not in remote["spec"]
     assert get(w1, "job", "sample-job", "-n", "default") is None
     job = wait_for(

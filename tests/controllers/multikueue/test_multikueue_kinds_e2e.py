@@ -279,7 +279,8 @@ def _remote_copy(worker: Served, resource: str, name: str, wl_name: str) -> dict
     )
     labels = remote["metadata"]["labels"]
     assert labels["kueue.x-k8s.io/multikueue-origin"] == "multikueue"
-    assert labels["kueue.x-k8s.io/prebuilt-workload-name"] == wl_name
+    annotations = remote["metadata"]["annotations"]  # (WorkloadIdentifierAnnotations)
+    assert annotations["kueue.x-k8s.io/prebuilt-workload-name"] == wl_name
     return remote
 
 

@@ -284,7 +284,9 @@ def test_remote_wl_admitted_other_workers_deleted() -> None:
     assert w2.names(WORKLOAD) == []
     [remote_job] = w1.store.list(JOB).items
     labels = remote_job.metadata.labels
-    assert labels["kueue.x-k8s.io/prebuilt-workload-name"] == "wl1"
+    # (WorkloadIdentifierAnnotations, on by default: the prebuilt name an annotation)
+    assert remote_job.metadata.annotations["kueue.x-k8s.io/prebuilt-workload-name"] == "wl1"
+    assert "kueue.x-k8s.io/prebuilt-workload-name" not in labels
     assert labels["kueue.x-k8s.io/multikueue-origin"] == ORIGIN
     assert remote_job.spec.managed_by is None
     events = [e for e in s.store.list(("", "v1", "events")).items if e.reason == "MultiKueue"]

@@ -12,7 +12,12 @@ import msgspec
 
 from kuota.api import k8s as kc
 from kuota.api.quantity import Quantity
-from kuota.controllers.jobframework import go_atoi
+from kuota.controllers.jobframework import (
+    LABEL_VALUE_MAX,
+    PREBUILT_WORKLOAD,
+    go_atoi,
+)
+from kuota.controllers.jobframework import prebuilt_name as prebuilt_name  # (the pod kinds' too)
 
 SCHEDULING_GATE: Final = "kueue.x-k8s.io/admission"
 TOPOLOGY_GATE: Final = "kueue.x-k8s.io/topology"
@@ -26,10 +31,8 @@ RETRIABLE_IN_GROUP: Final = "kueue.x-k8s.io/retriable-in-group"
 ROLE_HASH: Final = "kueue.x-k8s.io/role-hash"
 SUSPENDING_PARENT: Final = "kueue.x-k8s.io/pod-suspending-parent"
 IS_GROUP_WORKLOAD: Final = "kueue.x-k8s.io/is-group-workload"
-PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"  # label, or annotation
 TERMINATION_TARGET: Final = "TerminationTarget"  # pod condition set before Kueue deletes it
 MAX_ROLES: Final = 18  # jobframework.MaxPodSets
-LABEL_VALUE_MAX: Final = 63
 
 
 # ------------------------------------------------------------------ identity
@@ -49,16 +52,6 @@ def group_name_path(pod: Any, annotations: bool = True) -> str:
     if annotations and (pod.metadata.annotations or {}).get(GROUP_NAME):
         return f"metadata.annotations[{GROUP_NAME}]"
     return f"metadata.labels[{GROUP_NAME}]"
-
-
-def prebuilt_name(obj: Any, annotations: bool = True) -> str:
-    """jobframework.PrebuiltWorkloadNameFor."""
-    m = obj.metadata
-    ann = (m.annotations or {}).get(PREBUILT_WORKLOAD, "")
-    label = (m.labels or {}).get(PREBUILT_WORKLOAD, "")
-    if annotations:
-        return ann or label
-    return label or (ann if len(ann) > LABEL_VALUE_MAX else "")
 
 
 def prebuilt_path(obj: Any, annotations: bool = True) -> str:
