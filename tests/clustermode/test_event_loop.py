@@ -1,5 +1,6 @@
 """The event loop both processes of cluster mode run their network I/O on:
-uvloop's (a dependency), asyncio's when ``KUOTA_UVLOOP=0`` asks for it; on
+uvloop's (a dependency), asyncio's when ``KUOTA_UVLOOP=0`` asks for it or
+uvloop cannot be imported; on
 either, ``kuota serve`` answers and stops cleanly on SIGTERM (its signal
 handlers) and ``kuota controller`` leads and stops with its lease released."""
 
@@ -51,13 +52,19 @@ def _create_and_watch(srv: Served) -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize("uvloop", [True, False], ids=["uvloop", "asyncio"])
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio", "uvloop-missing"])
 def test_serve_and_controller_event_loop(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uvloop: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loop: str
 ) -> None:
-    if not uvloop:
+    uvloop = loop == "uvloop"
+    if loop == "asyncio":
         monkeypatch.setenv("KUOTA_UVLOOP", "0")
-    assert os.environ.get("KUOTA_UVLOOP", "1") == ("1" if uvloop else "0")
+    elif loop == "uvloop-missing":  # (not installed: its import fails, asyncio's loop serves)
+        missing = tmp_path / "missing"
+        (missing / "uvloop").mkdir(parents=True)
+        (missing / "uvloop" / "__init__.py").write_text("raise ImportError('no uvloop here')\n")
+        path = os.environ.get("PYTHONPATH")
+        monkeypatch.setenv("PYTHONPATH", f"{missing}{os.pathsep}{path}" if path else str(missing))
     srv = start_server(tmp_path / "state", "--without-kueue", home=tmp_path / "home")
     ctl = None
     try:
