@@ -103,6 +103,19 @@ differences within the runs' spread. Creates (path unchanged): 1,335-2,120
 creates/s, p50 6.7-10.2 ms, p99 13-50 ms, 0.37-0.51 ms of server CPU per
 create (over ref 0.0022-0.0030): the 1,500/s and p99 goals met in most of
 these runs — on this machine the figure is its load's.
+
+Measured 2026-11-29, session 11, uvloop against asyncio's loop for the
+server (compiled; 4,000 creates, 16 clients, 100 watchers, 200 events;
+``--builds mypyc,mypyc+asyncio`` twice, alternating; load average 2-7; the
+bench's client on asyncio's loop throughout). Creates/s uvloop 902 / 773,
+asyncio 1,113 / 936; p50 13.7 / 20.2 against 10.0 / 14.5 ms; p99 42 / 37
+against 46 / 43 ms; server CPU per create 0.493 / 0.475 against 0.432 /
+0.457 ms (over ref 0.00291 / 0.00280 against 0.00255 / 0.00270): on this
+path uvloop is no better, as on 2026-11-28. Watch delivery: p50 11.6 /
+11.3 against 10.7 / 11.1 ms, p99 27.7 / 85.7 against 23.6 / 27.9 ms;
+server CPU per event 6.5 / 6.5 against 6.9 / 6.95 ms (6 % less on uvloop).
+Goals at this load: create p99 <= 50 ms met; 1,500 creates/s and watch
+p99 <= 20 ms not met (both were met in the quiet window of session 10).
 """
 
 from __future__ import annotations
