@@ -169,12 +169,18 @@ def _wait(lines: list[str], text: str, timeout: float) -> str:
 
 
 def run(
-    config: Path, timeout: float, profile: str | None = None, py_spy: str | None = None
+    config: Path,
+    timeout: float,
+    profile: str | None = None,
+    py_spy: str | None = None,
+    serve_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``profile``: each process's cProfile stats to PROFILE-serve and
     PROFILE-controller (their main threads: serve's loop, the manager).
     ``py_spy``: "PY-SPY:OUT": both processes sampled by that py-spy (every
-    thread), their stacks to OUT-serve.txt and OUT-controller.txt."""
+    thread), their stacks to OUT-serve.txt and OUT-controller.txt.
+    ``serve_env``: set in serve's environment only (KUOTA_UVLOOP=0: serve on
+    asyncio's loop while the controller and runner stay on uvloop's)."""
     spy = py_spy.split(":", 1) if py_spy else None
 
     def spied(name: str) -> tuple[str, Path] | None:
@@ -193,7 +199,7 @@ def run(
             "--port",
             "0",
         ],
-        env,
+        {**env, **(serve_env or {})},
         Path(f"{profile}-serve") if profile else None,
         spied("serve"),
     )
@@ -316,10 +322,20 @@ def main() -> None:
         help="sample both processes with this py-spy binary, stacks to OUT-serve.txt, "
         "OUT-controller.txt (raw format, every thread, native frames)",
     )
+    ap.add_argument(
+        "--serve-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set in serve's environment only (KUOTA_UVLOOP=0: serve on asyncio's loop)",
+    )
     args = ap.parse_args()
+    serve_env = dict(kv.split("=", 1) for kv in args.serve_env)
     results = []
     for c in args.configs:
-        r = run(c, args.timeout, args.profile, args.py_spy)
+        r = run(c, args.timeout, args.profile, args.py_spy, serve_env)
+        if serve_env:
+            r["serve_env"] = serve_env
         results.append(r)
         print(json.dumps(r), flush=True)
     if args.json is not None:

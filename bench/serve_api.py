@@ -27,12 +27,14 @@ Each server build is measured in turn (``--builds``): the interpreted one
 and the compiled one (build/mypyc first on the server's PYTHONPATH, when
 ``make compiled`` made it). ``--profile P`` runs each server under cProfile.
 
-Tried and not adopted (2026-11-28, interpreted server, 3-4k creates, 16
-clients, alternating runs): uvloop 0.23.0 as the server's loop (installed
-by a sitecustomize, checked loaded in /proc/PID/maps) cost 1.04-1.10 ms of
-server CPU per create against asyncio's 1.00-1.05 ms in the same runs: no
-gain, so it is not a dependency. TLS in OpenSSL and the handlers dominate,
-not the loop. aiohttp's C parser is the one in use (aiohttp._http_parser).
+uvloop: tried 2026-11-28 (interpreted server, 3-4k creates, 16 clients,
+alternating runs; installed by a sitecustomize) at 1.04-1.10 ms of server
+CPU per create against asyncio's 1.00-1.05 ms: no gain there. Adopted
+2026-11-29 (session 11) on the cluster bench's figures instead, where
+requests are small and many (bench/cluster_mode.py, compiled, alternating
+runs: serve 501 against 578 us of CPU per request, the controller 349
+against 402); ``--builds mypyc,mypyc+asyncio`` puts the two loops side by
+side here. aiohttp's C parser is the one in use (aiohttp._http_parser).
 (2026-11-29, interpreted, 4,000 creates, 16 clients, alternating runs, load
 average 2-7): the group commit's write and fdatasync inline on the loop
 instead of on the executor thread: 274-357 creates/s and 0.66-0.77 ms of
@@ -101,6 +103,19 @@ differences within the runs' spread. Creates (path unchanged): 1,335-2,120
 creates/s, p50 6.7-10.2 ms, p99 13-50 ms, 0.37-0.51 ms of server CPU per
 create (over ref 0.0022-0.0030): the 1,500/s and p99 goals met in most of
 these runs — on this machine the figure is its load's.
+
+Measured 2026-11-29, session 11, uvloop against asyncio's loop for the
+server (compiled; 4,000 creates, 16 clients, 100 watchers, 200 events;
+``--builds mypyc,mypyc+asyncio`` twice, alternating; load average 2-7; the
+bench's client on asyncio's loop throughout). Creates/s uvloop 902 / 773,
+asyncio 1,113 / 936; p50 13.7 / 20.2 against 10.0 / 14.5 ms; p99 42 / 37
+against 46 / 43 ms; server CPU per create 0.493 / 0.475 against 0.432 /
+0.457 ms (over ref 0.00291 / 0.00280 against 0.00255 / 0.00270): on this
+path uvloop is no better, as on 2026-11-28. Watch delivery: p50 11.6 /
+11.3 against 10.7 / 11.1 ms, p99 27.7 / 85.7 against 23.6 / 27.9 ms;
+server CPU per event 6.5 / 6.5 against 6.9 / 6.95 ms (6 % less on uvloop).
+Goals at this load: create p99 <= 50 ms met; 1,500 creates/s and watch
+p99 <= 20 ms not met (both were met in the quiet window of session 10).
 """
 
 from __future__ import annotations
@@ -339,7 +354,13 @@ def _builds(which: str) -> list[tuple[str, dict[str, str]]]:
     on PYTHONPATH, when ``make compiled`` made it)."""
     base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out: list[tuple[str, dict[str, str]]] = []
-    for b in which.split(","):
+    for spec in which.split(","):
+        # BUILD+asyncio: that build on asyncio's loop rather than uvloop's
+        # (store/event_loop.py), for the two side by side in one run
+        b, _, loop = spec.partition("+")
+        if loop not in ("", "asyncio"):
+            raise SystemExit(f"--builds: unknown loop {loop!r} in {spec!r} (BUILD+asyncio)")
+        n = len(out)
         if b == "interpreted":
             out.append((b, base))
         elif b == "mypyc":
@@ -352,6 +373,9 @@ def _builds(which: str) -> list[tuple[str, dict[str, str]]]:
             out.append((label, {**base, "PYTHONPATH": str(Path(path).resolve())}))
         else:
             raise SystemExit(f"--builds: unknown build {b!r} (interpreted, mypyc, NAME=DIR)")
+        if loop and len(out) > n:
+            label, env = out[-1]
+            out[-1] = (f"{label}+asyncio", {**env, "KUOTA_UVLOOP": "0"})
     return out
 
 
@@ -518,7 +542,8 @@ def main() -> None:
         default="interpreted,mypyc",
         help="The server builds to measure, each in turn: interpreted, mypyc, or NAME=DIR "
         "(the kuota package in DIR first on the server's PYTHONPATH: a checkout of main's "
-        "src, or a copy of its build/mypyc, for a before/after in one run).",
+        "src, or a copy of its build/mypyc, for a before/after in one run); BUILD+asyncio: "
+        "that build on asyncio's event loop instead of uvloop's.",
     )
     ap.add_argument("--json", default=None, help="Write the figures here too.")
     ap.add_argument(

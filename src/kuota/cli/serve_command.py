@@ -3,7 +3,6 @@ Kubernetes API, for kubectl and every Kubernetes client."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,6 +77,7 @@ def serve(
     from kuota.server.auth import TokenFileError, load_token_file
     from kuota.server.daemon import serve as run_server
     from kuota.store import StoreError
+    from kuota.store.event_loop import run as run_loop
 
     if paced and not without_kueue:
         _err("--paced goes with --without-kueue (it paces the clock on another process's Kueue)")
@@ -130,7 +130,7 @@ def serve(
         sys.stdout.flush()
 
     try:
-        asyncio.run(
+        run_loop(
             run_server(
                 cp,
                 world.objects,

@@ -19,6 +19,7 @@ import msgspec
 from aiohttp import web
 
 from kuota.api.decode import decode_object
+from kuota.store.event_loop import new_event_loop
 from kuota.store.protocol import AlreadyExists, Conflict, NotFound, StoreError
 from kuota.webhooks import certs
 from kuota.webhooks.caller import MUTATING, VALIDATING
@@ -229,7 +230,7 @@ def start_webhook_server(
 
 
 def _serve(hooks: list[Any], config: Any, cert_dir: Path, host: str, port: int) -> WebhookServer:
-    loop = asyncio.new_event_loop()
+    loop = new_event_loop()  # (uvloop's when installed, as the API server's calls come over TLS)
     runner = web.AppRunner(
         webhook_app(hooks, config.feature_gates), access_log=None, handle_signals=False
     )

@@ -19,12 +19,14 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from kuota.store.event_loop import new_event_loop
+
 T = TypeVar("T")
 
 
 class IoThread:
     def __init__(self, name: str = "kuota-kube-io") -> None:
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_event_loop()  # (uvloop's when installed: store/event_loop.py)
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
