@@ -62,8 +62,6 @@ class WorkloadMaker:
         return milli
 
     def _pod_set(self, row: TraceRow, name: str, duration: str) -> kt.PodSet:
-        from kuota.sim.simulate import _job
-
         plan = self.plan
         tp = plan.teams[row.team]
         sel = plan.selectors.get(row.gpu_model) if row.gpus > 0 else None
@@ -77,6 +75,8 @@ class WorkloadMaker:
         )
         base = self._pod_sets.get(key)
         if base is None:
+            from kuota.sim.simulate import _job  # (once per shape, not per row)
+
             job = _job(row, name, tp.target, plan.mapping, sel, Decimal(0))
             base = self.adapter.pod_sets(job, False)[0]
             self._pod_sets[key] = base
