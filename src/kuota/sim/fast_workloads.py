@@ -45,6 +45,10 @@ class WorkloadMaker:
         self.adapter = BatchJobAdapter()
         self._pod_sets: dict[tuple[Any, ...], kt.PodSet] = {}
         self._milli: dict[Decimal, int] = {}
+        # Per team: what new_workload reads of its Job (namespace, labels) and
+        # the priority class reference, the same for every job of the team
+        # (shared, never changed in place, as the specs' parts).
+        self._owners: dict[str, tuple[_Owner, kt.PriorityClassRef | None]] = {}
         self._seq = 0
 
     def gpu_milli(self, row: TraceRow) -> int:
@@ -92,12 +96,15 @@ class WorkloadMaker:
         uid = _uid(self._seq)
         pod_set = self._pod_set(row, name, duration)
         pc = tp.target.priority_class
-        ref = (
-            kt.PriorityClassRef(group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name=pc)
-            if pc
-            else None
-        )
-        owner = _Owner(tp.target.namespace, tp.target.queue, pc)
+        known = self._owners.get(row.team)
+        if known is None:
+            ref = (
+                kt.PriorityClassRef(group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name=pc)
+                if pc
+                else None
+            )
+            known = self._owners[row.team] = (_Owner(tp.target.namespace, tp.target.queue, pc), ref)
+        owner, ref = known
         wl = new_workload(
             owner_workload_name("Job", "batch/v1", name, job_uid),
             owner,
