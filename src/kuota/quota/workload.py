@@ -126,6 +126,7 @@ class WorkloadInfo:
         "_scheduling_hash",
         "_usage",
         "cluster_queue",
+        "held_from",
         "key",
         "last_assignment",
         "namespace",
@@ -166,6 +167,10 @@ class WorkloadInfo:
         # computed from here, to reuse them for the next info of the same spec
         # (a field, not a side table: nothing to forget, no per-key entry).
         self.spec_cache: SpecPodSets | None = None
+        # An admitted info's podSets were worked out of these objects (the
+        # admission, spec and reclaimable pods): kept so that the next info
+        # of the same ones shares them (InfoFactory.build_info).
+        self.held_from: tuple[object, object, object] | None = None
 
     @property
     def min_counts(self) -> list[int | None]:

@@ -164,7 +164,9 @@ class Snapshot:
         dirty.clear()
         return not stale
 
-    def add_workload(self, info: WorkloadInfo) -> None:
+    def add_workload(self, info: WorkloadInfo, tree: bool = True) -> None:
+        """``tree``: False when the quota tree already holds its usage (a
+        holder filed again: remove_workload(..., tree=False) first)."""
         cq = self.cqs[info.cluster_queue or ""]
         old = cq.workloads.get(info.key)
         if old is not None:
@@ -175,7 +177,8 @@ class Snapshot:
         cq.cand_change(True, info)
         self.holders[info.key] = cq
         u = info.usage()
-        add_usage(cq.node, u)
+        if tree:
+            add_usage(cq.node, u)
         sum_into(cq.held_usage, u)
         admitted = is_admitted(info.obj)
         if admitted:
@@ -199,7 +202,11 @@ class Snapshot:
         else:
             self.lq_unadmitted.setdefault(lq, {})[info.key] = info
 
-    def remove_workload(self, info: WorkloadInfo) -> None:
+    def remove_workload(self, info: WorkloadInfo, tree: bool = True) -> None:
+        """``tree``: False leaves its usage in the quota tree, for an
+        add_workload(..., tree=False) of the same usage in the same queue
+        right after (adding back what was removed leaves every node's usage
+        as it was: the tree's arithmetic is exact)."""
         cq = self.holders.pop(info.key, None)
         if cq is None:
             return
@@ -208,7 +215,8 @@ class Snapshot:
             cq.cand_change(False, stored)
             take_from(cq.held_usage, stored.usage())
         cq.unadmitted.pop(info.key, None)
-        remove_usage(cq.node, info.usage())
+        if tree:
+            remove_usage(cq.node, info.usage())
         lq = self._lq_of.pop(info.key, None)
         if lq is not None:
             self._lq_touch(lq, info.key)

@@ -152,11 +152,11 @@ class Cycle:
         self.result = CycleResult()
 
     # ------------------------------------------------------------ run
-    def decide(self) -> Iterator[Decision]:
-        """The cycle's decisions, in order, each to be applied before the next
-        is asked for; what it found is in ``result`` once it is done."""
+    def decide(self, heads: list[tuple[str, WorkloadInfo]]) -> Iterator[Decision]:
+        """The cycle's decisions on ``heads`` (the queues' heads, taken for
+        this cycle), in order, each to be applied before the next is asked
+        for; what it found is in ``result`` once it is done."""
         state = self.state
-        heads = state.queues.heads()
         entries: list[Entry] = []
         inadmissible: list[Entry] = []
         for cq_name, info in heads:

@@ -45,6 +45,10 @@ class WorkloadMaker:
         self.adapter = BatchJobAdapter()
         self._pod_sets: dict[tuple[Any, ...], kt.PodSet] = {}
         self._milli: dict[Decimal, int] = {}
+        # Per team: what new_workload reads of its Job (namespace, labels) and
+        # the priority class reference, the same for every job of the team
+        # (shared, never changed in place, as the specs' parts).
+        self._owners: dict[str, tuple[_Owner, kt.PriorityClassRef | None]] = {}
         self._seq = 0
 
     def gpu_milli(self, row: TraceRow) -> int:
@@ -62,8 +66,6 @@ class WorkloadMaker:
         return milli
 
     def _pod_set(self, row: TraceRow, name: str, duration: str) -> kt.PodSet:
-        from kuota.sim.simulate import _job
-
         plan = self.plan
         tp = plan.teams[row.team]
         sel = plan.selectors.get(row.gpu_model) if row.gpus > 0 else None
@@ -77,6 +79,8 @@ class WorkloadMaker:
         )
         base = self._pod_sets.get(key)
         if base is None:
+            from kuota.sim.simulate import _job  # (once per shape, not per row)
+
             job = _job(row, name, tp.target, plan.mapping, sel, Decimal(0))
             base = self.adapter.pod_sets(job, False)[0]
             self._pod_sets[key] = base
@@ -92,12 +96,15 @@ class WorkloadMaker:
         uid = _uid(self._seq)
         pod_set = self._pod_set(row, name, duration)
         pc = tp.target.priority_class
-        ref = (
-            kt.PriorityClassRef(group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name=pc)
-            if pc
-            else None
-        )
-        owner = _Owner(tp.target.namespace, tp.target.queue, pc)
+        known = self._owners.get(row.team)
+        if known is None:
+            ref = (
+                kt.PriorityClassRef(group="kueue.x-k8s.io", kind="WorkloadPriorityClass", name=pc)
+                if pc
+                else None
+            )
+            known = self._owners[row.team] = (_Owner(tp.target.namespace, tp.target.queue, pc), ref)
+        owner, ref = known
         wl = new_workload(
             owner_workload_name("Job", "batch/v1", name, job_uid),
             owner,

@@ -121,8 +121,10 @@ def _duration_text(d: Decimal) -> str:
 
 class FastReplay:
     def __init__(self, plan: Any, log: DecisionLog | None = None) -> None:
-        from kuota.sim.simulate import START
+        from kuota.sim.simulate import START, _job_name
 
+        # Bound once: an import in _submit runs at every instant with arrivals.
+        self._job_name: Callable[[TraceRow, str, set[str]], str] = _job_name
         self.plan = plan
         self.log = log
         self.start = START
@@ -174,9 +176,8 @@ class FastReplay:
             yield when, group
 
     def _submit(self, rows: list[TraceRow], used: set[str]) -> None:
-        from kuota.sim.simulate import _job_name
-
         plan, core, now = self.plan, self.core, self.core.now
+        _job_name = self._job_name
         origin = plan.trace.first_submit_s
         for row in rows:
             tp = plan.teams[row.team]

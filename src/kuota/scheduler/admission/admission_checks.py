@@ -75,6 +75,8 @@ class AdmissionChecks:
         if checks is None:
             return
         assert wl.status is not None
+        if not checks and not wl.status.admission_checks:
+            return  # none required, none there
         required = set(checks)
         current = list(wl.status.admission_checks or ())
         names = {s.name for s in current}
@@ -94,6 +96,8 @@ class AdmissionChecks:
         st = self.state.snap.cqs.get(cq_name)
         if st is None or wl.status is None or wl.status.admission is None:
             return None
+        if not st.admission_checks:
+            return ()  # (what checks_for says, without the flavors: at every filing)
         flavors = {
             f for p in wl.status.admission.pod_set_assignments for f in (p.flavors or {}).values()
         }

@@ -201,10 +201,17 @@ class AdmissionCore:
             self.node_replacement.run()  # (second passes: before the heads)
         if self.state.delayed_topology:
             self.delayed_topology.run()
-        c = Cycle(self.state, self.adm, self.fair, self.timers)
-        applier, result = self.applier, c.result
-        for d in c.decide():
-            applier.apply(d, result)
+        heads = self.state.queues.heads()
+        if not heads:
+            # Nothing to decide: no cycle object (its preemptor, its
+            # generator) for the many cycles that find no head. The heads
+            # were taken first; nothing a Cycle is made of reads them.
+            result = CycleResult()
+        else:
+            c = Cycle(self.state, self.adm, self.fair, self.timers)
+            applier, result = self.applier, c.result
+            for d in c.decide(heads):
+                applier.apply(d, result)
         self.state.tas.replaced.clear()
         self.state.tas.usage_cache.clear()
         return result

@@ -102,9 +102,13 @@ class InfoFactory:
         # them along for the workload's next time in a queue.
         prev = self.state.infos.get(key)
         known = prev.spec_cache if prev is not None else None
-        if has_quota_reservation(wl) and wl.status is not None and wl.status.admission is not None:
-            podsets = podsets_from_admission(wl, self.reclaimable(wl))
-            return self.admitted_info(key, wl, podsets, known)
+        st = wl.status
+        if has_quota_reservation(wl) and st is not None and st.admission is not None:
+            info = self.admitted_info(key, wl, self._held_podsets(wl, prev), known)
+            if prev is not None and prev.podsets is info.podsets:
+                info._usage = prev._usage  # (worked out of the podSets alone)
+                info._flavored = prev._flavored
+            return info
         rec = self.reclaimable(wl)
         if (
             known is not None
@@ -130,6 +134,25 @@ class InfoFactory:
         info.spec_cache = known
         return info
 
+    def _held_podsets(self, wl: kt.Workload, prev: WorkloadInfo | None) -> list[PodSetResources]:
+        """podsets_from_admission, or the previous info's when it was worked
+        out of these very admission, spec and reclaimable pods objects (none
+        is changed in place: each change is a new object, as the spec
+        cache's rule): an admitted workload is filed again at each status
+        write (PodsReady) with the same ones."""
+        st = wl.status
+        assert st is not None and st.admission is not None
+        src = prev.held_from if prev is not None else None
+        if (
+            src is not None
+            and src[0] is st.admission
+            and src[1] is wl.spec
+            and src[2] is st.reclaimable_pods
+        ):
+            assert prev is not None
+            return prev.podsets
+        return podsets_from_admission(wl, self.reclaimable(wl))
+
     def reclaimable(self, wl: kt.Workload) -> Mapping[str, int]:
         """The reclaimable pods that count: none with the ReclaimablePods gate
         off (Kueue's podSetsCountsAfterReclaim)."""
@@ -141,6 +164,7 @@ class InfoFactory:
         assert wl.status is not None and wl.status.admission is not None
         info = WorkloadInfo(wl, podsets, self.priority(wl), wl.status.admission.cluster_queue, key)
         info.spec_cache = known
+        info.held_from = (wl.status.admission, wl.spec, wl.status.reclaimable_pods)
         return info
 
     def encode_template(self, template: kt.PodTemplateSpec) -> bytes:

@@ -149,12 +149,18 @@ class WorkloadController:
             if reason is not None and key not in self.state.pending_evictions:
                 self.state.pending_evictions[key] = reason
             self.state.queues.delete(key)
-            held = self.state.snap.holders.get(key)
+            snap = self.state.snap
+            held = snap.holders.get(key)
+            # Filed again in the queue it holds quota in, holding the same
+            # (a status write: PodsReady): the tree's usage stays as it is.
+            same = False
             if held is not None:
-                self.state.snap.remove_workload(self.state.infos[key])
+                old = self.state.infos[key]
+                same = held is snap.cqs.get(info.cluster_queue) and old.usage() == info.usage()
+                snap.remove_workload(old, tree=not same)
             self.state.infos[key] = info
-            if info.cluster_queue in self.state.snap.cqs:
-                self.state.snap.add_workload(info)
+            if info.cluster_queue in snap.cqs:
+                snap.add_workload(info, tree=not same)
                 # A priority or reclaimable-pods change of a quota holder can
                 # open room for parked workloads (preemption, released pods).
                 if prev is not None and (
@@ -247,16 +253,31 @@ class WorkloadController:
         return False
 
     def admissible(self, wl: kt.Workload) -> bool:
-        if not wl.spec.active or is_finished(wl) or has_quota_reservation(wl):
+        if not wl.spec.active:
             return False
+        st = wl.status
+        if st is not None and st.conditions:
+            # The first condition of each type, as find_condition, in one walk
+            # (asked at every requeue): not finished, no quota reserved, not
+            # IsOnHold (an integration released the reservation on purpose, a
+            # StatefulSet scaled to 0: it waits until it says otherwise), not
+            # waiting for replacement pods.
+            finished = reserved = replacing = False
+            for c in st.conditions:
+                t = c.type
+                if t == "Finished" and not finished:
+                    finished = True
+                    if c.status == "True":
+                        return False
+                elif t == "QuotaReserved" and not reserved:
+                    reserved = True
+                    if c.status == "True" or (c.status == "False" and c.reason == "OnHold"):
+                        return False
+                elif t == "WaitingForReplacementPods" and not replacing:
+                    replacing = True
+                    if c.status == "True":
+                        return False
         if gated_by(wl):
-            return False
-        # IsOnHold: an integration released the reservation on purpose (a
-        # StatefulSet scaled to 0); the workload waits until it says otherwise.
-        qr = find_condition(wl, "QuotaReserved")
-        if qr is not None and qr.status == "False" and qr.reason == "OnHold":
-            return False
-        if condition_true(wl, "WaitingForReplacementPods"):
             return False
         # Kueue's workload controller queues a DRA workload only once its
         # claims are counted: until then it is in no queue.

@@ -163,7 +163,30 @@ class CandidateSearch:
         now = self.now
         ok = True
         probe = cast(Any, entries)  # searched by key: (k,) sorts before (k, place, holder)
-        for joined, w in st.cand_log:
+        log = st.cand_log
+        n = len(log)
+        skip = False
+        for j in range(n):
+            if skip:
+                skip = False
+                continue
+            joined, w = log[j]
+            if not joined and j + 1 < n:
+                # Left and joined again at once under the same key (a holder
+                # filed again, a search's victim put back): its entry takes the
+                # new info where it is, as taking it out and putting it back
+                # in would (keys are unique: a tie drops the list).
+                back, w2 = log[j + 1]
+                old = keys.get(w.key)
+                if back and w2.key == w.key and old is not None:
+                    b = base_key(w2, now, self._stamps)
+                    k = (b[0], b[1], b[2], b[3])
+                    if not b[4] and k == old:
+                        i = bisect_left(probe, (old,))
+                        if i < len(entries) and entries[i][2] is w:
+                            entries[i] = (k, 0, w2)
+                            skip = True
+                            continue
             if joined:
                 b = base_key(w, now, self._stamps)
                 k = (b[0], b[1], b[2], b[3])
