@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -240,9 +241,11 @@ class Manager:
         batch = getattr(self.store, "batch", None)
         return batch() if batch is not None else contextlib.nullcontext()
 
-    def run_until_idle(self, max_steps: int = 10_000_000) -> bool:
+    def run_until_idle(self, max_steps: int = 10_000_000, until: float = 0.0) -> bool:
         """Reconcile until no event, key or idle hook has work at this instant.
-        Returns False if ``max_steps`` ran out first (a controller loops)."""
+        Returns False if ``max_steps`` ran out first (a controller loops), or
+        ``until`` (a ``time.monotonic()`` reading; 0: none) passed: a server
+        answers its clients meanwhile and calls again."""
         self.start()
         steps = 0
         order = self._order
@@ -271,6 +274,8 @@ class Manager:
                     self.pump()
                 if did:
                     if steps >= max_steps:
+                        return False
+                    if until and time.monotonic() >= until:
                         return False
                     continue
                 # In real time the clock runs while a round works: what came

@@ -25,11 +25,10 @@ from kuota.server.stepping import Stepper
 log = structlog.get_logger("kuota.server")
 
 _MAX_SLEEP = 0.25  # the longest the timer task sleeps (a stop is noticed this fast)
-# A settle reconciles for at most this long (in rounds of _SETTLE_STEPS)
-# before the loop serves the requests waiting: a set of a million replicas is
-# created over many turns, the API answering meanwhile.
+# A settle reconciles for at most this long before the loop serves the
+# requests waiting: a set of a million replicas is created over many turns,
+# the API answering meanwhile.
 _SETTLE_SLICE = 0.05
-_SETTLE_STEPS = 200
 _SAVE_CLOCK_EVERY = 1.0  # seconds between journaled clock readings
 _PRUNE_AT = 4096  # waiters kept before the finished ones are dropped
 # A watch writes at most once per this many seconds while events keep coming:
@@ -374,10 +373,7 @@ class Hub:
             if steps:
                 idle = self.cp.mgr.run_until_idle(max_steps=steps)
             else:
-                until = time.monotonic() + _SETTLE_SLICE
-                while not (idle := self.cp.mgr.run_until_idle(max_steps=_SETTLE_STEPS)):
-                    if time.monotonic() >= until:
-                        break
+                idle = self.cp.mgr.run_until_idle(until=time.monotonic() + _SETTLE_SLICE)
         except Exception:  # a controller bug must not stop the API server
             log.exception("reconcile round failed")
         if not idle and not self._settle_scheduled:
