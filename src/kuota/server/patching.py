@@ -39,18 +39,51 @@ def apply(
     """The patched object. Raises ApiError (400 bad patch or a patched object
     that is no object, 409 apply conflict, 415 strategic merge on a custom
     resource)."""
-    if content_type == APPLY and isinstance(patch, dict) and not _object_meta(patch):
-        raise st.bad_request("metadata must be an object")
-    out = _apply(
-        content_type,
-        live,
-        patch,
-        gvk=gvk,
-        builtin=builtin,
-        manager=manager,
-        force=force,
-        now=now,
-    )
+    from kuota.server import patch as p  # the patch algorithms (their own package)
+
+    out: Any
+    try:
+        if content_type == APPLY:
+            if not manager:
+                raise st.bad_request(
+                    'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'
+                )
+            if isinstance(patch, dict) and not _object_meta(patch):
+                raise st.bad_request("metadata must be an object")
+            out = p.apply_patch(live, patch, manager=manager, force=force, gvk=gvk, now=now)
+        elif live is None:
+            raise AssertionError("only an apply patch creates")
+        elif content_type == MERGE:
+            if not isinstance(patch, dict):
+                raise st.bad_request("a merge patch must be a JSON object")
+            out = p.merge_patch(live, patch)
+        elif content_type == JSON_PATCH:
+            if not isinstance(patch, list):
+                raise st.bad_request("a JSON patch must be a list of operations")
+            out = p.json_patch(live, patch)
+        elif not builtin:
+            raise st.ApiError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {JSON_PATCH}, {MERGE}, {APPLY}",
+            )
+        elif not isinstance(patch, dict):
+            raise st.bad_request("a strategic merge patch must be a JSON object")
+        else:
+            out = p.strategic_merge_patch(live, patch, gvk)
+    except p.ApplyConflict as err:
+        causes = [
+            {"reason": "FieldManagerConflict", "message": msg, "field": f} for f, msg in err.causes
+        ]
+        raise st.ApiError(
+            409,
+            "Conflict",
+            _conflict_message(err.causes),
+            details={"causes": causes},
+        ) from None
+    except p.PatchError as err:
+        raise st.ApiError(422, "Invalid", str(err)) from None
     # (a patch may replace the whole object, or its metadata, with a scalar:
     # the API server cannot decode that into the kind)
     if not isinstance(out, dict):
@@ -64,61 +97,6 @@ def _object_meta(obj: dict[str, Any]) -> bool:
     """Its metadata is absent, null or an object."""
     meta = obj.get("metadata")
     return meta is None or isinstance(meta, dict)
-
-
-def _apply(
-    content_type: str,
-    live: dict[str, Any] | None,
-    patch: Any,
-    *,
-    gvk: tuple[str, str, str],
-    builtin: bool,
-    manager: str,
-    force: bool,
-    now: str,
-) -> dict[str, Any]:
-    """The patched object. Raises ApiError (400 bad patch, 409 apply conflict,
-    415 strategic merge on a custom resource)."""
-    from kuota.server import patch as p  # the patch algorithms (their own package)
-
-    try:
-        if content_type == APPLY:
-            if not manager:
-                raise st.bad_request(
-                    'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'
-                )
-            return p.apply_patch(live, patch, manager=manager, force=force, gvk=gvk, now=now)
-        assert live is not None
-        if content_type == MERGE:
-            if not isinstance(patch, dict):
-                raise st.bad_request("a merge patch must be a JSON object")
-            return p.merge_patch(live, patch)
-        if content_type == JSON_PATCH:
-            if not isinstance(patch, list):
-                raise st.bad_request("a JSON patch must be a list of operations")
-            return p.json_patch(live, patch)
-        if not builtin:
-            raise st.ApiError(
-                415,
-                "UnsupportedMediaType",
-                f"the body of the request was in an unknown format - accepted media types "
-                f"include: {JSON_PATCH}, {MERGE}, {APPLY}",
-            )
-        if not isinstance(patch, dict):
-            raise st.bad_request("a strategic merge patch must be a JSON object")
-        return p.strategic_merge_patch(live, patch, gvk)
-    except p.ApplyConflict as err:
-        causes = [
-            {"reason": "FieldManagerConflict", "message": msg, "field": f} for f, msg in err.causes
-        ]
-        raise st.ApiError(
-            409,
-            "Conflict",
-            _conflict_message(err.causes),
-            details={"causes": causes},
-        ) from None
-    except p.PatchError as err:
-        raise st.ApiError(422, "Invalid", str(err)) from None
 
 
 def _conflict_message(causes: list[tuple[str, str]]) -> str:
