@@ -66,6 +66,8 @@ OPENSHIFT_MANAGED: Final = "kueue.openshift.io/managed"
 PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"  # label, or annotation
 LABEL_VALUE_MAX: Final = 63  # a label value's longest
 MULTIKUEUE_CONTROLLER: Final = "kueue.x-k8s.io/multikueue"
+MULTIKUEUE_ORIGIN: Final = "kueue.x-k8s.io/multikueue-origin"  # on a worker's copies
+MULTIKUEUE_WORKER_POD: Final = "kueue.x-k8s.io/multikueue-worker-workload-pod"
 PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"  # passed on to ProvisioningRequests
 
 _READY_MSG: Final = "All pods reached readiness and the workload is running"
@@ -855,6 +857,8 @@ def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
                 if t not in tolerations:
                     tolerations.append(t)
         labels = {PODSET_LABEL: psa.name}
+        if MULTIKUEUE_ORIGIN in (wl.metadata.labels or {}):
+            labels[MULTIKUEUE_WORKER_POD] = "true"  # a MultiKueue worker runs it
         annotations: dict[str, str] = {}
         if wl.spec.queue_name:
             labels[LQ_LABEL] = wl.spec.queue_name

@@ -194,6 +194,9 @@ def test_dispatch_mirror_and_redispatch_after_a_worker_is_killed(
             p["status"].get("phase") == "Running" for p in get(w2, "pods", "-n", "default")["items"]
         ),
     )
+    # getPodSetsInfoFromStatus: a worker's pods of a MultiKueue Workload are marked so.
+    for p in get(w2, "pods", "-n", "default")["items"]:
+        assert p["metadata"]["labels"]["kueue.x-k8s.io/multikueue-worker-workload-pod"] == "true"
     mirrored = wait_for(
         "the JobSet's status mirrored",
         lambda: (get(manager, "jobset", "sleep-jobset", "-n", "default").get("status") or {}).get(
