@@ -26,6 +26,7 @@ controller ``kueue.x-k8s.io/multikueue``, once it holds quota there:
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Collection
 from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
@@ -366,14 +367,7 @@ class MultiKueueWorkloads:
                 wl = self.mgr.store.update_status(new)
             except (Conflict, NotFound):
                 return timedelta(0)
-        failed = False
-        for n, rc in available.items():
-            remote = rc.get(WORKLOAD, key)
-            if n == target:
-                if remote is None:
-                    failed |= not self._create(rc, _clone_for_create(wl, rc.origin))
-            elif remote is not None:
-                failed |= not self._remove_remote(rc, key, adapter, job_name)
+        failed = self._copies_on(key, wl, available, (target,), adapter, job_name)
         return RETRY_WRITE if failed else None
 
     # ------------------------------------------------------------ dispatching
@@ -400,15 +394,29 @@ class MultiKueueWorkloads:
                 wl = self.mgr.store.update_status(new)
             except (Conflict, NotFound):
                 return timedelta(0)
+        failed = self._copies_on(key, wl, available, nominated, adapter, job_name)
+        return RETRY_WRITE if failed else requeue
+
+    def _copies_on(
+        self,
+        key: str,
+        wl: kt.Workload,
+        available: dict[str, RemoteCluster],
+        targets: Collection[str],
+        adapter: MultiKueueAdapter,
+        job_name: str,
+    ) -> bool:
+        """The Workload's copy created on each target worker and removed from
+        the others; whether a write failed."""
         failed = False
         for n, rc in available.items():
             remote = rc.get(WORKLOAD, key)
-            if n in nominated:
+            if n in targets:
                 if remote is None:
                     failed |= not self._create(rc, _clone_for_create(wl, rc.origin))
             elif remote is not None:
                 failed |= not self._remove_remote(rc, key, adapter, job_name)
-        return RETRY_WRITE if failed else requeue
+        return failed
 
     def _incremental(
         self, wl: kt.Workload, available: dict[str, RemoteCluster], order: list[str]
