@@ -26,6 +26,7 @@ from kuota.api import k8s as kc
 from kuota.api.conditions import set_condition, with_condition
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.config import KueueConfig
+from kuota.api.kueue.multikueue_types import ORIGIN_LABEL
 from kuota.api.kueue.topology import TOPOLOGY_GATE, UNCONSTRAINED, WORKLOAD_ANNOTATION
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
 from kuota.controllers import workloadslicing as slicing
@@ -66,7 +67,6 @@ OPENSHIFT_MANAGED: Final = "kueue.openshift.io/managed"
 PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"  # label, or annotation
 LABEL_VALUE_MAX: Final = 63  # a label value's longest
 MULTIKUEUE_CONTROLLER: Final = "kueue.x-k8s.io/multikueue"
-MULTIKUEUE_ORIGIN: Final = "kueue.x-k8s.io/multikueue-origin"  # on a worker's copies
 MULTIKUEUE_WORKER_POD: Final = "kueue.x-k8s.io/multikueue-worker-workload-pod"
 PROVREQ_PREFIX: Final = "provreq.kueue.x-k8s.io/"  # passed on to ProvisioningRequests
 
@@ -857,7 +857,7 @@ def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
                 if t not in tolerations:
                     tolerations.append(t)
         labels = {PODSET_LABEL: psa.name}
-        if MULTIKUEUE_ORIGIN in (wl.metadata.labels or {}):
+        if ORIGIN_LABEL in (wl.metadata.labels or {}):  # a worker's copy
             labels[MULTIKUEUE_WORKER_POD] = "true"  # a MultiKueue worker runs it
         annotations: dict[str, str] = {}
         if wl.spec.queue_name:
