@@ -361,19 +361,17 @@ class Hub:
         if self._settle_scheduled:  # (not yet run by a commit)
             self._settle()
 
-    def _settle(self, steps: int = 0) -> None:
+    def _settle(self, whole: bool = False) -> None:
         """A reconcile round: until idle, for _SETTLE_SLICE at most, the rest
-        scheduled after the requests waiting meanwhile (``steps``: at most
-        that many reconciles instead)."""
+        scheduled after the requests waiting meanwhile (``whole``: until idle,
+        however long: a paced instant is published settled)."""
         self._settle_scheduled = False
         if self._stopping:
             return
         idle = True
         try:
-            if steps:
-                idle = self.cp.mgr.run_until_idle(max_steps=steps)
-            else:
-                idle = self.cp.mgr.run_until_idle(until=time.monotonic() + _SETTLE_SLICE)
+            until = 0.0 if whole else time.monotonic() + _SETTLE_SLICE
+            idle = self.cp.mgr.run_until_idle(until=until)
         except Exception:  # a controller bug must not stop the API server
             log.exception("reconcile round failed")
         if not idle and not self._settle_scheduled:

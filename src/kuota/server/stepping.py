@@ -39,8 +39,6 @@ from kuota.store.protocol import NotFound, StoreError
 log = structlog.get_logger("kuota.server")
 _LEASE = resource_for("coordination.k8s.io/v1", "Lease")
 _MAX_SLEEP = 0.25
-# A paced instant is published settled only once its round is whole.
-_WHOLE_INSTANT = 10_000_000
 
 
 class Stepper:
@@ -185,7 +183,7 @@ class Stepper:
                     self._fired = True
                     self._unsettled = None
                     if cp.mgr.fire_due():
-                        hub._settle(_WHOLE_INSTANT)
+                        hub._settle(whole=True)
                     # The heads the controller waits for; its own timers may fire.
                     self._publish(clock.held, settled=True)
                     continue
@@ -224,4 +222,4 @@ class Stepper:
         if delay > 0:
             await hub.wait_kick(delay)
         if cp.mgr.fire_due():
-            hub._settle(_WHOLE_INSTANT)
+            hub._settle(whole=True)
