@@ -146,7 +146,7 @@ class DelayedTopology:
                     if not tas
                     else "more than one TAS flavor assigned: " + ", ".join(tas)
                 )
-                return _cannot(psa.name, why)
+                return cannot_assign(psa.name, why)
             implied = not explicit(ps) and tas_only
             count = psa.count if psa.count is not None else ps.count
             req = request_of(ps, count, implied, [u for u in updates if u.name == ps.name])
@@ -156,14 +156,14 @@ class DelayedTopology:
         for fname in sorted(by_flavor):
             topo = st.tas.flavor_topology(st.flavors[fname], held)
             if topo is None:
-                return _cannot(
+                return cannot_assign(
                     by_flavor[fname][0].name, f'Flavor "{fname}" information missing in TAS cache'
                 )
             got, failed_ps, reason = find_for_flavor(
                 topo, by_flavor[fname], False, st.tas.least_free_profile, st.tas.balanced
             )
             if reason:
-                return _cannot(failed_ps, reason)  # tried again in a later cycle
+                return cannot_assign(failed_ps, reason)  # tried again in a later cycle
             found.update((name, to_api(a)) for name, a in got.items())
         assert wl.status is not None
         # (a new admission: the old one may be shared with a stored object)
@@ -182,9 +182,9 @@ class DelayedTopology:
         return ""
 
 
-def _cannot(pod_set: str, reason: str) -> str:
+def cannot_assign(pod_set: str, reason: str) -> str:
     """Kueue's flavor assignment message for a pod set that does not fit."""
     return f"couldn't assign flavors to pod set {pod_set}: {reason}"
 
 
-__all__ = ["DelayedTopology", "needs_second_pass"]
+__all__ = ["DelayedTopology", "cannot_assign", "needs_second_pass"]

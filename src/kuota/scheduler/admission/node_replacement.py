@@ -27,7 +27,7 @@ from kuota.api.conditions import condition_true
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.v1beta1 import domains_of, ta_from_domains
 from kuota.quota.workload import has_quota_reservation, is_evicted, is_finished
-from kuota.scheduler.admission.delayed_topology import SECOND_PASS_FAILED
+from kuota.scheduler.admission.delayed_topology import SECOND_PASS_FAILED, cannot_assign
 from kuota.scheduler.admission.state import CoreState
 from kuota.scheduler.admission.workloads import WorkloadController
 from kuota.scheduler.tas.assign import explicit, request_of
@@ -159,7 +159,7 @@ class NodeReplacement:
                 st.tas.balanced,
             )
             if reason:
-                return f"couldn't assign flavors to pod set {psa.name}: {reason}"
+                return cannot_assign(psa.name, reason)
             new[psa.name] = ta_from_domains(list(ta.levels), merged)
             gone = [(v, n) for v, n in existing if v and v[-1] == node]
             usage = [(did, u) for did, u in tas_usage_of(gone, req.single)]
