@@ -83,6 +83,8 @@ class Manager:
         # them in) and the board of those holding keys (bit i: _order[i]).
         self._order: list[tuple[str, WorkQueue]] = []
         self._ready = Ready()
+        # Keys queued by enqueue_coalesced, in order, until the queues empty.
+        self._deferred: dict[tuple[str, str], None] = {}
         self.idle_hooks: list[IdleHook] = []
         self.stats = Stats()
         self.recorder = EventRecorder(store, clock)
@@ -135,6 +137,15 @@ class Manager:
 
     def enqueue(self, controller: str, key: str) -> None:
         self.queues[controller].add(key)
+
+    def enqueue_coalesced(self, controller: str, key: str) -> None:
+        """Queue the key once every queue is empty at this instant. A sync
+        that reads every object a key owns (a ReplicaSet's pods) is asked
+        for this way on each owned object's write: a burst of pod writes
+        then costs one sync instead of one per pod (O(pods²) otherwise), as
+        kube's concurrent workers coalesce them. A change to the owner itself
+        is still queued at once, so owners keep their order."""
+        self._deferred[(controller, key)] = None
 
     def enqueue_at(self, controller: str, key: str, at: datetime) -> None:
         """Queue the key when the clock reaches ``at`` (the earliest request wins)."""
@@ -277,6 +288,12 @@ class Manager:
                         return False
                     if until and time.monotonic() >= until:
                         return False
+                    continue
+                if self._deferred:
+                    deferred = self._deferred
+                    self._deferred = {}
+                    for name, key in deferred:
+                        self.queues[name].add(key)
                     continue
                 # In real time the clock runs while a round works: what came
                 # due meanwhile (a job's finish) joins this round before the

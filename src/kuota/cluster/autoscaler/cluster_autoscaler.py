@@ -113,6 +113,9 @@ class ClusterAutoscaler(ClusterController):
         self._watch_cluster()
         if etype == "DELETED":
             self._waiting.discard(key)
+            # Its booking is gone: a waiting request may fit now (the
+            # autoscaler's loop would see it on its next pass).
+            self._retry_waiting()
             return
         self.mgr.enqueue(self.name, _PR + key)
 

@@ -200,7 +200,7 @@ class DaemonSetController(ClusterController):
     def _on_pod(self, etype: EventType, pod: Any, old: Any | None) -> None:
         key = controller_key(pod, "DaemonSet", "apps/v1")
         if key is not None:
-            self.mgr.enqueue(self.name, key)
+            self.mgr.enqueue_coalesced(self.name, key)
 
     # ------------------------------------------------------------ reconcile
     def reconcile(self, key: str) -> timedelta | None:

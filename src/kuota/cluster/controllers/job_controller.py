@@ -196,7 +196,7 @@ class JobController(ClusterController):
     def _on_pod(self, etype: EventType, pod: Any, old: Any | None) -> None:
         job = self._owner(pod)
         if job is not None and not is_job_finished(job):
-            self.mgr.enqueue(self.name, key_of(job))
+            self.mgr.enqueue_coalesced(self.name, key_of(job))
         elif etype != "DELETED" and has_tracking_finalizer(pod):
             self.mgr.enqueue(self.name, _ORPHAN + key_of(pod))
 

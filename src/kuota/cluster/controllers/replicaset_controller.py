@@ -137,7 +137,7 @@ class ReplicaSetController(ClusterController):
     def _on_pod(self, etype: EventType, pod: Any, old: Any | None) -> None:
         key = controller_key(pod, "ReplicaSet", APPS_V1)
         if key is not None:
-            self.mgr.enqueue(self.name, key)
+            self.mgr.enqueue_coalesced(self.name, key)
 
     # ------------------------------------------------------------ reconcile
     def reconcile(self, key: str) -> timedelta | None:
