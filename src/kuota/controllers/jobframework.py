@@ -29,6 +29,7 @@ from kuota.api.kueue.config import KueueConfig
 from kuota.api.kueue.multikueue_types import ORIGIN_LABEL
 from kuota.api.kueue.topology import TOPOLOGY_GATE, UNCONSTRAINED, WORKLOAD_ANNOTATION
 from kuota.api.meta import ObjectMeta, OwnerReference, selector_matches
+from kuota.api.names import is_dns1123_label
 from kuota.controllers import workloadslicing as slicing
 from kuota.controllers.tas_requests import with_topology_requests
 from kuota.quota.workload import (
@@ -392,6 +393,8 @@ class JobReconciler:
         self.name = f"job:{adapter.rtype[0]}/{adapter.kind}"
         self.mgr: Manager | None = None
         self.partial = config.gate("PartialAdmission")
+        self.workload_annotation = config.gate("TopologyAwareScheduling")
+        self.queue_labels = config.gate("AssignQueueLabelsForPods")
         self.wait_for_pods_ready = config.wait_for_pods_ready is not None
         self.label_keys = config.integrations.label_keys_to_copy
 
@@ -632,7 +635,12 @@ class JobReconciler:
         self._event(job, "Normal", "CreatedWorkload", f"Created Workload: {key_of(wl)}")
 
     def _start(self, job: Any, wl: kt.Workload) -> None:
-        infos = pod_set_infos(self._mgr(), wl)
+        infos = pod_set_infos(
+            self._mgr(),
+            wl,
+            workload_annotation=self.workload_annotation,
+            queue_labels=self.queue_labels,
+        )
         started = self.adapter.run(job, infos)
         self._mgr().store.update(started)
         adm = wl.status.admission if wl.status else None
@@ -838,9 +846,19 @@ def sync_workload_priority(
     return stored
 
 
-def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
+def pod_set_infos(
+    mgr: Manager,
+    wl: kt.Workload,
+    *,
+    workload_annotation: bool = False,
+    queue_labels: bool = True,
+) -> list[PodSetInfo]:
     """podset.FromAssignment for each podSet of the admission, with the
-    admission checks' podSetUpdates merged in."""
+    admission checks' podSetUpdates merged in (getPodSetsInfoFromStatus).
+    ``workload_annotation``: Kueue's TopologyAwareScheduling gate, under which
+    every pod set's pods carry the Workload's name (else only those placed on
+    a topology); ``queue_labels``: its AssignQueueLabelsForPods gate (the
+    LocalQueue's and ClusterQueue's names as pod labels)."""
     flavors = mgr.informer(FLAVOR)
     adm = wl.status.admission if wl.status else None
     out = []
@@ -860,10 +878,13 @@ def pod_set_infos(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
         if ORIGIN_LABEL in (wl.metadata.labels or {}):  # a worker's copy
             labels[MULTIKUEUE_WORKER_POD] = "true"  # a MultiKueue worker runs it
         annotations: dict[str, str] = {}
-        if wl.spec.queue_name:
-            labels[LQ_LABEL] = wl.spec.queue_name
-        if adm is not None and len(adm.cluster_queue) <= 63:
-            labels[CQ_LABEL] = adm.cluster_queue
+        if queue_labels:
+            labels[LQ_LABEL] = wl.spec.queue_name or ""
+            # assignQueueLabels: only a name that is a valid label value.
+            if adm is not None and not is_dns1123_label(adm.cluster_queue):
+                labels[CQ_LABEL] = adm.cluster_queue
+        if workload_annotation:
+            annotations[WORKLOAD_ANNOTATION] = wl.metadata.name
         for state in checks.values():
             for upd in state.pod_set_updates or ():
                 if upd.name == psa.name:

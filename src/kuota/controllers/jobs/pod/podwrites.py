@@ -24,13 +24,24 @@ WORKLOAD_DELETED: Final = "WorkloadDeleted"  # the stop reason that stops even e
 class PodWriter:
     """The pod integration's writes, through the manager's store."""
 
-    def __init__(self, mgr: Manager) -> None:
+    def __init__(self, mgr: Manager, *, workload_annotation: bool, queue_labels: bool) -> None:
         self.mgr = mgr
+        # Kueue's TopologyAwareScheduling and AssignQueueLabelsForPods gates.
+        self.workload_annotation = workload_annotation
+        self.queue_labels = queue_labels
 
     def start(self, job: PodJob, wl: kt.Workload) -> None:
         """Run: every gated pod gets its podSet's placement and loses the gate."""
         mgr = self.mgr
-        infos = {i.name: i for i in pod_set_infos(mgr, wl)}
+        infos = {
+            i.name: i
+            for i in pod_set_infos(
+                mgr,
+                wl,
+                workload_annotation=self.workload_annotation,
+                queue_labels=self.queue_labels,
+            )
+        }
         adm = wl.status.admission if wl.status else None
         msg = f"Admitted by clusterQueue {adm.cluster_queue if adm else ''}"
         for pod in job.pods:
