@@ -31,7 +31,7 @@ class Quota:
 class Node:
     """A ClusterQueue or a Cohort in the tree."""
 
-    __slots__ = ("local", "name", "parent", "quotas", "subtree", "usage", "version", "weight")
+    __slots__ = ("local", "name", "parent", "quotas", "subtree", "usage", "weight")
     is_cq = False
 
     def __init__(self, name: str) -> None:
@@ -44,10 +44,6 @@ class Node:
         # local_quota per fr where it is not 0; it moves only with quotas and
         # subtree (set_local after they change), and is read millions of times.
         self.local: dict[FR, int] = {}
-        # A root's count of the changes to its tree's quota holders (the
-        # scheduler's Snapshot.changed): a preemption search that found no
-        # candidate at one count finds none again while it stands.
-        self.version = 0
 
     def set_local(self) -> None:
         sub = self.subtree

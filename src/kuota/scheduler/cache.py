@@ -18,16 +18,12 @@ from kuota.api.kueue.types import ClusterQueuePreemption, FlavorFungibility, Res
 from kuota.quota.tree import (
     FR,
     ClusterQueueNode,
-    Node,
     QuotaTree,
     Usage,
     add_usage,
     remove_usage,
 )
 from kuota.quota.workload import WorkloadInfo, is_admitted
-
-# Deeper than any tree a Cohort spec makes: past it, a parent chain is a cycle.
-_MAX_DEPTH: Final = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +64,6 @@ class ClusterQueueState:
     cand_now: Any = None
     cand_log: list[tuple[bool, WorkloadInfo]] = field(default_factory=list)
     cand_keys: dict[str, Any] = field(default_factory=dict)
-    # The preemption simulations that found no candidate (Preemptor._proofs),
-    # with the tree root, its version and the snapshot's epoch they hold for.
-    proofs: dict[Any, Any] = field(default_factory=dict)
-    proofs_nosrc: dict[FR, int] = field(default_factory=dict)
-    proof_root: Any = None
-    proof_version: int = -1
-    proof_epoch: int = -1
 
     def cand_change(self, joined: bool, info: WorkloadInfo) -> None:
         """A holder joined or left ``workloads``: logged for the kept order."""
@@ -135,24 +124,6 @@ class Snapshot:
     _lq_stale: dict[str, set[str]] = field(default_factory=dict)
     _lq_dirty: dict[str, set[str]] = field(default_factory=dict)
     _lq_follow: bool = True
-    # Bumped by every change a preemption search may read that is not a
-    # quota holder's (a ClusterQueue, Cohort, ResourceFlavor, AdmissionCheck...
-    # event: AdmissionCore), and by a holder's change in a queue with no root
-    # (a cohort cycle); a holder's change bumps its tree root's Node.version.
-    # Together they date the proofs a search kept (Preemptor._proofs).
-    epoch: int = 0
-
-    def changed(self, cq: ClusterQueueState) -> None:
-        """A quota holder of ``cq`` came, went or changed its place among the
-        preemption candidates: the proofs kept in its tree are stale."""
-        n: Node = cq.node
-        for _ in range(_MAX_DEPTH):
-            p = n.parent
-            if p is None:
-                n.version += 1
-                return
-            n = p
-        self.epoch += 1  # a cohort cycle (no root): every proof is stale
 
     def _lq_touch(self, lq: str, key: str) -> None:
         dirty = self._lq_dirty.get(lq)
@@ -197,7 +168,6 @@ class Snapshot:
         """``tree``: False when the quota tree already holds its usage (a
         holder filed again: remove_workload(..., tree=False) first)."""
         cq = self.cqs[info.cluster_queue or ""]
-        self.changed(cq)
         old = cq.workloads.get(info.key)
         if old is not None:
             take_from(cq.held_usage, old.usage())
@@ -240,7 +210,6 @@ class Snapshot:
         cq = self.holders.pop(info.key, None)
         if cq is None:
             return
-        self.changed(cq)
         stored = cq.workloads.pop(info.key, None)
         if stored is not None:
             cq.cand_change(False, stored)
@@ -267,7 +236,6 @@ class Snapshot:
         (its Evicted or QuotaReserved condition) changed in place."""
         cq = self.holders.get(key)
         if cq is not None:
-            self.changed(cq)
             info = cq.workloads.get(key)
             if info is not None:
                 cq.cand_change(False, info)
@@ -320,7 +288,6 @@ class Snapshot:
         lifted: list[tuple[WorkloadInfo, ClusterQueueState]] = []
         per_cq: dict[str, tuple[ClusterQueueNode, dict[FR, int]]] = {}
         holders = self.holders
-        self.epoch += 1  # searches while they are out prove nothing after
         for w in infos:
             cq = holders.pop(w.key, None)
             if cq is None:
@@ -337,7 +304,6 @@ class Snapshot:
             remove_usage(node, u)
 
         def put_back() -> None:
-            self.epoch += 1
             for node, u in per_cq.values():
                 add_usage(node, u)
             for w, cq in lifted:

@@ -189,8 +189,6 @@ class Cycle:
                     yield d
         for fn in reversed(self.undo):
             fn()
-        if self.undo:
-            self.snap.epoch += 1  # (a search meanwhile read the holds: Snapshot.epoch)
         for e in entries:
             if e.status != "assumed":
                 yield self._requeue(e)
@@ -552,7 +550,6 @@ class Cycle:
         assignment's topology usage too (ClusterQueueSnapshot.AddUsage)."""
         add_usage(cq.node, usage)
         self.undo.append(partial(remove_usage, cq.node, usage))
-        self.snap.epoch += 1  # the tree is not as a holder's change left it
         if e is not None:
             for fname, domains in self._tas_usage(e).items():
                 held = self.state.tas.held.setdefault(fname, [])

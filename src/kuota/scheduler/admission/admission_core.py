@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 
 from kuota.api.kueue.config import KueueConfig
 from kuota.quota.workload import WorkloadInfo
@@ -39,11 +39,6 @@ from kuota.scheduler.admission.workloads import WorkloadController
 from kuota.scheduler.cycle import Cycle
 from kuota.scheduler.tas.snapshot import TASNode
 from kuota.scheduler.views import ClusterQueueView, CycleResult, LocalQueueView, WorkloadView
-
-# The kinds whose events change what a nomination reads only through the
-# quota holders (Snapshot.changed) or the topology (never memoized): any
-# other kind's event may change a queue's settings, flavors or checks.
-_HOLDER_KINDS: Final = frozenset({"Workload", "Pod", "Node"})
 
 
 class AdmissionCore:
@@ -137,21 +132,15 @@ class AdmissionCore:
     def add(self, obj: Any) -> None:
         h = self.handlers.get(obj.kind)
         if h is not None:
-            if obj.kind not in _HOLDER_KINDS:
-                self.state.snap.epoch += 1  # (see Snapshot.epoch)
             h.put(obj, False)
 
     def apply(self, obj: Any) -> None:
         h = self.handlers.get(obj.kind)
         if h is not None:
-            if obj.kind not in _HOLDER_KINDS:
-                self.state.snap.epoch += 1
             h.put(obj, True)
 
     def delete(self, kind: str, namespace: str, name: str) -> bool:
         h = self.handlers.get(kind)
-        if h is not None and kind not in _HOLDER_KINDS:
-            self.state.snap.epoch += 1
         return h is not None and h.delete(namespace, name)
 
     def set_tas_cluster(

@@ -69,7 +69,6 @@ class QueueController:
             self.refresh_cq(name, self.state.cq_objs[name], structural=False)
 
     def refresh_cq(self, name: str, old: kt.ClusterQueue | None, structural: bool = True) -> None:
-        self.state.snap.epoch += 1  # its settings may change (Snapshot.epoch)
         obj = self.state.cq_objs[name]
         spec = obj.spec
         quotas = quotas_of(spec.resource_groups)

@@ -348,7 +348,6 @@ class WorkloadController:
                 self.sync(wkey)
 
     def remove_cq(self, name: str) -> None:
-        self.state.snap.epoch += 1  # the tree's shape changes (Snapshot.epoch)
         self.state.cq_objs.pop(name, None)
         self.state.terminating.discard(name)
         st = self.state.snap.cqs.get(name)

@@ -16,7 +16,7 @@ from kuota.quota.tree import (
     lowest_fitting_subtree,
     within_nominal,
 )
-from kuota.quota.workload import WorkloadInfo, is_evicted, queue_order_timestamp
+from kuota.quota.workload import WorkloadInfo, is_evicted
 from kuota.scheduler.cache import ClusterQueueState
 from kuota.scheduler.preemption.fairsharing import fair_targets
 from kuota.scheduler.preemption.search import BaseKey, CandidateSearch, HolderEntry, OrderKey
@@ -73,8 +73,6 @@ class Preemptor(CandidateSearch):
     ) -> list[Target]:
         """The workloads to evict to make room; with ``tas``, room on the
         topology too (Kueue's workloadFits with the TAS requests)."""
-        if self.fair or self.lq_usage is not None or tas is not None:
-            self.volatile = True  # (searches a proof does not cover: see _proofs)
         if tas is not None and tas.requests:
             self._memo = None
             self._tas = tas
@@ -127,39 +125,12 @@ class Preemptor(CandidateSearch):
         put back exactly), and a search that met candidates its order could
         not tell apart, whose outcome the order of the holders' dicts (which a
         search moves) could decide, or a fair-sharing or
-        admission-fair-sharing search, is not kept (nor one that ordered
-        candidates by the clock: volatile). A search that found no candidate
-        is also kept across cycles as a proof (_proofs)."""
-        proof = None
-        if not (self.fair or self.lq_usage is not None):
-            proof = self._proofs(cq)
-            least = cq.proofs_nosrc.get(fr)
-            if least is not None and qty >= least:
-                self._memo = (wl, cq, fr, qty, [], _NO_CANDIDATE, self._advs)
-                self._none, self._ties = _NO_CANDIDATE, False
-                return NO_CANDIDATES, lowest_fitting_subtree(cq.node, fr, qty)[0]
-            key = (fr, qty, wl.priority, self._order_time(wl, cq))
-            found = proof.get(key)
-            if found is not None:
-                self._memo = (wl, cq, fr, qty, [], found[1], found[2])
-                self._none, self._advs, self._ties = found[1], found[2], False
-                return NO_CANDIDATES, found[0]
-        self.volatile = False
-        self._nosrc = -1
+        admission-fair-sharing search, is not kept."""
         targets = self.get_targets(wl, cq, frozenset((fr,)), {fr: qty})
-        keep = not (self.fair or self.lq_usage is not None or self.volatile)
+        keep = not (self.fair or self.lq_usage is not None or self._ties)
         if not targets:
             self._memo = (wl, cq, fr, qty, targets, self._none, self._advs) if keep else None
-            borrow = lowest_fitting_subtree(cq.node, fr, qty)[0]
-            if proof is not None and keep:
-                if self._nosrc >= 0:
-                    least = cq.proofs_nosrc.get(fr)
-                    q0 = qty if self._nosrc else 0
-                    if least is None or q0 < least:
-                        cq.proofs_nosrc[fr] = q0
-                else:
-                    proof[key] = (borrow, self._none, self._advs)
-            return NO_CANDIDATES, borrow
+            return NO_CANDIDATES, lowest_fitting_subtree(cq.node, fr, qty)[0]
         revert = self.snap.simulate_removal(t.info for t in targets)
         borrow = lowest_fitting_subtree(cq.node, fr, qty)[0]
         revert()
@@ -167,43 +138,6 @@ class Preemptor(CandidateSearch):
         if any(t.info.cluster_queue == cq.name for t in targets):
             return PREEMPT, borrow
         return RECLAIM, borrow
-
-    def _proofs(
-        self, cq: ClusterQueueState
-    ) -> dict[tuple[object, ...], tuple[int, int, tuple[bool, ...]]]:
-        """The queue's simulations that found no candidate to preempt, kept
-        while its tree's quota holders (the root's Node.version) and every
-        setting (Snapshot.epoch) stay as they were: a classical search reads
-        only those, the resource and amount asked, and of the preemptor its
-        priority and, under LowerOrNewerEqualPriority, its queue order time
-        (the key). One that met ties or read the clock is not kept, so the
-        searches skipped would each have walked the same candidates in the
-        same order, found none, and moved the same holders to the same
-        places in their queues' dicts as the search that was kept. A search
-        that found no queue to take from at all (``proofs_nosrc``: the least
-        amount it was asked for per resource) moved nothing, read nothing of
-        the preemptor, and holds for any larger amount (see _classical)."""
-        root = cq.node.root()
-        if (
-            cq.proof_root is not root
-            or cq.proof_version != root.version
-            or cq.proof_epoch != self.snap.epoch
-        ):
-            cq.proof_root, cq.proof_version = root, root.version
-            cq.proof_epoch = self.snap.epoch
-            cq.proofs = {}
-            cq.proofs_nosrc = {}
-        return cq.proofs
-
-    def _order_time(self, wl: WorkloadInfo, cq: ClusterQueueState) -> object:
-        """What satisfies_policy reads of the preemptor besides its priority."""
-        p = cq.preemption
-        if (
-            p.within_cluster_queue == "LowerOrNewerEqualPriority"
-            or p.reclaim_within_cohort == "LowerOrNewerEqualPriority"
-        ):
-            return queue_order_timestamp(wl.obj, self.eviction_ts)
-        return None
 
     def forget(self) -> None:
         """Drop the kept simulation: the state may change from here."""
@@ -283,12 +217,6 @@ class Preemptor(CandidateSearch):
                 previous = root
         if not (same or hier or prio):
             self._none = _NO_CANDIDATE  # no queue to take from
-            # With borrowing only, a level's queues are collected where the
-            # preemptor has the advantage, which a larger amount never gains
-            # (fits_in_quota is monotone): none for any larger amount either.
-            # Otherwise the queues collected do not depend on the amount. Nor,
-            # either way, on the preemptor (see simulate's proofs).
-            self._nosrc = 1 if borrow_only else 0
             return []
         candidates: _InOrder
         if self.lq_usage is not None:
@@ -423,9 +351,7 @@ class Preemptor(CandidateSearch):
         lists = [self._holders_in_order(src[0]) for src in sources]
         for src in sources:
             if src[0].cand_dups:
-                self._ties = self.volatile = True
-            elif src[0].cand_now is not None:
-                self.volatile = True
+                self._ties = True
         return _Group(self, wl, cq, frs, sources, lists)
 
 
@@ -511,7 +437,7 @@ class _Group:
             else:
                 heappop(heap)
             if heap and heap[0][0] == key:
-                p._ties = p.volatile = True  # the order could not tell these two apart
+                p._ties = True  # the order could not tell these two apart
             _, lca, advantage = self.sources[i]
             v = p._classify(self.wl, self.cq, cand, self.frs, advantage)
             if v:

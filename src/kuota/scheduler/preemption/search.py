@@ -95,14 +95,6 @@ class CandidateSearch:
         # search met candidates its order could not tell apart.
         self._memo: Memo | None = None
         self._ties = False
-        # Whether a search since simulate cleared it met candidates its order
-        # could not tell apart, or ordered them by the clock: its outcome may
-        # depend on the holders' dict order or on the instant, so it is not
-        # kept as a proof (Preemptor._proofs).
-        self.volatile = False
-        # How the last classical search found no queue to take from: -1 it
-        # did not, 0 for any amount, 1 for the amount asked or more.
-        self._nosrc = -1
         # How the last search that returned no targets ended (0: not known, or
         # it found some), and the advantage it had at each level of the tree.
         self._none = 0
