@@ -846,23 +846,13 @@ def sync_workload_priority(
     return stored
 
 
-def pod_set_infos(
-    mgr: Manager,
-    wl: kt.Workload,
-    *,
-    workload_annotation: bool = False,
-    queue_labels: bool = True,
-) -> list[PodSetInfo]:
-    """podset.FromAssignment for each podSet of the admission, with the
-    admission checks' podSetUpdates merged in (getPodSetsInfoFromStatus).
-    ``workload_annotation``: Kueue's TopologyAwareScheduling gate, under which
-    every pod set's pods carry the Workload's name (else only those placed on
-    a topology); ``queue_labels``: its AssignQueueLabelsForPods gate (the
-    LocalQueue's and ClusterQueue's names as pod labels)."""
+def from_assignment(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
+    """podset.FromAssignment for each podSet of the admission: the flavors'
+    node labels and tolerations, the count, and a topology placement's gate
+    (what a ProvisioningRequest's pod templates get)."""
     flavors = mgr.informer(FLAVOR)
     adm = wl.status.admission if wl.status else None
     out = []
-    checks = {s.name: s for s in ((wl.status.admission_checks or ()) if wl.status else ())}
     for psa in adm.pod_set_assignments if adm else ():
         selector: dict[str, str] = {}
         tolerations: list[kc.Toleration] = []
@@ -874,37 +864,59 @@ def pod_set_infos(
             for t in rf.spec.tolerations or ():
                 if t not in tolerations:
                     tolerations.append(t)
-        labels = {PODSET_LABEL: psa.name}
+        count = psa.count if psa.count is not None else _podset_count(wl, psa.name)
+        annotations: dict[str, str] = {}
+        gates: list[str] = []
+        if psa.topology_assignment is not None:
+            # Placed on a topology: gated until the ungater gives each pod its domain.
+            gates.append(TOPOLOGY_GATE)
+            if not explicit_tas(wl, psa.name):
+                annotations[UNCONSTRAINED] = "true"
+        out.append(PodSetInfo(psa.name, count, selector, tolerations, {}, annotations, gates))
+    return out
+
+
+def pod_set_infos(
+    mgr: Manager,
+    wl: kt.Workload,
+    *,
+    workload_annotation: bool,
+    queue_labels: bool,
+) -> list[PodSetInfo]:
+    """getPodSetsInfoFromStatus: :func:`from_assignment`, the pod set's label,
+    and the admission checks' podSetUpdates merged in.
+    ``workload_annotation``: Kueue's TopologyAwareScheduling gate, under which
+    every pod set's pods carry the Workload's name (by which the TAS ungater
+    finds them); ``queue_labels``: its AssignQueueLabelsForPods gate (the
+    LocalQueue's and ClusterQueue's names as pod labels)."""
+    adm = wl.status.admission if wl.status else None
+    checks = (wl.status.admission_checks or ()) if wl.status else ()
+    out = from_assignment(mgr, wl)
+    for info in out:
+        labels, annotations = info.labels, info.annotations
+        if workload_annotation or info.scheduling_gates:
+            annotations[WORKLOAD_ANNOTATION] = wl.metadata.name
+        if slicing.is_elastic_workload(wl):
+            # The chain's name, by which the elastic ungater finds the pods.
+            annotations[slicing.SLICE_NAME] = slicing.slice_name(wl)
+        labels[PODSET_LABEL] = info.name
         if ORIGIN_LABEL in (wl.metadata.labels or {}):  # a worker's copy
             labels[MULTIKUEUE_WORKER_POD] = "true"  # a MultiKueue worker runs it
-        annotations: dict[str, str] = {}
         if queue_labels:
             labels[LQ_LABEL] = wl.spec.queue_name or ""
             # assignQueueLabels: only a name that is a valid label value.
             if adm is not None and not is_dns1123_label(adm.cluster_queue):
                 labels[CQ_LABEL] = adm.cluster_queue
-        if workload_annotation:
-            annotations[WORKLOAD_ANNOTATION] = wl.metadata.name
-        for state in checks.values():
+        for state in checks:
             for upd in state.pod_set_updates or ():
-                if upd.name == psa.name:
-                    selector.update(upd.node_selector or {})
+                if upd.name == info.name:
+                    info.node_selector.update(upd.node_selector or {})
                     labels.update(upd.labels or {})
                     annotations.update(upd.annotations or {})
-                    tolerations += [t for t in upd.tolerations or () if t not in tolerations]
-        count = psa.count if psa.count is not None else _podset_count(wl, psa.name)
-        gates: list[str] = []
-        if psa.topology_assignment is not None:
-            # Placed on a topology: gated until the ungater gives each pod
-            # its domain (podset.FromAssignment, getPodSetsInfoFromStatus).
-            gates.append(TOPOLOGY_GATE)
-            annotations[WORKLOAD_ANNOTATION] = wl.metadata.name
-            if not explicit_tas(wl, psa.name):
-                annotations[UNCONSTRAINED] = "true"
-        if slicing.is_elastic_workload(wl):
-            # The chain's name, by which the elastic ungater finds the pods.
-            annotations[slicing.SLICE_NAME] = slicing.slice_name(wl)
-        out.append(PodSetInfo(psa.name, count, selector, tolerations, labels, annotations, gates))
+                    info.tolerations.extend(
+                        t for t in upd.tolerations or () if t not in info.tolerations
+                    )
+                    break
     return out
 
 

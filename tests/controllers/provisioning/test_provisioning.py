@@ -147,10 +147,11 @@ def test_kueue_example_check_capacity_admits_and_cleans_up(tmp_path: Path) -> No
     assert conds == {"Accepted": ("True", "Accepted"), "Provisioned": ("True", "CapacityIsFound")}
     (pt,) = _get(state, "podtemplates")
     assert pt["metadata"]["ownerReferences"][0]["kind"] == "ProvisioningRequest"
-    # Limits stand in for missing requests; the admission's labels are merged.
+    # Limits stand in for missing requests. Only podset.FromAssignment is
+    # merged (Kueue's createPodTemplate): no pod-set or queue labels.
     c = pt["template"]["spec"]["containers"][0]
     assert c["resources"]["requests"]["nvidia.com/gpu"] == "1"
-    assert pt["template"]["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "main"
+    assert "kueue.x-k8s.io/podset" not in (pt["template"]["metadata"].get("labels") or {})
     check = _check(wl)
     assert check["state"] == "Ready"
     assert check["podSetUpdates"][0]["annotations"] == {

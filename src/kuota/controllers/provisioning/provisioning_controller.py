@@ -27,7 +27,7 @@ from kuota.api.k8s.corev1 import PodTemplate
 from kuota.api.kueue import types as kt
 from kuota.api.kueue.provisioning_config import CONTROLLER_NAME
 from kuota.api.meta import ObjectMeta, owner_reference
-from kuota.controllers.jobframework import PROVREQ_PREFIX, pod_set_infos
+from kuota.controllers.jobframework import PROVREQ_PREFIX, from_assignment
 from kuota.controllers.podset_templates import merge_into
 from kuota.controllers.provisioning.check_activity import config_error
 from kuota.controllers.provisioning.request_names import (
@@ -418,7 +418,7 @@ class ProvisioningController:
         for k, v in (wl.metadata.annotations or {}).items():
             if k.startswith(PROVREQ_PREFIX):
                 params[k[len(PROVREQ_PREFIX) :]] = v
-        infos = {i.name: i for i in pod_set_infos(self.mgr, wl)}
+        infos = {i.name: i for i in from_assignment(self.mgr, wl)}
         pod_sets: list[apr.PodSet] = []
         for m in _merged_pod_sets(wl, prc):
             pt_name = pod_template_name(name, m.name)
