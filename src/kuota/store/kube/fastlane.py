@@ -1,6 +1,7 @@
 """The hot writes — create, update, status update and merge patch of an object — sent
-over aiohttp with the body encoded and the answer decoded by msgspec, and the
-watch streams, each line decoded by msgspec straight into kuota's struct.
+over keep-alive HTTP/1.1 connections of its own (rawhttp.py) with the body
+encoded and the answer decoded by msgspec, and the watch streams (over
+aiohttp), each line decoded by msgspec straight into kuota's struct.
 
 Every other request (reads, lists, strategic/JSON patches, deletes, logs)
 goes through lightkube's client. This lane exists because of what lightkube's
@@ -37,11 +38,17 @@ from lightkube.config.kubeconfig import SingleConfig
 from kuota.store.codec import to_wire
 from kuota.store.kinds import KindInfo
 from kuota.store.kube.kubewire import api_version, decode_json, status_error
+from kuota.store.kube.rawhttp import RawPool
 from kuota.store.protocol import Gone, StoreError
 
 _JSON = "application/json"
 _MERGE_PATCH = "application/merge-patch+json"
-_POOL = 32  # connections kept alive (update_status_all sends 8 at once)
+
+# A write's fixed header lines by its body's type.
+_HEADS = {
+    t: f"User-Agent: kuota\r\nAccept: {_JSON}\r\nContent-Type: {t}\r\n".encode()
+    for t in (_JSON, _MERGE_PATCH)
+}
 
 
 class _Line(msgspec.Struct):
@@ -93,9 +100,14 @@ class FastLane:
         self._basic = basic
         self._params = {"fieldManager": field_manager}
         self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._session: aiohttp.ClientSession | None = None
         self._watch_session: aiohttp.ClientSession | None = None
         self._bearer: str | None = None
+        # The writes' connections (rawhttp.py); the watches stay on aiohttp.
+        self._raw = RawPool(self._server, ctx, timeout)
+        self._query = "?" + RawPool.query(self._params)
+        self._basic_line = (
+            b"" if basic is None else f"Authorization: {basic.encode()}\r\n".encode("latin-1")
+        )
 
     @classmethod
     def for_config(
@@ -131,18 +143,6 @@ class FastLane:
         )
 
     # ------------------------------------------------------------ plumbing
-    def _open(self) -> aiohttp.ClientSession:
-        # (made on the I/O loop, where aiohttp's session must live)
-        if self._session is None:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(ssl=self._ctx or False, limit=_POOL),
-                timeout=self._timeout,
-                skip_auto_headers=("User-Agent",),
-                headers={"User-Agent": "kuota", "Accept": _JSON},
-                auth=self._basic,
-            )
-        return self._session
-
     def _open_watches(self) -> aiohttp.ClientSession:
         # Watches hold their connection for as long as they stream: a pool
         # of their own, unbounded, so they never take the writes' connections.
@@ -190,18 +190,19 @@ class FastLane:
     ) -> Any:
         """The answer decoded as ``info``'s struct (None: not decoded, an
         Event's, which nothing reads back)."""
-        session = self._open()
+        raw = self._raw
+        target = path + self._query
         for attempt in (0, 1):
-            headers = {"Content-Type": content_type, **self._auth(reread=attempt == 1)}
-            async with session.request(
-                method, self._server + path, data=body, headers=headers, params=self._params
-            ) as resp:
-                data = await resp.read()
-                if resp.status < 300:
-                    return None if info is None else decode_json(data, info)
-                if resp.status == 401 and attempt == 0 and self._token_file is not None:
-                    continue  # (the token rotated: read it again, once)
-                raise status_error(resp.status, _status_of(data), ref)
+            auth = self._auth(reread=attempt == 1).get("Authorization")
+            head = _HEADS[content_type] + (
+                self._basic_line if auth is None else f"Authorization: {auth}\r\n".encode("latin-1")
+            )
+            status, data = await raw.request(method, target, head, body)
+            if status < 300:
+                return None if info is None else decode_json(data, info)
+            if status == 401 and attempt == 0 and self._token_file is not None:
+                continue  # (the token rotated: read it again, once)
+            raise status_error(status, _status_of(data), ref)
         raise StoreError(f"{ref}: unauthorized")  # (not reached: the second 401 raises)
 
     @staticmethod
@@ -267,9 +268,9 @@ class FastLane:
                     yield events
 
     async def close(self) -> None:
-        for session in (self._session, self._watch_session):
-            if session is not None:
-                await session.close()
+        self._raw.close()
+        if self._watch_session is not None:
+            await self._watch_session.close()
         await asyncio.sleep(0)  # (lets the connectors close their transports)
 
 
