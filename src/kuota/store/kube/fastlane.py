@@ -76,7 +76,26 @@ class _ErrStatus(msgspec.Struct):
     message: str = ""
 
 
+class _HeadMeta(msgspec.Struct, rename="camel"):
+    name: str = ""
+    namespace: str = ""
+    resource_version: str = ""
+
+
+class _HeadObj(msgspec.Struct):
+    metadata: _HeadMeta = msgspec.field(default_factory=_HeadMeta)
+
+
+class _Head(msgspec.Struct):
+    """A watch event's type and its object's identity, the rest skipped."""
+
+    type: str
+    object: _HeadObj = msgspec.field(default_factory=_HeadObj)
+
+
 _LINE = msgspec.json.Decoder(_Line)
+_HEAD = msgspec.json.Decoder(_Head)
+_RV_KEY = b'"resourceVersion":"'
 _PARTIAL = msgspec.json.Decoder(_Partial)
 _ERR = msgspec.json.Decoder(_ErrStatus)
 
@@ -240,13 +259,24 @@ class FastLane:
         return await self._send("PATCH", path, body, ref, info if answer else None, _MERGE_PATCH)
 
     async def watch(
-        self, info: KindInfo, namespace: str | None, rv: str, ref: str
+        self,
+        info: KindInfo,
+        namespace: str | None,
+        rv: str,
+        ref: str,
+        echoes: dict[str, Any] | None = None,
     ) -> AsyncIterator[list[tuple[str, Any, str]]]:
         """One watch request's events from ``rv``, as lists of (type, object,
         resourceVersion) — a BOOKMARK's object None — one list per chunk
         the stream brought. Ends when the API server ends the stream; raises
         ``Gone`` for a 410 (an ERROR event or the answer), the StoreError of
-        another refusal, and the transport's error when the connection breaks."""
+        another refusal, and the transport's error when the connection breaks.
+
+        ``echoes``: the objects this process wrote, by resourceVersion (the
+        watch's, KubeWatch.inject): a line carrying one of them is its echo,
+        and the object is taken from there rather than decoded again (a
+        controller's own status writes are most of its watch's events).
+        Each is taken once."""
         session = self._open_watches()
         params = {"watch": "true"}
         if rv:
@@ -263,7 +293,7 @@ class FastLane:
                     chunk = rest + chunk
                 lines = chunk.split(b"\n")
                 rest = lines.pop()  # (a line the next chunk ends)
-                events = [_event(line, info, ref) for line in lines if line.strip()]
+                events = [_event(line, info, ref, echoes) for line in lines if line.strip()]
                 if events:
                     yield events
 
@@ -274,7 +304,13 @@ class FastLane:
         await asyncio.sleep(0)  # (lets the connectors close their transports)
 
 
-def _event(line: bytes, info: KindInfo, ref: str) -> tuple[str, Any, str]:
+def _event(
+    line: bytes, info: KindInfo, ref: str, echoes: dict[str, Any] | None = None
+) -> tuple[str, Any, str]:
+    if echoes:
+        echo = _echo(line, echoes)
+        if echo is not None:
+            return echo
     try:
         ev = _LINE.decode(line)
     except msgspec.DecodeError as err:
@@ -288,6 +324,34 @@ def _event(line: bytes, info: KindInfo, ref: str) -> tuple[str, Any, str]:
         raise status_error(st.code or 500, {"reason": st.reason, "message": st.message}, ref)
     obj = decode_json(ev.object, info)
     return ev.type, obj, obj.metadata.resource_version
+
+
+def _echo(line: bytes, echoes: dict[str, Any]) -> tuple[str, Any, str] | None:
+    """The event of ``line`` if it carries an object of ``echoes`` (None:
+    decode it). The first resourceVersion in the line is a candidate only
+    (an object may hold references that name one): the line's own
+    metadata, decoded alone, must name the same version and object."""
+    at = line.find(_RV_KEY)
+    if at < 0:
+        return None
+    at += len(_RV_KEY)
+    rv = line[at : line.find(b'"', at)].decode("ascii", "replace")
+    obj = echoes.pop(rv, None)
+    if obj is None:
+        return None
+    try:
+        head = _HEAD.decode(line)
+    except msgspec.DecodeError:
+        return None  # (decoded in full, which names the error)
+    m, mine = head.object.metadata, obj.metadata
+    if (
+        head.type in ("ADDED", "MODIFIED")
+        and m.resource_version == rv
+        and m.name == mine.name
+        and m.namespace == (mine.namespace or "")
+    ):
+        return head.type, obj, rv
+    return None
 
 
 def _status_of(data: bytes) -> dict[str, Any]:
