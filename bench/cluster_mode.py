@@ -45,9 +45,16 @@ LEAD = timedelta(seconds=5)  # the controller leads before the first workload
 
 def _cpu_s(pid: int) -> float:
     """utime + stime of a process and its reaped children, in seconds."""
+    return sum(_user_sys_s(pid))
+
+
+def _user_sys_s(pid: int) -> tuple[float, float]:
+    """(utime, stime) of a process and its reaped children, in seconds: the
+    kernel's share (system calls, TLS over loopback, thread wake-ups) apart."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     tick = os.sysconf("SC_CLK_TCK")
-    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / tick
+    user = (int(fields[11]) + int(fields[13])) / tick
+    return user, (int(fields[12]) + int(fields[14])) / tick
 
 
 def _requests(kc: Path) -> dict[str, int]:
@@ -235,6 +242,8 @@ def run(
         # CPU and requests from here on are the run's (before: the world's
         # generation, serve's load of it, both processes' start).
         cpu0 = {"serve": _cpu_s(serve.pid), "controller": _cpu_s(ctl.pid)}
+        sys0 = {"serve": _user_sys_s(serve.pid)[1], "controller": _user_sys_s(ctl.pid)[1]}
+        sys0["runner"] = _user_sys_s(os.getpid())[1]
         runner0 = time.process_time()
         req0 = _requests(kc)
         mgr.start()
@@ -250,6 +259,9 @@ def run(
         cpu_total = {"serve": _cpu_s(serve.pid), "controller": _cpu_s(ctl.pid)}
         cpu_total["runner"] = time.process_time()
         cpu = {k: v - cpu0.get(k, runner0) for k, v in cpu_total.items()}
+        sys1 = {"serve": _user_sys_s(serve.pid)[1], "controller": _user_sys_s(ctl.pid)[1]}
+        sys1["runner"] = _user_sys_s(os.getpid())[1]
+        cpu_sys = {k: v - sys0[k] for k, v in sys1.items()}
         req1 = _requests(kc)
         requests = {k: n - req0.get(k, 0) for k, n in req1.items() if n > req0.get(k, 0)}
         runner_requests = store.requests
@@ -282,6 +294,8 @@ def run(
         # workloads cost), per 1,000 workloads, and with the setup included.
         "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
         "cpu_s_per_1k": {k: round(v * 1000 / total, 3) for k, v in cpu.items()},
+        # (of cpu_s, the kernel's: system calls, loopback TCP, wake-ups)
+        "cpu_sys_s": {k: round(v, 2) for k, v in cpu_sys.items()},
         "cpu_total_s": {k: round(v, 2) for k, v in cpu_total.items()},
         # serve's requests in the run by verb and resource (the runner's
         # included: it sent runner_requests of them), per admission.
@@ -303,6 +317,12 @@ def run(
             k: round(v * 1e6 / max(1, sum(requests.values()))) for k, v in cpu.items()
         },
         "runner_requests": runner_requests,
+        # who sent them: the runner counts its own; the controller the rest
+        # (serve sends none to itself)
+        "requests_by_who": {
+            "runner": runner_requests,
+            "controller": sum(requests.values()) - runner_requests,
+        },
     }
     return out
 

@@ -1,6 +1,7 @@
 """The hot writes — create, update, status update and merge patch of an object — sent
-over aiohttp with the body encoded and the answer decoded by msgspec, and the
-watch streams, each line decoded by msgspec straight into kuota's struct.
+over keep-alive HTTP/1.1 connections of its own (rawhttp.py) with the body
+encoded and the answer decoded by msgspec, and the watch streams (over
+aiohttp), each line decoded by msgspec straight into kuota's struct.
 
 Every other request (reads, lists, strategic/JSON patches, deletes, logs)
 goes through lightkube's client. This lane exists because of what lightkube's
@@ -37,11 +38,17 @@ from lightkube.config.kubeconfig import SingleConfig
 from kuota.store.codec import to_wire
 from kuota.store.kinds import KindInfo
 from kuota.store.kube.kubewire import api_version, decode_json, status_error
+from kuota.store.kube.rawhttp import RawPool
 from kuota.store.protocol import Gone, StoreError
 
 _JSON = "application/json"
 _MERGE_PATCH = "application/merge-patch+json"
-_POOL = 32  # connections kept alive (update_status_all sends 8 at once)
+
+# A write's fixed header lines by its body's type.
+_HEADS = {
+    t: f"User-Agent: kuota\r\nAccept: {_JSON}\r\nContent-Type: {t}\r\n".encode()
+    for t in (_JSON, _MERGE_PATCH)
+}
 
 
 class _Line(msgspec.Struct):
@@ -69,7 +76,26 @@ class _ErrStatus(msgspec.Struct):
     message: str = ""
 
 
+class _HeadMeta(msgspec.Struct, rename="camel"):
+    name: str = ""
+    namespace: str = ""
+    resource_version: str = ""
+
+
+class _HeadObj(msgspec.Struct):
+    metadata: _HeadMeta = msgspec.field(default_factory=_HeadMeta)
+
+
+class _Head(msgspec.Struct):
+    """A watch event's type and its object's identity, the rest skipped."""
+
+    type: str
+    object: _HeadObj = msgspec.field(default_factory=_HeadObj)
+
+
 _LINE = msgspec.json.Decoder(_Line)
+_HEAD = msgspec.json.Decoder(_Head)
+_RV_KEY = b'"resourceVersion":"'
 _PARTIAL = msgspec.json.Decoder(_Partial)
 _ERR = msgspec.json.Decoder(_ErrStatus)
 
@@ -93,9 +119,14 @@ class FastLane:
         self._basic = basic
         self._params = {"fieldManager": field_manager}
         self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._session: aiohttp.ClientSession | None = None
         self._watch_session: aiohttp.ClientSession | None = None
         self._bearer: str | None = None
+        # The writes' connections (rawhttp.py); the watches stay on aiohttp.
+        self._raw = RawPool(self._server, ctx, timeout)
+        self._query = "?" + RawPool.query(self._params)
+        self._basic_line = (
+            b"" if basic is None else f"Authorization: {basic.encode()}\r\n".encode("latin-1")
+        )
 
     @classmethod
     def for_config(
@@ -131,18 +162,6 @@ class FastLane:
         )
 
     # ------------------------------------------------------------ plumbing
-    def _open(self) -> aiohttp.ClientSession:
-        # (made on the I/O loop, where aiohttp's session must live)
-        if self._session is None:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(ssl=self._ctx or False, limit=_POOL),
-                timeout=self._timeout,
-                skip_auto_headers=("User-Agent",),
-                headers={"User-Agent": "kuota", "Accept": _JSON},
-                auth=self._basic,
-            )
-        return self._session
-
     def _open_watches(self) -> aiohttp.ClientSession:
         # Watches hold their connection for as long as they stream: a pool
         # of their own, unbounded, so they never take the writes' connections.
@@ -190,18 +209,19 @@ class FastLane:
     ) -> Any:
         """The answer decoded as ``info``'s struct (None: not decoded, an
         Event's, which nothing reads back)."""
-        session = self._open()
+        raw = self._raw
+        target = path + self._query
         for attempt in (0, 1):
-            headers = {"Content-Type": content_type, **self._auth(reread=attempt == 1)}
-            async with session.request(
-                method, self._server + path, data=body, headers=headers, params=self._params
-            ) as resp:
-                data = await resp.read()
-                if resp.status < 300:
-                    return None if info is None else decode_json(data, info)
-                if resp.status == 401 and attempt == 0 and self._token_file is not None:
-                    continue  # (the token rotated: read it again, once)
-                raise status_error(resp.status, _status_of(data), ref)
+            auth = self._auth(reread=attempt == 1).get("Authorization")
+            head = _HEADS[content_type] + (
+                self._basic_line if auth is None else f"Authorization: {auth}\r\n".encode("latin-1")
+            )
+            status, data = await raw.request(method, target, head, body)
+            if status < 300:
+                return None if info is None else decode_json(data, info)
+            if status == 401 and attempt == 0 and self._token_file is not None:
+                continue  # (the token rotated: read it again, once)
+            raise status_error(status, _status_of(data), ref)
         raise StoreError(f"{ref}: unauthorized")  # (not reached: the second 401 raises)
 
     @staticmethod
@@ -239,13 +259,24 @@ class FastLane:
         return await self._send("PATCH", path, body, ref, info if answer else None, _MERGE_PATCH)
 
     async def watch(
-        self, info: KindInfo, namespace: str | None, rv: str, ref: str
+        self,
+        info: KindInfo,
+        namespace: str | None,
+        rv: str,
+        ref: str,
+        echoes: dict[str, Any] | None = None,
     ) -> AsyncIterator[list[tuple[str, Any, str]]]:
         """One watch request's events from ``rv``, as lists of (type, object,
         resourceVersion) — a BOOKMARK's object None — one list per chunk
         the stream brought. Ends when the API server ends the stream; raises
         ``Gone`` for a 410 (an ERROR event or the answer), the StoreError of
-        another refusal, and the transport's error when the connection breaks."""
+        another refusal, and the transport's error when the connection breaks.
+
+        ``echoes``: the objects this process wrote, by resourceVersion (the
+        watch's, KubeWatch.inject): a line carrying one of them is its echo,
+        and the object is taken from there rather than decoded again (a
+        controller's own status writes are most of its watch's events).
+        Each is taken once."""
         session = self._open_watches()
         params = {"watch": "true"}
         if rv:
@@ -262,18 +293,24 @@ class FastLane:
                     chunk = rest + chunk
                 lines = chunk.split(b"\n")
                 rest = lines.pop()  # (a line the next chunk ends)
-                events = [_event(line, info, ref) for line in lines if line.strip()]
+                events = [_event(line, info, ref, echoes) for line in lines if line.strip()]
                 if events:
                     yield events
 
     async def close(self) -> None:
-        for session in (self._session, self._watch_session):
-            if session is not None:
-                await session.close()
+        self._raw.close()
+        if self._watch_session is not None:
+            await self._watch_session.close()
         await asyncio.sleep(0)  # (lets the connectors close their transports)
 
 
-def _event(line: bytes, info: KindInfo, ref: str) -> tuple[str, Any, str]:
+def _event(
+    line: bytes, info: KindInfo, ref: str, echoes: dict[str, Any] | None = None
+) -> tuple[str, Any, str]:
+    if echoes:
+        echo = _echo(line, echoes)
+        if echo is not None:
+            return echo
     try:
         ev = _LINE.decode(line)
     except msgspec.DecodeError as err:
@@ -287,6 +324,34 @@ def _event(line: bytes, info: KindInfo, ref: str) -> tuple[str, Any, str]:
         raise status_error(st.code or 500, {"reason": st.reason, "message": st.message}, ref)
     obj = decode_json(ev.object, info)
     return ev.type, obj, obj.metadata.resource_version
+
+
+def _echo(line: bytes, echoes: dict[str, Any]) -> tuple[str, Any, str] | None:
+    """The event of ``line`` if it carries an object of ``echoes`` (None:
+    decode it). The first resourceVersion in the line is a candidate only
+    (an object may hold references that name one): the line's own
+    metadata, decoded alone, must name the same version and object."""
+    at = line.find(_RV_KEY)
+    if at < 0:
+        return None
+    at += len(_RV_KEY)
+    rv = line[at : line.find(b'"', at)].decode("ascii", "replace")
+    obj = echoes.pop(rv, None)
+    if obj is None:
+        return None
+    try:
+        head = _HEAD.decode(line)
+    except msgspec.DecodeError:
+        return None  # (decoded in full, which names the error)
+    m, mine = head.object.metadata, obj.metadata
+    if (
+        head.type in ("ADDED", "MODIFIED")
+        and m.resource_version == rv
+        and m.name == mine.name
+        and m.namespace == (mine.namespace or "")
+    ):
+        return head.type, obj, rv
+    return None
 
 
 def _status_of(data: bytes) -> dict[str, Any]:

@@ -53,6 +53,7 @@ def _not_older(streamed: str, written: str) -> bool:
 # Backoff between reconnections of a broken stream (client-go's reflector
 # backs off from 800 ms; a local API server restarts in about a second).
 _FIRST_RETRY = 0.1
+_ECHOES = 4096  # written objects kept for their echo (KubeWatch.echoes)
 _MAX_RETRY = 1.6
 
 
@@ -89,6 +90,11 @@ class KubeWatch:
         self._closed = False
         # key -> the resourceVersion ``poll`` last handed out for it.
         self._delivered: dict[str, str] = {}
+        # resourceVersion -> an object this process wrote (or re-read), until
+        # its echo comes over the stream (FastLane.watch takes it from here
+        # rather than decoding the line; an echo that came before the write's
+        # answer leaves its entry, dropped with the rest past _ECHOES).
+        self.echoes: dict[str, Any] = {}
         self.task: Any = None
         self.reconnects = 0
 
@@ -103,7 +109,7 @@ class KubeWatch:
             try:
                 if lane is not None:
                     lane_ns = self.namespace if self.info.namespaced else None
-                    async for got in lane.watch(self.info, lane_ns, rv, ref):
+                    async for got in lane.watch(self.info, lane_ns, rv, ref, self.echoes):
                         delay = _FIRST_RETRY
                         rv = got[-1][2] or rv
                         self._push_all(got)
@@ -160,6 +166,11 @@ class KubeWatch:
         m = ev.object.metadata
         if self.namespace is not None and m.namespace != self.namespace:
             return
+        if ev.type != "DELETED" and ev.resource_version:
+            echoes = self.echoes
+            if len(echoes) >= _ECHOES:
+                echoes.clear()
+            echoes[ev.resource_version] = ev.object
         self._push(ev, False)
 
     @property
