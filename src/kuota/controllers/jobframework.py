@@ -393,8 +393,6 @@ class JobReconciler:
         self.name = f"job:{adapter.rtype[0]}/{adapter.kind}"
         self.mgr: Manager | None = None
         self.partial = config.gate("PartialAdmission")
-        self.workload_annotation = config.gate("TopologyAwareScheduling")
-        self.queue_labels = config.gate("AssignQueueLabelsForPods")
         self.wait_for_pods_ready = config.wait_for_pods_ready is not None
         self.label_keys = config.integrations.label_keys_to_copy
 
@@ -635,12 +633,7 @@ class JobReconciler:
         self._event(job, "Normal", "CreatedWorkload", f"Created Workload: {key_of(wl)}")
 
     def _start(self, job: Any, wl: kt.Workload) -> None:
-        infos = pod_set_infos(
-            self._mgr(),
-            wl,
-            workload_annotation=self.workload_annotation,
-            queue_labels=self.queue_labels,
-        )
+        infos = pod_set_infos(self._mgr(), wl, self.config)
         started = self.adapter.run(job, infos)
         self._mgr().store.update(started)
         adm = wl.status.admission if wl.status else None
@@ -876,19 +869,14 @@ def from_assignment(mgr: Manager, wl: kt.Workload) -> list[PodSetInfo]:
     return out
 
 
-def pod_set_infos(
-    mgr: Manager,
-    wl: kt.Workload,
-    *,
-    workload_annotation: bool,
-    queue_labels: bool,
-) -> list[PodSetInfo]:
+def pod_set_infos(mgr: Manager, wl: kt.Workload, config: KueueConfig) -> list[PodSetInfo]:
     """getPodSetsInfoFromStatus: :func:`from_assignment`, the pod set's label,
-    and the admission checks' podSetUpdates merged in.
-    ``workload_annotation``: Kueue's TopologyAwareScheduling gate, under which
-    every pod set's pods carry the Workload's name (by which the TAS ungater
-    finds them); ``queue_labels``: its AssignQueueLabelsForPods gate (the
-    LocalQueue's and ClusterQueue's names as pod labels)."""
+    and the admission checks' podSetUpdates merged in. Under Kueue's
+    TopologyAwareScheduling gate every pod set's pods carry the Workload's
+    name (by which the TAS ungater finds them); under AssignQueueLabelsForPods
+    the LocalQueue's and ClusterQueue's names as labels."""
+    workload_annotation = config.gate("TopologyAwareScheduling")
+    queue_labels = config.gate("AssignQueueLabelsForPods")
     adm = wl.status.admission if wl.status else None
     checks = (wl.status.admission_checks or ()) if wl.status else ()
     out = from_assignment(mgr, wl)
@@ -914,7 +902,7 @@ def pod_set_infos(
                     labels.update(upd.labels or {})
                     annotations.update(upd.annotations or {})
                     info.tolerations.extend(
-                        t for t in upd.tolerations or () if t not in info.tolerations
+                        [t for t in upd.tolerations or () if t not in info.tolerations]
                     )
                     break
     return out

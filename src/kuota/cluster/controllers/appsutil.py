@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from kuota.api.base import enc_hook
-from kuota.api.k8s import Pod, PodStatus, PodTemplateSpec
+from kuota.api.k8s import Pod, PodCondition, PodStatus, PodTemplateSpec
 from kuota.api.meta import ObjectMeta
 from kuota.cluster.podutil import (
     get_pod_condition,
@@ -35,6 +35,7 @@ __all__ = [
     "is_active",
     "is_available",
     "pod_from_template",
+    "ready_available_at",
     "safe_encode",
     "scaled_value",
     "template_hash",
@@ -113,10 +114,14 @@ def is_active(pod: Pod) -> bool:
 def available_at(pod: Pod, min_ready_seconds: int) -> datetime | None:
     """When a Ready pod counts as available: ``minReadySeconds`` after its
     Ready condition turned True. None when it is not Ready or need not wait."""
-    c = get_pod_condition(pod, "Ready")
-    if c is None or c.status != "True" or min_ready_seconds <= 0:
+    return ready_available_at(get_pod_condition(pod, "Ready"), min_ready_seconds)
+
+
+def ready_available_at(ready: PodCondition | None, min_ready_seconds: int) -> datetime | None:
+    """:func:`available_at` from the pod's Ready condition, already read."""
+    if ready is None or ready.status != "True" or min_ready_seconds <= 0:
         return None
-    since = c.last_transition_time
+    since = ready.last_transition_time
     return since + timedelta(seconds=min_ready_seconds) if since is not None else None
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 from datetime import datetime, timedelta
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -29,6 +30,7 @@ from kuota.cluster.controllers.appsutil import (
     controller_index,
     is_active,
     pod_from_template,
+    ready_available_at,
 )
 from kuota.cluster.controllers.controller_base import ClusterController
 from kuota.cluster.podutil import (
@@ -100,14 +102,10 @@ def deletion_order(pods: list[Pod], n: int | None = None) -> list[Pod]:
 
     # Last tie-break, deterministic: the later name first. Both selections
     # are stable, so the names' order stands among equal keys.
-    by_name = sorted(pods, key=_name, reverse=True)
+    by_name = sorted(pods, key=attrgetter("metadata.name"), reverse=True)
     if n is None or n >= len(pods):
         return sorted(by_name, key=key)
     return heapq.nsmallest(n, by_name, key=key)
-
-
-def _name(p: Pod) -> str:
-    return p.metadata.name
 
 
 class ReplicaSetController(ClusterController):
@@ -167,12 +165,8 @@ class ReplicaSetController(ClusterController):
             if c is None or c.status != "True":
                 continue
             ready += 1
-            since = c.last_transition_time
-            if min_ready <= 0 or since is None:
-                available += 1
-                continue
-            at = since + timedelta(seconds=min_ready)
-            if at <= now:
+            at = ready_available_at(c, min_ready)
+            if at is None or at <= now:
                 available += 1
             elif wake is None or at < wake:
                 wake = at  # available then: look again

@@ -111,11 +111,7 @@ class PodReconciler:
     # -------------------------------------------------------------- wiring
     def setup(self, mgr: Manager) -> None:
         self.mgr = mgr
-        self.writer = PodWriter(
-            mgr,
-            workload_annotation=self.config.gate("TopologyAwareScheduling"),
-            queue_labels=self.config.gate("AssignQueueLabelsForPods"),
-        )
+        self.writer = PodWriter(mgr, self.config)
         pods = mgr.informer(POD)
         pods.add_index(_GROUP_INDEX, self._group_of)
         pods.on_change(self._pod_changed)

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from kuota.api import k8s as kc
 from kuota.api.kueue import types as kt
+from kuota.api.kueue.config import KueueConfig
 from kuota.controllers.jobframework import PodSetInfo, finish_workload, pod_set_infos
 from kuota.controllers.jobs.pod import podmeta as pm
 from kuota.controllers.jobs.pod.podgroup import PodJob, with_termination_target
@@ -24,24 +25,14 @@ WORKLOAD_DELETED: Final = "WorkloadDeleted"  # the stop reason that stops even e
 class PodWriter:
     """The pod integration's writes, through the manager's store."""
 
-    def __init__(self, mgr: Manager, *, workload_annotation: bool, queue_labels: bool) -> None:
+    def __init__(self, mgr: Manager, config: KueueConfig) -> None:
         self.mgr = mgr
-        # Kueue's TopologyAwareScheduling and AssignQueueLabelsForPods gates.
-        self.workload_annotation = workload_annotation
-        self.queue_labels = queue_labels
+        self.config = config  # (its gates decide what admitted pods carry)
 
     def start(self, job: PodJob, wl: kt.Workload) -> None:
         """Run: every gated pod gets its podSet's placement and loses the gate."""
         mgr = self.mgr
-        infos = {
-            i.name: i
-            for i in pod_set_infos(
-                mgr,
-                wl,
-                workload_annotation=self.workload_annotation,
-                queue_labels=self.queue_labels,
-            )
-        }
+        infos = {i.name: i for i in pod_set_infos(mgr, wl, self.config)}
         adm = wl.status.admission if wl.status else None
         msg = f"Admitted by clusterQueue {adm.cluster_queue if adm else ''}"
         for pod in job.pods:
